@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# roxe: RoCE v2 over XDP engine. One Makefile builds everything but the
+# kernel module (Kbuild) and the kselftest programs (the kernel's lib.mk).
+#
+#   make            bpf objects + skeletons, libroxe, tools in build/bin/
+#   make check      install deps, build, run every kselftest
+#   make demo       install deps, build, run the two-namespace demo
+#   make bench      install deps, build, run the benchmarks
+#   make kmod       build kmod/roxe.ko against Debian's 6.1 headers
+#   make clean
+
+TOP      := $(abspath .)
+BUILD    := $(TOP)/build
+BIN      := $(BUILD)/bin
+OBJ      := $(BUILD)/obj
+OBJ_SAN  := $(BUILD)/obj-san
+GEN_INC  := $(BUILD)/include
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+
+CFLAGS   ?= -O2 -g
+ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread
+
+# libroxe: everything under user/ except programs with a main().
+LIB_SRCS := $(filter-out user/roxed.c,$(wildcard user/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(OBJ_SAN)/%.o)
+LIBROXE  := $(BUILD)/lib/libroxe.a
+LIBROXE_SAN := $(BUILD)/lib/libroxe-san.a
+
+# Tools: tools/NAME.c is the program build/bin/NAME.
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%)
+
+# BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
+	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
+
+.PHONY: all deps check check-unit demo bench kmod clean
+all: $(BPF_SKELS) $(LIBROXE) $(TOOLS)
+
+deps:
+	@$(TOP)/tools/install-deps.sh
+
+# --- BPF -------------------------------------------------------------------
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(GEN_INC)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# --- user space ------------------------------------------------------------
+# User objects may include BPF skeletons: build those first.
+$(OBJ)/%.o: %.c | $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(ROXE_CFLAGS) -c $< -o $@
+
+$(OBJ_SAN)/%.o: %.c | $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) -c $< -o $@
+
+$(LIBROXE): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBROXE_SAN): $(LIB_SAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/%: $(OBJ)/tools/%.o $(LIBROXE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+
+-include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
+	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d)
+
+# --- kselftests ------------------------------------------------------------
+# The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes
+# from Debian's linux-source-6.1 tarball, extracted once into build/.
+include selftests/selftests.mk
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kselftest
+
+# --- demo, bench -----------------------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/tools/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/tools/bench.sh
+
+# --- kernel module ---------------------------------------------------------
+KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+kmod:
+	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
+		echo "kmod: Debian's 6.1 kernel headers are missing:" \
+		     "run tools/install-deps.sh (linux-headers-amd64)" >&2; \
+		exit 1; fi
+	@if [ ! -f kmod/Kbuild ]; then \
+		echo "kmod: kmod/ has no module sources yet" >&2; exit 1; fi
+	$(MAKE) -C $(KDIR) M=$(TOP)/kmod modules
+
+clean:
+	rm -rf $(BUILD)
+	@if [ -f kmod/Kbuild ] && [ -n "$(KDIR)" ]; then \
+		$(MAKE) -C $(KDIR) M=$(TOP)/kmod clean; fi

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Building and reading RoCE v2 frames in user space, and their ICRC.
+ *
+ * A frame is built in two steps so that the engine can copy payload from a
+ * memory region straight into the frame buffer:
+ *   roxe_frame_hdrs()   writes Ethernet/IP/UDP/BTH/extension headers and
+ *                       describes the layout in a struct roxe_pkt;
+ *   (the caller puts pkt.payload_len bytes at pkt.payload_off)
+ *   roxe_frame_seal()   zeroes the pad, appends the ICRC, returns the length.
+ * roxe_frame_build() does all three from one buffer.
+ *
+ * Received frames go through roxe_parse() (roxe/parse.h), then
+ * roxe_frame_ext_get() and roxe_icrc_check().
+ */
+#ifndef ROXE_FRAME_H
+#define ROXE_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "roxe/wire.h"
+#include "roxe/opcode.h"
+#include "roxe/parse.h"
+
+/* Where a frame goes: addressing of both ends and the flow. */
+struct roxe_frame_addr {
+	uint8_t		smac[6];
+	uint8_t		dmac[6];
+	bool		vlan;		/* add one 802.1Q tag */
+	uint16_t	vlan_tci;
+	uint8_t		sgid[16];	/* IPv4-mapped GIDs (::ffff:a.b.c.d) make IPv4 */
+	uint8_t		dgid[16];
+	uint8_t		tclass;		/* IPv4 TOS / IPv6 traffic class: DSCP << 2 | ECN */
+	uint8_t		hop_limit;	/* IPv4 TTL / IPv6 hop limit; 0 means 64 */
+	uint32_t	flow_label;	/* IPv6 only */
+	uint16_t	sport;		/* UDP source port: flow entropy */
+	uint16_t	ip_id;		/* IPv4 identification */
+};
+
+/* BTH fields and the extension headers, in host byte order. */
+struct roxe_frame_hdr {
+	uint8_t		opcode;
+	bool		se, mig, ackreq, fecn, becn;
+	uint16_t	pkey;
+	uint32_t	dqpn;
+	uint32_t	psn;
+	/* RETH, AtomicETH */
+	uint64_t	va;
+	uint32_t	rkey;
+	uint32_t	dma_len;	/* RETH */
+	uint64_t	swap_add;	/* AtomicETH */
+	uint64_t	compare;	/* AtomicETH */
+	uint8_t		syndrome;	/* AETH */
+	uint32_t	msn;		/* AETH */
+	uint64_t	orig;		/* AtomicAckETH */
+	uint32_t	imm;		/* ImmDt, as it goes on the wire (ibv_send_wr's __be32) */
+	uint32_t	inv_rkey;	/* IETH */
+	uint32_t	qkey;		/* DETH */
+	uint32_t	src_qpn;	/* DETH */
+};
+
+/* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + RETH + ImmDt. */
+#define ROXE_FRAME_MAX_HDRS	(14 + 8 + 40 + 8 + 12 + 28 + 4)
+
+/* Write headers for a frame that will carry payload_len bytes. Returns 0 or
+ * -EINVAL (unknown opcode, payload on an opcode without one, GID pair mixing
+ * IPv4 and IPv6) or -ENOSPC (cap too small for the whole frame). */
+int roxe_frame_hdrs(void *buf, size_t cap, const struct roxe_frame_addr *a,
+		    const struct roxe_frame_hdr *h, uint32_t payload_len,
+		    struct roxe_pkt *pkt);
+
+/* Zero the pad, store the ICRC; returns pkt->frame_len. */
+uint32_t roxe_frame_seal(void *buf, const struct roxe_pkt *pkt);
+
+/* All at once; payload may be NULL when payload_len is 0. Returns the frame
+ * length or a negative errno as roxe_frame_hdrs(). */
+int roxe_frame_build(void *buf, size_t cap, const struct roxe_frame_addr *a,
+		     const struct roxe_frame_hdr *h, const void *payload,
+		     uint32_t payload_len, struct roxe_pkt *pkt);
+
+/* Read the BTH and extension headers of a parsed frame. */
+void roxe_frame_hdr_get(const void *frame, const struct roxe_pkt *pkt,
+			struct roxe_frame_hdr *h);
+
+/* Read the addressing (MACs, GIDs, tclass, hop limit, flow label, sport). */
+void roxe_frame_addr_get(const void *frame, const struct roxe_pkt *pkt,
+			 struct roxe_frame_addr *a);
+
+/* --- ICRC (RoCE v2 annex A17.3.3) ----------------------------------------- */
+/* The ICRC the frame should carry, computed over frame[l3_off, frame_len - 4). */
+uint32_t roxe_icrc_compute(const void *frame, const struct roxe_pkt *pkt);
+/* The ICRC the frame carries (stored little-endian after the pad). */
+uint32_t roxe_icrc_stored(const void *frame, const struct roxe_pkt *pkt);
+/* 0 if the stored ICRC is right, else ROXE_PKT_BAD_ICRC. */
+int roxe_icrc_check(const void *frame, const struct roxe_pkt *pkt);
+
+/* The ICRC in pieces, for payload that is not contiguous with the headers:
+ * start over the headers, update over payload and pad, the result is the ICRC. */
+uint32_t roxe_icrc_begin(const void *frame, const struct roxe_pkt *pkt);
+uint32_t roxe_icrc_update(uint32_t crc, const void *data, size_t len);
+
+/* --- names and addresses -------------------------------------------------- */
+const char *roxe_opcode_name(uint8_t opcode);	/* "RC_SEND_ONLY"; "unknown" */
+const char *roxe_verdict_name(int verdict);	/* "ok", "bad_ip_len", ... */
+
+/* GIDs: IPv4 addresses are carried as IPv4-mapped IPv6 addresses. */
+bool roxe_gid_is_v4(const uint8_t gid[16]);
+void roxe_gid_from_v4(uint8_t gid[16], uint32_t ip_be);
+/* Text form: dotted quad for IPv4-mapped GIDs, IPv6 text otherwise. */
+void roxe_gid_ntop(const uint8_t gid[16], char *buf, size_t len);
+
+/* UDP source port for a QP pair: RoCE v2 flow entropy in 0xc000-0xffff. */
+uint16_t roxe_flow_sport(uint32_t src_qpn, uint32_t dst_qpn);
+
+#endif /* ROXE_FRAME_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The one RoCE v2 frame parser, shared by the XDP program and user space:
+ * Ethernet (up to two 802.1Q/802.1ad tags) / IPv4 or IPv6 / UDP 4791 /
+ * BTH / extension headers / payload / pad / ICRC.
+ *
+ * It is written for the BPF verifier (every read bounds-checked against
+ * data_end, bounded loops, no calls) and reads only the headers up to the
+ * BTH; lengths come from the IP and UDP headers, so payload may lie beyond
+ * data_end (XDP multi-buffer frames).
+ *
+ * Verdict: ROXE_PKT_OK, ROXE_PKT_NOT_ROCE (not UDP to port 4791: leave it to
+ * the kernel), or the reason a RoCE v2 frame is malformed.
+ */
+#ifndef ROXE_PARSE_H
+#define ROXE_PARSE_H
+
+#include <linux/types.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include "roxe/wire.h"
+#include "roxe/opcode.h"
+
+#ifndef ROXE_ALWAYS_INLINE
+#define ROXE_ALWAYS_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* Verdicts; the malformed ones index the drop counters (include/roxe/maps.h). */
+enum roxe_verdict {
+	ROXE_PKT_OK = 0,
+	ROXE_PKT_NOT_ROCE,	/* not UDP to port 4791 (or an IP fragment) */
+	ROXE_PKT_BAD_IP_LEN,	/* IP length beyond the frame, or below its headers */
+	ROXE_PKT_BAD_UDP_LEN,	/* UDP length disagrees with IP, or too short for BTH+ICRC */
+	ROXE_PKT_BAD_VERSION,	/* BTH transport version is not 0 */
+	ROXE_PKT_BAD_OPCODE,	/* opcode not in the table */
+	ROXE_PKT_BAD_HDR_LEN,	/* extension headers longer than the packet */
+	ROXE_PKT_BAD_PAYLOAD,	/* payload not allowed, pad > payload, not 4-byte aligned */
+	ROXE_PKT_BAD_ICRC,	/* set by user space after roxe_icrc_verify() */
+	ROXE_PKT__COUNT
+};
+
+/* What the parser learnt about a frame; offsets from the frame's start. */
+struct roxe_pkt {
+	__u16	l3_off;		/* IPv4 or IPv6 header */
+	__u16	l4_off;		/* UDP header */
+	__u16	bth_off;	/* BTH */
+	__u16	payload_off;	/* first payload byte, after the extension headers */
+	__u32	payload_len;	/* payload bytes, pad excluded */
+	__u32	frame_len;	/* up to the end of the ICRC: Ethernet padding excluded */
+	__u16	vlan_tci;	/* innermost 802.1Q tag's TCI, 0 without one */
+	__u16	flags;		/* the opcode's ROXE_HDR_* | ROXE_OPF_* */
+	__u8	ip_version;	/* 4 or 6 */
+	__u8	vlans;		/* number of VLAN tags */
+	__u8	opcode;
+	__u8	pad;		/* pad bytes after the payload */
+};
+
+#define ROXE_ETH_P_8021Q	0x8100
+#define ROXE_ETH_P_8021AD	0x88a8
+#define ROXE_MAX_VLANS		2
+#define ROXE_IP_MF		0x2000
+#define ROXE_IP_OFFSET		0x1fff
+#define ROXE_IPPROTO_UDP	17
+
+/*
+ * Parse the frame in [data, data_end) whose full length is frame_total
+ * (equal to data_end - data except in XDP multi-buffer frames).
+ */
+ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
+				  __u32 frame_total, struct roxe_pkt *pkt)
+{
+	const __u8 *p = data;
+	const __u8 *end = data_end;
+	const struct ethhdr *eth = (const void *)p;
+	const struct udphdr *udp;
+	const struct roxe_bth *bth;
+	const struct roxe_opcode_info *info;
+	__u32 l3_off, l4_off, ip_end, udp_len, roce_len, body;
+	__u16 proto;
+	int i;
+
+	if ((const void *)(eth + 1) > data_end)
+		return ROXE_PKT_NOT_ROCE;
+	proto = roxe_be16_get(eth->h_proto);
+	l3_off = sizeof(*eth);
+	pkt->vlans = 0;
+	pkt->vlan_tci = 0;
+	for (i = 0; i < ROXE_MAX_VLANS; i++) {
+		const __u8 *tag = p + l3_off;
+
+		if (proto != ROXE_ETH_P_8021Q && proto != ROXE_ETH_P_8021AD)
+			break;
+		if (tag + 4 > end)
+			return ROXE_PKT_NOT_ROCE;
+		pkt->vlan_tci = ((__u16)tag[0] << 8 | tag[1]);
+		proto = (__u16)tag[2] << 8 | tag[3];
+		pkt->vlans++;
+		l3_off += 4;
+	}
+
+	if (proto == ETH_P_IP) {
+		const struct iphdr *ip = (const void *)(p + l3_off);
+		__u32 ihl, tot_len;
+
+		if ((const void *)(ip + 1) > data_end)
+			return ROXE_PKT_NOT_ROCE;
+		if (ip->version != 4 || ip->ihl < 5 || ip->protocol != ROXE_IPPROTO_UDP)
+			return ROXE_PKT_NOT_ROCE;
+		/* A fragment is the kernel's to reassemble or drop. */
+		if (roxe_be16_get(ip->frag_off) & (ROXE_IP_MF | ROXE_IP_OFFSET))
+			return ROXE_PKT_NOT_ROCE;
+		ihl = ip->ihl * 4;
+		l4_off = l3_off + ihl;
+		udp = (const void *)(p + l4_off);
+		if ((const void *)(udp + 1) > data_end)
+			return ROXE_PKT_NOT_ROCE;
+		if (udp->dest != roxe_be16(ROXE_UDP_PORT))
+			return ROXE_PKT_NOT_ROCE;
+		tot_len = roxe_be16_get(ip->tot_len);
+		if (tot_len < ihl + sizeof(*udp))
+			return ROXE_PKT_BAD_IP_LEN;
+		ip_end = l3_off + tot_len;
+		pkt->ip_version = 4;
+	} else if (proto == ETH_P_IPV6) {
+		const struct ipv6hdr *ip6 = (const void *)(p + l3_off);
+
+		if ((const void *)(ip6 + 1) > data_end)
+			return ROXE_PKT_NOT_ROCE;
+		/* RoCE v2 frames carry no IPv6 extension headers. */
+		if (ip6->version != 6 || ip6->nexthdr != ROXE_IPPROTO_UDP)
+			return ROXE_PKT_NOT_ROCE;
+		l4_off = l3_off + sizeof(*ip6);
+		udp = (const void *)(p + l4_off);
+		if ((const void *)(udp + 1) > data_end)
+			return ROXE_PKT_NOT_ROCE;
+		if (udp->dest != roxe_be16(ROXE_UDP_PORT))
+			return ROXE_PKT_NOT_ROCE;
+		if (roxe_be16_get(ip6->payload_len) < sizeof(*udp))
+			return ROXE_PKT_BAD_IP_LEN;
+		ip_end = l4_off + roxe_be16_get(ip6->payload_len);
+		pkt->ip_version = 6;
+	} else {
+		return ROXE_PKT_NOT_ROCE;
+	}
+
+	/* From here on the frame claims to be RoCE v2: it is ours, or malformed. */
+	if (ip_end > frame_total)
+		return ROXE_PKT_BAD_IP_LEN;
+	udp_len = roxe_be16_get(udp->len);
+	if (udp_len != ip_end - l4_off)
+		return ROXE_PKT_BAD_UDP_LEN;
+	roce_len = udp_len - sizeof(*udp);
+	if (roce_len < ROXE_BTH_LEN + ROXE_ICRC_LEN)
+		return ROXE_PKT_BAD_UDP_LEN;
+
+	bth = (const void *)(udp + 1);
+	if ((const void *)(bth + 1) > data_end)
+		return ROXE_PKT_BAD_HDR_LEN;
+	if (roxe_bth_tver(bth) != ROXE_BTH_TVER)
+		return ROXE_PKT_BAD_VERSION;
+	info = roxe_opcode_info(bth->opcode);
+	if (!(info->flags & ROXE_OPF_VALID))
+		return ROXE_PKT_BAD_OPCODE;
+	if ((__u32)info->hdr_len + ROXE_ICRC_LEN > roce_len)
+		return ROXE_PKT_BAD_HDR_LEN;
+
+	/* Payload and pad fill whole 4-byte words; pad only follows payload. */
+	body = roce_len - info->hdr_len - ROXE_ICRC_LEN;
+	pkt->pad = roxe_bth_pad(bth);
+	if ((body & 3) || pkt->pad > body)
+		return ROXE_PKT_BAD_PAYLOAD;
+	if (body && !(info->flags & ROXE_OPF_PAYLOAD))
+		return ROXE_PKT_BAD_PAYLOAD;
+	if (info->fixed_payload && (body != info->fixed_payload || pkt->pad))
+		return ROXE_PKT_BAD_PAYLOAD;
+
+	pkt->l3_off = l3_off;
+	pkt->l4_off = l4_off;
+	pkt->bth_off = l4_off + sizeof(*udp);
+	pkt->payload_off = pkt->bth_off + info->hdr_len;
+	pkt->payload_len = body - pkt->pad;
+	pkt->frame_len = ip_end;
+	pkt->flags = info->flags;
+	pkt->opcode = bth->opcode;
+	return ROXE_PKT_OK;
+}
+
+#endif /* ROXE_PARSE_H */
