@@ -23,7 +23,7 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 CFLAGS   ?= -O2 -g
 ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
+	-I$(TOP)/include -I$(TOP)/user -I$(GEN_INC) -MMD -MP
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread
@@ -96,13 +96,12 @@ check: deps
 	@$(MAKE) --no-print-directory kselftest
 
 # --- demo, bench -----------------------------------------------------------
-demo: deps
+# tools/demo.sh and tools/bench.sh arrive with the tools issue.
+demo bench: deps
 	@$(MAKE) --no-print-directory all
-	@$(TOP)/tools/demo.sh
-
-bench: deps
-	@$(MAKE) --no-print-directory all
-	@$(TOP)/tools/bench.sh
+	@if [ ! -x $(TOP)/tools/$@.sh ]; then \
+		echo "$@: tools/$@.sh is not written yet" >&2; exit 1; fi
+	@$(TOP)/tools/$@.sh
 
 # --- kernel module ---------------------------------------------------------
 KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.1*-amd64))

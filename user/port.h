@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The port layer: what one engine thread uses to receive and send whole
+ * Ethernet frames. Three backends sit behind it:
+ *   afxdp  AF_XDP socket fed by the XDP program (the fast path)
+ *   udp    a plain UDP socket on port 4791 (runs anywhere; the baseline)
+ *   loop   an in-memory wire between ports of one process, with fault
+ *          injection (unit tests)
+ *
+ * A port belongs to exactly one thread: no call here takes a lock.
+ * Frames are always contiguous in memory (a backend that receives a frame
+ * in pieces joins it), and always start at the Ethernet header, whatever
+ * the backend: the engine parses and builds full frames everywhere.
+ */
+#ifndef ROXE_PORT_H
+#define ROXE_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct roxe_port;
+
+/* One frame lent by a port: to the engine on receive, to be filled on send. */
+struct roxe_buf {
+	uint8_t		*data;
+	uint32_t	len;		/* rx: frame length; tx: set by the caller */
+	uint32_t	cap;		/* tx: bytes writable at data */
+	uint64_t	priv;		/* the backend's handle (e.g. UMEM address) */
+};
+
+struct roxe_port_stats {
+	uint64_t	rx_frames, rx_bytes;
+	uint64_t	tx_frames, tx_bytes;
+	uint64_t	rx_dropped;	/* ring full, bad frame from below, ... */
+	uint64_t	tx_dropped;	/* no buffer, send error */
+	uint64_t	tx_kicks;	/* sendto()/wakeups issued */
+};
+
+struct roxe_port_ops {
+	const char *name;
+	/* Receive up to n frames; 0 if none now. Each must go back through
+	 * rx_release (in any order, in batches). */
+	unsigned (*rx_burst)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
+	void (*rx_release)(struct roxe_port *p, const struct roxe_buf *bufs, unsigned n);
+	/* Borrow up to n empty frames of cap >= the port's frame size. */
+	unsigned (*tx_alloc)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
+	/* Queue filled frames (len set); they are owned by the port again.
+	 * Frames borrowed and not submitted go back through tx_free. */
+	void (*tx_submit)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
+	void (*tx_free)(struct roxe_port *p, const struct roxe_buf *bufs, unsigned n);
+	/* Make queued frames leave (a syscall on some backends). */
+	void (*tx_flush)(struct roxe_port *p);
+	void (*destroy)(struct roxe_port *p);
+};
+
+struct roxe_port {
+	const struct roxe_port_ops *ops;
+	uint32_t	frame_size;	/* largest frame a buffer holds */
+	uint16_t	fixed_sport;	/* nonzero: the UDP source port on the wire
+					 * is this, whatever the frame says (udp) */
+	int		wait_fd;	/* poll() for POLLIN when idle; -1: none */
+	struct roxe_port_stats stats;
+};
+
+static inline unsigned roxe_port_rx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	return p->ops->rx_burst(p, b, n);
+}
+
+static inline void roxe_port_rx_release(struct roxe_port *p, const struct roxe_buf *b, unsigned n)
+{
+	p->ops->rx_release(p, b, n);
+}
+
+static inline unsigned roxe_port_tx_alloc(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	return p->ops->tx_alloc(p, b, n);
+}
+
+static inline void roxe_port_tx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	p->ops->tx_submit(p, b, n);
+}
+
+static inline void roxe_port_tx_free(struct roxe_port *p, const struct roxe_buf *b, unsigned n)
+{
+	p->ops->tx_free(p, b, n);
+}
+
+static inline void roxe_port_flush(struct roxe_port *p)
+{
+	p->ops->tx_flush(p);
+}
+
+static inline void roxe_port_destroy(struct roxe_port *p)
+{
+	if (p)
+		p->ops->destroy(p);
+}
+
+/* --- loop backend (user/port_loop.c) ---------------------------------------- */
+/* Faults applied to frames crossing a loop wire, each a probability in
+ * parts per million, drawn from a seeded generator (runs are repeatable). */
+struct roxe_loop_faults {
+	uint32_t	drop_ppm;
+	uint32_t	dup_ppm;
+	uint32_t	reorder_ppm;	/* hold a frame back behind the next few */
+	uint32_t	corrupt_ppm;	/* flip one random bit */
+	uint64_t	seed;
+};
+
+struct roxe_loop_wire;	/* joins two loop ports, one per direction */
+struct roxe_loop_wire *roxe_loop_wire_new(uint32_t frame_size, unsigned depth);
+void roxe_loop_wire_free(struct roxe_loop_wire *w);
+/* Ports for end 0 and end 1; each belongs to one thread. */
+struct roxe_port *roxe_loop_port(struct roxe_loop_wire *w, int end);
+/* Faults on frames sent from end `from`; safe only while no thread sends. */
+void roxe_loop_set_faults(struct roxe_loop_wire *w, int from, const struct roxe_loop_faults *f);
+
+#endif /* ROXE_PORT_H */
