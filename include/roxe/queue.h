@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Work and completion queues: Linux's soft-RoCE user ABI, the contract the
+ * stock rdma-core rxe provider, the kernel module and roxe's engine share.
+ *
+ * A queue is one struct rxe_queue_buf (<rdma/rdma_user_rxe.h>): a header
+ * with producer and consumer indices on their own cache lines, then 2^k
+ * slots of 2^log2_elem_size bytes. Indices are slot numbers, already masked;
+ * one slot is always left empty, so a queue of 2^k slots holds 2^k - 1.
+ * Send queues hold struct rxe_send_wqe, receive queues struct rxe_recv_wqe,
+ * completion queues struct ib_uverbs_wc.
+ *
+ * Each side keeps its own index privately and publishes it with a release
+ * store; the other side's index is read with an acquire load and masked
+ * before use, so a corrupted or hostile peer cannot make us index outside
+ * the buffer.
+ */
+#ifndef ROXE_QUEUE_H
+#define ROXE_QUEUE_H
+
+#include <linux/types.h>
+#include <rdma/rdma_user_rxe.h>
+
+struct roxe_queue {
+	struct rxe_queue_buf	*buf;
+	__u32			index;		/* our side's index, private */
+	__u32			mask;		/* slots - 1, private copy */
+	__u32			log2_elem_size;	/* private copy */
+};
+
+/* Bytes a queue of 2^log2_slots slots of 2^log2_elem bytes takes. */
+static inline __u64 roxe_queue_bytes(__u32 log2_slots, __u32 log2_elem)
+{
+	return sizeof(struct rxe_queue_buf) + ((__u64)1 << (log2_slots + log2_elem));
+}
+
+static inline void *roxe_queue_slot(const struct roxe_queue *q, __u32 index)
+{
+	return q->buf->data + ((__u64)(index & q->mask) << q->log2_elem_size);
+}
+
+static inline __u32 roxe_queue_next(const struct roxe_queue *q, __u32 index)
+{
+	return (index + 1) & q->mask;
+}
+
+/* --- producer side (post_send/post_recv for work queues; engine for CQs) - */
+static inline void roxe_queue_init_producer(struct roxe_queue *q, struct rxe_queue_buf *buf)
+{
+	q->buf = buf;
+	q->mask = buf->index_mask;
+	q->log2_elem_size = buf->log2_elem_size;
+	q->index = __atomic_load_n(&buf->producer_index, __ATOMIC_ACQUIRE) & q->mask;
+}
+
+static inline int roxe_queue_full(const struct roxe_queue *q)
+{
+	__u32 cons = __atomic_load_n(&q->buf->consumer_index, __ATOMIC_ACQUIRE) & q->mask;
+
+	return roxe_queue_next(q, q->index) == cons;
+}
+
+/* Slot to fill next; valid only when !roxe_queue_full(). */
+static inline void *roxe_queue_producer_slot(const struct roxe_queue *q)
+{
+	return roxe_queue_slot(q, q->index);
+}
+
+static inline void roxe_queue_produce(struct roxe_queue *q)
+{
+	q->index = roxe_queue_next(q, q->index);
+	__atomic_store_n(&q->buf->producer_index, q->index, __ATOMIC_RELEASE);
+}
+
+/* --- consumer side ----------------------------------------------------------- */
+static inline void roxe_queue_init_consumer(struct roxe_queue *q, struct rxe_queue_buf *buf)
+{
+	q->buf = buf;
+	q->mask = buf->index_mask;
+	q->log2_elem_size = buf->log2_elem_size;
+	q->index = __atomic_load_n(&buf->consumer_index, __ATOMIC_ACQUIRE) & q->mask;
+}
+
+/* The producer's index as published (masked): slots up to it are filled. */
+static inline __u32 roxe_queue_producer_index(const struct roxe_queue *q)
+{
+	return __atomic_load_n(&q->buf->producer_index, __ATOMIC_ACQUIRE) & q->mask;
+}
+
+static inline int roxe_queue_empty(const struct roxe_queue *q)
+{
+	return roxe_queue_producer_index(q) == q->index;
+}
+
+/* Number of filled slots from index `from` up to the producer's index. */
+static inline __u32 roxe_queue_count_from(const struct roxe_queue *q, __u32 from)
+{
+	return (roxe_queue_producer_index(q) - from) & q->mask;
+}
+
+static inline void *roxe_queue_consumer_slot(const struct roxe_queue *q)
+{
+	return roxe_queue_slot(q, q->index);
+}
+
+static inline void roxe_queue_consume(struct roxe_queue *q)
+{
+	q->index = roxe_queue_next(q, q->index);
+	__atomic_store_n(&q->buf->consumer_index, q->index, __ATOMIC_RELEASE);
+}
+
+#endif /* ROXE_QUEUE_H */

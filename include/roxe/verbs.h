@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * roxe's C verbs API (embedded mode): the transport engine runs as threads
+ * inside the calling process. It follows libibverbs' semantics and reuses
+ * its public types (struct ibv_send_wr, ibv_recv_wr, ibv_wc, ibv_qp_attr,
+ * ibv_qp_cap, ibv_ah_attr, enum ibv_qp_state, IBV_WC_* statuses, IBV_ACCESS_*
+ * flags...), so code written against libibverbs ports over line by line.
+ *
+ * Return values: 0 or a count on success, a negative errno on failure
+ * (libibverbs returns positive errno from post calls; roxe is uniform).
+ *   -EINVAL   bad argument or attribute mask (see each call)
+ *   -ENOMEM   out of memory or queue full (post: the work queue is full)
+ *   -EBUSY    resource still in use (PD with MRs/QPs, CQ with QPs)
+ *   -EOVERFLOW a CQ overran: completions were lost, the CQ is in error
+ *
+ * Threads: every call may come from any application thread. Posting to one
+ * QP from several threads is serialised by a per-QP lock (the engine's
+ * packet path takes none).
+ */
+#ifndef ROXE_VERBS_H
+#define ROXE_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct roxe_device;
+struct roxe_pd;
+struct roxe_cq;
+struct roxe_qp;
+struct roxe_srq;
+struct roxe_comp_channel;
+struct roxe_port;
+
+enum roxe_backend {
+	ROXE_BACKEND_AFXDP,	/* XDP + AF_XDP on a real interface (default) */
+	ROXE_BACKEND_UDP,	/* a UDP socket on port 4791 */
+	ROXE_BACKEND_PORTS,	/* caller-made ports (loop wires in tests) */
+};
+
+struct roxe_device_attr {
+	const char		*ifname;	/* AFXDP, UDP: the interface */
+	enum roxe_backend	backend;
+	unsigned		engines;	/* 0: one per online core */
+	unsigned		mtu;		/* 256..4096; 0: from the interface */
+	/* PORTS backend: one port per engine, and the device's addressing. */
+	struct roxe_port	**ports;
+	uint8_t			gid[16];	/* IPv4-mapped for IPv4 */
+	uint8_t			mac[6];
+};
+
+int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);
+void roxe_device_close(struct roxe_device *dev);
+int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *attr);
+int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *attr);
+int roxe_query_gid(struct roxe_device *dev, int index, union ibv_gid *gid);
+
+/* --- protection domains, memory regions ------------------------------------ */
+int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **pd);
+int roxe_dealloc_pd(struct roxe_pd *pd);			/* -EBUSY while used */
+
+/* Fields are read-only for the caller. */
+struct roxe_mr {
+	void		*addr;
+	size_t		length;
+	uint32_t	lkey;
+	uint32_t	rkey;
+	unsigned	access;		/* IBV_ACCESS_* */
+};
+/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC;
+ * remote write or atomic access requires local write (-EINVAL otherwise). */
+int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
+		struct roxe_mr **mr);
+int roxe_dereg_mr(struct roxe_mr *mr);
+
+/* --- completion queues and channels ----------------------------------------- */
+int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **ch);
+int roxe_destroy_comp_channel(struct roxe_comp_channel *ch);	/* -EBUSY with CQs */
+/* A file descriptor that turns readable when a CQ event is pending:
+ * usable with poll/epoll, then call roxe_get_cq_event(). */
+int roxe_comp_channel_fd(const struct roxe_comp_channel *ch);
+
+int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
+		   struct roxe_comp_channel *ch, struct roxe_cq **cq);
+int roxe_destroy_cq(struct roxe_cq *cq);			/* -EBUSY with QPs */
+/* Returns the number of completions (0..n), or -EOVERFLOW once after the
+ * CQ overran (the CQ is then in error; an IBV_EVENT_CQ_ERR is queued). */
+int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc);
+int roxe_req_notify_cq(struct roxe_cq *cq, int solicited_only);
+/* Blocks until an armed CQ of the channel has an event (the channel fd may
+ * be nonblocking: then -EAGAIN). */
+int roxe_get_cq_event(struct roxe_comp_channel *ch, struct roxe_cq **cq, void **cq_context);
+void roxe_ack_cq_events(struct roxe_cq *cq, unsigned n);
+/* "success", "remote access error", ... (libibverbs' texts are its own). */
+const char *roxe_wc_status_str(enum ibv_wc_status status);
+
+/* --- queue pairs ------------------------------------------------------------ */
+struct roxe_qp_init_attr {
+	struct roxe_cq		*send_cq;
+	struct roxe_cq		*recv_cq;
+	struct roxe_srq		*srq;		/* NULL: the QP has its own RQ */
+	struct ibv_qp_cap	cap;		/* updated with what was granted */
+	enum ibv_qp_type	qp_type;	/* IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD */
+	int			sq_sig_all;
+	void			*qp_context;
+};
+
+int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *attr, struct roxe_qp **qp);
+int roxe_destroy_qp(struct roxe_qp *qp);
+uint32_t roxe_qp_num(const struct roxe_qp *qp);
+/* Transitions and masks as ibv_modify_qp (IBA table 91): a mask missing a
+ * required attribute, or naming one not allowed in that transition, gives
+ * -EINVAL and leaves the QP unchanged. For RC/UC at RTR, ah_attr.grh.dgid
+ * names the peer (IPv4-mapped for IPv4) and ah_attr.is_global must be 1. */
+int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct roxe_qp_init_attr *init_attr);
+
+/* Post: -EINVAL for a bad WR (too many SGEs, inline too long, opcode not
+ * valid for the QP type), -ENOMEM when the queue is full, -EINVAL when the
+ * QP state does not accept posts (RESET/INIT for send); *bad_wr names the
+ * first WR not posted. */
+int roxe_post_send(struct roxe_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int roxe_post_recv(struct roxe_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* --- address handles (UD) ----------------------------------------------------- */
+/* wr.ud.ah in struct ibv_send_wr takes the struct ibv_ah * this returns. */
+int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ibv_ah **ah);
+int roxe_destroy_ah(struct ibv_ah *ah);
+
+/* --- shared receive queues ------------------------------------------------------ */
+int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *attr, struct roxe_srq **srq);
+int roxe_modify_srq(struct roxe_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+int roxe_query_srq(struct roxe_srq *srq, struct ibv_srq_attr *attr);
+int roxe_destroy_srq(struct roxe_srq *srq);
+int roxe_post_srq_recv(struct roxe_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* --- asynchronous events --------------------------------------------------------- */
+struct roxe_async_event {
+	enum ibv_event_type	type;	/* IBV_EVENT_QP_FATAL, CQ_ERR, SRQ_LIMIT_REACHED, ... */
+	union {
+		struct roxe_qp	*qp;
+		struct roxe_cq	*cq;
+		struct roxe_srq	*srq;
+	} element;
+};
+int roxe_async_fd(const struct roxe_device *dev);
+/* -EAGAIN when none is pending. */
+int roxe_get_async_event(struct roxe_device *dev, struct roxe_async_event *ev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ROXE_VERBS_H */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * RC transport over the loop backend: every operation with data checked
+ * byte for byte, message sizes around the MTU, PSN wrap.
+ */
+#include <arpa/inet.h>
+#include "kselftest_harness.h"
+#include "pair.h"
+
+#define BUF (4u << 20)
+
+FIXTURE(rc) {
+	struct pair p;
+};
+
+FIXTURE_VARIANT(rc) {
+	enum ibv_mtu mtu;
+	uint32_t psn0, psn1;
+};
+
+FIXTURE_VARIANT_ADD(rc, mtu1024) { .mtu = IBV_MTU_1024, .psn0 = 100, .psn1 = 5000 };
+FIXTURE_VARIANT_ADD(rc, mtu256_wrap) { .mtu = IBV_MTU_256, .psn0 = 0xfffff0, .psn1 = 0xffffe0 };
+FIXTURE_VARIANT_ADD(rc, mtu4096) { .mtu = IBV_MTU_4096, .psn0 = 7, .psn1 = 0x7ffff0 };
+
+FIXTURE_SETUP(rc)
+{
+	ASSERT_EQ(0, pair_open(&self->p, 4096, BUF));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, variant->mtu, variant->psn0,
+				  variant->psn1, 14, 7, 7));
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	pair_close(&self->p);
+}
+
+static const uint32_t sizes[] = { 0, 1, 3, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097,
+				  65536, 1u << 20 };
+
+TEST_F(rc, send_sizes)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc[2];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+
+		fill_pattern(a->buf, len, (uint32_t)i);
+		memset(b->buf, 0xee, len + 16);
+		ASSERT_EQ(0, post_recv1(b->qp, 1000 + i, b->buf, len + 16, b->mr->lkey));
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, i, a->buf, len, a->mr->lkey, 0, 0,
+					IBV_SEND_SIGNALED));
+		ASSERT_EQ(1, poll_n(b->cq, wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status) TH_LOG("len %u: %s", len,
+							       roxe_wc_status_str(wc[0].status));
+		EXPECT_EQ(IBV_WC_RECV, wc[0].opcode);
+		EXPECT_EQ(1000 + i, wc[0].wr_id);
+		EXPECT_EQ(len, wc[0].byte_len);
+		EXPECT_EQ(0, memcmp(a->buf, b->buf, len)) TH_LOG("len %u", len);
+		EXPECT_EQ(0xee, b->buf[len]);		/* nothing past the message */
+		ASSERT_EQ(1, poll_n(a->cq, wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		EXPECT_EQ(IBV_WC_SEND, wc[0].opcode);
+		EXPECT_EQ(i, wc[0].wr_id);
+	}
+}
+
+TEST_F(rc, write_and_read)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+		uint8_t *dst = b->buf + 8192, *back = a->buf + BUF / 2;
+
+		fill_pattern(a->buf, len, (uint32_t)i + 77);
+		memset(dst, 0, len + 8);
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, len, a->mr->lkey,
+					(uintptr_t)dst, b->mr->rkey, IBV_SEND_SIGNALED));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("write %u: %s", len,
+							    roxe_wc_status_str(wc.status));
+		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+		EXPECT_EQ(0, memcmp(a->buf, dst, len));
+		EXPECT_EQ(0, dst[len]);
+
+		/* Read it back into another place. */
+		memset(back, 0, len + 8);
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 2, back, len, a->mr->lkey,
+					(uintptr_t)dst, b->mr->rkey, IBV_SEND_SIGNALED));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("read %u: %s", len,
+							    roxe_wc_status_str(wc.status));
+		EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(0, memcmp(a->buf, back, len)) TH_LOG("read %u", len);
+		EXPECT_EQ(0, back[len]);
+	}
+}
+
+TEST_F(rc, write_with_imm_and_send_with_imm)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_sge sge = { (uintptr_t)a->buf, 5000, a->mr->lkey };
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+
+	fill_pattern(a->buf, 5000, 9);
+	ASSERT_EQ(0, post_recv1(b->qp, 7, b->buf, 16, b->mr->lkey));
+	wr.wr_id = 3;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl(0xabcdef01);
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 4096;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(htonl(0xabcdef01), wc.imm_data);
+	EXPECT_EQ(5000u, wc.byte_len);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf + 4096, 5000));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	ASSERT_EQ(0, post_recv1(b->qp, 8, b->buf, 8192, b->mr->lkey));
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.imm_data = htonl(42);
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(htonl(42), wc.imm_data);
+	EXPECT_EQ(5000u, wc.byte_len);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 5000));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+}
+
+TEST_F(rc, inline_multi_sge_unsignalled)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)a->buf, 10, a->mr->lkey },
+		{ (uintptr_t)a->buf + 100, 20, a->mr->lkey },
+		{ (uintptr_t)a->buf + 1000, 30, a->mr->lkey },
+	};
+	struct ibv_sge rsge[2] = {
+		{ (uintptr_t)b->buf, 25, b->mr->lkey },
+		{ (uintptr_t)b->buf + 500, 100, b->mr->lkey },
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 5, .sg_list = rsge, .num_sge = 2 }, *rbad;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc[4];
+	uint8_t want[60];
+
+	fill_pattern(a->buf, 2000, 3);
+	memcpy(want, a->buf, 10);
+	memcpy(want + 10, a->buf + 100, 20);
+	memcpy(want + 30, a->buf + 1000, 30);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, roxe_post_recv(b->qp, &rwr, &rbad));
+		wr.wr_id = 10 + i;
+		wr.sg_list = sge;
+		wr.num_sge = 3;
+		wr.opcode = IBV_WR_SEND;
+		/* first: inline and unsignalled; second: gathered, signalled */
+		wr.send_flags = i == 0 ? IBV_SEND_INLINE : IBV_SEND_SIGNALED;
+		ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+		if (i == 0)	/* inline data is copied at post time */
+			memset(a->buf, 0x55, 10);
+		ASSERT_EQ(1, poll_n(b->cq, wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		EXPECT_EQ(60u, wc[0].byte_len);
+		EXPECT_EQ(0, memcmp(b->buf, want, 25));
+		EXPECT_EQ(0, memcmp(b->buf + 500, want + 25, 35));
+		memcpy(want, a->buf, 10);
+	}
+	/* Only the signalled send completes. */
+	ASSERT_EQ(1, poll_n(a->cq, wc, 2, 300));
+	EXPECT_EQ(11u, wc[0].wr_id);
+}
+
+TEST_F(rc, atomics)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	uint64_t *target = (uint64_t *)(b->buf + 64), *result = (uint64_t *)a->buf;
+	struct ibv_sge sge = { (uintptr_t)result, 8, a->mr->lkey };
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+
+	*target = 1000;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = b->mr->rkey;
+	for (int i = 0; i < 10; i++) {
+		wr.wr.atomic.compare_add = 5;
+		ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
+		EXPECT_EQ(8u, wc.byte_len);
+		EXPECT_EQ(1000u + 5u * i, *result);
+	}
+	EXPECT_EQ(1050u, *target);
+
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 1;		/* does not match: no swap */
+	wr.wr.atomic.swap = 7;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1050u, *result);
+	EXPECT_EQ(1050u, *target);
+	wr.wr.atomic.compare_add = 1050;	/* matches: swapped */
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
+	EXPECT_EQ(1050u, *result);
+	EXPECT_EQ(7u, *target);
+}
+
+TEST_F(rc, many_in_flight_in_order)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	const int n = 600;
+	struct ibv_wc wc[64];
+	int got = 0, sent = 0;
+
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(0, post_recv1(b->qp, (uint64_t)i, b->buf + (size_t)i * 4096, 4096,
+					b->mr->lkey));
+	fill_pattern(a->buf, (size_t)n * 1500, 1);
+	while (sent < n) {
+		int err = post_send1(a->qp, IBV_WR_SEND, (uint64_t)sent, a->buf + (size_t)sent * 1500,
+				     1500, a->mr->lkey, 0, 0, IBV_SEND_SIGNALED);
+		if (err == -ENOMEM) {		/* send queue full: drain a little */
+			struct ibv_wc w[16];
+
+			poll_n(a->cq, w, 1, 100);
+			continue;
+		}
+		ASSERT_EQ(0, err);
+		sent++;
+	}
+	while (got < n) {
+		int r = poll_n(b->cq, wc, 64 < n - got ? 64 : n - got, 5000);
+
+		ASSERT_GT(r, 0);
+		for (int i = 0; i < r; i++, got++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			ASSERT_EQ((uint64_t)got, wc[i].wr_id);	/* in order */
+			ASSERT_EQ(0, memcmp(b->buf + (size_t)got * 4096, a->buf + (size_t)got * 1500,
+					    1500));
+		}
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The completer: RC responses retire send WQEs, oldest first (IBA 9.7.5).
+ *
+ * comp.psn is the next PSN that must be acknowledged or answered. A
+ * response with PSN p:
+ *   ACK        retires every SEND/WRITE whose last PSN is <= p. Reaching a
+ *              READ/ATOMIC not yet answered means its responses were lost
+ *              (an implied NAK): go back to it.
+ *   READ resp  must be the next response PSN of the READ at the head;
+ *              earlier SEND/WRITEs are implicitly acknowledged. Data goes
+ *              to the WQE's SGEs at (PSN - first PSN) * MTU; the last one
+ *              retires the READ. A gap means loss: go back to comp.psn.
+ *   ATOMIC ACK retires the ATOMIC at the head, writing the original value.
+ *   RNR NAK    implied ACK below p, then wait the RNR time and resend from
+ *              p; rnr_retry (7: forever) runs out -> RNR_RETRY_EXC_ERR.
+ *   NAK seq    implied ACK below p, then go back to p (once per PSN);
+ *              retry_cnt runs out -> RETRY_EXC_ERR.
+ *   NAK other  the WQE at p completes with REM_INV_REQ / REM_ACCESS /
+ *              REM_OP error and the QP enters the error state.
+ * Older or unexpected responses (duplicates) are dropped. The retransmit
+ * timer runs while anything is outstanding and restarts on progress.
+ */
+#include <string.h>
+#include "engine.h"
+#include "roxe/psn.h"
+
+/* RNR timer field -> nanoseconds (IBA table 45). */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+	1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440,
+	81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint64_t roxe_rnr_timer_ns(uint8_t code)
+{
+	return (uint64_t)rnr_us[code & 31] * 1000;
+}
+
+static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
+{
+	switch (wr_op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static bool is_read_or_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Retire the WQE at the head of the send queue. */
+void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
+{
+	if (st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED)) {
+		struct ib_uverbs_wc wc = {
+			.wr_id = w->wr.wr_id,
+			.status = st,
+			.opcode = wc_opcode(w->wr.opcode),
+			.qp_num = qp->qpn,
+		};
+
+		if (st == IBV_WC_SUCCESS)
+			wc.byte_len = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+				      w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : w->dma.length;
+		roxe_cq_post(qp->scq, &wc, false);
+	}
+	if (is_read_or_atomic(w->wr.opcode) && w->state >= ROXE_WQE_SENDING &&
+	    qp->req.rd_atomic && roxe_psn_diff(qp->req.psn, w->first_psn) > 0)
+		qp->req.rd_atomic--;
+	w->state = ROXE_WQE_DONE;
+	roxe_queue_consume(&qp->sq);
+}
+
+static struct rxe_send_wqe *head_wqe(struct roxe_qp *qp)
+{
+	if (qp->sq.index == qp->req.wqe && !roxe_psn_diff(qp->req.psn, qp->comp.psn)) {
+		/* Nothing sent and unretired, unless the head is partly sent. */
+		struct rxe_send_wqe *w;
+
+		if (roxe_queue_empty(&qp->sq))
+			return NULL;
+		w = roxe_sq_wqe(qp, qp->sq.index);
+		return w->state >= ROXE_WQE_SENDING ? w : NULL;
+	}
+	return roxe_queue_empty(&qp->sq) ? NULL : roxe_sq_wqe(qp, qp->sq.index);
+}
+
+/* Restart the retransmit timer after progress, or stop it when idle. */
+static void rearm(struct roxe_qp *qp)
+{
+	qp->comp.retry_cnt = qp->attr.retry_cnt;
+	qp->comp.seq_nak_seen = false;
+	if (roxe_psn_diff(qp->req.psn, qp->comp.psn) > 0 && qp->timeout_ns) {
+		qp->comp.deadline = qp->eng->now + qp->timeout_ns;
+		roxe_timer_arm(qp);
+	} else {
+		qp->comp.deadline = 0;
+	}
+	roxe_engine_ready(qp->eng, qp);		/* the window moved */
+}
+
+/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV) at the head. */
+void roxe_completer_progress(struct roxe_qp *qp)
+{
+	struct rxe_send_wqe *w;
+
+	while ((w = head_wqe(qp)) && w->state == ROXE_WQE_SENT &&
+	       w->wr.opcode == IBV_WR_LOCAL_INV)
+		roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
+}
+
+/*
+ * Implied acknowledgement of everything before psn. Returns false when a
+ * READ/ATOMIC below psn is still unanswered: its responses were lost and the
+ * requester has been sent back to it.
+ */
+static bool ack_below(struct roxe_qp *qp, uint32_t psn)
+{
+	struct rxe_send_wqe *w;
+	bool progress = false;
+
+	while ((w = head_wqe(qp)) && w->state >= ROXE_WQE_SENDING) {
+		if (w->wr.opcode == IBV_WR_LOCAL_INV) {
+			roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
+			continue;
+		}
+		if (roxe_psn_diff(psn, w->first_psn) <= 0)
+			break;
+		if (is_read_or_atomic(w->wr.opcode)) {
+			/* A response of this READ/ATOMIC: retire what precedes. */
+			if (roxe_psn_diff(psn, w->last_psn) <= 0)
+				break;
+			if (progress)
+				rearm(qp);
+			roxe_requester_retry(qp, qp->comp.psn);
+			return false;
+		}
+		if (roxe_psn_diff(psn, w->last_psn) <= 0 || w->state != ROXE_WQE_SENT) {
+			/* Part of a multi-packet WQE. */
+			if (roxe_psn_diff(psn, qp->comp.psn) > 0) {
+				qp->comp.psn = psn;
+				progress = true;
+			}
+			break;
+		}
+		qp->comp.psn = roxe_psn_add(w->last_psn, 1);
+		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+		progress = true;
+	}
+	if (progress)
+		rearm(qp);
+	return true;
+}
+
+static void fatal(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
+{
+	roxe_complete_wqe(qp, w, st);
+	roxe_qp_to_error(qp);
+}
+
+static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	uint8_t code = syndrome & ROXE_AETH_VALUE_MASK;
+	struct rxe_send_wqe *w;
+
+	if (!ack_below(qp, psn))
+		return;
+	w = head_wqe(qp);
+	if (!w || roxe_psn_diff(psn, w->first_psn) < 0 || roxe_psn_diff(psn, w->last_psn) > 0)
+		return;		/* stale: nothing outstanding there */
+
+	if ((syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_RNR_NAK) {
+		qp->ctr.rnr_naks_rcvd++;
+		if (qp->comp.rnr_retry == 0) {
+			fatal(qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->comp.rnr_retry != 7)
+			qp->comp.rnr_retry--;
+		qp->comp.psn = psn;
+		roxe_requester_retry(qp, psn);
+		qp->req.rnr_wait = true;
+		qp->req.rnr_deadline = qp->eng->now + roxe_rnr_timer_ns(code);
+		qp->comp.deadline = 0;	/* the RNR wait replaces the ACK timer */
+		roxe_timer_arm(qp);
+		return;
+	}
+	if (code < 5)
+		qp->ctr.naks_rcvd[code]++;
+	switch (code) {
+	case ROXE_NAK_PSN_SEQ_ERR:
+		if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn)
+			return;		/* already going back for this one */
+		if (qp->comp.retry_cnt == 0) {
+			fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_cnt--;
+		qp->comp.seq_nak_seen = true;
+		qp->comp.seq_nak_psn = psn;
+		qp->comp.psn = psn;
+		roxe_requester_retry(qp, psn);
+		return;
+	case ROXE_NAK_INVALID_REQUEST:
+		fatal(qp, w, IBV_WC_REM_INV_REQ_ERR);
+		return;
+	case ROXE_NAK_REMOTE_ACCESS:
+		fatal(qp, w, IBV_WC_REM_ACCESS_ERR);
+		return;
+	default:
+		fatal(qp, w, IBV_WC_REM_OP_ERR);
+		return;
+	}
+}
+
+static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
+			     const struct roxe_pkt *pkt, uint32_t psn)
+{
+	struct rxe_send_wqe *w;
+	uint32_t offset;
+
+	if (!ack_below(qp, psn))
+		return;
+	w = head_wqe(qp);
+	if (!w || w->wr.opcode != IBV_WR_RDMA_READ)
+		return;		/* a duplicate of an answered READ */
+	if (roxe_psn_diff(psn, qp->comp.psn) < 0)
+		return;		/* duplicate */
+	if (roxe_psn_diff(psn, qp->comp.psn) > 0) {
+		/* A response went missing: ask again from the gap, once. */
+		if (!(qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == qp->comp.psn)) {
+			qp->comp.seq_nak_seen = true;
+			qp->comp.seq_nak_psn = qp->comp.psn;
+			roxe_requester_retry(qp, qp->comp.psn);
+		}
+		return;
+	}
+	offset = (uint32_t)roxe_psn_diff(psn, w->first_psn) * qp->mtu;
+	/* Every response but the last carries exactly one MTU. */
+	if (offset + pkt->payload_len > w->dma.length ||
+	    (!(pkt->flags & ROXE_OPF_LAST) && pkt->payload_len != qp->mtu) ||
+	    ((pkt->flags & ROXE_OPF_LAST) && offset + pkt->payload_len != w->dma.length)) {
+		fatal(qp, w, IBV_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (pkt->payload_len &&
+	    roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, offset,
+			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.psn = roxe_psn_add(psn, 1);
+	if (pkt->flags & ROXE_OPF_LAST)
+		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+	rearm(qp);
+}
+
+static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
+{
+	struct rxe_send_wqe *w;
+
+	if (!ack_below(qp, psn))
+		return;
+	w = head_wqe(qp);
+	if (!w || (w->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
+		return;
+	if (roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, 0, &orig, 8, true)) {
+		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.psn = roxe_psn_add(psn, 1);
+	roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+	rearm(qp);
+}
+
+void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt)
+{
+	struct roxe_frame_hdr h;
+
+	if (qp->type != IBV_QPT_RC || (qp->eng_state != IBV_QPS_RTS && qp->eng_state != IBV_QPS_SQD))
+		return;
+	roxe_frame_hdr_get(frame, pkt, &h);
+	/* Responses beyond what we sent are bogus. */
+	if (roxe_psn_diff(h.psn, qp->req.psn) >= 0)
+		return;
+	switch (h.opcode) {
+	case ROXE_OP_RC_ACKNOWLEDGE:
+		if ((h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
+			ack_below(qp, roxe_psn_add(h.psn, 1));
+		else
+			on_nak(qp, h.psn, h.syndrome);
+		break;
+	case ROXE_OP_RC_ATOMIC_ACKNOWLEDGE:
+		on_atomic_ack(qp, h.orig, h.psn);
+		break;
+	case ROXE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+	case ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
+	case ROXE_OP_RC_RDMA_READ_RESPONSE_LAST:
+	case ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY:
+		on_read_response(qp, frame, pkt, h.psn);
+		break;
+	default:
+		break;
+	}
+	roxe_completer_progress(qp);
+}
+
+void roxe_completer_timeout(struct roxe_qp *qp)
+{
+	struct rxe_send_wqe *w = head_wqe(qp);
+
+	qp->comp.deadline = 0;
+	if (!w || !roxe_psn_diff(qp->req.psn, qp->comp.psn))
+		return;
+	qp->ctr.timeouts++;
+	if (qp->comp.retry_cnt == 0) {
+		fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry_cnt--;
+	qp->comp.seq_nak_seen = false;
+	roxe_requester_retry(qp, qp->comp.psn);
+	qp->comp.deadline = qp->eng->now + qp->timeout_ns;
+	roxe_timer_arm(qp);
+}

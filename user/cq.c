@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Completion queues, completion channels and asynchronous events.
+ *
+ * A CQ is an rxe uAPI ring of struct ib_uverbs_wc: engines produce (under
+ * the CQ's spinlock, as QPs of several engines may share it), the
+ * application consumes. A CQE that finds the ring full is not dropped
+ * silently: the CQ goes into error, poll reports -EOVERFLOW once, and an
+ * IBV_EVENT_CQ_ERR async event is queued (IBA 11.4.2.1).
+ *
+ * Events: roxe_req_notify_cq arms the CQ; the next CQE (or the next
+ * solicited one) disarms it, marks it pending and bumps the channel's
+ * eventfd, which poll/epoll see. roxe_get_cq_event hands out pending CQs.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "engine.h"
+
+enum { ARM_NONE = 0, ARM_ANY = 1, ARM_SOLICITED = 2 };
+
+static unsigned log2_up(uint32_t v)
+{
+	unsigned l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+/* A zeroed rxe queue buffer of at least `entries` usable slots. */
+struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
+					   uint32_t *granted)
+{
+	unsigned ls = log2_up(entries + 1), le = log2_up(elem_size);
+	struct rxe_queue_buf *b;
+
+	b = aligned_alloc(64, (size_t)roxe_queue_bytes(ls, le));
+	if (!b)
+		return NULL;
+	memset(b, 0, (size_t)roxe_queue_bytes(ls, le));
+	b->log2_elem_size = le;
+	b->index_mask = (1u << ls) - 1;
+	if (granted)
+		*granted = (1u << ls) - 1;
+	return b;
+}
+
+int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **out)
+{
+	struct roxe_comp_channel *ch;
+
+	if (!dev || !out)
+		return -EINVAL;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->dev = dev;
+	ch->efd = eventfd(0, EFD_CLOEXEC);
+	if (ch->efd < 0) {
+		int err = -errno;
+
+		free(ch);
+		return err;
+	}
+	pthread_mutex_init(&ch->lock, NULL);
+	*out = ch;
+	return 0;
+}
+
+int roxe_destroy_comp_channel(struct roxe_comp_channel *ch)
+{
+	if (!ch)
+		return -EINVAL;
+	if (atomic_load(&ch->users))
+		return -EBUSY;
+	close(ch->efd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+int roxe_comp_channel_fd(const struct roxe_comp_channel *ch)
+{
+	return ch ? ch->efd : -EINVAL;
+}
+
+int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
+		   struct roxe_comp_channel *ch, struct roxe_cq **out)
+{
+	struct roxe_cq *cq;
+	uint32_t granted;
+
+	if (!dev || !out || cqe < 1 || cqe > ROXE_MAX_CQE)
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->buf = roxe_queue_buf_alloc((uint32_t)cqe, sizeof(struct ib_uverbs_wc), &granted);
+	if (!cq->buf) {
+		free(cq);
+		return -ENOMEM;
+	}
+	cq->dev = dev;
+	cq->context = cq_context;
+	cq->cqe = (int)granted;
+	roxe_queue_init_producer(&cq->prod, cq->buf);
+	roxe_queue_init_consumer(&cq->cons, cq->buf);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ch) {
+		cq->channel = ch;
+		atomic_fetch_add(&ch->users, 1);
+		pthread_mutex_lock(&ch->lock);
+		cq->channel_next = ch->cqs;
+		ch->cqs = cq;
+		pthread_mutex_unlock(&ch->lock);
+	}
+	*out = cq;
+	return 0;
+}
+
+int roxe_destroy_cq(struct roxe_cq *cq)
+{
+	struct roxe_comp_channel *ch;
+
+	if (!cq)
+		return -EINVAL;
+	if (atomic_load(&cq->users))
+		return -EBUSY;
+	ch = cq->channel;
+	if (ch) {
+		struct roxe_cq **pp;
+
+		pthread_mutex_lock(&ch->lock);
+		for (pp = &ch->cqs; *pp; pp = &(*pp)->channel_next)
+			if (*pp == cq) {
+				*pp = cq->channel_next;
+				break;
+			}
+		pthread_mutex_unlock(&ch->lock);
+		atomic_fetch_sub(&ch->users, 1);
+	}
+	pthread_spin_destroy(&cq->lock);
+	free(cq->buf);
+	free(cq);
+	return 0;
+}
+
+bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited)
+{
+	bool ok = true;
+	int armed;
+
+	pthread_spin_lock(&cq->lock);
+	if (atomic_load_explicit(&cq->overflow, memory_order_relaxed)) {
+		ok = false;
+	} else if (roxe_queue_full(&cq->prod)) {
+		atomic_store(&cq->overflow, true);
+		ok = false;
+	} else {
+		memcpy(roxe_queue_producer_slot(&cq->prod), wc, sizeof(*wc));
+		roxe_queue_produce(&cq->prod);
+	}
+	pthread_spin_unlock(&cq->lock);
+
+	if (!ok) {
+		if (!cq->overflow_reported) {
+			cq->overflow_reported = true;
+			roxe_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq);
+		}
+		return false;
+	}
+	armed = atomic_load_explicit(&cq->armed, memory_order_acquire);
+	if (cq->channel && armed != ARM_NONE &&
+	    (armed == ARM_ANY || solicited || wc->status != IBV_WC_SUCCESS) &&
+	    atomic_exchange(&cq->armed, ARM_NONE) != ARM_NONE) {
+		uint64_t one = 1;
+
+		atomic_store(&cq->event_pending, true);
+		if (write(cq->channel->efd, &one, sizeof(one)) != sizeof(one))
+			return true;	/* the counter cannot overflow in practice */
+	}
+	return true;
+}
+
+int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc)
+{
+	int i;
+
+	if (!cq || n < 0 || (n && !wc))
+		return -EINVAL;
+	for (i = 0; i < n && !roxe_queue_empty(&cq->cons); i++) {
+		const struct ib_uverbs_wc *u = roxe_queue_consumer_slot(&cq->cons);
+
+		memset(&wc[i], 0, sizeof(wc[i]));
+		wc[i].wr_id = u->wr_id;
+		wc[i].status = (enum ibv_wc_status)u->status;
+		wc[i].opcode = (enum ibv_wc_opcode)u->opcode;
+		wc[i].vendor_err = u->vendor_err;
+		wc[i].byte_len = u->byte_len;
+		wc[i].imm_data = u->ex.imm_data;
+		wc[i].qp_num = u->qp_num;
+		wc[i].src_qp = u->src_qp;
+		wc[i].wc_flags = u->wc_flags;
+		wc[i].pkey_index = u->pkey_index;
+		wc[i].slid = u->slid;
+		wc[i].sl = u->sl;
+		wc[i].dlid_path_bits = u->dlid_path_bits;
+		roxe_queue_consume(&cq->cons);
+	}
+	/* Completions that made it are reported first; the overrun after. */
+	if (i == 0 && atomic_load(&cq->overflow) && !atomic_exchange(&cq->overflow_polled, true))
+		return -EOVERFLOW;
+	return i;
+}
+
+int roxe_req_notify_cq(struct roxe_cq *cq, int solicited_only)
+{
+	if (!cq || !cq->channel)
+		return -EINVAL;
+	atomic_store_explicit(&cq->armed, solicited_only ? ARM_SOLICITED : ARM_ANY,
+			      memory_order_release);
+	return 0;
+}
+
+int roxe_get_cq_event(struct roxe_comp_channel *ch, struct roxe_cq **cq_out, void **ctx)
+{
+	if (!ch || !cq_out)
+		return -EINVAL;
+	for (;;) {
+		struct roxe_cq *cq;
+		uint64_t v;
+
+		/* Hand out a pending CQ; put back the count of the others. */
+		pthread_mutex_lock(&ch->lock);
+		for (cq = ch->cqs; cq; cq = cq->channel_next)
+			if (atomic_exchange(&cq->event_pending, false))
+				break;
+		pthread_mutex_unlock(&ch->lock);
+		if (cq) {
+			atomic_fetch_add(&cq->events_unacked, 1);
+			*cq_out = cq;
+			if (ctx)
+				*ctx = cq->context;
+			return 0;
+		}
+		if (read(ch->efd, &v, sizeof(v)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+	}
+}
+
+void roxe_ack_cq_events(struct roxe_cq *cq, unsigned n)
+{
+	if (cq)
+		atomic_fetch_sub(&cq->events_unacked, n);
+}
+
+const char *roxe_wc_status_str(enum ibv_wc_status st)
+{
+	static const char *const names[] = {
+		[IBV_WC_SUCCESS]		= "success",
+		[IBV_WC_LOC_LEN_ERR]		= "local length error",
+		[IBV_WC_LOC_QP_OP_ERR]		= "local QP operation error",
+		[IBV_WC_LOC_EEC_OP_ERR]		= "local EE context operation error",
+		[IBV_WC_LOC_PROT_ERR]		= "local protection error",
+		[IBV_WC_WR_FLUSH_ERR]		= "work request flushed",
+		[IBV_WC_MW_BIND_ERR]		= "memory window bind error",
+		[IBV_WC_BAD_RESP_ERR]		= "bad response",
+		[IBV_WC_LOC_ACCESS_ERR]		= "local access error",
+		[IBV_WC_REM_INV_REQ_ERR]	= "remote invalid request",
+		[IBV_WC_REM_ACCESS_ERR]		= "remote access error",
+		[IBV_WC_REM_OP_ERR]		= "remote operation error",
+		[IBV_WC_RETRY_EXC_ERR]		= "transport retry counter exceeded",
+		[IBV_WC_RNR_RETRY_EXC_ERR]	= "RNR retry counter exceeded",
+		[IBV_WC_LOC_RDD_VIOL_ERR]	= "local RDD violation",
+		[IBV_WC_REM_INV_RD_REQ_ERR]	= "remote invalid RD request",
+		[IBV_WC_REM_ABORT_ERR]		= "remote aborted",
+		[IBV_WC_INV_EECN_ERR]		= "invalid EE context number",
+		[IBV_WC_INV_EEC_STATE_ERR]	= "invalid EE context state",
+		[IBV_WC_FATAL_ERR]		= "fatal error",
+		[IBV_WC_RESP_TIMEOUT_ERR]	= "response timeout",
+		[IBV_WC_GENERAL_ERR]		= "general error",
+	};
+
+	if ((unsigned)st < sizeof(names) / sizeof(names[0]) && names[st])
+		return names[st];
+	return "unknown status";
+}
+
+/* --- asynchronous events ----------------------------------------------------- */
+void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&dev->async_lock);
+	if (dev->async_tail - dev->async_head < 256) {
+		struct roxe_async_event *ev = &dev->async[dev->async_tail++ % 256];
+
+		ev->type = type;
+		ev->element.qp = element;
+	}
+	pthread_mutex_unlock(&dev->async_lock);
+	if (write(dev->async_efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+int roxe_async_fd(const struct roxe_device *dev)
+{
+	return dev ? dev->async_efd : -EINVAL;
+}
+
+int roxe_get_async_event(struct roxe_device *dev, struct roxe_async_event *ev)
+{
+	int ret = -EAGAIN;
+
+	if (!dev || !ev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->async_lock);
+	if (dev->async_head != dev->async_tail) {
+		*ev = dev->async[dev->async_head++ % 256];
+		ret = 0;
+	}
+	pthread_mutex_unlock(&dev->async_lock);
+	return ret;
+}

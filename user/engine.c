@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The engine thread: one port, a shard of the QPs, no locks on the packet
+ * path. Each turn it
+ *   1. receives a burst, verifies each frame (parser, ICRC) and hands it to
+ *      the QP's responder (requests) or completer (responses);
+ *   2. takes the doorbell list (QPs the application posted to or modified)
+ *      and acts on state changes;
+ *   3. serves the ready list: each QP sends ACKs/READ responses and new
+ *      requests, a bounded budget per turn so QPs share the wire fairly;
+ *   4. fires due timers (retransmit, RNR wait), flushes its transmit batch.
+ * Idle, it spins a little (latency), then sleeps in poll() on the port and
+ * its doorbell eventfd until traffic, a post, or the next timer.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "engine.h"
+
+#define SPIN_TURNS	2000	/* idle turns before sleeping (~tens of us) */
+
+uint64_t roxe_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- doorbells: lock-free push by any thread, take-all by the engine ------ */
+void roxe_engine_doorbell(struct roxe_qp *qp)
+{
+	struct roxe_engine *e = qp->eng;
+	struct roxe_qp *head;
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&qp->db_queued, true)) {
+		head = atomic_load(&e->db_head);
+		do
+			qp->db_next = head;
+		while (!atomic_compare_exchange_weak(&e->db_head, &head, qp));
+	}
+	if (atomic_load(&e->sleeping) && write(e->efd, &one, sizeof(one)) < 0)
+		perror("roxe: doorbell");
+}
+
+void roxe_dev_quiesce(struct roxe_device *dev)
+{
+	unsigned long start[ROXE_MAX_ENGINES];
+
+	for (unsigned i = 0; i < dev->nengines; i++)
+		start[i] = atomic_load(&dev->engines[i].epoch);
+	for (unsigned i = 0; i < dev->nengines; i++) {
+		struct roxe_engine *e = &dev->engines[i];
+
+		/* Two whole turns, or asleep with nothing queued: either way the
+		 * engine holds no pointer it read before we started. */
+		while (atomic_load(&e->epoch) < start[i] + 2 &&
+		       !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) &&
+		       !atomic_load(&e->stop))
+			usleep(10);
+	}
+}
+
+/* --- the ready list and timers ----------------------------------------------- */
+void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp)
+{
+	if (qp->on_ready)
+		return;
+	qp->on_ready = true;
+	qp->ready_next = NULL;
+	if (e->ready_tail)
+		e->ready_tail->ready_next = qp;
+	else
+		e->ready_head = qp;
+	e->ready_tail = qp;
+}
+
+static void ready_remove(struct roxe_engine *e, struct roxe_qp *qp)
+{
+	struct roxe_qp **pp, *prev = NULL;
+
+	if (!qp->on_ready)
+		return;
+	for (pp = &e->ready_head; *pp; prev = *pp, pp = &(*pp)->ready_next)
+		if (*pp == qp) {
+			*pp = qp->ready_next;
+			if (e->ready_tail == qp)
+				e->ready_tail = prev;
+			break;
+		}
+	qp->on_ready = false;
+}
+
+void roxe_timer_arm(struct roxe_qp *qp)
+{
+	struct roxe_engine *e = qp->eng;
+
+	if (qp->timer_pprev)
+		return;
+	qp->timer_next = e->timers;
+	if (e->timers)
+		e->timers->timer_pprev = &qp->timer_next;
+	e->timers = qp;
+	qp->timer_pprev = &e->timers;
+}
+
+void roxe_timer_disarm(struct roxe_qp *qp)
+{
+	if (!qp->timer_pprev)
+		return;
+	*qp->timer_pprev = qp->timer_next;
+	if (qp->timer_next)
+		qp->timer_next->timer_pprev = qp->timer_pprev;
+	qp->timer_pprev = NULL;
+	qp->timer_next = NULL;
+}
+
+/* Fire what is due; returns the earliest deadline still pending (0: none). */
+static uint64_t timers_turn(struct roxe_engine *e)
+{
+	uint64_t next = 0;
+	struct roxe_qp *qp = e->timers, *n;
+
+	for (; qp; qp = n) {
+		n = qp->timer_next;
+		if (qp->comp.deadline && e->now >= qp->comp.deadline)
+			roxe_completer_timeout(qp);
+		if (qp->req.rnr_wait && e->now >= qp->req.rnr_deadline) {
+			qp->req.rnr_wait = false;
+			roxe_engine_ready(e, qp);
+		}
+		if (!qp->comp.deadline && !qp->req.rnr_wait) {
+			roxe_timer_disarm(qp);
+			continue;
+		}
+		if (qp->comp.deadline && (!next || qp->comp.deadline < next))
+			next = qp->comp.deadline;
+		if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
+			next = qp->req.rnr_deadline;
+	}
+	return next;
+}
+
+/* --- transmit batch ------------------------------------------------------------ */
+static void tx_flush(struct roxe_engine *e)
+{
+	if (e->ntx) {
+		roxe_port_tx(e->port, e->tx, e->ntx);
+		e->ntx = 0;
+		roxe_port_flush(e->port);
+	}
+}
+
+struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
+{
+	if (e->ntx == ROXE_RX_BURST)
+		tx_flush(e);
+	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
+		return &e->tx[e->ntx];
+	tx_flush(e);	/* completions may free buffers */
+	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
+		return &e->tx[e->ntx];
+	return NULL;
+}
+
+void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	if (qp) {
+		qp->ctr.tx_packets++;
+		qp->ctr.tx_bytes += b->len;
+	}
+	e->ntx++;
+}
+
+/* --- receive ---------------------------------------------------------------------- */
+static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
+{
+	struct roxe_device *dev = e->dev;
+	struct roxe_pkt pkt;
+	struct roxe_qp *qp;
+	uint32_t qpn;
+	int v;
+
+	v = roxe_parse(b->data, b->data + b->len, b->len, &pkt);
+	if (v != ROXE_PKT_OK)
+		return;		/* counted by the XDP program on the fast path */
+	if (pkt.opcode == ROXE_OP_CNP)
+		return;
+	qpn = roxe_bth_qpn((const struct roxe_bth *)(b->data + pkt.bth_off));
+	qp = qpn < ROXE_MAX_QP ? atomic_load_explicit(&dev->qps[qpn], memory_order_acquire) : NULL;
+	if (!qp || qp->eng != e || atomic_load(&qp->dying))
+		return;
+	if (roxe_icrc_check(b->data, &pkt) != ROXE_PKT_OK) {
+		qp->ctr.icrc_errors++;
+		return;
+	}
+	qp->ctr.rx_packets++;
+	qp->ctr.rx_bytes += b->len;
+	if (qp->eng_state != roxe_qp_state(qp))
+		roxe_qp_engine_sync(qp);
+	if (pkt.flags & ROXE_OPF_REQUEST)
+		roxe_responder(qp, b->data, &pkt);
+	else
+		roxe_completer(qp, b->data, &pkt);
+}
+
+static bool rx_turn(struct roxe_engine *e)
+{
+	struct roxe_buf bufs[ROXE_RX_BURST];
+	unsigned n = roxe_port_rx(e->port, bufs, ROXE_RX_BURST);
+
+	for (unsigned i = 0; i < n; i++)
+		rx_one(e, &bufs[i]);
+	if (n)
+		roxe_port_rx_release(e->port, bufs, n);
+	return n > 0;
+}
+
+/* --- doorbells and the ready list ---------------------------------------------------- */
+static bool doorbell_turn(struct roxe_engine *e)
+{
+	struct roxe_qp *qp = atomic_exchange(&e->db_head, NULL), *n;
+
+	if (!qp)
+		return false;
+	for (; qp; qp = n) {
+		n = qp->db_next;
+		atomic_store(&qp->db_queued, false);
+		if (atomic_load(&qp->dying)) {
+			ready_remove(e, qp);
+			roxe_timer_disarm(qp);
+			atomic_store(&qp->detached, true);
+			continue;
+		}
+		roxe_qp_engine_sync(qp);
+		roxe_engine_ready(e, qp);
+	}
+	return true;
+}
+
+static bool ready_turn(struct roxe_engine *e)
+{
+	struct roxe_qp *qp = e->ready_head;
+	bool busy = qp != NULL;
+
+	/* Serve this turn's list; QPs with more to do queue up again. */
+	e->ready_head = e->ready_tail = NULL;
+	while (qp) {
+		struct roxe_qp *n = qp->ready_next;
+
+		qp->on_ready = false;
+		qp->ready_next = NULL;
+		if (!atomic_load(&qp->dying)) {
+			roxe_responder_send(qp);
+			roxe_requester(qp);
+		}
+		qp = n;
+	}
+	return busy;
+}
+
+static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = e->efd, .events = POLLIN },
+		{ .fd = e->port->wait_fd, .events = POLLIN },
+	};
+	int timeout = -1;
+	uint64_t v;
+
+	atomic_store(&e->sleeping, true);
+	/* A doorbell rung before `sleeping` was visible is seen here. */
+	if (!atomic_load(&e->db_head) && !atomic_load(&e->stop)) {
+		if (next_timer) {
+			uint64_t now = roxe_now_ns();
+
+			timeout = next_timer > now ? (int)((next_timer - now) / 1000000 + 1) : 0;
+		}
+		poll(pfd, e->port->wait_fd >= 0 ? 2 : 1, timeout);
+	}
+	atomic_store(&e->sleeping, false);
+	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		perror("roxe: engine wakeup");
+}
+
+static void *engine_main(void *arg)
+{
+	struct roxe_engine *e = arg;
+	uint64_t next_timer = 0;
+	unsigned idle = 0;
+
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
+		bool busy;
+
+		e->now = roxe_now_ns();
+		busy = rx_turn(e);
+		busy |= doorbell_turn(e);
+		busy |= ready_turn(e);
+		if (e->timers && (!next_timer || e->now >= next_timer || busy))
+			next_timer = timers_turn(e);
+		tx_flush(e);
+		atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
+		if (busy) {
+			idle = 0;
+		} else if (++idle >= SPIN_TURNS) {
+			sleep_until_work(e, e->timers ? next_timer : 0);
+			idle = 0;
+		}
+	}
+	return NULL;
+}
+
+int roxe_engine_start(struct roxe_engine *e)
+{
+	int err = pthread_create(&e->thread, NULL, engine_main, e);
+
+	return -err;
+}
+
+void roxe_engine_stop(struct roxe_engine *e)
+{
+	uint64_t one = 1;
+
+	atomic_store(&e->stop, true);
+	if (write(e->efd, &one, sizeof(one)) < 0)
+		perror("roxe: engine stop");
+	pthread_join(e->thread, NULL);
+}

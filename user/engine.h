@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The transport engine's private state: device, engines, PDs, MRs, CQs,
+ * SRQs, QPs. Public API: include/roxe/verbs.h.
+ *
+ * Ownership and threads:
+ * - Each QP belongs to one engine thread (QPN modulo the engine count); only
+ *   that thread runs its requester, responder and completer, so per-QP
+ *   transport state needs no lock.
+ * - Applications produce into a QP's send and receive queues (rxe uAPI
+ *   rings, include/roxe/queue.h) under a per-QP post lock, then ring the
+ *   owning engine's doorbell: a lock-free list of QPs with new work.
+ * - CQs and SRQs may be shared by QPs of several engines: producing a CQE
+ *   or taking an SRQ WQE takes that object's spinlock (uncontended unless
+ *   it really is shared).
+ * - MRs and QPs are looked up by key/number in device tables that engines
+ *   read without locks; destroying one unpublishes it, then waits until
+ *   every engine has passed a quiescent point (roxe_dev_quiesce) before
+ *   freeing it.
+ */
+#ifndef ROXE_ENGINE_H
+#define ROXE_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "roxe/verbs.h"
+#include "roxe/queue.h"
+#include "roxe/frame.h"
+#include "port.h"
+
+#define ROXE_MAX_QP		(1u << 16)	/* QPNs 2..65535; 0 and 1 reserved */
+#define ROXE_MAX_MR		(1u << 16)
+#define ROXE_MAX_SGE		32
+#define ROXE_MAX_INLINE		512
+#define ROXE_MAX_WR		16383
+#define ROXE_MAX_CQE		65535
+#define ROXE_MAX_RD_ATOMIC	16
+#define ROXE_MAX_ENGINES	64
+#define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
+#define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
+#define ROXE_RX_BURST		64
+#define ROXE_TX_BUDGET		32		/* packets per QP per turn */
+
+struct roxe_engine;
+struct roxe_qp;
+
+/* --- transport counters: the engine's half of a roxe_qp_stats entry ------- */
+struct roxe_qp_counters {
+	uint64_t	tx_packets, tx_bytes;
+	uint64_t	rx_packets, rx_bytes;
+	uint64_t	retransmits, timeouts;
+	uint64_t	naks_sent[5], naks_rcvd[5];	/* by enum roxe_nak_code */
+	uint64_t	rnr_naks_sent, rnr_naks_rcvd;
+	uint64_t	duplicates, out_of_sequence;
+	uint64_t	icrc_errors;
+};
+
+struct roxe_pd {
+	struct roxe_device	*dev;
+	atomic_uint		users;		/* MRs, QPs, SRQs, AHs */
+};
+
+struct roxe_mr_priv {
+	struct roxe_mr		pub;
+	struct roxe_pd		*pd;
+	uint64_t		iova;		/* == addr: roxe registers by VA */
+	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
+};
+
+struct roxe_comp_channel {
+	struct roxe_device	*dev;
+	int			efd;		/* eventfd: a count of pending events */
+	pthread_mutex_t		lock;
+	struct roxe_cq		*cqs;		/* CQs using this channel */
+	atomic_uint		users;
+};
+
+struct roxe_cq {
+	struct roxe_device	*dev;
+	struct roxe_comp_channel *channel;
+	struct roxe_cq		*channel_next;
+	void			*context;
+	struct rxe_queue_buf	*buf;
+	struct roxe_queue	prod;		/* engines, under lock */
+	struct roxe_queue	cons;		/* the application */
+	pthread_spinlock_t	lock;
+	int			cqe;		/* capacity granted */
+	atomic_int		armed;		/* 0, or IBV_WC_... 1 any, 2 solicited */
+	atomic_bool		event_pending;
+	atomic_bool		overflow;	/* lost a CQE: reported once, then error */
+	bool			overflow_reported;	/* async event queued (engines) */
+	atomic_bool		overflow_polled;	/* -EOVERFLOW returned (poller) */
+	atomic_uint		users;		/* QPs */
+	atomic_uint		events_unacked;
+};
+
+struct roxe_srq {
+	struct roxe_device	*dev;
+	struct roxe_pd		*pd;
+	struct rxe_queue_buf	*buf;
+	struct roxe_queue	prod;		/* the application, under post lock */
+	struct roxe_queue	cons;		/* engines, under lock */
+	pthread_spinlock_t	post_lock;
+	pthread_spinlock_t	lock;
+	uint32_t		max_wr, max_sge;
+	atomic_uint		limit;		/* 0: disarmed */
+	atomic_uint		users;
+};
+
+/* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
+struct roxe_ah {
+	struct ibv_ah		ibv;		/* what the application holds */
+	struct roxe_pd		*pd;
+	struct rxe_av		av;
+};
+
+/* A receive WQE in progress (SEND spanning several packets). */
+struct roxe_rwqe {
+	uint64_t		wr_id;
+	uint32_t		length;		/* sum of the SGEs */
+	uint32_t		num_sge;
+	uint32_t		offset;		/* bytes placed so far */
+	struct rxe_sge		sge[ROXE_MAX_SGE];
+};
+
+/* A READ or ATOMIC request the responder answered: kept so a duplicate
+ * (the requester retrying) gets the same answer without re-executing. */
+struct roxe_rd_res {
+	uint8_t			opcode;		/* 0: slot free */
+	uint32_t		psn, last_psn;	/* request PSN, last response PSN */
+	uint64_t		va;
+	uint32_t		rkey, length;
+	uint64_t		atomic_orig;
+	uint8_t			atomic_syndrome;
+};
+
+/* The responder streams READ responses over several engine turns. */
+struct roxe_read_out {
+	bool			active;
+	uint32_t		psn;		/* next response PSN */
+	uint32_t		first_psn, last_psn;
+	uint64_t		va;		/* next byte */
+	uint32_t		resid;
+	struct roxe_mr_priv	*mr;
+};
+
+enum roxe_wqe_state {			/* rxe_send_wqe.state, engine-owned */
+	ROXE_WQE_POSTED = 0,
+	ROXE_WQE_SENDING,		/* some packets sent */
+	ROXE_WQE_SENT,			/* all packets sent, awaiting ACK/response */
+	ROXE_WQE_DONE,			/* completed (success or error) */
+};
+
+struct roxe_qp {
+	/* set at creation, read-only afterwards */
+	struct roxe_device	*dev;
+	struct roxe_engine	*eng;
+	struct roxe_pd		*pd;
+	struct roxe_cq		*scq, *rcq;
+	struct roxe_srq		*srq;
+	void			*context;
+	uint32_t		qpn;
+	enum ibv_qp_type	type;
+	bool			sq_sig_all;
+	struct ibv_qp_cap	cap;
+	struct rxe_queue_buf	*sq_buf, *rq_buf;
+	uint32_t		sq_elem_size, rq_elem_size;
+
+	/* the application side */
+	pthread_mutex_t		modify_lock;
+	pthread_spinlock_t	sq_post_lock, rq_post_lock;
+	struct roxe_queue	sq_prod, rq_prod;
+	uint32_t		ssn;
+
+	/* attributes (modify_qp writes them under modify_lock while the
+	 * engine is told to re-read through a state change) */
+	_Atomic int		state;		/* enum ibv_qp_state */
+	atomic_bool		dying;		/* destroy asked the engine to let go */
+	atomic_bool		detached;	/* the engine has let go */
+	struct ibv_qp_attr	attr;
+	struct roxe_frame_addr	path;		/* RC/UC: addressing at RTR */
+	uint32_t		mtu;		/* path MTU, bytes */
+	uint64_t		timeout_ns;	/* 0: no retransmit timer */
+
+	/* doorbell: on the engine's lock-free list of QPs with news */
+	struct roxe_qp		*db_next;
+	atomic_bool		db_queued;
+
+	/* engine side ------------------------------------------------------- */
+	struct roxe_queue	sq;		/* consumer: oldest WQE not completed */
+	struct roxe_queue	rq;		/* consumer: next receive WQE */
+	struct roxe_qp		*ready_next;	/* engine's list of QPs to serve */
+	bool			on_ready;
+	struct roxe_qp		*timer_next, **timer_pprev;
+	int			eng_state;	/* state the engine acted on */
+
+	struct {				/* requester */
+		uint32_t	wqe;		/* slot of the next WQE to send from */
+		uint32_t	psn;		/* next PSN */
+		uint32_t	offset;		/* bytes of that WQE already sent */
+		unsigned	rd_atomic;	/* READ/ATOMIC requests in flight */
+		unsigned	since_ackreq;
+		bool		fenced;		/* waiting for READ/ATOMIC to finish */
+		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
+		uint64_t	rnr_deadline;
+		uint32_t	msn;		/* UC/UD: messages sent */
+	} req;
+	struct {				/* completer */
+		uint32_t	psn;		/* oldest PSN not yet acknowledged */
+		unsigned	retry_cnt;	/* left for timeouts / seq NAKs */
+		unsigned	rnr_retry;	/* left; 7 means infinite */
+		uint64_t	deadline;	/* retransmit timer; 0: disarmed */
+		uint32_t	read_psn;	/* next READ response PSN expected */
+		uint32_t	read_offset;
+		bool		seq_nak_seen;	/* one go-back-N per NAKed PSN */
+		uint32_t	seq_nak_psn;
+	} comp;
+	struct {				/* responder */
+		uint32_t	psn;		/* next PSN expected */
+		uint32_t	msn;
+		uint8_t		in_msg;		/* 0, ROXE_OPK_SEND or ROXE_OPK_WRITE */
+		bool		rwqe_valid;
+		struct roxe_rwqe rwqe;
+		struct roxe_mr_priv *wr_mr;	/* multi-packet WRITE target */
+		uint64_t	wr_va;
+		uint32_t	wr_resid;
+		uint32_t	wr_len;		/* the WRITE's DMA length */
+		bool		nak_sent;	/* seq NAK already sent for this gap */
+		/* pending output, sent when the engine serves the QP */
+		bool		ack_pending;
+		uint8_t		ack_syndrome;
+		uint32_t	ack_psn;
+		struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
+		unsigned	nres, res_next;
+		struct roxe_read_out read;
+		struct roxe_rd_res *atomic_reply;	/* pending ATOMIC ACK */
+		/* UC: drop the rest of a message after a gap */
+		bool		uc_drop;
+	} resp;
+
+	struct roxe_qp_counters	ctr;
+};
+
+/* An engine thread: one port, a shard of the QPs. */
+struct roxe_engine {
+	struct roxe_device	*dev;
+	unsigned		id;
+	pthread_t		thread;
+	struct roxe_port	*port;
+	int			efd;		/* doorbell wakeup */
+	atomic_bool		stop;
+	atomic_bool		sleeping;
+	atomic_ulong		epoch;		/* advances every loop turn */
+	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
+	struct roxe_qp		*ready_head, *ready_tail;
+	struct roxe_qp		*timers;	/* QPs with a timer armed */
+	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
+	/* tx batch */
+	struct roxe_buf		tx[ROXE_RX_BURST];
+	unsigned		ntx;
+};
+
+struct roxe_device {
+	unsigned		nengines;
+	struct roxe_engine	engines[ROXE_MAX_ENGINES];
+	enum roxe_backend	backend;
+	uint32_t		mtu;		/* active IB MTU, bytes */
+	uint8_t			gid[16];
+	uint8_t			mac[6];
+	/* lookups read by engines without locks (see top) */
+	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
+	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
+	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
+	uint32_t		next_qpn, next_mr;
+	uint8_t			key_gen;
+	/* async events */
+	int			async_efd;
+	pthread_mutex_t		async_lock;
+	struct roxe_async_event	async[256];
+	unsigned		async_head, async_tail;
+};
+
+/* --- engine.c --- */
+int roxe_engine_start(struct roxe_engine *e);
+void roxe_engine_stop(struct roxe_engine *e);
+void roxe_engine_doorbell(struct roxe_qp *qp);
+void roxe_dev_quiesce(struct roxe_device *dev);
+/* Frames the state machines send: borrow, fill, queue. */
+struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
+void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
+void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
+void roxe_timer_arm(struct roxe_qp *qp);
+void roxe_timer_disarm(struct roxe_qp *qp);
+
+/* --- mr.c --- */
+struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote);
+/* Check that [va, va+len) lies in the MR, that it belongs to pd, and that
+ * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
+int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
+		  uint64_t va, uint64_t len, unsigned access);
+/* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
+ * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
+ * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
+int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
+
+/* --- cq.c --- */
+struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
+					   uint32_t *granted);
+/* Returns false when the CQ overflowed (the CQE is lost, the CQ in error). */
+bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited);
+void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element);
+
+/* --- device.c, srq.c, completer.c --- */
+void roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
+int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
+uint64_t roxe_rnr_timer_ns(uint8_t code);
+void roxe_completer_progress(struct roxe_qp *qp);
+
+/* --- qp.c --- */
+void roxe_qp_to_error(struct roxe_qp *qp);	/* engine side: flush and stop */
+void roxe_qp_engine_sync(struct roxe_qp *qp);	/* act on a state change */
+uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
+
+/* --- requester.c, completer.c, responder.c --- */
+void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
+void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
+void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
+void roxe_completer_timeout(struct roxe_qp *qp);
+void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st);
+void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
+void roxe_responder_send(struct roxe_qp *qp);			/* ACKs, READ responses */
+
+static inline struct rxe_send_wqe *roxe_sq_wqe(const struct roxe_qp *qp, uint32_t slot)
+{
+	return roxe_queue_slot(&qp->sq, slot);
+}
+
+static inline int roxe_qp_state(const struct roxe_qp *qp)
+{
+	return atomic_load_explicit(&qp->state, memory_order_acquire);
+}
+
+uint64_t roxe_now_ns(void);
+
+#endif /* ROXE_ENGINE_H */

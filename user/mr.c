@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Protection domains and memory regions.
+ *
+ * A key is (table index << 8 | generation): a stale key of a deregistered
+ * MR whose slot was reused does not match the new MR. lkey and rkey are the
+ * same number; the rkey is valid only when remote access was granted.
+ * Engines look keys up without locks (see engine.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+
+#define REMOTE_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		       IBV_ACCESS_REMOTE_ATOMIC)
+#define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | REMOTE_ACCESS)
+
+int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **out)
+{
+	struct roxe_pd *pd;
+
+	if (!dev || !out)
+		return -EINVAL;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	*out = pd;
+	return 0;
+}
+
+int roxe_dealloc_pd(struct roxe_pd *pd)
+{
+	if (!pd)
+		return -EINVAL;
+	if (atomic_load(&pd->users))
+		return -EBUSY;
+	free(pd);
+	return 0;
+}
+
+int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
+		struct roxe_mr **out)
+{
+	struct roxe_device *dev;
+	struct roxe_mr_priv *mr;
+	uint32_t idx, tries;
+
+	if (!pd || !out || (!addr && length) || (access & ~KNOWN_ACCESS))
+		return -EINVAL;
+	/* IBA 10.6.3.1: remote write or atomic needs local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if ((uintptr_t)addr + length < (uintptr_t)addr)
+		return -EINVAL;
+	dev = pd->dev;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	mr->pd = pd;
+	mr->pub.addr = addr;
+	mr->pub.length = length;
+	mr->pub.access = access;
+	mr->iova = (uintptr_t)addr;
+	atomic_store(&mr->valid, true);
+
+	pthread_mutex_lock(&dev->lock);
+	for (tries = 0; tries < ROXE_MAX_MR; tries++) {
+		idx = dev->next_mr++ % ROXE_MAX_MR;
+		if (idx && !atomic_load(&dev->mrs[idx]))
+			break;
+	}
+	if (tries == ROXE_MAX_MR) {
+		pthread_mutex_unlock(&dev->lock);
+		free(mr);
+		return -ENOMEM;
+	}
+	mr->pub.lkey = idx << 8 | dev->key_gen++;
+	mr->pub.rkey = (access & REMOTE_ACCESS) ? mr->pub.lkey : 0;
+	atomic_fetch_add(&pd->users, 1);
+	atomic_store_explicit(&dev->mrs[idx], mr, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	*out = &mr->pub;
+	return 0;
+}
+
+int roxe_dereg_mr(struct roxe_mr *pub)
+{
+	struct roxe_mr_priv *mr = (struct roxe_mr_priv *)pub;
+	struct roxe_device *dev;
+
+	if (!pub)
+		return -EINVAL;
+	dev = mr->pd->dev;
+	atomic_store(&dev->mrs[pub->lkey >> 8], NULL);
+	/* An engine may be copying into it right now: wait it out. */
+	roxe_dev_quiesce(dev);
+	atomic_fetch_sub(&mr->pd->users, 1);
+	free(mr);
+	return 0;
+}
+
+struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote)
+{
+	struct roxe_mr_priv *mr;
+
+	mr = atomic_load_explicit(&dev->mrs[(key >> 8) % ROXE_MAX_MR], memory_order_acquire);
+	if (!mr || (remote ? mr->pub.rkey : mr->pub.lkey) != key || !key)
+		return NULL;
+	if (!atomic_load_explicit(&mr->valid, memory_order_relaxed))
+		return NULL;
+	return mr;
+}
+
+int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
+		  uint64_t va, uint64_t len, unsigned access)
+{
+	if (mr->pd != pd || (mr->pub.access & access) != access)
+		return -EACCES;
+	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->pub.length)
+		return -ERANGE;
+	return 0;
+}
+
+int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
+{
+	uint8_t *p = buf;
+	unsigned i = 0;
+
+	/* Skip whole SGEs before offset. */
+	while (i < num_sge && offset >= sge[i].length) {
+		offset -= sge[i].length;
+		i++;
+	}
+	for (; len && i < num_sge; i++, offset = 0) {
+		uint32_t n = sge[i].length - offset;
+		struct roxe_mr_priv *mr;
+		int err;
+
+		if (n > len)
+			n = len;
+		mr = roxe_mr_lookup(dev, sge[i].lkey, false);
+		if (!mr)
+			return -EACCES;
+		err = roxe_mr_check(mr, pd, sge[i].addr + offset, n,
+				    to_sges ? IBV_ACCESS_LOCAL_WRITE : 0);
+		if (err)
+			return err;
+		if (to_sges)
+			memcpy((void *)(uintptr_t)(sge[i].addr + offset), p, n);
+		else
+			memcpy(p, (const void *)(uintptr_t)(sge[i].addr + offset), n);
+		p += n;
+		len -= n;
+	}
+	return len ? -ERANGE : 0;
+}

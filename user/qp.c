@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Queue pairs: creation, the state machine (modify/query, with attribute
+ * masks checked as ibv_modify_qp does, IBA 11.2.5 table 91), posting work
+ * requests into the rxe uAPI rings, and destruction.
+ *
+ * The application changes qp->state; the owning engine notices on its next
+ * turn (a doorbell is rung) and acts in roxe_qp_engine_sync(): start the
+ * requester/responder at RTR/RTS, flush every WR at ERR, forget all
+ * transport state at RESET.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+#include "roxe/psn.h"
+
+/* --- attribute masks per transition (IBA 11.2.5 table 91) ------------------ */
+#define M(x) IBV_QP_##x
+struct transition {
+	uint32_t req[3], opt[3];	/* indexed by RC, UC, UD */
+};
+
+static int type_index(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? 0 : t == IBV_QPT_UC ? 1 : 2;
+}
+
+static const struct transition *transition(int cur, int next)
+{
+	static const struct transition reset_init = {
+		{ M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS), M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+		  M(PKEY_INDEX) | M(PORT) | M(QKEY) },
+		{ 0, 0, 0 },
+	};
+	static const struct transition init_init = {
+		{ 0, 0, 0 },
+		{ M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS), M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+		  M(PKEY_INDEX) | M(PORT) | M(QKEY) },
+	};
+	static const struct transition init_rtr = {
+		{ M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER),
+		  M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN), 0 },
+		{ M(ACCESS_FLAGS) | M(PKEY_INDEX), M(ACCESS_FLAGS) | M(PKEY_INDEX),
+		  M(PKEY_INDEX) | M(QKEY) },
+	};
+	static const struct transition rtr_rts = {
+		{ M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC),
+		  M(SQ_PSN), M(SQ_PSN) },
+		{ M(CUR_STATE) | M(ACCESS_FLAGS) | M(MIN_RNR_TIMER) | M(PATH_MIG_STATE),
+		  M(CUR_STATE) | M(ACCESS_FLAGS) | M(PATH_MIG_STATE), M(CUR_STATE) | M(QKEY) },
+	};
+	static const struct transition rts_rts = {
+		{ 0, 0, 0 },
+		{ M(CUR_STATE) | M(ACCESS_FLAGS) | M(MIN_RNR_TIMER) | M(PATH_MIG_STATE),
+		  M(CUR_STATE) | M(ACCESS_FLAGS) | M(PATH_MIG_STATE), M(CUR_STATE) | M(QKEY) },
+	};
+	static const struct transition to_sqd = {
+		{ 0, 0, 0 },
+		{ M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY), M(EN_SQD_ASYNC_NOTIFY) },
+	};
+	static const struct transition sqd_sqd = {
+		{ 0, 0, 0 },
+		{ M(AV) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) |
+		  M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC),
+		  M(AV) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(PATH_MIG_STATE),
+		  M(PKEY_INDEX) | M(QKEY) },
+	};
+	static const struct transition sqe_rts = {
+		{ 0, 0, 0 },
+		{ 0, M(CUR_STATE) | M(ACCESS_FLAGS), M(CUR_STATE) | M(QKEY) },
+	};
+	static const struct transition bare = { { 0, 0, 0 }, { 0, 0, 0 } };
+
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
+		return &bare;
+	switch (cur) {
+	case IBV_QPS_RESET:
+		return next == IBV_QPS_INIT ? &reset_init : NULL;
+	case IBV_QPS_INIT:
+		return next == IBV_QPS_INIT ? &init_init : next == IBV_QPS_RTR ? &init_rtr : NULL;
+	case IBV_QPS_RTR:
+		return next == IBV_QPS_RTS ? &rtr_rts : NULL;
+	case IBV_QPS_RTS:
+		return next == IBV_QPS_RTS ? &rts_rts : next == IBV_QPS_SQD ? &to_sqd : NULL;
+	case IBV_QPS_SQD:
+		return next == IBV_QPS_RTS ? &rts_rts : next == IBV_QPS_SQD ? &sqd_sqd : NULL;
+	case IBV_QPS_SQE:
+		return next == IBV_QPS_RTS ? &sqe_rts : NULL;
+	default:
+		return NULL;
+	}
+}
+#undef M
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
+}
+
+/* --- creation -------------------------------------------------------------- */
+static uint32_t sq_elem_size(const struct ibv_qp_cap *cap)
+{
+	uint32_t data = cap->max_send_sge * sizeof(struct rxe_sge);
+
+	if (data < cap->max_inline_data)
+		data = cap->max_inline_data;
+	return sizeof(struct rxe_send_wqe) + data;
+}
+
+static int alloc_qpn(struct roxe_device *dev, struct roxe_qp *qp)
+{
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t tries = 0; tries < ROXE_MAX_QP; tries++) {
+		uint32_t qpn = dev->next_qpn++ % ROXE_MAX_QP;
+
+		if (qpn < 2 || atomic_load(&dev->qps[qpn]))
+			continue;
+		qp->qpn = qpn;
+		atomic_store_explicit(&dev->qps[qpn], qp, memory_order_release);
+		pthread_mutex_unlock(&dev->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return -ENOMEM;
+}
+
+static void qp_free(struct roxe_qp *qp)
+{
+	free(qp->sq_buf);
+	free(qp->rq_buf);
+	free(qp->resp.res);
+	pthread_mutex_destroy(&qp->modify_lock);
+	pthread_spin_destroy(&qp->sq_post_lock);
+	pthread_spin_destroy(&qp->rq_post_lock);
+	free(qp);
+}
+
+int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe_qp **out)
+{
+	struct roxe_device *dev;
+	struct roxe_qp *qp;
+	uint32_t granted;
+	int err;
+
+	if (!pd || !ia || !out || !ia->send_cq || !ia->recv_cq)
+		return -EINVAL;
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD)
+		return -EINVAL;
+	if (ia->cap.max_send_wr > ROXE_MAX_WR || ia->cap.max_recv_wr > ROXE_MAX_WR ||
+	    ia->cap.max_send_sge > ROXE_MAX_SGE || ia->cap.max_recv_sge > ROXE_MAX_SGE ||
+	    ia->cap.max_inline_data > ROXE_MAX_INLINE)
+		return -EINVAL;
+	if (ia->srq && ia->srq->pd != pd)
+		return -EINVAL;
+	dev = pd->dev;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->scq = ia->send_cq;
+	qp->rcq = ia->recv_cq;
+	qp->srq = ia->srq;
+	qp->type = ia->qp_type;
+	qp->sq_sig_all = ia->sq_sig_all;
+	qp->context = ia->qp_context;
+	pthread_mutex_init(&qp->modify_lock, NULL);
+	pthread_spin_init(&qp->sq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_post_lock, PTHREAD_PROCESS_PRIVATE);
+
+	qp->cap = ia->cap;
+	if (qp->cap.max_send_sge < 1)
+		qp->cap.max_send_sge = 1;
+	if (qp->cap.max_recv_sge < 1)
+		qp->cap.max_recv_sge = 1;
+	qp->sq_elem_size = sq_elem_size(&qp->cap);
+	qp->sq_buf = roxe_queue_buf_alloc(qp->cap.max_send_wr, qp->sq_elem_size, &granted);
+	if (!qp->sq_buf)
+		goto nomem;
+	qp->cap.max_send_wr = granted;
+	/* What fits in a slot is what is granted. */
+	qp->sq_elem_size = 1u << qp->sq_buf->log2_elem_size;
+	qp->cap.max_inline_data = qp->sq_elem_size - sizeof(struct rxe_send_wqe);
+	if (qp->cap.max_inline_data > ROXE_MAX_INLINE)
+		qp->cap.max_inline_data = ROXE_MAX_INLINE;
+	if (!qp->srq) {
+		qp->rq_elem_size = sizeof(struct rxe_recv_wqe) +
+				   qp->cap.max_recv_sge * sizeof(struct rxe_sge);
+		qp->rq_buf = roxe_queue_buf_alloc(qp->cap.max_recv_wr, qp->rq_elem_size, &granted);
+		if (!qp->rq_buf)
+			goto nomem;
+		qp->cap.max_recv_wr = granted;
+		roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
+		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+	} else {
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+	}
+	roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
+	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
+	if (!qp->resp.res)
+		goto nomem;
+	atomic_store(&qp->state, IBV_QPS_RESET);
+	qp->eng_state = IBV_QPS_RESET;
+
+	err = alloc_qpn(dev, qp);
+	if (err) {
+		qp_free(qp);
+		return err;
+	}
+	qp->eng = &dev->engines[qp->qpn % dev->nengines];
+	atomic_fetch_add(&pd->users, 1);
+	atomic_fetch_add(&qp->scq->users, 1);
+	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, 1);
+	ia->cap = qp->cap;
+	*out = qp;
+	return 0;
+nomem:
+	qp_free(qp);
+	return -ENOMEM;
+}
+
+uint32_t roxe_qp_num(const struct roxe_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+/* Wait until the owning engine has acted on what we just told it. */
+static void wait_engine(struct roxe_qp *qp)
+{
+	roxe_engine_doorbell(qp);
+	roxe_dev_quiesce(qp->dev);
+}
+
+int roxe_destroy_qp(struct roxe_qp *qp)
+{
+	struct roxe_device *dev;
+
+	if (!qp)
+		return -EINVAL;
+	dev = qp->dev;
+	atomic_store(&dev->qps[qp->qpn], NULL);
+	atomic_store(&qp->dying, true);
+	while (!atomic_load(&qp->detached))
+		wait_engine(qp);
+	atomic_fetch_sub(&qp->pd->users, 1);
+	atomic_fetch_sub(&qp->scq->users, 1);
+	atomic_fetch_sub(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&qp->srq->users, 1);
+	qp_free(qp);
+	return 0;
+}
+
+/* --- modify / query ---------------------------------------------------------- */
+static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct roxe_device *dev = qp->dev;
+
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (!mtu_bytes(a->path_mtu) || mtu_bytes(a->path_mtu) > dev->mtu))
+		return -EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROXE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > ROXE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > ROXE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(unsigned)(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED)
+		return -EINVAL;	/* no alternate path */
+	if (mask & IBV_QP_AV) {
+		const struct ibv_ah_attr *ah = &a->ah_attr;
+
+		/* RoCE needs a GRH: the GID is the peer's IP address. */
+		if (!ah->is_global || ah->port_num > 1 || ah->grh.sgid_index != 0)
+			return -EINVAL;
+		if (roxe_gid_is_v4(ah->grh.dgid.raw) != roxe_gid_is_v4(dev->gid))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_qp_attr *q = &qp->attr;
+
+#define TAKE(bit, field) do { if (mask & (bit)) q->field = a->field; } while (0)
+	TAKE(IBV_QP_PKEY_INDEX, pkey_index);
+	TAKE(IBV_QP_PORT, port_num);
+	TAKE(IBV_QP_ACCESS_FLAGS, qp_access_flags);
+	TAKE(IBV_QP_QKEY, qkey);
+	TAKE(IBV_QP_AV, ah_attr);
+	TAKE(IBV_QP_PATH_MTU, path_mtu);
+	TAKE(IBV_QP_DEST_QPN, dest_qp_num);
+	TAKE(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+	TAKE(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
+	TAKE(IBV_QP_TIMEOUT, timeout);
+	TAKE(IBV_QP_RETRY_CNT, retry_cnt);
+	TAKE(IBV_QP_RNR_RETRY, rnr_retry);
+	TAKE(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+	TAKE(IBV_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+	TAKE(IBV_QP_PATH_MIG_STATE, path_mig_state);
+#undef TAKE
+	if (mask & IBV_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn & ROXE_PSN_MASK;
+	if (mask & IBV_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn & ROXE_PSN_MASK;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->mtu = mtu_bytes(a->path_mtu);
+	if (mask & IBV_QP_TIMEOUT)	/* 4.096 us * 2^timeout; 0: infinite */
+		qp->timeout_ns = a->timeout ? 4096ull << a->timeout : 0;
+	if (mask & IBV_QP_AV) {
+		struct roxe_frame_addr *p = &qp->path;
+		const struct ibv_global_route *g = &a->ah_attr.grh;
+
+		memcpy(p->smac, qp->dev->mac, 6);
+		memcpy(p->sgid, qp->dev->gid, 16);
+		memcpy(p->dgid, g->dgid.raw, 16);
+		p->tclass = g->traffic_class;
+		p->hop_limit = g->hop_limit;
+		p->flow_label = g->flow_label;
+		roxe_dev_resolve_mac(qp->dev, p->dgid, p->dmac);
+	}
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
+		qp->path.sport = qp->eng->port->fixed_sport ? qp->eng->port->fixed_sport :
+				 roxe_flow_sport(qp->qpn, q->dest_qp_num);
+}
+
+int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	const struct transition *t;
+	int cur, next, ti, err;
+
+	if (!qp || !attr)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->modify_lock);
+	cur = roxe_qp_state(qp);
+	if ((mask & IBV_QP_CUR_STATE) && (int)attr->cur_qp_state != cur &&
+	    !(cur == IBV_QPS_SQE && attr->cur_qp_state == IBV_QPS_RTS)) {
+		err = -EINVAL;
+		goto out;
+	}
+	next = (mask & IBV_QP_STATE) ? (int)attr->qp_state : cur;
+	t = transition(cur, next);
+	ti = type_index(qp->type);
+	err = -EINVAL;
+	if (!t || (qp->type == IBV_QPT_RC && cur == IBV_QPS_SQE))
+		goto out;
+	if ((mask & t->req[ti]) != t->req[ti])
+		goto out;
+	if (mask & ~(t->req[ti] | t->opt[ti] | IBV_QP_STATE))
+		goto out;
+	err = check_attrs(qp, attr, mask);
+	if (err)
+		goto out;
+
+	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
+		/* The engine drops everything it knows about the QP first. */
+		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
+		while (qp->eng_state != IBV_QPS_RESET)
+			wait_engine(qp);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+		roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
+		if (qp->rq_buf)
+			roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
+		err = 0;
+		goto out;
+	}
+	apply_attrs(qp, attr, mask);
+	qp->attr.qp_state = next;
+	if (cur != next) {
+		atomic_store_explicit(&qp->state, next, memory_order_release);
+		roxe_engine_doorbell(qp);
+	}
+	err = 0;
+out:
+	pthread_mutex_unlock(&qp->modify_lock);
+	return err;
+}
+
+int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
+		  struct roxe_qp_init_attr *ia)
+{
+	(void)mask;	/* like libibverbs: everything is filled in */
+	if (!qp || !attr)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->modify_lock);
+	*attr = qp->attr;
+	attr->qp_state = roxe_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	pthread_mutex_unlock(&qp->modify_lock);
+	if (ia) {
+		ia->send_cq = qp->scq;
+		ia->recv_cq = qp->rcq;
+		ia->srq = qp->srq;
+		ia->cap = qp->cap;
+		ia->qp_type = qp->type;
+		ia->sq_sig_all = qp->sq_sig_all;
+		ia->qp_context = qp->context;
+	}
+	return 0;
+}
+
+/* --- posting -------------------------------------------------------------------- */
+static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t != IBV_QPT_UD;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	uint64_t length = 0;
+	bool is_inline = (wr->send_flags & IBV_SEND_INLINE) &&
+			 wr->opcode != IBV_WR_RDMA_READ &&
+			 wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+			 wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	if (!opcode_ok(qp->type, wr->opcode) || wr->num_sge < 0)
+		return -EINVAL;
+	if (!is_inline && (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		length += wr->sg_list[i].length;
+	if (is_inline && length > qp->cap.max_inline_data)
+		return -EINVAL;
+	if (length > 0x80000000ull)	/* IBA: 2^31 bytes per message */
+		return -EINVAL;
+	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (wr->num_sge != 1 || length != 8))
+		return -EINVAL;
+	if (qp->type == IBV_QPT_UD && (!wr->wr.ud.ah || length > qp->dev->mtu))
+		return -EINVAL;
+
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = wr->wr_id;
+	w->wr.opcode = wr->opcode;
+	w->wr.send_flags = wr->send_flags;
+	if (qp->sq_sig_all)
+		w->wr.send_flags |= IBV_SEND_SIGNALED;
+	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
+		w->wr.ex.invalidate_rkey = wr->invalidate_rkey;
+	else
+		w->wr.ex.imm_data = wr->imm_data;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		w->wr.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		w->wr.wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		w->wr.wr.atomic.swap = wr->wr.atomic.swap;
+		w->wr.wr.atomic.rkey = wr->wr.atomic.rkey;
+		w->iova = wr->wr.atomic.remote_addr;
+	} else if (qp->type == IBV_QPT_UD) {
+		const struct roxe_ah *ah = (const struct roxe_ah *)wr->wr.ud.ah;
+
+		w->wr.wr.ud.remote_qpn = wr->wr.ud.remote_qpn & ROXE_QPN_MASK;
+		w->wr.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		w->wr.wr.ud.av = ah->av;
+	} else {
+		w->wr.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->wr.wr.rdma.rkey = wr->wr.rdma.rkey;
+		w->iova = wr->wr.rdma.remote_addr;
+	}
+	if (is_inline) {
+		uint8_t *p = w->dma.inline_data;
+
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+		w->dma.num_sge = 0;
+	} else {
+		for (int i = 0; i < wr->num_sge; i++) {
+			w->dma.sge[i].addr = wr->sg_list[i].addr;
+			w->dma.sge[i].length = wr->sg_list[i].length;
+			w->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		w->dma.num_sge = (uint32_t)wr->num_sge;
+	}
+	w->dma.length = (uint32_t)length;
+	w->dma.resid = (uint32_t)length;
+	w->ssn = qp->ssn++;
+	w->state = ROXE_WQE_POSTED;
+	return 0;
+}
+
+int roxe_post_send(struct roxe_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	int st, err = 0;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	st = roxe_qp_state(qp);
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+	pthread_spin_lock(&qp->sq_post_lock);
+	for (; wr; wr = wr->next) {
+		if (roxe_queue_full(&qp->sq_prod)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = fill_send_wqe(qp, roxe_queue_producer_slot(&qp->sq_prod), wr);
+		if (err)
+			break;
+		roxe_queue_produce(&qp->sq_prod);
+	}
+	pthread_spin_unlock(&qp->sq_post_lock);
+	if (err && bad_wr)
+		*bad_wr = wr;
+	roxe_engine_doorbell(qp);
+	return err;
+}
+
+/* Shared by QP receive queues and SRQs. */
+int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge)
+{
+	uint64_t length = 0;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	for (int i = 0; i < wr->num_sge; i++) {
+		w->dma.sge[i].addr = wr->sg_list[i].addr;
+		w->dma.sge[i].length = wr->sg_list[i].length;
+		w->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		length += wr->sg_list[i].length;
+	}
+	if (length > 0x80000000ull)
+		return -EINVAL;
+	w->dma.num_sge = (uint32_t)wr->num_sge;
+	w->dma.length = (uint32_t)length;
+	w->dma.resid = (uint32_t)length;
+	return 0;
+}
+
+int roxe_post_recv(struct roxe_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	int err = 0;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	if (qp->srq || roxe_qp_state(qp) == IBV_QPS_RESET) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_post_lock);
+	for (; wr; wr = wr->next) {
+		if (roxe_queue_full(&qp->rq_prod)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = roxe_fill_recv_wqe(roxe_queue_producer_slot(&qp->rq_prod), wr,
+					 qp->cap.max_recv_sge);
+		if (err)
+			break;
+		roxe_queue_produce(&qp->rq_prod);
+	}
+	pthread_spin_unlock(&qp->rq_post_lock);
+	if (err && bad_wr)
+		*bad_wr = wr;
+	/* A responder waiting out an RNR may now have a buffer. */
+	roxe_engine_doorbell(qp);
+	return err;
+}
+
+/* --- the engine's side of state changes ----------------------------------------- */
+static void flush_wc(struct roxe_cq *cq, uint64_t wr_id, uint32_t qpn, enum ibv_wc_opcode op)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = wr_id,
+		.status = IBV_WC_WR_FLUSH_ERR,
+		.opcode = op,
+		.qp_num = qpn,
+	};
+
+	roxe_cq_post(cq, &wc, false);
+}
+
+/* Complete every outstanding WR with IBV_WC_WR_FLUSH_ERR (IBA 10.3.1). */
+static void flush(struct roxe_qp *qp)
+{
+	while (!roxe_queue_empty(&qp->sq))
+		roxe_complete_wqe(qp, roxe_sq_wqe(qp, qp->sq.index), IBV_WC_WR_FLUSH_ERR);
+	qp->req.wqe = qp->sq.index;
+	qp->req.rd_atomic = 0;
+	if (qp->resp.rwqe_valid) {
+		flush_wc(qp->rcq, qp->resp.rwqe.wr_id, qp->qpn, IBV_WC_RECV);
+		qp->resp.rwqe_valid = false;
+	}
+	if (!qp->srq)
+		while (!roxe_queue_empty(&qp->rq)) {
+			const struct rxe_recv_wqe *w = roxe_queue_consumer_slot(&qp->rq);
+
+			flush_wc(qp->rcq, w->wr_id, qp->qpn, IBV_WC_RECV);
+			roxe_queue_consume(&qp->rq);
+		}
+	qp->comp.deadline = 0;
+	qp->req.rnr_wait = false;
+	roxe_timer_disarm(qp);
+	qp->resp.read.active = false;
+	qp->resp.ack_pending = false;
+}
+
+static void reset(struct roxe_qp *qp)
+{
+	struct roxe_rd_res *res = qp->resp.res;
+
+	roxe_timer_disarm(qp);
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	memset(res, 0, ROXE_MAX_RD_ATOMIC * sizeof(*res));
+	qp->resp.res = res;
+	/* Empty both rings; posting is refused in RESET, the locks make sure
+	 * no post is half done. */
+	pthread_spin_lock(&qp->sq_post_lock);
+	qp->sq_buf->producer_index = qp->sq_buf->consumer_index = 0;
+	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	pthread_spin_unlock(&qp->sq_post_lock);
+	if (qp->rq_buf) {
+		pthread_spin_lock(&qp->rq_post_lock);
+		qp->rq_buf->producer_index = qp->rq_buf->consumer_index = 0;
+		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+		pthread_spin_unlock(&qp->rq_post_lock);
+	}
+}
+
+void roxe_qp_engine_sync(struct roxe_qp *qp)
+{
+	int st = roxe_qp_state(qp);
+
+	if (st == qp->eng_state) {
+		if (st == IBV_QPS_ERR)
+			flush(qp);	/* WRs posted while in error */
+		return;
+	}
+	/* The engine may see several transitions at once (RESET to RTS
+	 * between two turns): initialise everything the new state needs. */
+	if (st == IBV_QPS_RESET) {
+		reset(qp);
+	} else if (st == IBV_QPS_ERR) {
+		flush(qp);
+	} else {
+		if (st >= IBV_QPS_RTR && qp->eng_state < IBV_QPS_RTR) {
+			qp->resp.psn = qp->attr.rq_psn;
+			qp->resp.msn = 0;
+		}
+		if (st >= IBV_QPS_RTS && qp->eng_state < IBV_QPS_RTS) {
+			qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+			qp->req.wqe = qp->sq.index;
+			qp->comp.retry_cnt = qp->attr.retry_cnt;
+			qp->comp.rnr_retry = qp->attr.rnr_retry;
+		}
+	}
+	qp->eng_state = st;
+}
+
+/* A transport error: the engine moves the QP to ERR itself, unless the
+ * application changed the state meanwhile (then its change wins). */
+void roxe_qp_to_error(struct roxe_qp *qp)
+{
+	int expected = qp->eng_state;
+
+	atomic_compare_exchange_strong(&qp->state, &expected, IBV_QPS_ERR);
+	roxe_qp_engine_sync(qp);
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The requester: turns send WQEs into request packets (IBA 9.7.4).
+ *
+ * It walks the send queue from req.wqe in order:
+ *   SEND, WRITE   ceil(length / MTU) packets (one for an empty message),
+ *                 FIRST/MIDDLE/LAST or ONLY, one PSN each
+ *   READ          one request, which consumes one PSN per response packet
+ *   ATOMIC        one request, one PSN
+ *   LOCAL_INV     no packet: takes effect in order, completes when reached
+ * while the RC window allows: at most ROXE_MAX_INFLIGHT PSNs unacknowledged,
+ * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
+ * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait.
+ *
+ * Go-back-N (roxe_requester_retry) points req.wqe/req.psn back at the WQE
+ * holding a PSN; WQEs already sent keep their PSNs and are simply walked
+ * again, from the right offset (a partly answered READ restarts at the
+ * first byte not yet received).
+ *
+ * UC and UD WQEs complete as soon as their last packet is queued; RC WQEs
+ * wait for the completer.
+ */
+#include <string.h>
+#include "engine.h"
+#include "roxe/psn.h"
+
+static bool is_read_or_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* PSNs a WQE takes: responses for a READ, packets otherwise. */
+uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	uint32_t len = w->dma.length;
+
+	switch (w->wr.opcode) {
+	case IBV_WR_LOCAL_INV:
+		return 0;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return 1;
+	default:
+		return len ? (len + qp->mtu - 1) / qp->mtu : 1;
+	}
+}
+
+static uint8_t rc_opcode(uint32_t wr_op, bool first, bool last)
+{
+	switch (wr_op) {
+	case IBV_WR_RDMA_READ:
+		return ROXE_OP_RC_RDMA_READ_REQUEST;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return ROXE_OP_RC_COMPARE_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return ROXE_OP_RC_FETCH_ADD;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (first && last)
+			return wr_op == IBV_WR_RDMA_WRITE ? ROXE_OP_RC_RDMA_WRITE_ONLY :
+			       ROXE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+		if (first)
+			return ROXE_OP_RC_RDMA_WRITE_FIRST;
+		if (!last)
+			return ROXE_OP_RC_RDMA_WRITE_MIDDLE;
+		return wr_op == IBV_WR_RDMA_WRITE ? ROXE_OP_RC_RDMA_WRITE_LAST :
+		       ROXE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE;
+	default:	/* SEND, SEND_WITH_IMM, SEND_WITH_INV */
+		if (first && !last)
+			return ROXE_OP_RC_SEND_FIRST;
+		if (!last)
+			return ROXE_OP_RC_SEND_MIDDLE;
+		if (wr_op == IBV_WR_SEND_WITH_IMM)
+			return first ? ROXE_OP_RC_SEND_ONLY_WITH_IMMEDIATE :
+			       ROXE_OP_RC_SEND_LAST_WITH_IMMEDIATE;
+		if (wr_op == IBV_WR_SEND_WITH_INV)
+			return first ? ROXE_OP_RC_SEND_ONLY_WITH_INVALIDATE :
+			       ROXE_OP_RC_SEND_LAST_WITH_INVALIDATE;
+		return first ? ROXE_OP_RC_SEND_ONLY : ROXE_OP_RC_SEND_LAST;
+	}
+}
+
+static uint8_t req_opcode(enum ibv_qp_type t, uint32_t wr_op, bool first, bool last)
+{
+	if (t == IBV_QPT_UD)
+		return wr_op == IBV_WR_SEND_WITH_IMM ? ROXE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+		       ROXE_OP_UD_SEND_ONLY;
+	/* UC opcodes are the RC ones with bit 5 set (IBA table 35). */
+	return rc_opcode(wr_op, first, last) | (t == IBV_QPT_UC ? 0x20 : 0);
+}
+
+/* UD: addressing from the WQE's address vector. */
+static void ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe *w, struct roxe_frame_addr *a)
+{
+	const struct rxe_av *av = &w->wr.wr.ud.av;
+	struct roxe_port *port = qp->eng->port;
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a->smac, qp->dev->mac, 6);
+	memcpy(a->dmac, av->dmac, 6);
+	memcpy(a->sgid, qp->dev->gid, 16);
+	memcpy(a->dgid, av->grh.dgid.raw, 16);
+	a->tclass = av->grh.traffic_class;
+	a->hop_limit = av->grh.hop_limit;
+	a->flow_label = av->grh.flow_label;
+	a->sport = port->fixed_sport ? port->fixed_sport :
+		   roxe_flow_sport(qp->qpn, w->wr.wr.ud.remote_qpn);
+}
+
+/* Build and queue the next packet of w. Returns false when no transmit
+ * buffer is free (try again next turn) or the WQE failed locally. */
+static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
+{
+	struct roxe_engine *e = qp->eng;
+	uint32_t op = w->wr.opcode, len = w->dma.length, off = qp->req.offset;
+	bool rd_at = is_read_or_atomic(op);
+	uint32_t payload = rd_at ? 0 : (len - off < qp->mtu ? len - off : qp->mtu);
+	bool first = off == 0, last = rd_at || off + payload >= len;
+	struct roxe_frame_hdr h = { 0 };
+	struct roxe_frame_addr ud;
+	struct roxe_pkt pkt;
+	struct roxe_buf *b;
+	uint8_t *dst;
+
+	b = roxe_engine_tx_buf(e);
+	if (!b)
+		return false;
+	h.opcode = req_opcode(qp->type, op, first, last);
+	h.se = last && (w->wr.send_flags & IBV_SEND_SOLICITED) &&
+	       (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		op == IBV_WR_SEND_WITH_INV || op == IBV_WR_RDMA_WRITE_WITH_IMM);
+	h.pkey = ROXE_DEFAULT_PKEY;
+	h.psn = qp->req.psn;
+	h.dqpn = qp->type == IBV_QPT_UD ? w->wr.wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	if (qp->type == IBV_QPT_RC)
+		h.ackreq = last || ++qp->req.since_ackreq >= ROXE_ACKREQ_EVERY;
+	if (h.ackreq)
+		qp->req.since_ackreq = 0;
+	if (op == IBV_WR_RDMA_READ || (first && (op == IBV_WR_RDMA_WRITE ||
+						  op == IBV_WR_RDMA_WRITE_WITH_IMM))) {
+		h.va = w->iova + off;
+		h.rkey = w->wr.wr.rdma.rkey;
+		h.dma_len = len - off;
+	} else if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		h.va = w->wr.wr.atomic.remote_addr;
+		h.rkey = w->wr.wr.atomic.rkey;
+		h.swap_add = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.swap :
+			     w->wr.wr.atomic.compare_add;
+		h.compare = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.compare_add : 0;
+	}
+	h.imm = w->wr.ex.imm_data;
+	h.inv_rkey = w->wr.ex.invalidate_rkey;
+	if (qp->type == IBV_QPT_UD) {
+		/* A Q_Key with the high bit set means "use the QP's own". */
+		h.qkey = (int32_t)w->wr.wr.ud.remote_qkey < 0 ? qp->attr.qkey :
+			 w->wr.wr.ud.remote_qkey;
+		h.src_qpn = qp->qpn;
+		ud_addr(qp, w, &ud);
+	}
+	if (roxe_frame_hdrs(b->data, b->cap, qp->type == IBV_QPT_UD ? &ud : &qp->path,
+			    &h, payload, &pkt))
+		goto local_error;
+	dst = b->data + pkt.payload_off;
+	if (payload && (w->wr.send_flags & IBV_SEND_INLINE))
+		memcpy(dst, w->dma.inline_data + off, payload);
+	else if (payload && roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, off,
+					  dst, payload, false))
+		goto local_error;
+	b->len = roxe_frame_seal(b->data, &pkt);
+	roxe_engine_tx_commit(e, qp, b);
+
+	if (op == IBV_WR_RDMA_READ) {
+		qp->req.psn = roxe_psn_add(w->first_psn, roxe_qp_send_wqe_psns(qp, w));
+		qp->req.offset = len;
+	} else {
+		qp->req.psn = roxe_psn_add(qp->req.psn, 1);
+		qp->req.offset = off + payload;
+	}
+	return true;
+
+local_error:
+	roxe_port_tx_free(e->port, b, 1);
+	w->status = IBV_WC_LOC_PROT_ERR;
+	return false;
+}
+
+/* May w start now? Checks the RC window, rd_atomic and fence limits. */
+static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	uint32_t inflight;
+
+	if (qp->type != IBV_QPT_RC)
+		return true;
+	if ((w->wr.send_flags & IBV_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	if (is_read_or_atomic(w->wr.opcode) &&
+	    qp->req.rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
+		return false;
+	inflight = (uint32_t)roxe_psn_diff(qp->req.psn, qp->comp.psn);
+	/* A READ bigger than the window may go alone. */
+	return !inflight || inflight + roxe_qp_send_wqe_psns(qp, w) <= ROXE_MAX_INFLIGHT;
+}
+
+void roxe_requester(struct roxe_qp *qp)
+{
+	unsigned budget = ROXE_TX_BUDGET;
+	int st = qp->eng_state;
+
+	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->req.rnr_wait)
+		return;
+	while (budget && qp->req.wqe != roxe_queue_producer_index(&qp->sq)) {
+		struct rxe_send_wqe *w = roxe_sq_wqe(qp, qp->req.wqe);
+		uint32_t op = w->wr.opcode;
+
+		if (w->state == ROXE_WQE_POSTED) {
+			/* SQD: finish what was started, start nothing new. */
+			if (st == IBV_QPS_SQD || !may_start(qp, w))
+				return;
+			w->first_psn = qp->req.psn;
+			w->last_psn = roxe_psn_add(qp->req.psn, roxe_qp_send_wqe_psns(qp, w) - 1);
+			w->state = ROXE_WQE_SENDING;
+			qp->req.offset = 0;
+			if (op == IBV_WR_LOCAL_INV) {
+				struct roxe_mr_priv *mr =
+					roxe_mr_lookup(qp->dev, w->wr.ex.invalidate_rkey, false);
+
+				if (mr && mr->pd == qp->pd)
+					atomic_store(&mr->valid, false);
+				else
+					w->status = IBV_WC_MW_BIND_ERR;
+				w->state = ROXE_WQE_SENT;
+				qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+				roxe_completer_progress(qp);
+				continue;
+			}
+		} else if (op == IBV_WR_LOCAL_INV) {
+			/* Walked again after go-back-N: it already took effect. */
+			qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+			continue;
+		}
+		w->state = ROXE_WQE_SENDING;
+		if (!send_packet(qp, w)) {
+			if (w->status != IBV_WC_SUCCESS) {
+				roxe_qp_to_error(qp);
+				return;
+			}
+			roxe_engine_ready(qp->eng, qp);	/* out of buffers */
+			return;
+		}
+		if (is_read_or_atomic(op))
+			qp->req.rd_atomic++;
+		budget--;
+		if (qp->req.offset < w->dma.length && !is_read_or_atomic(op))
+			continue;
+		/* Last packet of w queued. */
+		w->state = ROXE_WQE_SENT;
+		qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+		qp->req.offset = 0;
+		if (qp->type != IBV_QPT_RC) {
+			roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+		} else if (!qp->comp.deadline && qp->timeout_ns) {
+			qp->comp.deadline = qp->eng->now + qp->timeout_ns;
+			roxe_timer_arm(qp);
+		}
+	}
+	if (budget == 0)
+		roxe_engine_ready(qp->eng, qp);
+}
+
+void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
+{
+	uint32_t slot = qp->sq.index;
+	uint32_t end = roxe_queue_next(&qp->sq, qp->req.wqe);
+
+	for (; slot != end; slot = roxe_queue_next(&qp->sq, slot)) {
+		struct rxe_send_wqe *w = roxe_sq_wqe(qp, slot);
+		uint32_t from = (uint32_t)roxe_psn_diff(psn, w->first_psn);
+
+		if (w->state == ROXE_WQE_POSTED)
+			break;
+		if (roxe_psn_diff(psn, w->first_psn) < 0 || roxe_psn_diff(psn, w->last_psn) > 0)
+			continue;
+		qp->req.wqe = slot;
+		qp->req.psn = psn;
+		qp->req.offset = from * qp->mtu;
+		if (qp->req.offset > w->dma.length)
+			qp->req.offset = w->dma.length;
+		/* Every earlier READ/ATOMIC is done (the completer retires
+		 * in order); the ones walked again count afresh. */
+		qp->req.rd_atomic = 0;
+		qp->req.since_ackreq = 0;
+		qp->ctr.retransmits++;
+		roxe_engine_ready(qp->eng, qp);
+		return;
+	}
+}

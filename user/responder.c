@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The responder: executes incoming requests (IBA 9.7.5, 9.8, 9.9).
+ *
+ * RC, for a request with PSN p against the expected PSN e:
+ *   p > e   out of sequence: one "PSN sequence error" NAK per gap, drop
+ *   p < e   duplicate: SEND/WRITE are re-acknowledged, READs are answered
+ *           again from the recorded request (from the PSN asked for: a
+ *           restarted READ), ATOMICs get their recorded reply: nothing is
+ *           executed twice
+ *   p == e  checked in this order: opcode sequence and length (NAK invalid
+ *           request), a receive WQE for SEND and WRITE-with-immediate (RNR
+ *           NAK with min_rnr_timer when there is none; e does not move),
+ *           R_Key, access and bounds (NAK remote access error), placement
+ *           into the receive WQE's SGEs (too long: NAK invalid request and a
+ *           LOC_LEN_ERR completion; bad lkey: NAK remote operational error).
+ *           Then e advances (by the response count for a READ), the MSN
+ *           counts finished messages, and an ACK is owed when AckReq is set.
+ *           Owed ACKs are coalesced into one per QP per engine turn.
+ * Errors of the NAK kinds also move the QP to the error state (class C).
+ *
+ * UC: no ACKs; a PSN gap, a missing receive WQE or a bad R_Key silently
+ * drops the rest of the message, and reception resumes at the next
+ * FIRST/ONLY packet. UD: one-packet messages, Q_Key checked, the 40-byte
+ * GRH placed first in the receive buffer (an IPv4 header sits in its last
+ * 20 bytes), the source QP and flags in the completion.
+ */
+#include <string.h>
+#include "engine.h"
+#include "roxe/psn.h"
+
+/* --- receive WQEs ----------------------------------------------------------- */
+static bool take_rwqe(struct roxe_qp *qp)
+{
+	struct roxe_queue *q = qp->srq ? &qp->srq->cons : &qp->rq;
+	const struct rxe_recv_wqe *w;
+	bool ok = false;
+
+	if (qp->resp.rwqe_valid)
+		return true;
+	if (qp->srq)
+		pthread_spin_lock(&qp->srq->lock);
+	if (!roxe_queue_empty(q)) {
+		uint32_t n;
+
+		w = roxe_queue_consumer_slot(q);
+		n = w->dma.num_sge <= ROXE_MAX_SGE ? w->dma.num_sge : ROXE_MAX_SGE;
+		qp->resp.rwqe.wr_id = w->wr_id;
+		qp->resp.rwqe.length = w->dma.length;
+		qp->resp.rwqe.num_sge = n;
+		qp->resp.rwqe.offset = 0;
+		memcpy(qp->resp.rwqe.sge, w->dma.sge, n * sizeof(struct rxe_sge));
+		roxe_queue_consume(q);
+		ok = true;
+		if (qp->srq) {
+			unsigned limit = atomic_load(&qp->srq->limit);
+
+			if (limit && roxe_queue_count_from(q, q->index) < limit &&
+			    atomic_exchange(&qp->srq->limit, 0))
+				roxe_async_event(qp->dev, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq);
+		}
+	}
+	if (qp->srq)
+		pthread_spin_unlock(&qp->srq->lock);
+	qp->resp.rwqe_valid = ok;
+	return ok;
+}
+
+static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
+			  uint32_t byte_len, const struct roxe_frame_hdr *h, unsigned flags)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = qp->resp.rwqe.wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.wc_flags = flags,
+	};
+
+	if (h && (flags & IBV_WC_WITH_INV))
+		wc.ex.invalidate_rkey = h->inv_rkey;
+	else if (h && (flags & IBV_WC_WITH_IMM))
+		wc.ex.imm_data = h->imm;
+	if (h && qp->type == IBV_QPT_UD)
+		wc.src_qp = h->src_qpn;
+	qp->resp.rwqe_valid = false;
+	roxe_cq_post(qp->rcq, &wc, h && h->se);
+}
+
+/* --- sending ACKs, NAKs and responses ---------------------------------------- */
+static struct roxe_buf *build(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
+			      uint32_t payload_len, struct roxe_pkt *pkt)
+{
+	struct roxe_buf *b = roxe_engine_tx_buf(qp->eng);
+
+	if (!b)
+		return NULL;
+	if (roxe_frame_hdrs(b->data, b->cap, &qp->path, h, payload_len, pkt)) {
+		roxe_port_tx_free(qp->eng->port, b, 1);
+		return NULL;
+	}
+	return b;
+}
+
+static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint32_t psn,
+		     uint64_t orig)
+{
+	struct roxe_frame_hdr h = {
+		.opcode = opcode,
+		.pkey = ROXE_DEFAULT_PKEY,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn,
+		.syndrome = syndrome,
+		.msn = qp->resp.msn,
+		.orig = orig,
+	};
+	struct roxe_pkt pkt;
+	struct roxe_buf *b = build(qp, &h, 0, &pkt);
+
+	if (!b)
+		return false;
+	b->len = roxe_frame_seal(b->data, &pkt);
+	roxe_engine_tx_commit(qp->eng, qp, b);
+	return true;
+}
+
+static void nak(struct roxe_qp *qp, uint8_t code, uint32_t psn)
+{
+	if (code < 5)
+		qp->ctr.naks_sent[code]++;
+	send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_NAK | code, psn, 0);
+}
+
+/* A class C error: NAK, complete the receive WQE in progress, enter ERR. */
+static void fail(struct roxe_qp *qp, uint8_t code, uint32_t psn, enum ibv_wc_status st)
+{
+	nak(qp, code, psn);
+	if (qp->resp.rwqe_valid)
+		complete_rwqe(qp, st, IBV_WC_RECV, 0, NULL, 0);
+	roxe_qp_to_error(qp);
+}
+
+static void owe_ack(struct roxe_qp *qp, uint32_t psn)
+{
+	qp->resp.ack_pending = true;
+	qp->resp.ack_psn = psn;
+	roxe_engine_ready(qp->eng, qp);
+}
+
+/* Stream READ responses: up to the budget, then come back next turn. */
+static void send_read_responses(struct roxe_qp *qp)
+{
+	struct roxe_read_out *r = &qp->resp.read;
+	unsigned budget = ROXE_TX_BUDGET;
+
+	while (r->active && budget--) {
+		bool first = r->psn == r->first_psn, last = r->psn == r->last_psn;
+		uint32_t len = r->resid < qp->mtu ? r->resid : qp->mtu;
+		struct roxe_frame_hdr h = {
+			.pkey = ROXE_DEFAULT_PKEY,
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = r->psn,
+			.syndrome = ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
+			.msn = qp->resp.msn,
+		};
+		struct roxe_pkt pkt;
+		struct roxe_buf *b;
+
+		h.opcode = first && last ? ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY :
+			   first ? ROXE_OP_RC_RDMA_READ_RESPONSE_FIRST :
+			   last ? ROXE_OP_RC_RDMA_READ_RESPONSE_LAST :
+			   ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		b = build(qp, &h, len, &pkt);
+		if (!b)
+			break;
+		if (len)
+			memcpy(b->data + pkt.payload_off, (const void *)(uintptr_t)r->va, len);
+		b->len = roxe_frame_seal(b->data, &pkt);
+		roxe_engine_tx_commit(qp->eng, qp, b);
+		r->va += len;
+		r->resid -= len;
+		if (last)
+			r->active = false;
+		else
+			r->psn = roxe_psn_add(r->psn, 1);
+	}
+	if (r->active)
+		roxe_engine_ready(qp->eng, qp);
+}
+
+void roxe_responder_send(struct roxe_qp *qp)
+{
+	if (qp->type != IBV_QPT_RC || qp->eng_state < IBV_QPS_RTR || qp->eng_state == IBV_QPS_ERR)
+		return;
+	if (qp->resp.ack_pending &&
+	    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
+		     qp->resp.ack_psn, 0))
+		qp->resp.ack_pending = false;
+	send_read_responses(qp);
+	if (qp->resp.ack_pending)
+		roxe_engine_ready(qp->eng, qp);
+}
+
+/* Start answering READ resource r from response PSN psn. */
+static void start_read(struct roxe_qp *qp, const struct roxe_rd_res *r, uint32_t psn)
+{
+	uint32_t skip = (uint32_t)roxe_psn_diff(psn, r->psn) * qp->mtu;
+	struct roxe_read_out *o = &qp->resp.read;
+
+	o->active = true;
+	o->first_psn = psn;	/* a restarted READ begins with a FIRST again */
+	o->last_psn = r->last_psn;
+	o->psn = psn;
+	o->va = r->va + skip;
+	o->resid = r->length - (skip < r->length ? skip : r->length);
+	roxe_engine_ready(qp->eng, qp);
+}
+
+static struct roxe_rd_res *new_res(struct roxe_qp *qp)
+{
+	unsigned n = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
+	struct roxe_rd_res *r = &qp->resp.res[qp->resp.res_next++ % n];
+
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static struct roxe_rd_res *find_res(struct roxe_qp *qp, uint32_t psn)
+{
+	for (unsigned i = 0; i < ROXE_MAX_RD_ATOMIC; i++) {
+		struct roxe_rd_res *r = &qp->resp.res[i];
+
+		if (r->opcode && roxe_psn_diff(psn, r->psn) >= 0 &&
+		    roxe_psn_diff(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* --- RC ------------------------------------------------------------------------ */
+static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	struct roxe_rd_res *r;
+
+	qp->ctr.duplicates++;
+	switch (h->opcode) {
+	case ROXE_OP_RC_RDMA_READ_REQUEST:
+		r = find_res(qp, h->psn);
+		/* The read being re-asked must be the one we recorded. */
+		if (r && r->opcode == h->opcode && r->rkey == h->rkey)
+			start_read(qp, r, h->psn);
+		return;
+	case ROXE_OP_RC_COMPARE_SWAP:
+	case ROXE_OP_RC_FETCH_ADD:
+		r = find_res(qp, h->psn);
+		if (r && r->opcode == h->opcode && r->psn == h->psn)
+			send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE,
+				 ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, h->psn, r->atomic_orig);
+		return;
+	default:
+		/* Acknowledge again everything we have: the ACK was lost. */
+		owe_ack(qp, roxe_psn_add(qp->resp.psn, (uint32_t)-1));
+		return;
+	}
+}
+
+/* Is this opcode allowed after what came before (IBA 9.8.3.1)? */
+static bool sequence_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt, uint8_t kind)
+{
+	bool first = pkt->flags & ROXE_OPF_FIRST;
+
+	if (qp->resp.in_msg)
+		return !first && kind == qp->resp.in_msg;
+	return first || kind == ROXE_OPK_READ_REQ || kind == ROXE_OPK_ATOMIC;
+}
+
+static bool length_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt)
+{
+	if (!(pkt->flags & ROXE_OPF_LAST))
+		return pkt->payload_len == qp->mtu;	/* FIRST, MIDDLE: exactly one MTU */
+	return pkt->payload_len <= qp->mtu;
+}
+
+static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		    const struct roxe_frame_hdr *h)
+{
+	struct roxe_rwqe *rw = &qp->resp.rwqe;
+	unsigned flags = 0;
+	int err;
+
+	if (!take_rwqe(qp)) {
+		qp->ctr.rnr_naks_sent++;
+		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
+			 h->psn, 0);
+		return;
+	}
+	if (rw->offset + pkt->payload_len > rw->length) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
+			    (void *)(frame + pkt->payload_off), pkt->payload_len, true);
+	if (err) {
+		fail(qp, ROXE_NAK_REMOTE_OP_ERR, h->psn, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	rw->offset += pkt->payload_len;
+	qp->resp.in_msg = ROXE_OPK_SEND;
+	if (pkt->flags & ROXE_OPF_LAST) {
+		if (pkt->flags & ROXE_HDR_IETH) {
+			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->inv_rkey, true);
+
+			if (!mr || mr->pd != qp->pd) {
+				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
+				return;
+			}
+			atomic_store(&mr->valid, false);
+			flags |= IBV_WC_WITH_INV;
+		}
+		if (pkt->flags & ROXE_HDR_IMMDT)
+			flags |= IBV_WC_WITH_IMM;
+		complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, rw->offset, h, flags);
+		qp->resp.in_msg = 0;
+		qp->resp.msn++;
+	}
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	if (h->ackreq)
+		owe_ack(qp, h->psn);
+}
+
+static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		     const struct roxe_frame_hdr *h)
+{
+	bool imm = pkt->flags & ROXE_HDR_IMMDT;
+
+	/* A receive WQE for the immediate must exist before data lands. */
+	if (imm && !take_rwqe(qp)) {
+		qp->ctr.rnr_naks_sent++;
+		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
+			 h->psn, 0);
+		return;
+	}
+	if (pkt->flags & ROXE_OPF_FIRST) {
+		struct roxe_mr_priv *mr = NULL;
+
+		if (h->dma_len) {
+			mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+			if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+			    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE)) {
+				fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+				return;
+			}
+		}
+		qp->resp.wr_mr = mr;
+		qp->resp.wr_va = h->va;
+		qp->resp.wr_resid = h->dma_len;
+		qp->resp.wr_len = h->dma_len;	/* byte_len of an immediate */
+	}
+	if (pkt->payload_len > qp->resp.wr_resid ||
+	    ((pkt->flags & ROXE_OPF_LAST) && pkt->payload_len != qp->resp.wr_resid)) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	if (pkt->payload_len)
+		memcpy((void *)(uintptr_t)qp->resp.wr_va, frame + pkt->payload_off, pkt->payload_len);
+	qp->resp.wr_va += pkt->payload_len;
+	qp->resp.wr_resid -= pkt->payload_len;
+	qp->resp.in_msg = ROXE_OPK_WRITE;
+	if (pkt->flags & ROXE_OPF_LAST) {
+		qp->resp.in_msg = 0;
+		qp->resp.msn++;
+		if (imm)
+			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				      qp->resp.wr_len, h, IBV_WC_WITH_IMM);
+	}
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	if (h->ackreq)
+		owe_ack(qp, h->psn);
+}
+
+static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	uint32_t npsn = h->dma_len ? (h->dma_len + qp->mtu - 1) / qp->mtu : 1;
+	struct roxe_mr_priv *mr = NULL;
+	struct roxe_rd_res *r;
+
+	if (h->dma_len) {
+		mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+		if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+		    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_READ)) {
+			fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+			return;
+		}
+	}
+	if (h->dma_len > 0x80000000u) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	r = new_res(qp);
+	r->opcode = h->opcode;
+	r->psn = h->psn;
+	r->last_psn = roxe_psn_add(h->psn, npsn - 1);
+	r->va = h->va;
+	r->rkey = h->rkey;
+	r->length = h->dma_len;
+	qp->resp.psn = roxe_psn_add(h->psn, npsn);
+	qp->resp.msn++;
+	start_read(qp, r, h->psn);
+}
+
+static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+	uint64_t *p = (uint64_t *)(uintptr_t)h->va;
+	struct roxe_rd_res *r;
+	uint64_t orig;
+
+	if (h->va & 7) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
+	    roxe_mr_check(mr, qp->pd, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	/* Atomic against every engine and the local CPU alike. */
+	if (h->opcode == ROXE_OP_RC_COMPARE_SWAP) {
+		orig = h->compare;
+		__atomic_compare_exchange_n(p, &orig, h->swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, h->swap_add, __ATOMIC_SEQ_CST);
+	}
+	r = new_res(qp);
+	r->opcode = h->opcode;
+	r->psn = r->last_psn = h->psn;
+	r->va = h->va;
+	r->rkey = h->rkey;
+	r->atomic_orig = orig;
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	qp->resp.msn++;
+	send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
+		 h->psn, orig);
+}
+
+static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		       const struct roxe_frame_hdr *h)
+{
+	const struct roxe_opcode_info *info = roxe_opcode_info(h->opcode);
+	int32_t d = roxe_psn_diff(h->psn, qp->resp.psn);
+
+	if (d > 0) {
+		qp->ctr.out_of_sequence++;
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
+			nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
+		}
+		return;
+	}
+	if (d < 0) {
+		rc_duplicate(qp, h);
+		return;
+	}
+	qp->resp.nak_sent = false;
+	if (info->qpt != ROXE_WQPT_RC || !sequence_ok(qp, pkt, info->kind) ||
+	    ((info->kind == ROXE_OPK_SEND || info->kind == ROXE_OPK_WRITE) && !length_ok(qp, pkt))) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	switch (info->kind) {
+	case ROXE_OPK_SEND:
+		rc_send(qp, frame, pkt, h);
+		break;
+	case ROXE_OPK_WRITE:
+		rc_write(qp, frame, pkt, h);
+		break;
+	case ROXE_OPK_READ_REQ:
+		rc_read(qp, h);
+		break;
+	case ROXE_OPK_ATOMIC:
+		rc_atomic(qp, h);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- UC --------------------------------------------------------------------------- */
+static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		       const struct roxe_frame_hdr *h)
+{
+	const struct roxe_opcode_info *info = roxe_opcode_info(h->opcode);
+	bool first = pkt->flags & ROXE_OPF_FIRST, last = pkt->flags & ROXE_OPF_LAST;
+	bool imm = pkt->flags & ROXE_HDR_IMMDT;
+
+	if (info->qpt != ROXE_WQPT_UC)
+		return;
+	if (h->psn != qp->resp.psn || (qp->resp.in_msg && (first || info->kind != qp->resp.in_msg)) ||
+	    (!qp->resp.in_msg && !first)) {
+		/* Lost packets: abandon the message, keep its receive WQE. */
+		qp->ctr.out_of_sequence++;
+		qp->resp.in_msg = 0;
+		qp->resp.rwqe.offset = 0;
+		qp->resp.psn = roxe_psn_add(h->psn, 1);
+		if (!first)
+			return;
+	}
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	if (!length_ok(qp, pkt))
+		goto drop;
+	if (info->kind == ROXE_OPK_SEND || imm) {
+		if (!take_rwqe(qp))
+			goto drop;
+	}
+	if (info->kind == ROXE_OPK_SEND) {
+		struct roxe_rwqe *rw = &qp->resp.rwqe;
+
+		if (rw->offset + pkt->payload_len > rw->length ||
+		    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
+				  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+			complete_rwqe(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL, 0);
+			goto drop;
+		}
+		rw->offset += pkt->payload_len;
+		if (last)
+			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, rw->offset, h,
+				      imm ? IBV_WC_WITH_IMM : 0);
+	} else {
+		if (first) {
+			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+
+			if (h->dma_len && (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+					   roxe_mr_check(mr, qp->pd, h->va, h->dma_len,
+							 IBV_ACCESS_REMOTE_WRITE)))
+				goto drop;
+			qp->resp.wr_va = h->va;
+			qp->resp.wr_resid = h->dma_len;
+			qp->resp.wr_len = h->dma_len;
+		}
+		if (pkt->payload_len > qp->resp.wr_resid ||
+		    (last && pkt->payload_len != qp->resp.wr_resid))
+			goto drop;
+		if (pkt->payload_len)
+			memcpy((void *)(uintptr_t)qp->resp.wr_va, frame + pkt->payload_off,
+			       pkt->payload_len);
+		qp->resp.wr_va += pkt->payload_len;
+		qp->resp.wr_resid -= pkt->payload_len;
+		if (last && imm)
+			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				      qp->resp.wr_len, h, IBV_WC_WITH_IMM);
+	}
+	qp->resp.in_msg = last ? 0 : info->kind;
+	return;
+drop:
+	qp->resp.in_msg = 0;
+	if (qp->resp.rwqe_valid)
+		qp->resp.rwqe.offset = 0;
+}
+
+/* --- UD ------------------------------------------------------------------------------ */
+static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		       const struct roxe_frame_hdr *h)
+{
+	struct roxe_rwqe *rw = &qp->resp.rwqe;
+	uint8_t grh[40] = { 0 };
+	const uint8_t *ip = frame + pkt->l3_off;
+
+	if (roxe_opcode_info(h->opcode)->qpt != ROXE_WQPT_UD || h->qkey != qp->attr.qkey)
+		return;
+	if (!take_rwqe(qp))
+		return;		/* UD has no RNR: the datagram is lost */
+	if (40 + pkt->payload_len > rw->length) {
+		complete_rwqe(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, h, 0);
+		return;
+	}
+	if (pkt->ip_version == 6)
+		memcpy(grh, ip, 40);
+	else
+		memcpy(grh + 20, ip, 20);
+	if (roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 0, grh, 40, true) ||
+	    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 40,
+			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+		complete_rwqe(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, h, 0);
+		return;
+	}
+	complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, 40 + pkt->payload_len, h,
+		      IBV_WC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? IBV_WC_WITH_IMM : 0));
+}
+
+void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt)
+{
+	struct roxe_frame_hdr h;
+	int st = qp->eng_state;
+
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE)
+		return;
+	roxe_frame_hdr_get(frame, pkt, &h);
+	switch (qp->type) {
+	case IBV_QPT_RC:
+		rc_request(qp, frame, pkt, &h);
+		break;
+	case IBV_QPT_UC:
+		uc_request(qp, frame, pkt, &h);
+		break;
+	default:
+		ud_request(qp, frame, pkt, &h);
+		break;
+	}
+}
