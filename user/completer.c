@@ -81,22 +81,29 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 	if (is_read_or_atomic(w->wr.opcode) && w->state >= ROXE_WQE_SENDING &&
 	    qp->req.rd_atomic && roxe_psn_diff(qp->req.psn, w->first_psn) > 0)
 		qp->req.rd_atomic--;
+	/* Retired while the requester was about to send it again (an ACK
+	 * after go-back-N): the requester moves on past it. */
+	if (qp->req.wqe == qp->sq.index) {
+		uint32_t next_psn = roxe_psn_add(w->last_psn, 1);
+
+		qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+		qp->req.offset = 0;
+		if (w->state >= ROXE_WQE_SENDING && roxe_psn_diff(next_psn, qp->req.psn) > 0)
+			qp->req.psn = next_psn;
+	}
 	w->state = ROXE_WQE_DONE;
 	roxe_queue_consume(&qp->sq);
 }
 
+/* The oldest WQE not retired, if it has been (partly) sent. */
 static struct rxe_send_wqe *head_wqe(struct roxe_qp *qp)
 {
-	if (qp->sq.index == qp->req.wqe && !roxe_psn_diff(qp->req.psn, qp->comp.psn)) {
-		/* Nothing sent and unretired, unless the head is partly sent. */
-		struct rxe_send_wqe *w;
+	struct rxe_send_wqe *w;
 
-		if (roxe_queue_empty(&qp->sq))
-			return NULL;
-		w = roxe_sq_wqe(qp, qp->sq.index);
-		return w->state >= ROXE_WQE_SENDING ? w : NULL;
-	}
-	return roxe_queue_empty(&qp->sq) ? NULL : roxe_sq_wqe(qp, qp->sq.index);
+	if (roxe_queue_empty(&qp->sq))
+		return NULL;
+	w = roxe_sq_wqe(qp, qp->sq.index);
+	return w->state >= ROXE_WQE_SENDING ? w : NULL;
 }
 
 /* Restart the retransmit timer after progress, or stop it when idle. */
@@ -295,8 +302,8 @@ void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	if (qp->type != IBV_QPT_RC || (qp->eng_state != IBV_QPS_RTS && qp->eng_state != IBV_QPS_SQD))
 		return;
 	roxe_frame_hdr_get(frame, pkt, &h);
-	/* Responses beyond what we sent are bogus. */
-	if (roxe_psn_diff(h.psn, qp->req.psn) >= 0)
+	/* Responses beyond anything we ever sent are bogus. */
+	if (roxe_psn_diff(h.psn, qp->req.max_psn) >= 0)
 		return;
 	switch (h.opcode) {
 	case ROXE_OP_RC_ACKNOWLEDGE:

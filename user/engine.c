@@ -15,12 +15,32 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "engine.h"
 
 #define SPIN_TURNS	2000	/* idle turns before sleeping (~tens of us) */
+
+/* ROXE_TRACE=1 in the environment: one line per frame sent and received. */
+static int trace = -1;
+
+static void trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
+			uint32_t len)
+{
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+
+	if (roxe_parse(f, f + len, len, &pkt) != ROXE_PKT_OK)
+		return;
+	roxe_frame_hdr_get(f, &pkt, &h);
+	fprintf(stderr, "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u", e->dev->gid[15], e->id, dir,
+		roxe_opcode_name(h.opcode), h.dqpn, h.psn, h.ackreq ? " A" : "", pkt.payload_len);
+	if (pkt.flags & ROXE_HDR_AETH)
+		fprintf(stderr, " syn %#x msn %u", h.syndrome, h.msn);
+	fputc('\n', stderr);
+}
 
 uint64_t roxe_now_ns(void)
 {
@@ -169,6 +189,8 @@ struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
 
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
+	if (trace > 0)
+		trace_frame(e, "tx", b->data, b->len);
 	if (qp) {
 		qp->ctr.tx_packets++;
 		qp->ctr.tx_bytes += b->len;
@@ -185,6 +207,8 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 	uint32_t qpn;
 	int v;
 
+	if (trace > 0)
+		trace_frame(e, "rx", b->data, b->len);
 	v = roxe_parse(b->data, b->data + b->len, b->len, &pkt);
 	if (v != ROXE_PKT_OK)
 		return;		/* counted by the XDP program on the fast path */
@@ -316,6 +340,8 @@ static void *engine_main(void *arg)
 
 int roxe_engine_start(struct roxe_engine *e)
 {
+	if (trace < 0)
+		trace = getenv("ROXE_TRACE") && atoi(getenv("ROXE_TRACE")) > 0;
 	int err = pthread_create(&e->thread, NULL, engine_main, e);
 
 	return -err;

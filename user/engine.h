@@ -199,6 +199,7 @@ struct roxe_qp {
 	struct {				/* requester */
 		uint32_t	wqe;		/* slot of the next WQE to send from */
 		uint32_t	psn;		/* next PSN */
+		uint32_t	max_psn;	/* next PSN never sent yet (go-back-N rewinds psn) */
 		uint32_t	offset;		/* bytes of that WQE already sent */
 		unsigned	rd_atomic;	/* READ/ATOMIC requests in flight */
 		unsigned	since_ackreq;
@@ -233,9 +234,12 @@ struct roxe_qp {
 		uint8_t		ack_syndrome;
 		uint32_t	ack_psn;
 		struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
-		unsigned	nres, res_next;
+		unsigned	res_next;
+		/* READ/ATOMIC replies owed, in PSN order; the head is being
+		 * answered (read: its progress). ACKs wait behind them. */
+		struct roxe_rd_res *outq[ROXE_MAX_RD_ATOMIC];
+		unsigned	out_head, out_len;
 		struct roxe_read_out read;
-		struct roxe_rd_res *atomic_reply;	/* pending ATOMIC ACK */
 		/* UC: drop the rest of a message after a gap */
 		bool		uc_drop;
 	} resp;

@@ -637,6 +637,7 @@ static void flush(struct roxe_qp *qp)
 	qp->req.rnr_wait = false;
 	roxe_timer_disarm(qp);
 	qp->resp.read.active = false;
+	qp->resp.out_len = 0;
 	qp->resp.ack_pending = false;
 }
 
@@ -685,7 +686,7 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 			qp->resp.msn = 0;
 		}
 		if (st >= IBV_QPS_RTS && qp->eng_state < IBV_QPS_RTS) {
-			qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+			qp->req.psn = qp->req.max_psn = qp->comp.psn = qp->attr.sq_psn;
 			qp->req.wqe = qp->sq.index;
 			qp->comp.retry_cnt = qp->attr.retry_cnt;
 			qp->comp.rnr_retry = qp->attr.rnr_retry;

@@ -177,6 +177,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		qp->req.psn = roxe_psn_add(qp->req.psn, 1);
 		qp->req.offset = off + payload;
 	}
+	if (roxe_psn_diff(qp->req.psn, qp->req.max_psn) > 0)
+		qp->req.max_psn = qp->req.psn;
 	return true;
 
 local_error:

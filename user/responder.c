@@ -148,13 +148,77 @@ static void owe_ack(struct roxe_qp *qp, uint32_t psn)
 	roxe_engine_ready(qp->eng, qp);
 }
 
-/* Stream READ responses: up to the budget, then come back next turn. */
-static void send_read_responses(struct roxe_qp *qp)
+/* Begin answering READ resource r from response PSN psn. */
+static void start_read(struct roxe_qp *qp, const struct roxe_rd_res *r, uint32_t psn)
+{
+	uint32_t skip = (uint32_t)roxe_psn_diff(psn, r->psn) * qp->mtu;
+	struct roxe_read_out *o = &qp->resp.read;
+
+	o->active = true;
+	o->first_psn = psn;	/* a restarted READ begins with a FIRST again */
+	o->last_psn = r->last_psn;
+	o->psn = psn;
+	o->va = r->va + skip;
+	o->resid = r->length - (skip < r->length ? skip : r->length);
+}
+
+/* Queue a READ/ATOMIC reply behind the others. psn: where a READ starts. */
+static bool queue_reply(struct roxe_qp *qp, struct roxe_rd_res *r, uint32_t psn)
+{
+	if (qp->resp.out_len == ROXE_MAX_RD_ATOMIC)
+		return false;
+	qp->resp.outq[(qp->resp.out_head + qp->resp.out_len++) % ROXE_MAX_RD_ATOMIC] = r;
+	if (qp->resp.out_len == 1 && r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST)
+		start_read(qp, r, psn);
+	roxe_engine_ready(qp->eng, qp);
+	return true;
+}
+
+/*
+ * A duplicate READ/ATOMIC: the requester went back (go-back-N) and will ask
+ * again for everything after it too, or the network duplicated an old
+ * request. A reply still queued is answered anyway; otherwise replies
+ * queued for later requests are dropped (they come again) and this one
+ * goes to the end.
+ */
+static void requeue_reply(struct roxe_qp *qp, struct roxe_rd_res *r, uint32_t psn)
+{
+	unsigned i, keep = 0;
+
+	for (i = 0; i < qp->resp.out_len; i++) {
+		struct roxe_rd_res *q = qp->resp.outq[(qp->resp.out_head + i) % ROXE_MAX_RD_ATOMIC];
+
+		if (q == r)
+			return;
+		if (roxe_psn_diff(q->psn, r->psn) < 0)
+			keep = i + 1;
+	}
+	if (keep == 0)
+		qp->resp.read.active = false;
+	qp->resp.out_len = keep;
+	queue_reply(qp, r, psn);
+}
+
+static void pop_reply(struct roxe_qp *qp)
+{
+	struct roxe_rd_res *next;
+
+	qp->resp.out_head = (qp->resp.out_head + 1) % ROXE_MAX_RD_ATOMIC;
+	qp->resp.read.active = false;
+	if (--qp->resp.out_len == 0)
+		return;
+	next = qp->resp.outq[qp->resp.out_head];
+	if (next->opcode == ROXE_OP_RC_RDMA_READ_REQUEST)
+		start_read(qp, next, next->psn);
+}
+
+/* Send READ responses for the head of the queue, up to *budget packets.
+ * Returns true when that READ is fully answered. */
+static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 {
 	struct roxe_read_out *r = &qp->resp.read;
-	unsigned budget = ROXE_TX_BUDGET;
 
-	while (r->active && budget--) {
+	while (r->active && *budget) {
 		bool first = r->psn == r->first_psn, last = r->psn == r->last_psn;
 		uint32_t len = r->resid < qp->mtu ? r->resid : qp->mtu;
 		struct roxe_frame_hdr h = {
@@ -173,11 +237,12 @@ static void send_read_responses(struct roxe_qp *qp)
 			   ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
 		b = build(qp, &h, len, &pkt);
 		if (!b)
-			break;
+			return false;
 		if (len)
 			memcpy(b->data + pkt.payload_off, (const void *)(uintptr_t)r->va, len);
 		b->len = roxe_frame_seal(b->data, &pkt);
 		roxe_engine_tx_commit(qp->eng, qp, b);
+		(*budget)--;
 		r->va += len;
 		r->resid -= len;
 		if (last)
@@ -185,36 +250,46 @@ static void send_read_responses(struct roxe_qp *qp)
 		else
 			r->psn = roxe_psn_add(r->psn, 1);
 	}
-	if (r->active)
-		roxe_engine_ready(qp->eng, qp);
+	return !r->active;
 }
 
+/*
+ * Replies leave in PSN order: a READ response or an ATOMIC ACK
+ * acknowledges everything before it, so an ACK for a later PSN overtaking
+ * them would tell the requester they were lost.
+ */
 void roxe_responder_send(struct roxe_qp *qp)
 {
+	unsigned budget = ROXE_TX_BUDGET;
+
 	if (qp->type != IBV_QPT_RC || qp->eng_state < IBV_QPS_RTR || qp->eng_state == IBV_QPS_ERR)
 		return;
-	if (qp->resp.ack_pending &&
+	while (qp->resp.out_len && budget) {
+		struct roxe_rd_res *r = qp->resp.outq[qp->resp.out_head];
+
+		/* An owed ACK older than the head reply goes first. */
+		if (qp->resp.ack_pending && roxe_psn_diff(qp->resp.ack_psn, r->psn) < 0 &&
+		    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE,
+			     ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, qp->resp.ack_psn, 0))
+			qp->resp.ack_pending = false;
+		if (r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST) {
+			if (!send_read_responses(qp, &budget))
+				break;
+		} else {
+			if (!send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE,
+				      ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, r->psn,
+				      r->atomic_orig))
+				break;
+			budget--;
+		}
+		pop_reply(qp);
+	}
+	if (!qp->resp.out_len && qp->resp.ack_pending &&
 	    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
 		     qp->resp.ack_psn, 0))
 		qp->resp.ack_pending = false;
-	send_read_responses(qp);
-	if (qp->resp.ack_pending)
+	if (qp->resp.out_len || qp->resp.ack_pending)
 		roxe_engine_ready(qp->eng, qp);
-}
-
-/* Start answering READ resource r from response PSN psn. */
-static void start_read(struct roxe_qp *qp, const struct roxe_rd_res *r, uint32_t psn)
-{
-	uint32_t skip = (uint32_t)roxe_psn_diff(psn, r->psn) * qp->mtu;
-	struct roxe_read_out *o = &qp->resp.read;
-
-	o->active = true;
-	o->first_psn = psn;	/* a restarted READ begins with a FIRST again */
-	o->last_psn = r->last_psn;
-	o->psn = psn;
-	o->va = r->va + skip;
-	o->resid = r->length - (skip < r->length ? skip : r->length);
-	roxe_engine_ready(qp->eng, qp);
 }
 
 static struct roxe_rd_res *new_res(struct roxe_qp *qp)
@@ -246,17 +321,14 @@ static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	qp->ctr.duplicates++;
 	switch (h->opcode) {
 	case ROXE_OP_RC_RDMA_READ_REQUEST:
-		r = find_res(qp, h->psn);
-		/* The read being re-asked must be the one we recorded. */
-		if (r && r->opcode == h->opcode && r->rkey == h->rkey)
-			start_read(qp, r, h->psn);
-		return;
 	case ROXE_OP_RC_COMPARE_SWAP:
 	case ROXE_OP_RC_FETCH_ADD:
 		r = find_res(qp, h->psn);
-		if (r && r->opcode == h->opcode && r->psn == h->psn)
-			send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE,
-				 ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, h->psn, r->atomic_orig);
+		/* Answer again only what we recorded for that request. */
+		if (!r || r->opcode != h->opcode || r->rkey != h->rkey ||
+		    (h->opcode != ROXE_OP_RC_RDMA_READ_REQUEST && r->psn != h->psn))
+			return;
+		requeue_reply(qp, r, h->psn);
 		return;
 	default:
 		/* Acknowledge again everything we have: the ACK was lost. */
@@ -406,7 +478,7 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	r->length = h->dma_len;
 	qp->resp.psn = roxe_psn_add(h->psn, npsn);
 	qp->resp.msn++;
-	start_read(qp, r, h->psn);
+	queue_reply(qp, r, h->psn);
 }
 
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
@@ -441,8 +513,7 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	r->atomic_orig = orig;
 	qp->resp.psn = roxe_psn_add(h->psn, 1);
 	qp->resp.msn++;
-	send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
-		 h->psn, orig);
+	queue_reply(qp, r, h->psn);
 }
 
 static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
@@ -466,6 +537,12 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 	qp->resp.nak_sent = false;
 	if (info->qpt != ROXE_WQPT_RC || !sequence_ok(qp, pkt, info->kind) ||
 	    ((info->kind == ROXE_OPK_SEND || info->kind == ROXE_OPK_WRITE) && !length_ok(qp, pkt))) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	/* More READ/ATOMICs outstanding than max_dest_rd_atomic allows. */
+	if ((info->kind == ROXE_OPK_READ_REQ || info->kind == ROXE_OPK_ATOMIC) &&
+	    qp->resp.out_len >= (qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1)) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
