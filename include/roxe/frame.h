@@ -11,7 +11,7 @@
  * roxe_frame_build() does all three from one buffer.
  *
  * Received frames go through roxe_parse() (roxe/parse.h), then
- * roxe_frame_ext_get() and roxe_icrc_check().
+ * roxe_frame_hdr_get() and roxe_icrc_check().
  */
 #ifndef ROXE_FRAME_H
 #define ROXE_FRAME_H
@@ -60,7 +60,9 @@ struct roxe_frame_hdr {
 	uint32_t	src_qpn;	/* DETH */
 };
 
-/* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + RETH + ImmDt. */
+/* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + AtomicETH (the
+ * longest extension headers; RETH + ImmDt is 20), and 4 spare. IPv4 options
+ * (up to 40 bytes) in received frames can go past it. */
 #define ROXE_FRAME_MAX_HDRS	(14 + 8 + 40 + 8 + 12 + 28 + 4)
 
 /* Write headers for a frame that will carry payload_len bytes. Returns 0 or

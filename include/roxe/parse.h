@@ -65,6 +65,48 @@ struct roxe_pkt {
 #define ROXE_IPPROTO_UDP	17
 
 /*
+ * The IPv4, IPv6 and UDP headers as the parser reads them. In a frame they
+ * start 14, 18 or 22 bytes in: the kernel's struct iphdr and ipv6hdr ask for
+ * 4-byte alignment (their addresses are __be32), so reading a frame through
+ * them is undefined behaviour (UBSan flags every frame) and faults on
+ * strict-alignment CPUs. These views ask for 2: frames start at even
+ * addresses (XDP, AF_XDP and malloc'd buffers all do), and BPF keeps its
+ * 16-bit loads.
+ */
+struct roxe_ipv4_hdr {
+	__u8	ver_ihl;	/* version:4 | IHL:4 */
+	__u8	tos;
+	__be16	tot_len;
+	__be16	id;
+	__be16	frag_off;	/* flags:3 | fragment offset:13 */
+	__u8	ttl;
+	__u8	protocol;
+	__be16	check;
+	__be32	saddr;
+	__be32	daddr;
+} __attribute__((packed, aligned(2)));
+
+struct roxe_ipv6_hdr {
+	__u8	ver_tc_flow[4];	/* version:4 | traffic class:8 | flow label:20 */
+	__be16	payload_len;
+	__u8	nexthdr;
+	__u8	hop_limit;
+	__u8	saddr[16];
+	__u8	daddr[16];
+} __attribute__((packed, aligned(2)));
+
+struct roxe_udp_hdr {
+	__be16	source;
+	__be16	dest;
+	__be16	len;
+	__be16	check;
+} __attribute__((packed, aligned(2)));
+
+_Static_assert(sizeof(struct roxe_ipv4_hdr) == 20, "IPv4 header size");
+_Static_assert(sizeof(struct roxe_ipv6_hdr) == 40, "IPv6 header size");
+_Static_assert(sizeof(struct roxe_udp_hdr) == 8, "UDP header size");
+
+/*
  * Parse the frame in [data, data_end) whose full length is frame_total
  * (equal to data_end - data except in XDP multi-buffer frames).
  */
@@ -74,7 +116,7 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 	const __u8 *p = data;
 	const __u8 *end = data_end;
 	const struct ethhdr *eth = (const void *)p;
-	const struct udphdr *udp;
+	const struct roxe_udp_hdr *udp;
 	const struct roxe_bth *bth;
 	const struct roxe_opcode_info *info;
 	__u32 l3_off, l4_off, ip_end, udp_len, roce_len, body;
@@ -101,17 +143,18 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 	}
 
 	if (proto == ETH_P_IP) {
-		const struct iphdr *ip = (const void *)(p + l3_off);
+		const struct roxe_ipv4_hdr *ip = (const void *)(p + l3_off);
 		__u32 ihl, tot_len;
 
 		if ((const void *)(ip + 1) > data_end)
 			return ROXE_PKT_NOT_ROCE;
-		if (ip->version != 4 || ip->ihl < 5 || ip->protocol != ROXE_IPPROTO_UDP)
+		if ((ip->ver_ihl >> 4) != 4 || (ip->ver_ihl & 0x0f) < 5 ||
+		    ip->protocol != ROXE_IPPROTO_UDP)
 			return ROXE_PKT_NOT_ROCE;
 		/* A fragment is the kernel's to reassemble or drop. */
 		if (roxe_be16_get(ip->frag_off) & (ROXE_IP_MF | ROXE_IP_OFFSET))
 			return ROXE_PKT_NOT_ROCE;
-		ihl = ip->ihl * 4;
+		ihl = (ip->ver_ihl & 0x0f) * 4;
 		l4_off = l3_off + ihl;
 		udp = (const void *)(p + l4_off);
 		if ((const void *)(udp + 1) > data_end)
@@ -124,12 +167,12 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 		ip_end = l3_off + tot_len;
 		pkt->ip_version = 4;
 	} else if (proto == ETH_P_IPV6) {
-		const struct ipv6hdr *ip6 = (const void *)(p + l3_off);
+		const struct roxe_ipv6_hdr *ip6 = (const void *)(p + l3_off);
 
 		if ((const void *)(ip6 + 1) > data_end)
 			return ROXE_PKT_NOT_ROCE;
 		/* RoCE v2 frames carry no IPv6 extension headers. */
-		if (ip6->version != 6 || ip6->nexthdr != ROXE_IPPROTO_UDP)
+		if ((ip6->ver_tc_flow[0] >> 4) != 6 || ip6->nexthdr != ROXE_IPPROTO_UDP)
 			return ROXE_PKT_NOT_ROCE;
 		l4_off = l3_off + sizeof(*ip6);
 		udp = (const void *)(p + l4_off);
@@ -145,7 +188,12 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 		return ROXE_PKT_NOT_ROCE;
 	}
 
-	/* From here on the frame claims to be RoCE v2: it is ours, or malformed. */
+	/* From here on the frame claims to be RoCE v2: it is ours, or malformed.
+	 * The offsets are known now; a malformed verdict leaves them set so
+	 * the caller can attribute the drop (the BTH may lie past data_end). */
+	pkt->l3_off = l3_off;
+	pkt->l4_off = l4_off;
+	pkt->bth_off = l4_off + sizeof(*udp);
 	if (ip_end > frame_total)
 		return ROXE_PKT_BAD_IP_LEN;
 	udp_len = roxe_be16_get(udp->len);
@@ -176,9 +224,6 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 	if (info->fixed_payload && (body != info->fixed_payload || pkt->pad))
 		return ROXE_PKT_BAD_PAYLOAD;
 
-	pkt->l3_off = l3_off;
-	pkt->l4_off = l4_off;
-	pkt->bth_off = l4_off + sizeof(*udp);
 	pkt->payload_off = pkt->bth_off + info->hdr_len;
 	pkt->payload_len = body - pkt->pad;
 	pkt->frame_len = ip_end;
