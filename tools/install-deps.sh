@@ -9,18 +9,20 @@ set -euo pipefail
 pkgs=(
 	# build: user space, BPF, skeletons
 	make gcc clang llvm libbpf-dev libxdp-dev bpftool pkg-config
+	# fuzzing: libFuzzer and the sanitizer runtimes for clang
+	libclang-rt-14-dev
 	# libraries: CRC-32 (PCLMUL), captures
 	libdeflate-dev libpcap-dev
 	# network namespaces, captures, XDP inspection
-	iproute2 tcpdump xdp-tools ethtool
+	iproute2 tcpdump xdp-tools ethtool iputils-ping
 	# RDMA uAPI headers, libibverbs utilities, perftest (interop peers)
 	rdma-core libibverbs-dev ibverbs-utils perftest
 	# kernel: headers and image in one call (same ABI), kselftest harness
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod
 	# VM harness: the real peer (kernel rxe) runs under QEMU
 	qemu-system-x86 busybox-static cpio xz-utils
-	# tests: independent ICRC check, TAP runner
-	python3 perl
+	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync
+	python3 perl rsync
 )
 
 missing=()
