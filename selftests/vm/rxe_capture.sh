@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Capture kernel rxe's RoCE v2 traffic as reference pcaps.
+#
+# Host side: boots the VM harness with this same file as the guest script,
+# then checks that every capture holds enough UDP/4791 frames and copies it
+# to build/vm/rxe-<test>.pcap (input for roxe-pcap's ICRC check).
+# Guest side (ROXE_VM_GUEST=1): two rxe devices on the two ends of a veth
+# pair, both in the guest's root namespace (6.1's rxe only works there);
+# policy routing sends traffic between their local addresses over the veth
+# instead of through lo, so tcpdump on rxa sees every frame. Then the
+# verbs pingpongs and perftest run over them, one pcap per program.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+
+# One capture per line: name, the minimum number of RoCE v2 frames it must
+# hold, the program and arguments used on both ends (-d, -p, the GID index
+# and the server's address are added). Event mode (-e) where the program has
+# it: a polling process starves rxe under TCG. 4 KiB messages are 4 packets
+# at MTU 1024; 64 B messages are *_ONLY packets.
+cases='
+rc_pingpong   40 ibv_rc_pingpong -e -n 5 -s 4096 -m 1024
+uc_pingpong   40 ibv_uc_pingpong -e -n 5 -s 4096 -m 1024
+ud_pingpong   10 ibv_ud_pingpong -e -n 5 -s 512
+send_bw       20 ib_send_bw -F -n 5 -m 1024 -e -s 4096
+write_bw      20 ib_write_bw -F -n 5 -m 1024 -s 4096
+read_bw       20 ib_read_bw -F -n 5 -m 1024 -e -s 4096
+atomic_bw     10 ib_atomic_bw -F -n 5 -m 1024 -e
+cmp_swap_bw   10 ib_atomic_bw -F -n 5 -m 1024 -e -A CMP_AND_SWAP
+send_small     5 ib_send_bw -F -n 5 -m 1024 -e -s 64
+write_small    5 ib_write_bw -F -n 5 -m 1024 -s 64
+read_small    10 ib_read_bw -F -n 5 -m 1024 -e -s 64
+uc_write_bw   20 ib_write_bw -F -n 5 -m 1024 -c UC -s 4096
+'
+
+# ============================ guest side ==================================
+A=10.77.1.1 B=10.77.1.2
+IP=/usr/sbin/ip
+
+log() { echo "rxe_capture: $*"; }
+
+# accept packets whose source address is local (the other end of the veth
+# is a local address too), with static neighbours so ARP is not needed
+setup_veth() {
+	local f
+	$IP link add rxa type veth peer name rxb
+	$IP addr add $A/24 dev rxa
+	$IP addr add $B/24 dev rxb
+	for f in all/accept_local rxa/accept_local rxb/accept_local; do
+		echo 1 >/proc/sys/net/ipv4/conf/$f
+	done
+	for f in all rxa rxb; do echo 0 >/proc/sys/net/ipv4/conf/$f/rp_filter; done
+	$IP link set rxa up
+	$IP link set rxb up
+	$IP neigh replace $B lladdr "$(cat /sys/class/net/rxb/address)" dev rxa nud permanent
+	$IP neigh replace $A lladdr "$(cat /sys/class/net/rxa/address)" dev rxb nud permanent
+	# locally sent packets to the other end go out of the veth; the local
+	# table (moved behind these rules) still delivers what arrives
+	$IP rule add pref 10 iif lo to $B lookup 101
+	$IP rule add pref 11 iif lo to $A lookup 102
+	$IP rule add pref 100 lookup local
+	$IP rule del pref 0
+	$IP route add $B/32 dev rxa src $A table 101
+	$IP route add $A/32 dev rxb src $B table 102
+	ping -c 1 -W 5 $B >/dev/null || { log "no IP path $A -> $B over the veth"; return 1; }
+}
+
+# gid_index DEV ADDR: index of the RoCE v2 GID holding ADDR (IPv4-mapped)
+gid_index() {
+	local port=/sys/class/infiniband/$1/ports/1 want i t
+	local IFS=.
+	# shellcheck disable=SC2086 # split the address at the dots
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $2)
+	for t in "$port"/gid_attrs/types/*; do
+		i=${t##*/}
+		[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+setup_rxe() {
+	local i
+	rdma link add rxe0 type rxe netdev rxa
+	rdma link add rxe1 type rxe netdev rxb
+	# the IPv4 GIDs appear asynchronously (netdev events)
+	for i in $(seq 50); do
+		G0=$(gid_index rxe0 $A) && G1=$(gid_index rxe1 $B) && break
+		sleep 0.1
+	done
+	if [ -z "${G0:-}" ] || [ -z "${G1:-}" ]; then
+		log "no RoCE v2 GIDs"
+		rdma link
+		return 1
+	fi
+	log "rxe0 gid $G0 ($A), rxe1 gid $G1 ($B)"
+	ibv_devinfo -d rxe0 | grep -E 'state|active_mtu' || true
+}
+
+# wait_for COUNT-SECONDS CMD...: retry CMD every 0.1 s
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
+listening() { netstat -ltn | grep ":$1 " >/dev/null; }
+capturing() { grep -q 'listening on' "$1"; }
+
+# run_pair NAME PORT PROG ARGS...: the server on rxe0, the client on rxe1
+# connecting to $A, tcpdump on rxa around both.
+run_pair() {
+	local name=$1 port=$2 rc=0 spid dpid gid=-x
+	shift 2
+	case "$1" in ibv_*) gid=-g ;; esac
+	local srv=("$@" "$gid" "$G0") cli=("$@" "$gid" "$G1")
+	local pcap=/tmp/rxe-$name.pcap logf=$ROXE_VM_OUT/rxe-$name.log
+	: >"$logf"
+	tcpdump -i rxa -nn -U --immediate-mode -s 0 -Z root -w "$pcap" udp port 4791 2>/tmp/tcpdump.err &
+	dpid=$!
+	wait_for 20 capturing /tmp/tcpdump.err || { log "$name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
+
+	"${srv[@]}" -d rxe0 -p "$port" >>"$logf" 2>&1 &
+	spid=$!
+	if ! wait_for 20 listening "$port"; then
+		log "$name: server did not listen on $port"
+		rc=1
+	elif ! timeout 60 "${cli[@]}" -d rxe1 -p "$port" $A >>"$logf" 2>&1; then
+		log "$name: client failed"
+		rc=1
+	fi
+	# the server finishes on its own once the client is done
+	local n=100
+	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	if kill -0 $spid 2>/dev/null; then
+		log "$name: server hung"
+		kill -KILL $spid
+		rc=1
+	fi
+	wait $spid || { log "$name: server failed"; rc=1; }
+	sleep 0.2
+	kill -INT $dpid
+	wait $dpid || true
+	cp "$pcap" "$ROXE_VM_OUT/"
+	log "$name: $([ $rc = 0 ] && echo ok || echo FAILED), $(stat -c %s "$pcap") bytes captured"
+	[ $rc = 0 ] || sed 's/^/    /' "$logf"
+	return $rc
+}
+
+guest_main() {
+	local fail=0 t0=$SECONDS
+	setup_veth
+	setup_rxe
+	local name min cmd port=18515
+	while read -r name min cmd; do
+		[ -n "$name" ] || continue
+		# shellcheck disable=SC2086 # cmd is a word list
+		run_pair "$name" $port $cmd || fail=1
+		port=$((port + 1))
+	done <<<"$cases"
+	rdma statistic show link rxe0/1 >"$ROXE_VM_OUT/rxe0-counters.txt" 2>&1 || true
+	log "guest part took $((SECONDS - t0)) s"
+	return $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "rxe_capture: SKIP: $*"; exit $KSFT_SKIP; }
+
+# The tree's top: $TOP from the kselftest make, else up from this script
+# (lib.mk runs a copy of it from build/selftests/vm/).
+find_top() {
+	local d
+	d=$(dirname "$(readlink -f "$0")")
+	for d in ${TOP:-} "$d" "$d/.." "$d/../.." "$d/../../.." "$d/../../../.."; do
+		if [ -x "$d/tools/vm/run.sh" ]; then
+			(cd "$d" && pwd)
+			return 0
+		fi
+	done
+	return 1
+}
+
+host_main() {
+	local top out rc=0 name min n bad=0
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$top/build/vm/rxe_capture
+
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	command -v tcpdump >/dev/null || host_skip "tcpdump missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+
+	rm -rf "$out"
+	# kselftest's runner times out with SIGTERM: pass it on so the harness
+	# tears its namespace and QEMU down
+	"$top/tools/vm/run.sh" --quiet --timeout 240 --out "$out" --script "$(readlink -f "$0")" &
+	local pid=$!
+	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
+	wait $pid || rc=$?
+	trap - TERM INT
+	grep -a '^rxe_capture:' "$out/console.log" 2>/dev/null || true
+	if [ $rc != 0 ]; then
+		echo "rxe_capture: FAIL: guest exited with $rc; console tail:"
+		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
+		exit $KSFT_FAIL
+	fi
+
+	while read -r name min _; do
+		[ -n "$name" ] || continue
+		if [ ! -s "$out/rxe-$name.pcap" ]; then
+			echo "rxe_capture: FAIL: no capture for $name"
+			bad=1
+			continue
+		fi
+		n=$(tcpdump -nn -r "$out/rxe-$name.pcap" udp port 4791 2>/dev/null | wc -l)
+		if [ "$n" -lt "$min" ]; then
+			echo "rxe_capture: FAIL: $name: $n RoCE v2 frames, want >= $min"
+			bad=1
+		else
+			echo "rxe_capture: $name: $n RoCE v2 frames"
+		fi
+		cp "$out/rxe-$name.pcap" "$top/build/vm/rxe-$name.pcap"
+	done <<<"$cases"
+	[ $bad = 0 ] || exit $KSFT_FAIL
+	echo "rxe_capture: PASS: captures in $top/build/vm/rxe-*.pcap"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	guest_main
+else
+	host_main
+fi

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Build the VM harness's guest image from the host's own files:
+#   build/vm/vmlinux             uncompressed Debian 6.1 kernel (booted via PVH)
+#   build/vm/initramfs.cpio.gz   busybox, bash, 6.1 modules (virtio, 9p, veth,
+#                                ib_core/ib_uverbs/rdma_rxe), iproute2, rdma-core,
+#                                perftest, tcpdump and every library they need
+#
+#   tools/vm/build-initramfs.sh [-f] [FILE|DIR ...]
+#
+# Extra FILEs/DIRs (e.g. build/bin/roxe-pcap, kmod/roxe.ko) are copied to the
+# same absolute path in the guest, ELF files with their shared libraries.
+# Nothing is rebuilt when no input changed (-f forces a rebuild): the inputs'
+# names, sizes and mtimes are hashed into build/vm/initramfs.stamp.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${ROXE_VM_BUILD:-$top/build/vm}
+
+# Kernel modules the guest loads, in this order (dependencies first are added
+# automatically from modules.dep). rxe asks the crypto API for "crc32", which
+# would need modprobe inside the guest: load the providers up front.
+modules=(
+	virtio_pci virtio_net 9pnet_virtio 9p veth
+	crc32_generic crc32-pclmul
+	ib_core ib_uverbs rdma_rxe
+)
+
+# Host programs copied with their libraries. bash runs the test scripts (the
+# busybox shell prefers its own applets, e.g. a limited `ip`).
+programs=(
+	/usr/bin/busybox /usr/bin/bash
+	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump
+	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_asyncwatch
+	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
+	/usr/bin/ibv_srq_pingpong /usr/bin/ibv_xsrq_pingpong
+	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw
+	/usr/bin/ib_atomic_bw /usr/bin/ib_send_lat /usr/bin/ib_write_lat
+	/usr/bin/ib_read_lat /usr/bin/ib_atomic_lat
+	# the rxe verbs provider is dlopen()ed: ldd of the tools cannot find it
+	/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+	/etc/libibverbs.d/rxe.driver
+)
+
+die() { echo "build-initramfs: $*" >&2; exit 1; }
+
+force=0
+if [ "${1:-}" = "-f" ]; then force=1; shift; fi
+extras=()
+for f in "$@"; do
+	[ -e "$f" ] || die "no such file: $f"
+	extras+=("$(realpath -s "$f")")
+done
+
+# The newest installed 6.1 Debian kernel with its modules; KVER overrides.
+pick_kernel() {
+	local k
+	if [ -z "${KVER:-}" ]; then
+		for k in /boot/vmlinuz-6.1.*-amd64; do
+			[ -e "$k" ] || continue
+			k=${k#/boot/vmlinuz-}
+			[ -f "/lib/modules/$k/modules.dep" ] && KVER=$k
+		done
+	fi
+	[ -n "${KVER:-}" ] || die "no /boot/vmlinuz-6.1*-amd64 with modules: run tools/install-deps.sh"
+	vmlinuz=/boot/vmlinuz-$KVER
+	moddir=/lib/modules/$KVER
+	[ -r "$vmlinuz" ] || die "$vmlinuz is not readable"
+}
+
+# bzImage = setup code + decompressor + an xz stream holding vmlinux. Try
+# every xz magic until one decompresses to an ELF file.
+extract_vmlinux() {
+	local dst=$out/vmlinux off offs
+	if [ -s "$dst" ] && [ "$dst" -nt "$vmlinuz" ] && [ "$force" = 0 ]; then
+		return
+	fi
+	echo "  VMLINUX $vmlinuz"
+	mapfile -t offs < <(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | cut -d: -f1)
+	for off in "${offs[@]}"; do
+		# xz stops after the stream: tail's SIGPIPE is expected, so
+		# judge by the result, not the pipeline's status
+		tail -c +$((off + 1)) "$vmlinuz" |
+			xz -dc --single-stream >"$dst.tmp" 2>/dev/null || true
+		if is_elf "$dst.tmp"; then
+			mv "$dst.tmp" "$dst"
+			return
+		fi
+	done
+	rm -f "$dst.tmp"
+	die "no xz-compressed vmlinux found in $vmlinuz"
+}
+
+# --- collecting inputs ------------------------------------------------------
+declare -A seen=()
+files=()          # host paths (files or symlinks) to copy, first-seen order
+declare -A moddep=()
+modorder=()       # module paths relative to $moddir, load order
+
+is_elf() {
+	local magic=
+	[ -f "$1" ] && LC_ALL=C read -r -N 4 magic <"$1" 2>/dev/null
+	[ "$magic" = $'\x7fELF' ]
+}
+
+# add_path PATH: copy PATH; a symlink brings its target, an ELF its libraries.
+add_path() {
+	local p=$1 t lib
+	[ -n "${seen[$p]:-}" ] && return
+	seen[$p]=1
+	files+=("$p")
+	if [ -L "$p" ]; then
+		t=$(readlink "$p")
+		[ "${t#/}" = "$t" ] && t=$(dirname "$p")/$t
+		add_path "$(realpath -ms "$t")"
+	elif [ -d "$p" ]; then
+		while IFS= read -r -d '' t; do add_path "$t"; done \
+			< <(find "$p" -mindepth 1 -maxdepth 1 -print0 | sort -z)
+	elif is_elf "$p" && [ "${p%.ko}" = "$p" ]; then
+		# "libfoo.so => /path (addr)" and the loader's "/path (addr)" lines
+		while read -r lib; do add_path "$lib"; done < <(ldd "$p" 2>/dev/null |
+			awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+	fi
+}
+
+# add_module NAME|RELPATH: the module after its modules.dep dependencies.
+add_module() {
+	local m=$1 rel d
+	if [ -n "${moddep[$m]+x}" ]; then
+		rel=$m
+	else
+		rel=${modpath[${m//-/_}]:-}
+		[ -n "$rel" ] || die "module $m not found in $moddir/modules.dep"
+	fi
+	[ -n "${seen[mod:$rel]:-}" ] && return
+	seen[mod:$rel]=1
+	for d in ${moddep[$rel]}; do add_module "$d"; done
+	modorder+=("$rel")
+}
+
+collect() {
+	local line rel name p
+	declare -gA modpath=()
+	while IFS= read -r line; do
+		rel=${line%%:*}
+		moddep[$rel]=${line#*:}
+		name=${rel##*/}
+		name=${name%.ko}
+		modpath[${name//-/_}]=$rel
+	done <"$moddir/modules.dep"
+	for p in "${modules[@]}"; do add_module "$p"; done
+	for p in "${programs[@]}"; do
+		case "$p" in \#*) continue ;; esac
+		[ -e "$p" ] || die "$p is missing: run tools/install-deps.sh"
+		add_path "$p"
+	done
+	for p in "${extras[@]}"; do add_path "$p"; done
+}
+
+# Everything the image depends on, one line per input, for the stamp.
+manifest() {
+	local p
+	echo "kver $KVER"
+	stat -c '%n %s %Y' "$0" "$here/guest-init.sh" "$moddir/modules.dep"
+	for p in "${modorder[@]}"; do stat -c '%n %s %Y' "$moddir/$p"; done
+	for p in "${files[@]}"; do stat -c '%n %s %Y' "$p"; done
+}
+
+# --- staging ----------------------------------------------------------------
+# stage_path PATH: recreate PATH (symlink or file) under $root.
+stage_path() {
+	local p=$1 d=$root$1
+	mkdir -p "$(dirname "$d")"
+	if [ -L "$p" ]; then
+		ln -sfn "$(readlink "$p")" "$d"
+	elif [ -d "$p" ]; then
+		mkdir -p "$d"
+	else
+		cp --preserve=mode,timestamps "$p" "$d"
+	fi
+}
+
+stage() {
+	local d p a
+	rm -rf "$root"
+	mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,dev,proc,sys,tmp,run,root,out,etc/roxe-vm}
+	# usr-merged layout like the host, so ldd's /lib/... paths resolve
+	for d in bin sbin lib lib64; do
+		if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$root/$d"; fi
+	done
+	for p in "${files[@]}"; do stage_path "$p"; done
+
+	# busybox applets for every name no real program took
+	for a in $(busybox --list-full); do
+		case "$a" in linuxrc) continue ;; esac
+		[ -e "$root/$a" ] || [ -L "$root/$a" ] || ln -s /usr/bin/busybox "$root/$a"
+	done
+	ln -sfn busybox "$root/usr/bin/sh"
+
+	# modules, their load order and a matching modules.dep for modprobe
+	for p in "${modorder[@]}"; do
+		mkdir -p "$(dirname "$root$moddir/$p")"
+		cp "$moddir/$p" "$root$moddir/$p"
+		echo "$p: ${moddep[$p]# }" >>"$root$moddir/modules.dep"
+		echo "$p" >>"$root/etc/roxe-vm/modules"
+	done
+	echo "$KVER" >"$root/etc/roxe-vm/kver"
+
+	# tcpdump drops privileges to its own user unless told -Z root
+	printf 'root:x:0:0:root:/root:/bin/bash\ntcpdump:x:100:100::/:/bin/false\n' >"$root/etc/passwd"
+	printf 'root:x:0:\ntcpdump:x:100:\n' >"$root/etc/group"
+	printf '127.0.0.1 localhost\n::1 localhost\n' >"$root/etc/hosts"
+	printf 'hosts: files\n' >"$root/etc/nsswitch.conf"
+	install -m 0755 "$here/guest-init.sh" "$root/init"
+}
+
+pack() {
+	(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$out/initramfs.cpio.gz.tmp"
+	mv "$out/initramfs.cpio.gz.tmp" "$out/initramfs.cpio.gz"
+}
+
+main() {
+	mkdir -p "$out"
+	root=$out/initramfs.d
+	pick_kernel
+	extract_vmlinux
+	collect
+	local sum
+	sum=$(manifest | sha256sum | cut -d' ' -f1)
+	if [ "$force" = 0 ] && [ -s "$out/initramfs.cpio.gz" ] &&
+		[ "$(cat "$out/initramfs.stamp" 2>/dev/null)" = "$sum" ]; then
+		return
+	fi
+	echo "  INITRAMFS $out/initramfs.cpio.gz (${#files[@]} files, ${#modorder[@]} modules)"
+	stage
+	pack
+	echo "$sum" >"$out/initramfs.stamp"
+}
+
+main

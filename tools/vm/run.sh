@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Boot the Debian 6.1 kernel under QEMU (TCG) with the harness initramfs, run
+# a test script inside the guest and exit with its exit code.
+#
+#   tools/vm/run.sh --script FILE [options]     run FILE (bash) in the guest
+#   tools/vm/run.sh --shell [options]           interactive guest shell
+#
+# Options:
+#   --script FILE   guest-side script, run as root with bash after boot
+#   --shell         interactive shell on the console (after --script, if any);
+#                   Ctrl-A X kills QEMU
+#   --timeout SEC   hard limit for the whole VM run (default 240; none with
+#                   --shell unless given); a timeout exits 124
+#   --host-cmd CMD  run CMD with bash on the host, inside the VM's network
+#                   namespace, while the guest runs (output: OUT/host-cmd.log)
+#   --out DIR       results directory, shared with the guest as /out over 9p
+#                   (default build/vm/out, emptied first)
+#   --add PATH      also put PATH (file or directory, ELF files with their
+#                   libraries) into the image at the same path; repeatable
+#   --env NAME=VAL  export NAME to the guest script; repeatable
+#   -q, --quiet     console only to OUT/console.log, not to stdout
+#
+# Network: a namespace roxevm-<pid> holds tap0 (10.77.0.1/24); the guest's
+# eth0 (virtio-net) is 10.77.0.2/24. Nothing else is configured anywhere.
+# Exit: the guest script's code; 124 timeout; 125 harness or boot failure.
+# Namespace, tap, QEMU and the host command are torn down on every exit.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=$top/build/vm
+
+host_addr=10.77.0.1
+guest_addr=10.77.0.2
+prefix=24
+guest_mac=52:54:00:77:00:02
+
+script='' shell=0 timeout='' host_cmd='' out='' quiet=0
+adds=() envs=()
+
+usage() { sed -n '/^# Boot/,/^set -e/{/^set -e/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:-0}"; }
+die() { echo "vm: $*" >&2; exit 125; }
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--script) script=${2:?--script needs a file}; shift ;;
+		--shell) shell=1 ;;
+		--timeout) timeout=${2:?--timeout needs seconds}; shift ;;
+		--host-cmd) host_cmd=${2:?--host-cmd needs a command}; shift ;;
+		--out) out=${2:?--out needs a directory}; shift ;;
+		--add) adds+=("${2:?--add needs a path}"); shift ;;
+		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
+		-q | --quiet) quiet=1 ;;
+		-h | --help) usage 0 ;;
+		*) echo "vm: unknown option $1" >&2; usage 125 >&2 ;;
+		esac
+		shift
+	done
+	[ -n "$script" ] || [ "$shell" = 1 ] || die "need --script FILE or --shell"
+	[ -z "$script" ] || [ -r "$script" ] || die "cannot read $script"
+	[[ "${timeout:-0}" =~ ^[0-9]+$ ]] || die "--timeout wants whole seconds"
+	if [ -z "$timeout" ]; then
+		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
+	fi
+}
+
+check_host() {
+	[ "$(id -u)" = 0 ] || die "needs root (network namespace, tap)"
+	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/install-deps.sh"
+	[ -c /dev/net/tun ] || die "/dev/net/tun missing"
+}
+
+# --- teardown ---------------------------------------------------------------
+ns='' qemu_pid='' host_pid='' tmp=''
+
+# shellcheck disable=SC2317 # reached through the EXIT trap
+# stop_pid PID|-PGID: TERM, then KILL after 3 s
+stop_pid() {
+	local target=$1 pid=${1#-} _
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM -- "$target" 2>/dev/null || true
+	for _ in $(seq 30); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL -- "$target" 2>/dev/null || true
+}
+
+# shellcheck disable=SC2317 # reached through the EXIT trap
+cleanup() {
+	local pid
+	trap - EXIT INT TERM
+	set +e
+	[ -n "$qemu_pid" ] && stop_pid "$qemu_pid"
+	[ -n "$host_pid" ] && stop_pid "-$host_pid"
+	if [ -n "$ns" ]; then
+		# whatever we started that is still inside the namespace
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+	fi
+	[ -n "$tmp" ] && rm -rf "$tmp"
+	wait 2>/dev/null
+}
+
+# --- setup ------------------------------------------------------------------
+prepare_out() {
+	if [ -z "$out" ]; then
+		out=$build/out
+		rm -rf "$out"
+	fi
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	rm -f "$out/exit-code" "$out/console.log" "$out/host-cmd.log"
+}
+
+# The per-run overlay (/roxe/env, /roxe/test.sh) is a second gzip'd cpio
+# appended to the base initramfs: the kernel unpacks both, in order.
+make_initrd() {
+	local o=$tmp/overlay e
+	mkdir -p "$o/roxe"
+	{
+		if [ "$shell" = 1 ]; then echo "ROXE_VM_MODE=shell"; else echo "ROXE_VM_MODE=test"; fi
+		printf 'export ROXE_TOP=%q ROXE_VM_GUEST_ADDR=%q ROXE_VM_HOST_ADDR=%q ROXE_VM_PREFIX=%q\n' \
+			"$top" "$guest_addr" "$host_addr" "$prefix"
+		for e in ${envs[@]+"${envs[@]}"}; do
+			[[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE, got $e"
+			printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
+		done
+	} >"$o/roxe/env"
+	[ -z "$script" ] || install -m 0755 "$script" "$o/roxe/test.sh"
+	(cd "$o" && find . | cpio -o -H newc --owner=0:0 --quiet) | gzip -1 >"$tmp/overlay.cpio.gz"
+	cat "$build/initramfs.cpio.gz" "$tmp/overlay.cpio.gz" >"$tmp/initrd"
+}
+
+# Namespaces of runs that were killed too hard to clean up (SIGKILL): no
+# process left inside and no process with that pid.
+sweep_stale() {
+	local n
+	for n in $(ip netns list | awk '$1 ~ /^roxevm-[0-9]+$/ { print $1 }'); do
+		kill -0 "${n#roxevm-}" 2>/dev/null && continue
+		[ -z "$(ip netns pids "$n" 2>/dev/null)" ] && ip netns del "$n"
+	done
+	return 0
+}
+
+setup_netns() {
+	sweep_stale
+	ns=roxevm-$$
+	ip netns add "$ns"
+	ip -n "$ns" link set lo up
+	ip -n "$ns" tuntap add dev tap0 mode tap
+	ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
+	ip -n "$ns" link set tap0 up
+}
+
+start_host_cmd() {
+	[ -n "$host_cmd" ] || return 0
+	ROXE_VM_NS=$ns ROXE_VM_TAP=tap0 ROXE_VM_OUT=$out ROXE_TOP=$top \
+		ROXE_VM_HOST_ADDR=$host_addr ROXE_VM_GUEST_ADDR=$guest_addr \
+		setsid ip netns exec "$ns" bash -c "$host_cmd" >"$out/host-cmd.log" 2>&1 </dev/null &
+	host_pid=$!
+}
+
+qemu_cmd() {
+	local con=stdio
+	local o=${out//,/,,} # QEMU option values escape commas by doubling
+	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
+	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
+	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
+	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
+	qemu=(qemu-system-x86_64 -accel tcg -smp 1 -m 1G -cpu max
+		-nographic -nodefaults -no-user-config -no-reboot
+		-kernel "$build/vmlinux" -initrd "$tmp/initrd"
+		-append "console=ttyS0 panic=-1 quiet"
+		-chardev "$con,id=con0,mux=on,signal=off,logfile=$o/console.log"
+		-serial chardev:con0 -mon chardev=con0,mode=readline
+		-netdev tap,id=net0,ifname=tap0,script=no,downscript=no
+		-device "virtio-net-pci,netdev=net0,mac=$guest_mac,romfile="
+		-fsdev "local,id=fs0,path=$o,security_model=none"
+		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
+	return 0
+}
+
+# Guest result: /out/exit-code over 9p, else the console marker.
+guest_rc() {
+	local rc
+	if [ -s "$out/exit-code" ]; then
+		cat "$out/exit-code"
+	elif rc=$(grep -ao 'ROXE-VM-EXIT=[0-9]*' "$out/console.log" 2>/dev/null | tail -n1) && [ -n "$rc" ]; then
+		echo "${rc#*=}"
+	fi
+}
+
+main() {
+	parse_args "$@"
+	check_host
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	"$here/build-initramfs.sh" ${adds[@]+"${adds[@]}"} || die "image build failed"
+	prepare_out
+	tmp=$(mktemp -d /tmp/roxevm.XXXXXX)
+	make_initrd
+	setup_netns
+	start_host_cmd
+	qemu_cmd
+
+	local t0=$SECONDS qrc=0 rc
+	local limit=(timeout -k 5 "$timeout")
+	[ "$timeout" = 0 ] && limit=()
+	if [ "$shell" = 1 ]; then
+		# foreground: QEMU needs the terminal
+		[ "$timeout" = 0 ] || limit=(timeout --foreground -k 5 "$timeout")
+		ip netns exec "$ns" ${limit[@]+"${limit[@]}"} "${qemu[@]}" || qrc=$?
+	else
+		ip netns exec "$ns" ${limit[@]+"${limit[@]}"} "${qemu[@]}" </dev/null &
+		qemu_pid=$!
+		wait "$qemu_pid" || qrc=$?
+		qemu_pid=
+	fi
+	rc=$(guest_rc)
+	if [ -n "$rc" ]; then
+		echo "vm: guest script exited with $rc after $((SECONDS - t0)) s (results in $out)" >&2
+	elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		echo "vm: timed out after $timeout s (console: $out/console.log)" >&2
+		rc=124
+	elif [ "$shell" = 1 ] && [ -z "$script" ]; then
+		rc=$qrc
+	else
+		echo "vm: no result from the guest, qemu exited with $qrc (console: $out/console.log)" >&2
+		rc=125
+	fi
+	exit "$rc"
+}
+
+main "$@"
