@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * roxe's XDP program: classify each frame, leave everything that is not
+ * RoCE v2 to the kernel untouched, validate RoCE v2 frames with the shared
+ * parser (roxe/parse.h), and steer each one by destination QP to the AF_XDP
+ * socket of the engine that owns the QP. Counts everything it decides in
+ * the maps of roxe/maps.h.
+ *
+ * "xdp.frags": frames larger than one page (4096-MTU RoCE) arrive as
+ * multi-buffer XDP; the parser reads only the headers in the first buffer
+ * and takes the frame length from bpf_xdp_get_buff_len().
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "roxe/parse.h"
+#include "roxe/maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROXE_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct roxe_qp_route);
+} roxe_qp_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, ROXE_MAX_XSKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} roxe_xsks SEC(".maps");
+
+/* Mmapable: the owning engine writes its counters straight into it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROXE_MAX_QPS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct roxe_qp_stats);
+} roxe_qp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct roxe_stats);
+} roxe_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct roxe_config);
+} roxe_config SEC(".maps");
+
+/* Largest BTH offset the parser can return: Ethernet, two tags, IPv6, UDP. */
+#define BTH_OFF_MAX	(14 + 8 + 40 + 8)
+
+/* The destination QPN of a frame whose BTH is in the first buffer, or -1. */
+static __always_inline long frame_dqpn(void *data, void *data_end, __u32 bth_off)
+{
+	const struct roxe_bth *bth;
+
+	if (bth_off > BTH_OFF_MAX)
+		return -1;
+	bth = data + bth_off;
+	if ((void *)(bth + 1) > data_end)
+		return -1;
+	return roxe_bth_qpn(bth);
+}
+
+static __always_inline struct roxe_qp_stats *qp_stats(long qpn)
+{
+	__u32 key = qpn;
+
+	if (qpn < 0 || qpn >= ROXE_MAX_QPS)
+		return 0;
+	return bpf_map_lookup_elem(&roxe_qp_stats, &key);
+}
+
+SEC("xdp.frags")
+int roxe_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 frame_total = bpf_xdp_get_buff_len(ctx);
+	struct roxe_qp_route *route;
+	struct roxe_qp_stats *qs;
+	struct roxe_config *cfg;
+	struct roxe_stats *st;
+	struct roxe_pkt pkt;
+	__u32 zero = 0, slot, qpn_key;
+	long qpn, act;
+	int verdict;
+
+	st = bpf_map_lookup_elem(&roxe_stats, &zero);
+	cfg = bpf_map_lookup_elem(&roxe_config, &zero);
+	if (!st || !cfg)
+		return XDP_PASS;
+
+	verdict = roxe_parse(data, data_end, frame_total, &pkt);
+	if (verdict == ROXE_PKT_NOT_ROCE) {
+		st->passed++;
+		return XDP_PASS;
+	}
+	if (verdict != ROXE_PKT_OK) {
+		if (verdict >= ROXE_PKT_BAD_IP_LEN && verdict < ROXE_PKT__COUNT)
+			(*roxe_stats_malformed(st, verdict))++;
+		/* Past the length checks the BTH is real: blame its QP. */
+		if (verdict >= ROXE_PKT_BAD_VERSION) {
+			qs = qp_stats(frame_dqpn(data, data_end, pkt.bth_off));
+			if (qs)
+				__sync_fetch_and_add(&qs->rx_drop_malformed, 1);
+		}
+		return XDP_DROP;
+	}
+
+	qpn = frame_dqpn(data, data_end, pkt.bth_off);
+	route = 0;
+	if (qpn >= 0 && qpn < ROXE_MAX_QPS) {
+		qpn_key = qpn;
+		route = bpf_map_lookup_elem(&roxe_qp_table, &qpn_key);
+	}
+	if (!route || !route->in_use) {
+		if (cfg->pass_unknown_qp) {
+			st->unknown_qp_passed++;
+			return XDP_PASS;
+		}
+		st->unknown_qp++;
+		return XDP_DROP;
+	}
+
+	qs = qp_stats(qpn);
+	slot = roxe_xsk_slot(ctx->rx_queue_index, route->engine, cfg->engines);
+	act = bpf_redirect_map(&roxe_xsks, slot, XDP_DROP);
+	if (act != XDP_REDIRECT) {
+		st->redirect_failed++;
+		if (qs)
+			__sync_fetch_and_add(&qs->rx_drop_no_socket, 1);
+		return XDP_DROP;
+	}
+	st->redirected++;
+	if (qs) {
+		__sync_fetch_and_add(&qs->rx_packets, 1);
+		__sync_fetch_and_add(&qs->rx_bytes, frame_total);
+	}
+	return XDP_REDIRECT;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The BPF maps of the XDP program (bpf/roxe_xdp.bpf.c), as seen by the
+ * program, the engine and roxectl. Their names are the user interface:
+ * `bpftool map dump name roxe_qp_stats` prints the per-QP counters with the
+ * field names below (the maps carry BTF).
+ *
+ *   roxe_qp_table  ARRAY [QPN]  which engine owns a QP
+ *   roxe_xsks      XSKMAP [queue * engines + engine]  AF_XDP sockets
+ *   roxe_qp_stats  ARRAY [QPN], mmapable: per-QP counters
+ *   roxe_stats     PERCPU_ARRAY [0]: global counters
+ *   roxe_config    ARRAY [0]: engine count and policy, set at attach time
+ *
+ * Only <linux/types.h> here: bpf/, user/ and tools/ include it.
+ */
+#ifndef ROXE_MAPS_H
+#define ROXE_MAPS_H
+
+#include <linux/types.h>
+#include "roxe/parse.h"
+
+/* QPNs the XDP program steers: 0 .. ROXE_MAX_QPS-1 (QP1, the GSI QP, is an
+ * ordinary entry). Engines allocate QPNs below this. */
+#define ROXE_MAX_QPS		16384
+#define ROXE_MAX_ENGINES	64
+#define ROXE_MAX_QUEUES		64
+#define ROXE_MAX_XSKS		(ROXE_MAX_ENGINES * ROXE_MAX_QUEUES)
+
+/* Every engine has one AF_XDP socket on every queue (see user/port_afxdp.c):
+ * a frame that arrived on queue q for engine e goes to this slot. */
+static inline __u32 roxe_xsk_slot(__u32 queue, __u32 engine, __u32 engines)
+{
+	return queue * engines + engine;
+}
+
+/* roxe_qp_table value. */
+struct roxe_qp_route {
+	__u32	engine;		/* owning engine: its sockets' slots */
+	__u32	in_use;		/* 0: no such QP (unknown-QP policy applies) */
+};
+
+/* roxe_config value. */
+struct roxe_config {
+	__u32	engines;	/* sockets per queue: the slot stride */
+	__u32	pass_unknown_qp; /* 1: unknown-QP frames go to the kernel */
+};
+
+/*
+ * roxe_qp_stats value: one per QPN. Two parts, each on its own cache lines
+ * so the writers do not share a line:
+ *  - rx_*: written by the XDP program, on whatever CPU runs the receive
+ *    path, with atomic adds (a QP's frames can arrive on several queues at
+ *    once). Per-CPU values would avoid the atomic but could not be mmapped
+ *    and would cost CPUs x QPs memory; one flow mostly stays on one CPU, so
+ *    the lock-prefixed add is uncontended in the common case.
+ *  - the rest: written only by the engine thread that owns the QP (plain
+ *    stores through the mmapped array, no atomics).
+ * Readers (roxectl) may see a counter a few increments stale, never torn
+ * (aligned 64-bit stores).
+ */
+struct roxe_qp_stats {
+	/* XDP program */
+	__u64	rx_packets;	/* steered to the owning engine's socket */
+	__u64	rx_bytes;
+	__u64	rx_drop_no_socket; /* the owner has no socket on that queue */
+	__u64	rx_drop_malformed; /* a valid UDP/BTH for this QP, but a bad
+				    * version, opcode, header or payload length */
+	__u64	xdp_reserved[4];
+
+	/* owning engine */
+	__u64	tx_packets __attribute__((aligned(64)));
+	__u64	tx_bytes;
+	__u64	retransmits;
+	__u64	nak_seq_err_sent;
+	__u64	nak_inv_req_sent;
+	__u64	nak_rem_access_sent;
+	__u64	nak_rem_op_sent;
+	__u64	nak_seq_err_rcvd;
+	__u64	nak_inv_req_rcvd;
+	__u64	nak_rem_access_rcvd;
+	__u64	nak_rem_op_rcvd;
+	__u64	rnr_nak_sent;
+	__u64	rnr_nak_rcvd;
+	__u64	duplicates;
+	__u64	out_of_sequence;
+	__u64	timeouts;
+	__u64	icrc_errors;
+} __attribute__((aligned(64)));
+
+/*
+ * roxe_stats value (per CPU, summed by readers). The bad_* counters are
+ * the malformed frames dropped, one per enum roxe_verdict reason, in the
+ * enum's order so the program indexes them by verdict
+ * (roxe_stats_malformed()). bad_icrc belongs to the engine (the XDP
+ * program computes no ICRC) and stays 0 here.
+ */
+struct roxe_stats {
+	__u64	passed;			/* not RoCE v2: to the kernel untouched */
+	__u64	redirected;		/* RoCE v2 frames steered to a socket */
+	__u64	redirect_failed;	/* owner has no socket on the queue: dropped */
+	__u64	unknown_qp;		/* no engine owns the QP: dropped */
+	__u64	unknown_qp_passed;	/* ... passed to the kernel (pass_unknown_qp) */
+	__u64	bad_ip_len;		/* ROXE_PKT_BAD_IP_LEN */
+	__u64	bad_udp_len;		/* ROXE_PKT_BAD_UDP_LEN */
+	__u64	bad_version;		/* ROXE_PKT_BAD_VERSION */
+	__u64	bad_opcode;		/* ROXE_PKT_BAD_OPCODE */
+	__u64	bad_hdr_len;		/* ROXE_PKT_BAD_HDR_LEN */
+	__u64	bad_payload;		/* ROXE_PKT_BAD_PAYLOAD */
+	__u64	bad_icrc;		/* ROXE_PKT_BAD_ICRC */
+};
+
+#define ROXE_STATS_MALFORMED_OFF(v) \
+	(__builtin_offsetof(struct roxe_stats, bad_ip_len) + \
+	 ((v) - ROXE_PKT_BAD_IP_LEN) * sizeof(__u64))
+_Static_assert(ROXE_STATS_MALFORMED_OFF(ROXE_PKT_BAD_PAYLOAD) ==
+	       __builtin_offsetof(struct roxe_stats, bad_payload), "verdict order");
+_Static_assert(ROXE_STATS_MALFORMED_OFF(ROXE_PKT_BAD_ICRC) ==
+	       __builtin_offsetof(struct roxe_stats, bad_icrc), "verdict order");
+_Static_assert(ROXE_PKT__COUNT == ROXE_PKT_BAD_ICRC + 1, "a verdict without a counter");
+
+/* The counter of malformed verdict v (ROXE_PKT_BAD_IP_LEN .. BAD_ICRC). */
+static inline __u64 *roxe_stats_malformed(struct roxe_stats *s, int v)
+{
+	return (__u64 *)((char *)s + ROXE_STATS_MALFORMED_OFF(v));
+}
+
+#endif /* ROXE_MAPS_H */

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# netns.sh: the two-host topology roxe's tests, demo and benchmarks run on.
+#
+#   netns.sh up NAME [--queues N] [--mtu BYTES] [--middle]
+#   netns.sh down NAME
+#   netns.sh help
+#
+# "up" creates network namespaces NAME-a and NAME-b joined by a veth pair
+# whose ends are called NAME-a and NAME-b too (so NAME has at most 12
+# characters), with 10.99.0.1/24 + fd99::1/64 on NAME-a and 10.99.0.2/24 +
+# fd99::2/64 on NAME-b. --queues gives each end N rx and tx queues (one per
+# roxe engine: AF_XDP binds to queues); --mtu sets the MTU (default 1500).
+#
+# --middle puts a third namespace, NAME-m, between them: each host's veth
+# goes to NAME-m (ends NAME-ma, NAME-mb), where a bridge joins them. Loss,
+# reordering and corruption are injected there (tc netem on NAME-ma or
+# NAME-mb, the middle's egress towards a or b): netem on the hosts' own veths
+# never sees AF_XDP frames, which bypass the qdisc layer.
+#
+# Sourced, it defines netns_up and netns_down; netns_up registers an EXIT
+# trap that tears the topology down however the script ends:
+#   . tools/netns.sh; netns_up t1 --queues 2; ip netns exec t1-a ping 10.99.0.2
+#
+# Everything lives inside the namespaces: no address outside 10.99.0.0/24
+# and fd99::/64 is configured and the root namespace is left untouched.
+NETNS_ADDR_A=10.99.0.1
+NETNS_ADDR_B=10.99.0.2
+NETNS_ADDR6_A=fd99::1
+NETNS_ADDR6_B=fd99::2
+
+netns_down()
+{
+	local name=$1 ns
+
+	[ -n "$name" ] || return 1
+	for ns in "$name-a" "$name-b" "$name-m"; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	return 0
+}
+
+# Set up one host end: address, up, no IPv6 duplicate address detection wait.
+_netns_host()
+{
+	local ns=$1 dev=$2 addr=$3 addr6=$4 mtu=$5
+
+	ip -n "$ns" link set lo up &&
+	ip -n "$ns" link set "$dev" mtu "$mtu" &&
+	ip -n "$ns" addr add "$addr/24" dev "$dev" &&
+	ip -n "$ns" addr add "$addr6/64" dev "$dev" nodad &&
+	ip -n "$ns" link set "$dev" up
+}
+
+_netns_create()
+{
+	local name=$1 queues=$2 mtu=$3 middle=$4
+	local a="$name-a" b="$name-b" m="$name-m"
+	local q="numtxqueues $queues numrxqueues $queues"
+
+	ip netns add "$a" && ip netns add "$b" || return 1
+	if [ "$middle" = 1 ]; then
+		ip netns add "$m" || return 1
+		ip netns exec "$m" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 || return 1
+		# shellcheck disable=SC2086
+		ip link add "$a" netns "$a" $q type veth peer "$name-ma" netns "$m" $q &&
+		ip link add "$b" netns "$b" $q type veth peer "$name-mb" netns "$m" $q &&
+		ip -n "$m" link add br0 type bridge &&
+		ip -n "$m" link set "$name-ma" master br0 mtu "$mtu" up &&
+		ip -n "$m" link set "$name-mb" master br0 mtu "$mtu" up &&
+		ip -n "$m" link set br0 mtu "$mtu" up || return 1
+	else
+		# shellcheck disable=SC2086
+		ip link add "$a" netns "$a" $q type veth peer "$b" netns "$b" $q || return 1
+	fi
+	_netns_host "$a" "$a" $NETNS_ADDR_A $NETNS_ADDR6_A "$mtu" &&
+	_netns_host "$b" "$b" $NETNS_ADDR_B $NETNS_ADDR6_B "$mtu"
+}
+
+netns_up()
+{
+	local name=$1 queues=1 mtu=1500 middle=0
+
+	shift || { echo "netns.sh: up needs a NAME" >&2; return 2; }
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--queues) queues=$2; shift 2 ;;
+		--mtu) mtu=$2; shift 2 ;;
+		--middle) middle=1; shift ;;
+		*) echo "netns.sh: unknown option $1" >&2; return 2 ;;
+		esac
+	done
+	if [ ${#name} -gt 12 ] || [ -z "$name" ]; then
+		echo "netns.sh: NAME must be 1 to 12 characters (interface names)" >&2
+		return 2
+	fi
+	if ip netns list | grep -qE "^$name-[abm]( |\$)"; then
+		echo "netns.sh: namespaces $name-* exist already (netns.sh down $name)" >&2
+		return 1
+	fi
+	# When sourced, tear down on any exit; keep a trap that was there.
+	if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+		NETNS_CLEANUP="${NETNS_CLEANUP:+$NETNS_CLEANUP; }netns_down $name"
+		# shellcheck disable=SC2064
+		trap "$NETNS_CLEANUP" EXIT
+	fi
+	if ! _netns_create "$name" "$queues" "$mtu" "$middle"; then
+		echo "netns.sh: cannot create topology $name" >&2
+		netns_down "$name"
+		return 1
+	fi
+}
+
+netns_usage()
+{
+	sed -n '4,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -u
+	cmd=${1:-help}
+	shift || true
+	case $cmd in
+	up) netns_up "$@" ;;
+	down) netns_down "${1:?netns.sh: down needs a NAME}" ;;
+	help|-h|--help) netns_usage ;;
+	*) netns_usage >&2; exit 2 ;;
+	esac
+fi

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * roxectl: attach roxe's XDP program to an interface, detach it, show what
+ * is attached and read its counters.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <bpf/libbpf.h>
+#include "roxe/maps.h"
+#include "roxe/frame.h"
+#include "xdp.h"
+
+static const char usage[] =
+"NAME\n"
+"    roxectl - control roxe's XDP program and read its counters\n"
+"\n"
+"SYNOPSIS\n"
+"    roxectl attach IFACE [--mode native|generic] [--engines N] [--pass-unknown]\n"
+"    roxectl detach IFACE\n"
+"    roxectl status\n"
+"    roxectl stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n"
+"    roxectl --help\n"
+"\n"
+"DESCRIPTION\n"
+"    roxe steers RoCE v2 frames (UDP port 4791) to its engines with an XDP\n"
+"    program; every other frame goes to the kernel untouched.\n"
+"\n"
+"    attach  Load the program and attach it to IFACE. Native (driver) mode is\n"
+"            tried first, then generic (skb) mode; --mode picks one. --engines\n"
+"            sets how many engines share the traffic (default: one per online\n"
+"            CPU): each engine needs an rx/tx queue of its own on IFACE\n"
+"            (ethtool -L, or numrxqueues/numtxqueues for veth). Frames for\n"
+"            QPs that no engine owns are dropped and counted, or with\n"
+"            --pass-unknown handed to the kernel. Refuses if IFACE already\n"
+"            runs an XDP program. The maps are pinned under\n"
+"            /sys/fs/bpf/roxe/IFACE/ (bpffs is mounted if needed).\n"
+"    detach  Detach roxe's program from IFACE (never another program) and\n"
+"            remove the pins.\n"
+"    status  List the interfaces of this network namespace that run roxe:\n"
+"            mode, program id, engines, unknown-QP policy.\n"
+"    stats   Global counters of each attached interface (or IFACE), summed\n"
+"            over CPUs, then one row per QP with a nonzero counter. --qp N\n"
+"            shows only QP N, with every counter. --watch repeats every\n"
+"            SECS seconds (default 1) and shows rates. --json prints one\n"
+"            JSON object per interface and round.\n"
+"\n"
+"    Counters: passed (not RoCE), redirected (to an engine), redirect_failed\n"
+"    (the owner has no socket on the queue), unknown_qp (dropped or passed),\n"
+"    bad_* (malformed RoCE v2 frames by reason, dropped). Per QP: rx_* from\n"
+"    the XDP program, tx, retransmits, NAKs, RNR, duplicates, out of\n"
+"    sequence, timeouts and ICRC errors from the engine that owns the QP.\n"
+"    The same counters: bpftool map dump name roxe_stats | roxe_qp_stats.\n"
+"\n"
+"    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
+"    attached to the interface, so roxectl works under `ip netns exec`.\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, 1 on failure (with a message), 2 on a usage error.\n"
+"\n"
+"EXAMPLES\n"
+"    roxectl attach eth1 --engines 4\n"
+"    roxectl stats eth1 --watch\n"
+"    ip netns exec t1-b roxectl stats --qp 17 --json\n";
+
+static int fail_msg(const char *op, const char *ifname, int err, uint32_t other)
+{
+	switch (-err) {
+	case ENODEV:
+		fprintf(stderr, "roxectl: %s: no interface named %s in this network namespace\n",
+			op, ifname);
+		break;
+	case EBUSY:
+		fprintf(stderr, "roxectl: %s: %s already runs another XDP program (id %u); "
+			"detach it first (ip link set dev %s xdp off)\n", op, ifname, other, ifname);
+		break;
+	case EEXIST:
+		fprintf(stderr, "roxectl: %s: roxe is already attached to %s\n", op, ifname);
+		break;
+	case ENOENT:
+		fprintf(stderr, "roxectl: %s: roxe is not attached to %s\n", op, ifname);
+		break;
+	case EOPNOTSUPP:
+		fprintf(stderr, "roxectl: %s: %s does not support XDP in this mode "
+			"(try --mode generic)\n", op, ifname);
+		break;
+	case EPERM:
+	case EACCES:
+		fprintf(stderr, "roxectl: %s: permission denied: run as root "
+			"(CAP_NET_ADMIN and CAP_BPF)\n", op);
+		break;
+	default:
+		fprintf(stderr, "roxectl: %s %s: %s\n", op, ifname ? ifname : "", strerror(-err));
+	}
+	return 1;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* Keep the kernel's own explanation of a refused attach, drop the noise. */
+	if (level == LIBBPF_WARN && strstr(fmt, "Kernel error message"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int cmd_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "engines", required_argument, NULL, 'e' },
+		{ "pass-unknown", no_argument, NULL, 'p' },
+		{ 0 }
+	};
+	struct roxe_xdp_attach_opts o = { 0 };
+	struct roxe_xdp *x;
+	uint32_t other = 0;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "m:e:p", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (!strcmp(optarg, "native"))
+				o.mode = ROXE_XDP_NATIVE;
+			else if (!strcmp(optarg, "generic"))
+				o.mode = ROXE_XDP_GENERIC;
+			else {
+				fprintf(stderr, "roxectl: --mode is native or generic\n");
+				return 2;
+			}
+			break;
+		case 'e':
+			o.engines = strtoul(optarg, NULL, 0);
+			if (o.engines < 1 || o.engines > ROXE_MAX_ENGINES) {
+				fprintf(stderr, "roxectl: --engines is 1 to %d\n", ROXE_MAX_ENGINES);
+				return 2;
+			}
+			break;
+		case 'p':
+			o.pass_unknown_qp = true;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "roxectl: attach IFACE [--mode native|generic] [--engines N] [--pass-unknown]\n");
+		return 2;
+	}
+	err = roxe_xdp_attach(argv[optind], &o, &x, &other);
+	if (err)
+		return fail_msg("attach", argv[optind], err, other);
+	printf("roxe attached to %s: %s mode, program id %u, %u engine%s%s\n",
+	       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines,
+	       x->config.engines == 1 ? "" : "s",
+	       x->config.pass_unknown_qp ? ", unknown QPs passed to the kernel" : "");
+	roxe_xdp_close(x);
+	return 0;
+}
+
+static int cmd_detach(int argc, char **argv)
+{
+	uint32_t other = 0;
+	int err;
+
+	if (argc != 2) {
+		fprintf(stderr, "roxectl: detach IFACE\n");
+		return 2;
+	}
+	err = roxe_xdp_detach(argv[1], &other);
+	if (err == -EBUSY) {
+		fprintf(stderr, "roxectl: detach: %s runs another XDP program (id %u), "
+			"not roxe: left alone\n", argv[1], other);
+		return 1;
+	}
+	if (err)
+		return fail_msg("detach", argv[1], err, other);
+	printf("roxe detached from %s\n", argv[1]);
+	return 0;
+}
+
+/* Calls fn for every interface of the namespace that runs roxe. */
+static int for_each_attached(int (*fn)(struct roxe_xdp *x, void *arg), void *arg)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int found = 0, ret = 0;
+
+	if (!ifs)
+		return -errno;
+	for (i = ifs; i->if_index; i++) {
+		struct roxe_xdp *x;
+
+		if (roxe_xdp_open(i->if_name, &x, NULL))
+			continue;
+		found++;
+		ret |= fn(x, arg);
+		roxe_xdp_close(x);
+	}
+	if_freenameindex(ifs);
+	return ret ? ret : found;
+}
+
+static int status_one(struct roxe_xdp *x, void *arg)
+{
+	(void)arg;
+	printf("%-15s %-8s %10u %8u  %s\n", x->ifname, roxe_xdp_mode_name(x->mode),
+	       x->prog_id, x->config.engines, x->config.pass_unknown_qp ? "pass" : "drop");
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	int n;
+
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "roxectl: status takes no arguments\n");
+		return 2;
+	}
+	if (geteuid() != 0)
+		return fail_msg("status", NULL, -EPERM, 0);
+	printf("%-15s %-8s %10s %8s  %s\n", "interface", "mode", "prog_id", "engines", "unknown_qp");
+	n = for_each_attached(status_one, NULL);
+	if (n < 0)
+		return fail_msg("status", NULL, n, 0);
+	if (n == 0)
+		printf("(roxe is attached to no interface in this network namespace)\n");
+	return 0;
+}
+
+/* --- stats ------------------------------------------------------------------ */
+struct stats_opts {
+	long	qp;		/* -1: all */
+	bool	json;
+	double	interval;	/* 0: once */
+};
+
+#define GLOBAL_FIELDS(X) X(passed) X(redirected) X(redirect_failed) X(unknown_qp) \
+	X(unknown_qp_passed) X(bad_ip_len) X(bad_udp_len) X(bad_version) X(bad_opcode) \
+	X(bad_hdr_len) X(bad_payload) X(bad_icrc)
+#define QP_FIELDS(X) X(rx_packets) X(rx_bytes) X(rx_drop_no_socket) X(rx_drop_malformed) \
+	X(tx_packets) X(tx_bytes) X(retransmits) X(nak_seq_err_sent) X(nak_inv_req_sent) \
+	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
+	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
+	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors)
+
+static bool qp_nonzero(const struct roxe_qp_stats *s)
+{
+#define NZ(f) if (s->f) return true;
+	QP_FIELDS(NZ)
+#undef NZ
+	return false;
+}
+
+static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const struct stats_opts *o)
+{
+	struct roxe_qp_stats qs;
+	bool first = true;
+
+	printf("{\"interface\":\"%s\",\"mode\":\"%s\",\"prog_id\":%u,\"engines\":%u,\"global\":{",
+	       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines);
+	const char *sep = "";
+#define J(f) printf("%s\"" #f "\":%llu", sep, (unsigned long long)g->f); sep = ",";
+	GLOBAL_FIELDS(J)
+#undef J
+	printf("},\"qps\":[");
+	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
+		if (o->qp >= 0 && q != (uint32_t)o->qp)
+			continue;
+		if (roxe_xdp_read_qp_stats(x, q, &qs) || (o->qp < 0 && !qp_nonzero(&qs)))
+			continue;
+		printf("%s{\"qpn\":%u", first ? "" : ",", q);
+#define J(f) printf(",\"" #f "\":%llu", (unsigned long long)qs.f);
+		QP_FIELDS(J)
+#undef J
+		printf("}");
+		first = false;
+	}
+	printf("]}\n");
+}
+
+static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
+			const struct roxe_stats *prev, const struct stats_opts *o)
+{
+	struct roxe_qp_stats qs;
+	int rows = 0;
+
+	printf("%s: roxe %s mode, program %u, %u engine%s, unknown QPs %s\n", x->ifname,
+	       roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines,
+	       x->config.engines == 1 ? "" : "s",
+	       x->config.pass_unknown_qp ? "passed" : "dropped");
+#define H(f) do {								\
+		printf("  %-18s %14llu", #f, (unsigned long long)g->f);	\
+		if (prev)							\
+			printf("  %12.0f/s", (double)(g->f - prev->f) / o->interval); \
+		printf("\n");							\
+	} while (0);
+	GLOBAL_FIELDS(H)
+#undef H
+	if (o->qp >= 0) {
+		if (roxe_xdp_read_qp_stats(x, o->qp, &qs) == 0) {
+			printf("  QP %ld\n", o->qp);
+#define Q(f) printf("    %-20s %14llu\n", #f, (unsigned long long)qs.f);
+			QP_FIELDS(Q)
+#undef Q
+		}
+		return;
+	}
+	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
+		if (roxe_xdp_read_qp_stats(x, q, &qs) || !qp_nonzero(&qs))
+			continue;
+		if (!rows++)
+			printf("  %8s %12s %14s %10s %10s %12s %14s %8s %6s %6s %6s %6s %6s\n",
+			       "qpn", "rx_pkts", "rx_bytes", "rx_nosock", "rx_malf",
+			       "tx_pkts", "tx_bytes", "retrans", "naks_s", "naks_r",
+			       "rnr_s", "rnr_r", "icrc");
+		printf("  %8u %12llu %14llu %10llu %10llu %12llu %14llu %8llu %6llu %6llu %6llu %6llu %6llu\n",
+		       q, (unsigned long long)qs.rx_packets, (unsigned long long)qs.rx_bytes,
+		       (unsigned long long)qs.rx_drop_no_socket,
+		       (unsigned long long)qs.rx_drop_malformed,
+		       (unsigned long long)qs.tx_packets, (unsigned long long)qs.tx_bytes,
+		       (unsigned long long)qs.retransmits,
+		       (unsigned long long)(qs.nak_seq_err_sent + qs.nak_inv_req_sent +
+					    qs.nak_rem_access_sent + qs.nak_rem_op_sent),
+		       (unsigned long long)(qs.nak_seq_err_rcvd + qs.nak_inv_req_rcvd +
+					    qs.nak_rem_access_rcvd + qs.nak_rem_op_rcvd),
+		       (unsigned long long)qs.rnr_nak_sent, (unsigned long long)qs.rnr_nak_rcvd,
+		       (unsigned long long)qs.icrc_errors);
+	}
+	if (!rows)
+		printf("  (no QP has counted anything)\n");
+}
+
+struct stats_round {
+	const struct stats_opts *o;
+	struct roxe_stats *prev;	/* per interface index, for rates */
+	bool	have_prev;
+};
+
+static int stats_one(struct roxe_xdp *x, void *arg)
+{
+	struct stats_round *r = arg;
+	struct roxe_stats g;
+	int err = roxe_xdp_read_stats(x, &g);
+
+	if (err)
+		return fail_msg("stats", x->ifname, err, 0);
+	if (r->o->json)
+		print_json(x, &g, r->o);
+	else
+		print_human(x, &g, r->have_prev ? &r->prev[x->ifindex % 256] : NULL, r->o);
+	r->prev[x->ifindex % 256] = g;
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+static int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "qp", required_argument, NULL, 'q' },
+		{ "watch", optional_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 }
+	};
+	struct stats_opts o = { .qp = -1 };
+	struct stats_round r = { .o = &o };
+	const char *ifname = NULL;
+	int c, ret = 0;
+
+	while ((c = getopt_long(argc, argv, "q:w::j", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			o.qp = strtol(optarg, NULL, 0);
+			if (o.qp < 0 || o.qp >= ROXE_MAX_QPS) {
+				fprintf(stderr, "roxectl: --qp is 0 to %d\n", ROXE_MAX_QPS - 1);
+				return 2;
+			}
+			break;
+		case 'w':
+			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+				optarg = argv[optind++];
+			o.interval = optarg ? strtod(optarg, NULL) : 1.0;
+			if (o.interval <= 0) {
+				fprintf(stderr, "roxectl: --watch SECS must be positive\n");
+				return 2;
+			}
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind != argc) {
+		fprintf(stderr, "roxectl: stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n");
+		return 2;
+	}
+	if (geteuid() != 0)
+		return fail_msg("stats", NULL, -EPERM, 0);
+	r.prev = calloc(256, sizeof(*r.prev));
+	if (!r.prev)
+		return 1;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	do {
+		if (ifname) {
+			struct roxe_xdp *x;
+			uint32_t other = 0;
+			int err = roxe_xdp_open(ifname, &x, &other);
+
+			if (err) {
+				ret = fail_msg("stats", ifname, err, other);
+				break;
+			}
+			ret = stats_one(x, &r);
+			roxe_xdp_close(x);
+		} else {
+			int n = for_each_attached(stats_one, &r);
+
+			if (n == 0) {
+				fprintf(stderr, "roxectl: stats: roxe is attached to no interface "
+					"in this network namespace\n");
+				ret = 1;
+				break;
+			}
+			ret = n < 0;
+		}
+		r.have_prev = true;
+		fflush(stdout);
+		if (o.interval > 0 && !stop) {
+			struct timespec ts = { (time_t)o.interval,
+					       (long)((o.interval - (time_t)o.interval) * 1e9) };
+			nanosleep(&ts, NULL);
+			if (!o.json && !stop)
+				printf("\n");
+		}
+	} while (o.interval > 0 && !stop && !ret);
+	free(r.prev);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	libbpf_set_print(libbpf_quiet);
+	if (!cmd || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage, cmd ? stdout : stderr);
+		return cmd ? 0 : 2;
+	}
+	if (geteuid() != 0 && (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")))
+		return fail_msg(cmd, NULL, -EPERM, 0);
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(argc - 1, argv + 1);
+	if (!strcmp(cmd, "detach"))
+		return cmd_detach(argc - 1, argv + 1);
+	if (!strcmp(cmd, "status"))
+		return cmd_status(argc - 1, argv + 1);
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats(argc - 1, argv + 1);
+	fprintf(stderr, "roxectl: unknown command '%s' (roxectl --help)\n", cmd);
+	return 2;
+}

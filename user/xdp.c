@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Loading, attaching, finding and detaching roxe's XDP program; QP
+ * steering and counters through its maps. See xdp.h.
+ *
+ * Attachment goes through libbpf's bpf_xdp_attach() (netlink), not libxdp:
+ * libxdp's multi-program dispatcher cannot load on every kernel, and roxe
+ * wants the interface to itself anyway. XDP_FLAGS_UPDATE_IF_NOEXIST makes
+ * the kernel refuse if another program got there first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xdp.h"
+#include "roxe_xdp.skel.h"
+
+#define BPF_FS_MAGIC	0xcafe4a11
+#define BPF_FS_DIR	"/sys/fs/bpf"
+
+const char *roxe_xdp_mode_name(enum roxe_xdp_mode m)
+{
+	switch (m) {
+	case ROXE_XDP_NATIVE:	return "native";
+	case ROXE_XDP_GENERIC:	return "generic";
+	default:		return "auto";
+	}
+}
+
+int roxe_bpffs_mount(void)
+{
+	struct statfs sf;
+
+	if (statfs(BPF_FS_DIR, &sf) == 0 && sf.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", BPF_FS_DIR, "bpf", 0, "mode=0700") < 0)
+		return -errno;
+	return 0;
+}
+
+static void pin_path(char *buf, size_t len, const char *ifname, const char *name)
+{
+	snprintf(buf, len, "%s/%s%s%s", ROXE_XDP_PIN_ROOT, ifname,
+		 name ? "/" : "", name ? name : "");
+}
+
+static const char *const pinned_maps[] = {
+	"roxe_qp_table", "roxe_xsks", "roxe_qp_stats", "roxe_stats", "roxe_config",
+};
+
+static void unpin(const char *ifname)
+{
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		pin_path(path, sizeof(path), ifname, pinned_maps[i]);
+		unlink(path);
+	}
+	pin_path(path, sizeof(path), ifname, "prog");
+	unlink(path);
+	pin_path(path, sizeof(path), ifname, NULL);
+	rmdir(path);
+}
+
+/* Pinning is a convenience for other tools: failures are reported, not fatal. */
+static int pin(struct roxe_xdp *x)
+{
+	int fds[] = { x->qp_table_fd, x->xsks_fd, x->qp_stats_fd, x->stats_fd, x->config_fd };
+	char path[256];
+	int err;
+
+	err = roxe_bpffs_mount();
+	if (err)
+		return err;
+	if (mkdir(ROXE_XDP_PIN_ROOT, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	unpin(x->ifname);	/* leftovers of an earlier attachment */
+	pin_path(path, sizeof(path), x->ifname, NULL);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		pin_path(path, sizeof(path), x->ifname, pinned_maps[i]);
+		if (bpf_obj_pin(fds[i], path) < 0)
+			return -errno;
+	}
+	pin_path(path, sizeof(path), x->ifname, "prog");
+	if (bpf_obj_pin(x->prog_fd, path) < 0)
+		return -errno;
+	return 0;
+}
+
+static struct roxe_xdp *xdp_new(const char *ifname)
+{
+	struct roxe_xdp *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
+	x->prog_fd = x->qp_table_fd = x->xsks_fd = -1;
+	x->qp_stats_fd = x->stats_fd = x->config_fd = -1;
+	return x;
+}
+
+static void map_qp_stats(struct roxe_xdp *x)
+{
+	void *p = mmap(NULL, (size_t)ROXE_MAX_QPS * sizeof(struct roxe_qp_stats),
+		       PROT_READ | PROT_WRITE, MAP_SHARED, x->qp_stats_fd, 0);
+
+	x->qp_stats = p == MAP_FAILED ? NULL : p;
+}
+
+void roxe_xdp_close(struct roxe_xdp *x)
+{
+	if (!x)
+		return;
+	if (x->qp_stats)
+		munmap(x->qp_stats, (size_t)ROXE_MAX_QPS * sizeof(struct roxe_qp_stats));
+	if (x->skel) {
+		roxe_xdp_bpf__destroy(x->skel);
+	} else {
+		int fds[] = { x->prog_fd, x->qp_table_fd, x->xsks_fd,
+			      x->qp_stats_fd, x->stats_fd, x->config_fd };
+
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	free(x);
+}
+
+/* The XDP program on ifindex: its id and mode; 0 when there is none. */
+static int query(int ifindex, uint32_t *prog_id, enum roxe_xdp_mode *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int err = bpf_xdp_query(ifindex, 0, &q);
+
+	if (err)
+		return err;
+	*prog_id = q.prog_id;
+	if (q.attach_mode == XDP_ATTACHED_SKB) {
+		*mode = ROXE_XDP_GENERIC;
+	} else if (q.attach_mode == XDP_ATTACHED_MULTI) {
+		/* Both kinds attached: someone else's doing; report one. */
+		*prog_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		*mode = q.drv_prog_id ? ROXE_XDP_NATIVE : ROXE_XDP_GENERIC;
+	} else {
+		*mode = ROXE_XDP_NATIVE;
+	}
+	return 0;
+}
+
+static int prog_is_roxe(int prog_fd, struct bpf_prog_info *info, uint32_t *map_ids,
+			uint32_t nr_maps)
+{
+	uint32_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	info->nr_map_ids = nr_maps;
+	info->map_ids = (uint64_t)(uintptr_t)map_ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, info, &len))
+		return -errno;
+	return strcmp(info->name, ROXE_XDP_PROG_NAME) == 0;
+}
+
+int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_prog_id)
+{
+	struct bpf_prog_info info;
+	uint32_t map_ids[16], zero = 0;
+	struct roxe_xdp *x;
+	int err, ifindex;
+
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		return -ENODEV;
+	x = xdp_new(ifname);
+	if (!x)
+		return -ENOMEM;
+	x->ifindex = ifindex;
+	err = query(ifindex, &x->prog_id, &x->mode);
+	if (err)
+		goto fail;
+	if (!x->prog_id) {
+		err = -ENOENT;
+		goto fail;
+	}
+	x->prog_fd = bpf_prog_get_fd_by_id(x->prog_id);
+	if (x->prog_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = prog_is_roxe(x->prog_fd, &info, map_ids, 16);
+	if (err <= 0) {
+		if (err == 0) {
+			if (other_prog_id)
+				*other_prog_id = x->prog_id;
+			err = -EBUSY;
+		}
+		goto fail;
+	}
+	for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++) {
+		struct bpf_map_info mi;
+		uint32_t len = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+		int *slot = NULL;
+
+		if (fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+		memset(&mi, 0, sizeof(mi));
+		if (bpf_obj_get_info_by_fd(fd, &mi, &len) == 0) {
+			if (!strcmp(mi.name, "roxe_qp_table"))
+				slot = &x->qp_table_fd;
+			else if (!strcmp(mi.name, "roxe_xsks"))
+				slot = &x->xsks_fd;
+			else if (!strcmp(mi.name, "roxe_qp_stats"))
+				slot = &x->qp_stats_fd;
+			else if (!strcmp(mi.name, "roxe_stats"))
+				slot = &x->stats_fd;
+			else if (!strcmp(mi.name, "roxe_config"))
+				slot = &x->config_fd;
+		}
+		if (slot && *slot < 0)
+			*slot = fd;
+		else
+			close(fd);
+	}
+	if (x->qp_table_fd < 0 || x->xsks_fd < 0 || x->qp_stats_fd < 0 ||
+	    x->stats_fd < 0 || x->config_fd < 0) {
+		err = -ENOENT;	/* a program by our name, but not ours */
+		goto fail;
+	}
+	if (bpf_map_lookup_elem(x->config_fd, &zero, &x->config)) {
+		err = -errno;
+		goto fail;
+	}
+	map_qp_stats(x);
+	*out = x;
+	return 0;
+fail:
+	roxe_xdp_close(x);
+	return err;
+}
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
+		    struct roxe_xdp **out, uint32_t *other_prog_id)
+{
+	struct roxe_xdp_bpf *skel;
+	enum roxe_xdp_mode cur_mode;
+	uint32_t cur_id = 0, zero = 0;
+	struct roxe_xdp *x;
+	int err, ifindex;
+
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		return -ENODEV;
+	err = query(ifindex, &cur_id, &cur_mode);
+	if (err)
+		return err;
+	if (cur_id) {
+		struct roxe_xdp *other;
+
+		err = roxe_xdp_open(ifname, &other, other_prog_id);
+		if (err == 0) {
+			roxe_xdp_close(other);
+			return -EEXIST;
+		}
+		if (other_prog_id)
+			*other_prog_id = cur_id;
+		return -EBUSY;
+	}
+
+	x = xdp_new(ifname);
+	if (!x)
+		return -ENOMEM;
+	x->ifindex = ifindex;
+	x->config.engines = o && o->engines ? o->engines : (unsigned)online_cpus();
+	x->config.pass_unknown_qp = o && o->pass_unknown_qp;
+	if (x->config.engines > ROXE_MAX_ENGINES) {
+		err = -EINVAL;
+		goto fail;
+	}
+
+	skel = roxe_xdp_bpf__open_and_load();
+	if (!skel) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	x->skel = skel;
+	x->prog_fd = bpf_program__fd(skel->progs.roxe_xdp);
+	x->qp_table_fd = bpf_map__fd(skel->maps.roxe_qp_table);
+	x->xsks_fd = bpf_map__fd(skel->maps.roxe_xsks);
+	x->qp_stats_fd = bpf_map__fd(skel->maps.roxe_qp_stats);
+	x->stats_fd = bpf_map__fd(skel->maps.roxe_stats);
+	x->config_fd = bpf_map__fd(skel->maps.roxe_config);
+	if (bpf_map_update_elem(x->config_fd, &zero, &x->config, 0)) {
+		err = -errno;
+		goto fail;
+	}
+
+	err = -EOPNOTSUPP;
+	if (!o || o->mode != ROXE_XDP_GENERIC) {
+		err = bpf_xdp_attach(ifindex, x->prog_fd,
+				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+		x->mode = ROXE_XDP_NATIVE;
+	}
+	if (err && err != -EBUSY && err != -EEXIST && err != -EPERM &&
+	    (!o || o->mode != ROXE_XDP_NATIVE)) {
+		err = bpf_xdp_attach(ifindex, x->prog_fd,
+				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE, NULL);
+		x->mode = ROXE_XDP_GENERIC;
+	}
+	if (err == -EEXIST) {
+		/* Lost a race against another loader. */
+		bpf_xdp_query_id(ifindex, 0, other_prog_id ? other_prog_id : &cur_id);
+		err = -EBUSY;
+	}
+	if (err == -EINVAL && o && o->mode == ROXE_XDP_NATIVE)
+		err = -EOPNOTSUPP;
+	if (err)
+		goto fail;
+	if (query(ifindex, &x->prog_id, &cur_mode) == 0)
+		x->mode = cur_mode;
+	if (!o || !o->no_pin) {
+		int perr = pin(x);
+
+		if (perr)
+			fprintf(stderr, "roxe: warning: cannot pin maps under %s/%s: %s\n",
+				ROXE_XDP_PIN_ROOT, ifname, strerror(-perr));
+	}
+	map_qp_stats(x);
+	*out = x;
+	return 0;
+fail:
+	roxe_xdp_close(x);
+	return err;
+}
+
+int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	struct roxe_xdp *x;
+	uint32_t flags;
+	int err;
+
+	err = roxe_xdp_open(ifname, &x, other_prog_id);
+	if (err)
+		return err;
+	/* Replace exactly our program by nothing: never someone else's. */
+	opts.old_prog_fd = x->prog_fd;
+	flags = XDP_FLAGS_REPLACE |
+		(x->mode == ROXE_XDP_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	err = bpf_xdp_attach(x->ifindex, -1, flags, &opts);
+	if (!err && roxe_bpffs_mount() == 0)
+		unpin(ifname);
+	roxe_xdp_close(x);
+	return err;
+}
+
+int roxe_xdp_set_qp(struct roxe_xdp *x, uint32_t qpn, unsigned engine)
+{
+	struct roxe_qp_route r = { .engine = engine, .in_use = 1 };
+
+	if (qpn >= ROXE_MAX_QPS || engine >= x->config.engines)
+		return -EINVAL;
+	return bpf_map_update_elem(x->qp_table_fd, &qpn, &r, 0) ? -errno : 0;
+}
+
+int roxe_xdp_clear_qp(struct roxe_xdp *x, uint32_t qpn)
+{
+	struct roxe_qp_route r = { 0 };
+
+	if (qpn >= ROXE_MAX_QPS)
+		return -EINVAL;
+	return bpf_map_update_elem(x->qp_table_fd, &qpn, &r, 0) ? -errno : 0;
+}
+
+int roxe_xdp_set_pass_unknown(struct roxe_xdp *x, bool pass)
+{
+	uint32_t zero = 0;
+
+	x->config.pass_unknown_qp = pass;
+	return bpf_map_update_elem(x->config_fd, &zero, &x->config, 0) ? -errno : 0;
+}
+
+int roxe_xdp_read_stats(struct roxe_xdp *x, struct roxe_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct roxe_stats *per;
+	uint32_t zero = 0;
+	int err = 0;
+
+	if (ncpu < 1)
+		return ncpu ? ncpu : -EINVAL;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(x->stats_fd, &zero, per)) {
+		err = -errno;
+	} else {
+		for (int c = 0; c < ncpu; c++) {
+			const uint64_t *src = (const uint64_t *)&per[c];
+			uint64_t *dst = (uint64_t *)sum;
+
+			for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+				dst[i] += src[i];
+		}
+	}
+	free(per);
+	return err;
+}
+
+int roxe_xdp_read_qp_stats(struct roxe_xdp *x, uint32_t qpn, struct roxe_qp_stats *qs)
+{
+	if (qpn >= ROXE_MAX_QPS)
+		return -EINVAL;
+	if (x->qp_stats) {
+		*qs = x->qp_stats[qpn];
+		return 0;
+	}
+	return bpf_map_lookup_elem(x->qp_stats_fd, &qpn, qs) ? -errno : 0;
+}
+
+struct roxe_qp_stats *roxe_xdp_qp_stats_map(struct roxe_xdp *x)
+{
+	return x->qp_stats;
+}

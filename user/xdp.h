@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Control of roxe's XDP program (bpf/roxe_xdp.bpf.c) on one interface:
+ * load and attach it, find it again from another process, steer QPs to
+ * engines, read the counters, detach.
+ *
+ * Maps are found through the program attached to the interface (the
+ * kernel's own record), so this works in any mount namespace; they are
+ * also pinned under /sys/fs/bpf/roxe/<ifname>/ for other tools. Note that
+ * `ip netns exec` gives each command a fresh /sys, hence a fresh bpffs:
+ * pins made there vanish with the command, the attached program does not.
+ *
+ * Functions return 0 or a negative errno; the ones that matter to a user:
+ *   -ENODEV      no such interface
+ *   -EBUSY       another XDP program is attached (its id in *other_prog_id)
+ *   -EEXIST      roxe is already attached to the interface
+ *   -ENOENT      roxe is not attached to the interface
+ *   -EOPNOTSUPP  the interface cannot run XDP in the mode asked for
+ *   -EPERM       not root (CAP_NET_ADMIN and CAP_BPF needed)
+ */
+#ifndef ROXE_XDP_H
+#define ROXE_XDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "roxe/maps.h"
+
+#define ROXE_XDP_PROG_NAME	"roxe_xdp"
+#define ROXE_XDP_PIN_ROOT	"/sys/fs/bpf/roxe"
+
+enum roxe_xdp_mode {
+	ROXE_XDP_AUTO = 0,	/* native, else generic */
+	ROXE_XDP_NATIVE,	/* in the driver */
+	ROXE_XDP_GENERIC,	/* on the skb, any interface, slower */
+};
+
+struct roxe_xdp_attach_opts {
+	enum roxe_xdp_mode mode;
+	unsigned	engines;	/* 0: one per online CPU */
+	bool		pass_unknown_qp;
+	bool		no_pin;		/* do not pin the maps */
+};
+
+/* One interface with roxe's program on it. */
+struct roxe_xdp {
+	char		ifname[16];
+	int		ifindex;
+	uint32_t	prog_id;
+	enum roxe_xdp_mode mode;	/* as attached: NATIVE or GENERIC */
+	struct roxe_config config;
+	int		prog_fd;
+	int		qp_table_fd;
+	int		xsks_fd;
+	int		qp_stats_fd;
+	int		stats_fd;
+	int		config_fd;
+	struct roxe_qp_stats *qp_stats;	/* mmapped roxe_qp_stats, or NULL */
+	void		*skel;		/* the skeleton when this process loaded it */
+};
+
+/* Load, configure and attach; refuses if any XDP program is attached. */
+int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
+		    struct roxe_xdp **out, uint32_t *other_prog_id);
+/* Find roxe's program on an interface and open its maps. */
+int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_prog_id);
+/* Detach roxe's program (only if it is roxe's) and remove the pins. */
+int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id);
+/* Close the handle; the program stays attached. */
+void roxe_xdp_close(struct roxe_xdp *x);
+
+/* Steering: QP qpn belongs to engine (0 .. engines-1), or to nobody. */
+int roxe_xdp_set_qp(struct roxe_xdp *x, uint32_t qpn, unsigned engine);
+int roxe_xdp_clear_qp(struct roxe_xdp *x, uint32_t qpn);
+int roxe_xdp_set_pass_unknown(struct roxe_xdp *x, bool pass);
+
+/* Global counters summed over CPUs; one QP's counters. */
+int roxe_xdp_read_stats(struct roxe_xdp *x, struct roxe_stats *sum);
+int roxe_xdp_read_qp_stats(struct roxe_xdp *x, uint32_t qpn, struct roxe_qp_stats *qs);
+/* The mmapped per-QP counters (ROXE_MAX_QPS entries): engines write their
+ * fields here. NULL if the mapping failed. */
+struct roxe_qp_stats *roxe_xdp_qp_stats_map(struct roxe_xdp *x);
+
+/* Mount bpffs at /sys/fs/bpf unless it is there. */
+int roxe_bpffs_mount(void);
+const char *roxe_xdp_mode_name(enum roxe_xdp_mode m);
+
+#endif /* ROXE_XDP_H */
