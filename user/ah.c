@@ -27,7 +27,10 @@ int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ib
 	ah->av.grh.flow_label = attr->grh.flow_label;
 	ah->av.grh.hop_limit = attr->grh.hop_limit;
 	ah->av.grh.traffic_class = attr->grh.traffic_class;
-	roxe_dev_resolve_mac(pd->dev, attr->grh.dgid.raw, ah->av.dmac);
+	if (roxe_dev_resolve_mac(pd->dev, attr->grh.dgid.raw, ah->av.dmac)) {
+		free(ah);
+		return -EHOSTUNREACH;
+	}
 	atomic_fetch_add(&pd->users, 1);
 	*out = &ah->ibv;
 	return 0;

@@ -191,7 +191,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		return;		/* stale: nothing outstanding there */
 
 	if ((syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_RNR_NAK) {
-		qp->ctr.rnr_naks_rcvd++;
+		qp->stats->rnr_nak_rcvd++;
 		if (qp->comp.rnr_retry == 0) {
 			fatal(qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -206,8 +206,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		roxe_timer_arm(qp);
 		return;
 	}
-	if (code < 5)
-		qp->ctr.naks_rcvd[code]++;
+	roxe_count_nak(qp->stats, code, false);
 	switch (code) {
 	case ROXE_NAK_PSN_SEQ_ERR:
 		if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn)
@@ -334,7 +333,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	qp->comp.deadline = 0;
 	if (!w || !roxe_psn_diff(qp->req.psn, qp->comp.psn))
 		return;
-	qp->ctr.timeouts++;
+	qp->stats->timeouts++;
 	if (qp->comp.retry_cnt == 0) {
 		fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
 		return;

@@ -7,8 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include "engine.h"
+#include "neigh.h"
+#include "port_afxdp.h"
+#include "port_udp.h"
+#include "xdp.h"
 
 static void dev_free(struct roxe_device *dev)
 {
@@ -17,6 +25,13 @@ static void dev_free(struct roxe_device *dev)
 			close(dev->engines[i].efd);
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
+	roxe_afxdp_close(dev->afxdp);
+	roxe_port_destroy(dev->udp_port);
+	if (dev->xdp_ours)
+		roxe_xdp_detach(dev->ifname, NULL);
+	roxe_xdp_close(dev->xdp);
+	if (dev->qp_stats_own)
+		free(dev->qp_stats);
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
 	pthread_mutex_destroy(&dev->lock);
@@ -24,18 +39,129 @@ static void dev_free(struct roxe_device *dev)
 	free(dev);
 }
 
+static bool gid_unset(const uint8_t gid[16])
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(gid, zero, 16);
+}
+
+/* MAC, MTU and address of the interface: the device's port attributes. */
+static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *attr)
+{
+	struct ifaddrs *ifa, *i;
+	struct ifreq ifr = { 0 };
+	unsigned ib_mtu = 4096;
+	int fd, err = 0;
+
+	if (!attr->ifname || strlen(attr->ifname) >= sizeof(dev->ifname))
+		return -EINVAL;
+	strcpy(dev->ifname, attr->ifname);
+	dev->ifindex = (int)if_nametoindex(attr->ifname);
+	if (!dev->ifindex)
+		return -ENODEV;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, attr->ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+		memcpy(dev->mac, ifr.ifr_hwaddr.sa_data, 6);
+	else
+		err = -errno;
+	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) == 0) {
+		/* As rxe: the largest IB MTU that fits with 80 B of headers. */
+		while (ib_mtu > 256 && ib_mtu + 80 > (unsigned)ifr.ifr_mtu)
+			ib_mtu /= 2;
+		dev->mtu = attr->mtu && attr->mtu < ib_mtu ? attr->mtu : ib_mtu;
+	} else if (!err) {
+		err = -errno;
+	}
+	close(fd);
+	if (err)
+		return err;
+
+	memcpy(dev->gid, attr->gid, 16);
+	if (!gid_unset(dev->gid))
+		return 0;
+	/* The GID is the interface's IPv4 address, else a global IPv6 one. */
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, attr->ifname))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			roxe_gid_from_v4(dev->gid,
+					 ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+			break;
+		}
+		if (i->ifa_addr->sa_family == AF_INET6 && gid_unset(dev->gid)) {
+			const struct sockaddr_in6 *s6 = (const void *)i->ifa_addr;
+
+			if (!IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
+				memcpy(dev->gid, &s6->sin6_addr, 16);
+		}
+	}
+	freeifaddrs(ifa);
+	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
+}
+
+/* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
+static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **ports)
+{
+	struct roxe_xdp_attach_opts o = { .engines = n };
+	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n };
+	uint32_t other = 0;
+	int err;
+
+	err = roxe_xdp_open(dev->ifname, &dev->xdp, &other);
+	if (err == -ENOENT && !other) {
+		err = roxe_xdp_attach(dev->ifname, &o, &dev->xdp, &other);
+		dev->xdp_ours = !err;
+	}
+	if (err)
+		return other ? -EBUSY : err;
+	if (dev->xdp->config.engines != n)
+		return -EINVAL;		/* attached for another engine count */
+	dev->qp_stats = roxe_xdp_qp_stats_map(dev->xdp);
+	c.xsks_map_fd = dev->xdp->xsks_fd;
+	dev->afxdp = roxe_afxdp_open(&c);
+	if (!dev->afxdp)
+		return -errno ? -errno : -EIO;
+	for (unsigned i = 0; i < n; i++) {
+		ports[i] = roxe_afxdp_port(dev->afxdp, i);
+		if (!ports[i])
+			return -EIO;
+	}
+	return 0;
+}
+
+static int open_udp(struct roxe_device *dev, struct roxe_port **ports)
+{
+	char ip[64];
+
+	roxe_gid_ntop(dev->gid, ip, sizeof(ip));
+	dev->udp_port = roxe_udp_port_open(ip);
+	if (!dev->udp_port)
+		return -errno ? -errno : -EIO;
+	ports[0] = dev->udp_port;
+	return 0;
+}
+
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
 {
+	struct roxe_port *ports[ROXE_MAX_ENGINES];
 	struct roxe_device *dev;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned n;
 	int err;
 
 	if (!attr || !out)
 		return -EINVAL;
-	if (attr->backend != ROXE_BACKEND_PORTS)
-		return -EOPNOTSUPP;	/* AF_XDP and UDP ports: user/port_afxdp.c, port_udp.c */
-	n = attr->engines ? attr->engines : 1;
-	if (n > ROXE_MAX_ENGINES || !attr->ports)
+	n = attr->engines ? attr->engines : (attr->backend == ROXE_BACKEND_AFXDP && cpus > 0 ?
+					     (unsigned)cpus : 1);
+	if (n > ROXE_MAX_ENGINES || (attr->backend == ROXE_BACKEND_UDP && n != 1))
+		return -EINVAL;		/* a UDP socket cannot steer by QP */
+	if (attr->backend == ROXE_BACKEND_PORTS && !attr->ports)
 		return -EINVAL;
 	if (attr->mtu && (attr->mtu < 256 || attr->mtu > 4096 || (attr->mtu & (attr->mtu - 1))))
 		return -EINVAL;
@@ -45,18 +171,46 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->async_lock, NULL);
 	dev->backend = attr->backend;
-	dev->mtu = attr->mtu ? attr->mtu : 1024;
-	memcpy(dev->gid, attr->gid, 16);
-	memcpy(dev->mac, attr->mac, 6);
 	dev->next_qpn = 2;
 	dev->next_mr = 1;
 	dev->key_gen = 0x5a;
-	dev->qps = calloc(ROXE_MAX_QP, sizeof(*dev->qps));
+	dev->qps = calloc(ROXE_MAX_QPS, sizeof(*dev->qps));
 	dev->mrs = calloc(ROXE_MAX_MR, sizeof(*dev->mrs));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!dev->qps || !dev->mrs || dev->async_efd < 0) {
-		dev_free(dev);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
+	}
+	switch (attr->backend) {
+	case ROXE_BACKEND_PORTS:
+		dev->mtu = attr->mtu ? attr->mtu : 1024;
+		memcpy(dev->gid, attr->gid, 16);
+		memcpy(dev->mac, attr->mac, 6);
+		memcpy(ports, attr->ports, n * sizeof(*ports));
+		err = 0;
+		break;
+	case ROXE_BACKEND_AFXDP:
+		err = iface_query(dev, attr);
+		if (!err)
+			err = open_afxdp(dev, n, ports);
+		break;
+	case ROXE_BACKEND_UDP:
+		err = iface_query(dev, attr);
+		if (!err)
+			err = open_udp(dev, ports);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	if (err)
+		goto fail;
+	if (!dev->qp_stats) {
+		dev->qp_stats = calloc(ROXE_MAX_QPS, sizeof(*dev->qp_stats));
+		dev->qp_stats_own = true;
+		if (!dev->qp_stats) {
+			err = -ENOMEM;
+			goto fail;
+		}
 	}
 	dev->nengines = n;
 	for (unsigned i = 0; i < n; i++) {
@@ -64,11 +218,11 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 
 		e->dev = dev;
 		e->id = i;
-		e->port = attr->ports[i];
+		e->port = ports[i];
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (e->efd < 0 || !e->port || e->port->frame_size < dev->mtu + 128) {
-			dev_free(dev);
-			return e->efd < 0 ? -ENOMEM : -EINVAL;
+			err = e->efd < 0 ? -ENOMEM : -EINVAL;
+			goto fail;
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -76,12 +230,14 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		if (err) {
 			while (i--)
 				roxe_engine_stop(&dev->engines[i]);
-			dev_free(dev);
-			return err;
+			goto fail;
 		}
 	}
 	*out = dev;
 	return 0;
+fail:
+	dev_free(dev);
+	return err;
 }
 
 void roxe_device_close(struct roxe_device *dev)
@@ -93,13 +249,22 @@ void roxe_device_close(struct roxe_device *dev)
 	dev_free(dev);
 }
 
-/* Destination MAC for a GID. Ports made by the caller form a point-to-point
- * wire where the MAC only has to be well formed: the GID's low bytes. */
-void roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
+/* Does the engine count received frames itself? Not when XDP does. */
+bool roxe_dev_counts_rx(const struct roxe_device *dev)
 {
-	(void)dev;
+	return dev->xdp == NULL;
+}
+
+/* Destination MAC for a GID: the kernel's neighbour table on a real
+ * interface; on caller-made ports (a point-to-point wire) any well-formed
+ * unicast MAC does: the GID's low bytes. */
+int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
+{
+	if (dev->backend == ROXE_BACKEND_AFXDP)
+		return roxe_neigh_resolve(dev->ifindex, gid, mac, 1000);
 	mac[0] = 0x02;		/* locally administered, unicast */
 	memcpy(mac + 1, gid + 11, 5);
+	return 0;
 }
 
 int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
@@ -111,7 +276,7 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 4096;
 	a->vendor_id = 0xffffff;
-	a->max_qp = ROXE_MAX_QP - 2;
+	a->max_qp = ROXE_MAX_QPS - 2;
 	a->max_qp_wr = ROXE_MAX_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT;
@@ -123,7 +288,7 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
-	a->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * (ROXE_MAX_QP - 2);
+	a->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * (ROXE_MAX_QPS - 2);
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = 1 << 16;
 	a->max_srq = 1 << 16;

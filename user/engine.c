@@ -192,8 +192,8 @@ void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct rox
 	if (trace > 0)
 		trace_frame(e, "tx", b->data, b->len);
 	if (qp) {
-		qp->ctr.tx_packets++;
-		qp->ctr.tx_bytes += b->len;
+		qp->stats->tx_packets++;
+		qp->stats->tx_bytes += b->len;
 	}
 	e->ntx++;
 }
@@ -215,15 +215,17 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 	if (pkt.opcode == ROXE_OP_CNP)
 		return;
 	qpn = roxe_bth_qpn((const struct roxe_bth *)(b->data + pkt.bth_off));
-	qp = qpn < ROXE_MAX_QP ? atomic_load_explicit(&dev->qps[qpn], memory_order_acquire) : NULL;
+	qp = qpn < ROXE_MAX_QPS ? atomic_load_explicit(&dev->qps[qpn], memory_order_acquire) : NULL;
 	if (!qp || qp->eng != e || atomic_load(&qp->dying))
 		return;
 	if (roxe_icrc_check(b->data, &pkt) != ROXE_PKT_OK) {
-		qp->ctr.icrc_errors++;
+		qp->stats->icrc_errors++;
 		return;
 	}
-	qp->ctr.rx_packets++;
-	qp->ctr.rx_bytes += b->len;
+	if (roxe_dev_counts_rx(dev)) {
+		qp->stats->rx_packets++;
+		qp->stats->rx_bytes += b->len;
+	}
 	if (qp->eng_state != roxe_qp_state(qp))
 		roxe_qp_engine_sync(qp);
 	if (pkt.flags & ROXE_OPF_REQUEST)

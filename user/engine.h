@@ -28,16 +28,15 @@
 #include "roxe/verbs.h"
 #include "roxe/queue.h"
 #include "roxe/frame.h"
+#include "roxe/maps.h"
 #include "port.h"
 
-#define ROXE_MAX_QP		(1u << 16)	/* QPNs 2..65535; 0 and 1 reserved */
 #define ROXE_MAX_MR		(1u << 16)
 #define ROXE_MAX_SGE		32
 #define ROXE_MAX_INLINE		512
 #define ROXE_MAX_WR		16383
 #define ROXE_MAX_CQE		65535
 #define ROXE_MAX_RD_ATOMIC	16
-#define ROXE_MAX_ENGINES	64
 #define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
 #define ROXE_RX_BURST		64
@@ -46,16 +45,24 @@
 struct roxe_engine;
 struct roxe_qp;
 
-/* --- transport counters: the engine's half of a roxe_qp_stats entry ------- */
-struct roxe_qp_counters {
-	uint64_t	tx_packets, tx_bytes;
-	uint64_t	rx_packets, rx_bytes;
-	uint64_t	retransmits, timeouts;
-	uint64_t	naks_sent[5], naks_rcvd[5];	/* by enum roxe_nak_code */
-	uint64_t	rnr_naks_sent, rnr_naks_rcvd;
-	uint64_t	duplicates, out_of_sequence;
-	uint64_t	icrc_errors;
-};
+/* Count a NAK sent or received, by NAK code, in the QP's roxe_qp_stats. */
+static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool sent)
+{
+	switch (code) {
+	case ROXE_NAK_PSN_SEQ_ERR:
+		sent ? st->nak_seq_err_sent++ : st->nak_seq_err_rcvd++;
+		break;
+	case ROXE_NAK_INVALID_REQUEST:
+		sent ? st->nak_inv_req_sent++ : st->nak_inv_req_rcvd++;
+		break;
+	case ROXE_NAK_REMOTE_ACCESS:
+		sent ? st->nak_rem_access_sent++ : st->nak_rem_access_rcvd++;
+		break;
+	default:
+		sent ? st->nak_rem_op_sent++ : st->nak_rem_op_rcvd++;
+		break;
+	}
+}
 
 struct roxe_pd {
 	struct roxe_device	*dev;
@@ -244,7 +251,9 @@ struct roxe_qp {
 		bool		uc_drop;
 	} resp;
 
-	struct roxe_qp_counters	ctr;
+	/* Transport counters: this QP's entry of roxe_qp_stats (the mmapped
+	 * BPF map with XDP, else the device's own array). Written only here. */
+	struct roxe_qp_stats	*stats;
 };
 
 /* An engine thread: one port, a shard of the QPs. */
@@ -266,8 +275,21 @@ struct roxe_engine {
 	unsigned		ntx;
 };
 
+struct roxe_xdp;
+struct roxe_afxdp;
+
 struct roxe_device {
 	unsigned		nengines;
+	/* the interface (AFXDP, UDP backends) */
+	char			ifname[16];
+	int			ifindex;
+	struct roxe_xdp		*xdp;		/* the attached program and its maps */
+	bool			xdp_ours;	/* we attached it: detach at close */
+	struct roxe_afxdp	*afxdp;
+	struct roxe_port	*udp_port;
+	/* per-QP counters: the mmapped roxe_qp_stats map, else our own */
+	struct roxe_qp_stats	*qp_stats;
+	bool			qp_stats_own;
 	struct roxe_engine	engines[ROXE_MAX_ENGINES];
 	enum roxe_backend	backend;
 	uint32_t		mtu;		/* active IB MTU, bytes */
@@ -318,7 +340,8 @@ bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solici
 void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element);
 
 /* --- device.c, srq.c, completer.c --- */
-void roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
+int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
+bool roxe_dev_counts_rx(const struct roxe_device *dev);
 int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
 uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "engine.h"
 #include "roxe/psn.h"
+#include "xdp.h"
 
 /* --- attribute masks per transition (IBA 11.2.5 table 91) ------------------ */
 #define M(x) IBV_QP_##x
@@ -111,8 +112,8 @@ static uint32_t sq_elem_size(const struct ibv_qp_cap *cap)
 static int alloc_qpn(struct roxe_device *dev, struct roxe_qp *qp)
 {
 	pthread_mutex_lock(&dev->lock);
-	for (uint32_t tries = 0; tries < ROXE_MAX_QP; tries++) {
-		uint32_t qpn = dev->next_qpn++ % ROXE_MAX_QP;
+	for (uint32_t tries = 0; tries < ROXE_MAX_QPS; tries++) {
+		uint32_t qpn = dev->next_qpn++ % ROXE_MAX_QPS;
 
 		if (qpn < 2 || atomic_load(&dev->qps[qpn]))
 			continue;
@@ -211,6 +212,17 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 		return err;
 	}
 	qp->eng = &dev->engines[qp->qpn % dev->nengines];
+	qp->stats = &dev->qp_stats[qp->qpn];
+	memset(qp->stats, 0, sizeof(*qp->stats));
+	/* Steer the QP's frames to its engine's sockets. */
+	if (dev->xdp) {
+		err = roxe_xdp_set_qp(dev->xdp, qp->qpn, qp->eng->id);
+		if (err) {
+			atomic_store(&dev->qps[qp->qpn], NULL);
+			qp_free(qp);
+			return err;
+		}
+	}
 	atomic_fetch_add(&pd->users, 1);
 	atomic_fetch_add(&qp->scq->users, 1);
 	atomic_fetch_add(&qp->rcq->users, 1);
@@ -243,6 +255,8 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 	if (!qp)
 		return -EINVAL;
 	dev = qp->dev;
+	if (dev->xdp)
+		roxe_xdp_clear_qp(dev->xdp, qp->qpn);
 	atomic_store(&dev->qps[qp->qpn], NULL);
 	atomic_store(&qp->dying, true);
 	while (!atomic_load(&qp->detached))
@@ -300,7 +314,8 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 	return 0;
 }
 
-static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask)
+static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask,
+			const uint8_t dmac[6])
 {
 	struct ibv_qp_attr *q = &qp->attr;
 
@@ -339,7 +354,7 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 		p->tclass = g->traffic_class;
 		p->hop_limit = g->hop_limit;
 		p->flow_label = g->flow_label;
-		roxe_dev_resolve_mac(qp->dev, p->dgid, p->dmac);
+		memcpy(p->dmac, dmac, 6);
 	}
 	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
 		qp->path.sport = qp->eng->port->fixed_sport ? qp->eng->port->fixed_sport :
@@ -349,6 +364,7 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	const struct transition *t;
+	uint8_t dmac[6] = { 0 };
 	int cur, next, ti, err;
 
 	if (!qp || !attr)
@@ -373,6 +389,12 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 	err = check_attrs(qp, attr, mask);
 	if (err)
 		goto out;
+	/* The peer's MAC, before anything changes: unreachable fails cleanly. */
+	if ((mask & IBV_QP_AV) &&
+	    roxe_dev_resolve_mac(qp->dev, attr->ah_attr.grh.dgid.raw, dmac)) {
+		err = -EHOSTUNREACH;
+		goto out;
+	}
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		/* The engine drops everything it knows about the QP first. */
@@ -386,7 +408,7 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 		err = 0;
 		goto out;
 	}
-	apply_attrs(qp, attr, mask);
+	apply_attrs(qp, attr, mask, dmac);
 	qp->attr.qp_state = next;
 	if (cur != next) {
 		atomic_store_explicit(&qp->state, next, memory_order_release);

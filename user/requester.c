@@ -292,7 +292,7 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 		 * in order); the ones walked again count afresh. */
 		qp->req.rd_atomic = 0;
 		qp->req.since_ackreq = 0;
-		qp->ctr.retransmits++;
+		qp->stats->retransmits++;
 		roxe_engine_ready(qp->eng, qp);
 		return;
 	}

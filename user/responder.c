@@ -127,8 +127,7 @@ static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint3
 
 static void nak(struct roxe_qp *qp, uint8_t code, uint32_t psn)
 {
-	if (code < 5)
-		qp->ctr.naks_sent[code]++;
+	roxe_count_nak(qp->stats, code, true);
 	send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_NAK | code, psn, 0);
 }
 
@@ -318,7 +317,7 @@ static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	struct roxe_rd_res *r;
 
-	qp->ctr.duplicates++;
+	qp->stats->duplicates++;
 	switch (h->opcode) {
 	case ROXE_OP_RC_RDMA_READ_REQUEST:
 	case ROXE_OP_RC_COMPARE_SWAP:
@@ -362,7 +361,7 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	int err;
 
 	if (!take_rwqe(qp)) {
-		qp->ctr.rnr_naks_sent++;
+		qp->stats->rnr_nak_sent++;
 		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
 			 h->psn, 0);
 		return;
@@ -408,7 +407,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 
 	/* A receive WQE for the immediate must exist before data lands. */
 	if (imm && !take_rwqe(qp)) {
-		qp->ctr.rnr_naks_sent++;
+		qp->stats->rnr_nak_sent++;
 		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
 			 h->psn, 0);
 		return;
@@ -523,7 +522,7 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 	int32_t d = roxe_psn_diff(h->psn, qp->resp.psn);
 
 	if (d > 0) {
-		qp->ctr.out_of_sequence++;
+		qp->stats->out_of_sequence++;
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
 			nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
@@ -577,7 +576,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 	if (h->psn != qp->resp.psn || (qp->resp.in_msg && (first || info->kind != qp->resp.in_msg)) ||
 	    (!qp->resp.in_msg && !first)) {
 		/* Lost packets: abandon the message, keep its receive WQE. */
-		qp->ctr.out_of_sequence++;
+		qp->stats->out_of_sequence++;
 		qp->resp.in_msg = 0;
 		qp->resp.rwqe.offset = 0;
 		qp->resp.psn = roxe_psn_add(h->psn, 1);
