@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * roxe-pingpong: the RC ping-pong of libibverbs' ibv_rc_pingpong, on roxe.
+ * Same options, same output, and the same out-of-band TCP exchange
+ * ("LID:QPN:PSN:GID"), so either end may be ibv_rc_pingpong on any RoCE
+ * device (kernel rxe, a RoCE NIC) and the other roxe-pingpong.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "roxe/verbs.h"
+#include "roxe/frame.h"
+
+#define RECV_WRID	1
+#define SEND_WRID	2
+/* The exchange message, NUL included: 52 bytes as ibv_rc_pingpong sends. */
+#define MSG_LEN		sizeof("0000:000000:000000:00000000000000000000000000000000")
+
+struct opts {
+	const char	*server;	/* NULL: be the server */
+	int		port;
+	const char	*ifname;
+	enum roxe_backend backend;
+	unsigned	engines;
+	int		size;
+	enum ibv_mtu	mtu;
+	int		rx_depth;
+	int		iters;
+	bool		use_event;
+	bool		check;
+};
+
+struct dest {
+	unsigned	lid, qpn, psn;
+	union ibv_gid	gid;
+};
+
+struct ctx {
+	struct roxe_device	*dev;
+	struct roxe_pd		*pd;
+	struct roxe_mr		*mr;
+	struct roxe_cq		*cq;
+	struct roxe_comp_channel *ch;
+	struct roxe_qp		*qp;
+	uint8_t			*buf;
+	int			pending;
+	unsigned		send_flags;
+};
+
+static void usage(const char *argv0)
+{
+	printf("Usage:\n"
+	       "  %1$s -d IFACE [options]          start a server and wait for connection\n"
+	       "  %1$s -d IFACE [options] <host>   connect to the server at <host>\n"
+	       "\n"
+	       "RC ping-pong over roxe, compatible with ibv_rc_pingpong: either end may be\n"
+	       "ibv_rc_pingpong on any RoCE v2 device (use its -g with the RoCE v2 GID).\n"
+	       "roxe attaches to IFACE if it is not attached yet, and detaches on exit\n"
+	       "in that case.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -p, --port=<port>      listen on/connect to TCP port <port> (default 18515)\n"
+	       "  -d, --ib-dev=<iface>   network interface to run on (required)\n"
+	       "  -i, --ib-port=<port>   port of the device (default 1; the only one)\n"
+	       "  -s, --size=<size>      size of message to exchange (default 4096)\n"
+	       "  -m, --mtu=<size>       path MTU: 256, 512, 1024, 2048, 4096 (default 1024)\n"
+	       "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n"
+	       "  -n, --iters=<iters>    number of exchanges (default 1000)\n"
+	       "  -l, --sl=<sl>          service level (accepted; RoCE v2 carries none)\n"
+	       "  -e, --events           sleep on CQ events (default poll)\n"
+	       "  -g, --gid-idx=<idx>    local GID index (accepted; roxe has one: 0)\n"
+	       "  -c, --chk              validate received buffers (both ends roxe-pingpong)\n"
+	       "  -B, --backend=<b>      afxdp (default) or udp\n"
+	       "  -E, --engines=<n>      engine threads (default 1)\n"
+	       "  -h, --help             this text\n"
+	       "\n"
+	       "Exit status: 0 when every exchange completed (and validated with -c),\n"
+	       "1 otherwise.\n", argv0);
+}
+
+/* GIDs travel as 32 hex digits of their bytes in order. */
+static void gid_to_wire(const union ibv_gid *g, char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", g->raw[i]);
+}
+
+static int wire_to_gid(const char *s, union ibv_gid *g)
+{
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		g->raw[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static void dest_to_msg(const struct dest *d, char msg[MSG_LEN])
+{
+	char gid[33];
+
+	gid_to_wire(&d->gid, gid);
+	snprintf(msg, MSG_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, gid);
+}
+
+static int msg_to_dest(const char *msg, struct dest *d)
+{
+	char gid[33] = { 0 };
+
+	if (sscanf(msg, "%x:%x:%x:%32s", &d->lid, &d->qpn, &d->psn, gid) != 4 ||
+	    strlen(gid) != 32)
+		return -1;
+	return wire_to_gid(gid, &d->gid);
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int tcp_connect(const char *host, int port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *t;
+	char service[16];
+	int fd = -1, err;
+
+	snprintf(service, sizeof(service), "%d", port);
+	err = getaddrinfo(host, service, &hints, &res);
+	if (err) {
+		fprintf(stderr, "%s for %s:%d\n", gai_strerror(err), host, port);
+		return -1;
+	}
+	for (t = res; t; t = t->ai_next) {
+		fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
+		if (fd >= 0 && !connect(fd, t->ai_addr, t->ai_addrlen))
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		fprintf(stderr, "Couldn't connect to %s:%d\n", host, port);
+	return fd;
+}
+
+static int tcp_accept(int port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+	int one = 1, fd, conn;
+
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+		fprintf(stderr, "Couldn't listen to port %d: %s\n", port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	conn = accept(fd, NULL, NULL);
+	close(fd);
+	return conn;
+}
+
+static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me,
+		      const struct dest *rem)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = o->mtu,
+		.dest_qp_num = rem->qpn,
+		.rq_psn = rem->psn,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } },
+	};
+	int err;
+
+	a.ah_attr.grh.dgid = rem->gid;
+	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+	if (err) {
+		fprintf(stderr, "Failed to modify QP to RTR: %s\n", strerror(-err));
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = me->psn;
+	a.max_rd_atomic = 1;
+	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (err) {
+		fprintf(stderr, "Failed to modify QP to RTS: %s\n", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Swap addresses over TCP the way ibv_rc_pingpong does; the server moves
+ * its QP to RTS before it answers, the client after. */
+static int exchange(struct ctx *c, const struct opts *o, const struct dest *me, struct dest *rem)
+{
+	char msg[MSG_LEN];
+	int fd, ret = -1;
+
+	fd = o->server ? tcp_connect(o->server, o->port) : tcp_accept(o->port);
+	if (fd < 0)
+		return -1;
+	if (o->server) {
+		dest_to_msg(me, msg);
+		if (write(fd, msg, MSG_LEN) != (ssize_t)MSG_LEN || read_full(fd, msg, MSG_LEN) ||
+		    msg_to_dest(msg, rem) || write(fd, "done", sizeof("done")) != sizeof("done")) {
+			fprintf(stderr, "Couldn't exchange addresses with %s\n", o->server);
+			goto out;
+		}
+		ret = qp_connect(c, o, me, rem);
+	} else {
+		if (read_full(fd, msg, MSG_LEN) || msg_to_dest(msg, rem)) {
+			fprintf(stderr, "Couldn't read remote address\n");
+			goto out;
+		}
+		if (qp_connect(c, o, me, rem))
+			goto out;
+		dest_to_msg(me, msg);
+		/* The client's "done" tells us it is ready. */
+		if (write(fd, msg, MSG_LEN) != (ssize_t)MSG_LEN || read(fd, msg, MSG_LEN) <= 0) {
+			fprintf(stderr, "Couldn't send local address\n");
+			goto out;
+		}
+		ret = 0;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+static int post_recvs(struct ctx *c, const struct opts *o, int n)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf, (uint32_t)o->size, c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = RECV_WRID, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (roxe_post_recv(c->qp, &wr, &bad))
+			break;
+	return i;
+}
+
+static int post_send(struct ctx *c, const struct opts *o)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf, (uint32_t)o->size, c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = SEND_WRID, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = c->send_flags }, *bad;
+
+	return roxe_post_send(c->qp, &wr, &bad);
+}
+
+/* Byte k of exchange i, when validating: both ends can predict it. */
+static uint8_t pattern(int i, int k)
+{
+	return (uint8_t)(k * 31 + i * 7 + (k >> 8));
+}
+
+static int setup(struct ctx *c, const struct opts *o)
+{
+	struct roxe_device_attr da = { .ifname = o->ifname, .backend = o->backend,
+				       .engines = o->engines };
+	struct roxe_qp_init_attr ia = { .qp_type = IBV_QPT_RC };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	int err;
+
+	err = roxe_device_open(&da, &c->dev);
+	if (err) {
+		fprintf(stderr, "Couldn't open roxe on %s: %s\n", o->ifname, strerror(-err));
+		return -1;
+	}
+	if (o->use_event && roxe_create_comp_channel(c->dev, &c->ch))
+		return -1;
+	c->buf = aligned_alloc(4096, ((size_t)o->size + 4095) & ~(size_t)4095);
+	if (!c->buf)
+		return -1;
+	memset(c->buf, 0x7b, (size_t)o->size);
+	if (roxe_alloc_pd(c->dev, &c->pd) ||
+	    roxe_reg_mr(c->pd, c->buf, (size_t)o->size, IBV_ACCESS_LOCAL_WRITE, &c->mr) ||
+	    roxe_create_cq(c->dev, o->rx_depth + 1, NULL, c->ch, &c->cq)) {
+		fprintf(stderr, "Couldn't allocate PD, MR or CQ\n");
+		return -1;
+	}
+	ia.send_cq = ia.recv_cq = c->cq;
+	ia.cap.max_send_wr = 1;
+	ia.cap.max_recv_wr = (uint32_t)o->rx_depth;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	err = roxe_create_qp(c->pd, &ia, &c->qp);
+	if (err) {
+		fprintf(stderr, "Couldn't create QP: %s\n", strerror(-err));
+		return -1;
+	}
+	c->send_flags = IBV_SEND_SIGNALED;
+	if (ia.cap.max_inline_data >= (uint32_t)o->size && !o->check)
+		c->send_flags |= IBV_SEND_INLINE;
+	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			     IBV_QP_ACCESS_FLAGS);
+	if (err) {
+		fprintf(stderr, "Failed to modify QP to INIT: %s\n", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static void teardown(struct ctx *c)
+{
+	if (c->qp)
+		roxe_destroy_qp(c->qp);
+	if (c->cq)
+		roxe_destroy_cq(c->cq);
+	if (c->mr)
+		roxe_dereg_mr(c->mr);
+	if (c->pd)
+		roxe_dealloc_pd(c->pd);
+	if (c->ch)
+		roxe_destroy_comp_channel(c->ch);
+	roxe_device_close(c->dev);
+	free(c->buf);
+}
+
+static void print_dest(const char *what, const struct dest *d)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
+	printf("  %s address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", what, d->lid,
+	       d->qpn, d->psn, gid);
+}
+
+static int wait_cq(struct ctx *c)
+{
+	struct roxe_cq *ev_cq;
+	void *ev_ctx;
+	int err;
+
+	err = roxe_get_cq_event(c->ch, &ev_cq, &ev_ctx);
+	if (err) {
+		fprintf(stderr, "Failed to get cq_event: %s\n", strerror(-err));
+		return -1;
+	}
+	roxe_ack_cq_events(ev_cq, 1);
+	return roxe_req_notify_cq(c->cq, 0) ? -1 : 0;
+}
+
+static int run(struct ctx *c, const struct opts *o)
+{
+	int routs, scnt = 0, rcnt = 0, bad_data = 0;
+	struct timespec t0, t1;
+	double usec;
+
+	routs = post_recvs(c, o, o->rx_depth);
+	if (routs < o->rx_depth) {
+		fprintf(stderr, "Couldn't post receive (%d)\n", routs);
+		return -1;
+	}
+	if (o->use_event && roxe_req_notify_cq(c->cq, 0))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c->pending = RECV_WRID;
+	if (o->server) {
+		if (o->check)
+			for (int k = 0; k < o->size; k++)
+				c->buf[k] = pattern(0, k);
+		if (post_send(c, o)) {
+			fprintf(stderr, "Couldn't post send\n");
+			return -1;
+		}
+		c->pending |= SEND_WRID;
+	}
+	while (rcnt < o->iters || scnt < o->iters) {
+		struct ibv_wc wc[2];
+		int n;
+
+		if (o->use_event && wait_cq(c))
+			return -1;
+		do {
+			n = roxe_poll_cq(c->cq, 2, wc);
+		} while (!o->use_event && n == 0);
+		if (n < 0) {
+			fprintf(stderr, "poll CQ failed %d\n", n);
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "Failed status %s (%d) for wr_id %d\n",
+					roxe_wc_status_str(wc[i].status), wc[i].status,
+					(int)wc[i].wr_id);
+				return -1;
+			}
+			if (wc[i].wr_id == SEND_WRID) {
+				scnt++;
+			} else if (wc[i].wr_id == RECV_WRID) {
+				/* With -c, exchange i carries pattern i; the server
+				 * echoes what it got, the client sends the next one. */
+				if (o->check) {
+					for (int k = 0; k < o->size && !bad_data; k++)
+						if (c->buf[k] != pattern(rcnt, k))
+							bad_data = rcnt + 1;
+					if (o->server)
+						for (int k = 0; k < o->size; k++)
+							c->buf[k] = pattern(rcnt + 1, k);
+				}
+				if (--routs <= 1) {
+					routs += post_recvs(c, o, o->rx_depth - routs);
+					if (routs < o->rx_depth) {
+						fprintf(stderr, "Couldn't post receive (%d)\n", routs);
+						return -1;
+					}
+				}
+				rcnt++;
+			} else {
+				fprintf(stderr, "Completion for unknown wr_id %d\n",
+					(int)wc[i].wr_id);
+				return -1;
+			}
+			c->pending &= ~(int)wc[i].wr_id;
+			if (scnt < o->iters && !c->pending) {
+				if (post_send(c, o)) {
+					fprintf(stderr, "Couldn't post send\n");
+					return -1;
+				}
+				c->pending = RECV_WRID | SEND_WRID;
+			}
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	usec = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n",
+	       (long long)o->size * o->iters * 2, usec / 1e6,
+	       (double)o->size * o->iters * 2 * 8 / usec);
+	printf("%d iters in %.2f seconds = %.2f usec/iter\n", o->iters, usec / 1e6,
+	       usec / o->iters);
+	if (bad_data) {
+		fprintf(stderr, "invalid data in exchange %d\n", bad_data);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_mtu(const char *s, enum ibv_mtu *m)
+{
+	switch (atoi(s)) {
+	case 256: *m = IBV_MTU_256; return 0;
+	case 512: *m = IBV_MTU_512; return 0;
+	case 1024: *m = IBV_MTU_1024; return 0;
+	case 2048: *m = IBV_MTU_2048; return 0;
+	case 4096: *m = IBV_MTU_4096; return 0;
+	default: return -1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "port", 1, NULL, 'p' }, { "ib-dev", 1, NULL, 'd' }, { "ib-port", 1, NULL, 'i' },
+		{ "size", 1, NULL, 's' }, { "mtu", 1, NULL, 'm' }, { "rx-depth", 1, NULL, 'r' },
+		{ "iters", 1, NULL, 'n' }, { "sl", 1, NULL, 'l' }, { "events", 0, NULL, 'e' },
+		{ "gid-idx", 1, NULL, 'g' }, { "chk", 0, NULL, 'c' }, { "backend", 1, NULL, 'B' },
+		{ "engines", 1, NULL, 'E' }, { "help", 0, NULL, 'h' }, { 0 },
+	};
+	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1,
+			  .size = 4096, .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
+	struct ctx c = { 0 };
+	struct dest me = { 0 }, rem;
+	int opt, ret = 1;
+
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'p': o.port = atoi(optarg); break;
+		case 'd': o.ifname = optarg; break;
+		case 'i':
+			if (atoi(optarg) != 1) {
+				fprintf(stderr, "roxe devices have one port: 1\n");
+				return 1;
+			}
+			break;
+		case 's': o.size = atoi(optarg); break;
+		case 'm':
+			if (parse_mtu(optarg, &o.mtu)) {
+				fprintf(stderr, "invalid MTU %s\n", optarg);
+				return 1;
+			}
+			break;
+		case 'r': o.rx_depth = atoi(optarg); break;
+		case 'n': o.iters = atoi(optarg); break;
+		case 'l': case 'g': break;	/* accepted for compatibility */
+		case 'e': o.use_event = true; break;
+		case 'c': o.check = true; break;
+		case 'B':
+			if (!strcmp(optarg, "afxdp"))
+				o.backend = ROXE_BACKEND_AFXDP;
+			else if (!strcmp(optarg, "udp"))
+				o.backend = ROXE_BACKEND_UDP;
+			else {
+				fprintf(stderr, "unknown backend %s (afxdp, udp)\n", optarg);
+				return 1;
+			}
+			break;
+		case 'E': o.engines = (unsigned)atoi(optarg); break;
+		case 'h': usage(argv[0]); return 0;
+		default: usage(argv[0]); return 1;
+		}
+	}
+	if (optind == argc - 1)
+		o.server = argv[optind];
+	else if (optind < argc) {
+		usage(argv[0]);
+		return 1;
+	}
+	if (!o.ifname) {
+		fprintf(stderr, "%s: -d IFACE is required (the network interface)\n", argv[0]);
+		return 1;
+	}
+	if (o.size < 1 || o.rx_depth < 2 || o.iters < 1 || o.port < 1 || o.port > 65535) {
+		fprintf(stderr, "%s: size, rx-depth (>= 2), iters and port must be positive\n",
+			argv[0]);
+		return 1;
+	}
+	if (setup(&c, &o))
+		goto out;
+	srand48(getpid() * time(NULL));
+	me.qpn = roxe_qp_num(c.qp);
+	me.psn = (unsigned)lrand48() & 0xffffff;
+	roxe_query_gid(c.dev, 0, &me.gid);
+	print_dest("local", &me);
+	if (exchange(&c, &o, &me, &rem))
+		goto out;
+	print_dest("remote", &rem);
+	ret = run(&c, &o) ? 1 : 0;
+out:
+	teardown(&c);
+	return ret;
+}
