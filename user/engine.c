@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include "engine.h"
 
-#define SPIN_TURNS	2000	/* idle turns before sleeping (~tens of us) */
+/* Idle, an engine spins this long before it sleeps: long enough to catch
+ * the next packet of a ping-pong, short enough to leave an idle core idle. */
+#define SPIN_NS		50000
 
 /* ROXE_TRACE=1 in the environment: one line per frame sent and received. */
 static int trace = -1;
@@ -32,8 +34,13 @@ static void trace_frame(const struct roxe_engine *e, const char *dir, const uint
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
 
-	if (roxe_parse(f, f + len, len, &pkt) != ROXE_PKT_OK)
+	int v = roxe_parse(f, f + len, len, &pkt);
+
+	if (v != ROXE_PKT_OK) {
+		fprintf(stderr, "roxe[%u.%u] %s %u bytes: %s\n", e->dev->gid[15], e->id, dir,
+			len, roxe_verdict_name(v));
 		return;
+	}
 	roxe_frame_hdr_get(f, &pkt, &h);
 	fprintf(stderr, "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u", e->dev->gid[15], e->id, dir,
 		roxe_opcode_name(h.opcode), h.dqpn, h.psn, h.ackreq ? " A" : "", pkt.payload_len);
@@ -316,8 +323,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 static void *engine_main(void *arg)
 {
 	struct roxe_engine *e = arg;
-	uint64_t next_timer = 0;
-	unsigned idle = 0;
+	uint64_t next_timer = 0, idle_since = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
 		bool busy;
@@ -331,10 +337,12 @@ static void *engine_main(void *arg)
 		tx_flush(e);
 		atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 		if (busy) {
-			idle = 0;
-		} else if (++idle >= SPIN_TURNS) {
+			idle_since = 0;
+		} else if (!idle_since) {
+			idle_since = e->now;
+		} else if (e->now - idle_since >= SPIN_NS) {
 			sleep_until_work(e, e->timers ? next_timer : 0);
-			idle = 0;
+			idle_since = 0;
 		}
 	}
 	return NULL;

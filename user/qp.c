@@ -640,8 +640,13 @@ static void flush_wc(struct roxe_cq *cq, uint64_t wr_id, uint32_t qpn, enum ibv_
 /* Complete every outstanding WR with IBV_WC_WR_FLUSH_ERR (IBA 10.3.1). */
 static void flush(struct roxe_qp *qp)
 {
-	while (!roxe_queue_empty(&qp->sq))
-		roxe_complete_wqe(qp, roxe_sq_wqe(qp, qp->sq.index), IBV_WC_WR_FLUSH_ERR);
+	/* The WQE that failed locally keeps its own status; the rest flush. */
+	while (!roxe_queue_empty(&qp->sq)) {
+		struct rxe_send_wqe *w = roxe_sq_wqe(qp, qp->sq.index);
+
+		roxe_complete_wqe(qp, w, w->status != IBV_WC_SUCCESS ?
+				  (enum ibv_wc_status)w->status : IBV_WC_WR_FLUSH_ERR);
+	}
 	qp->req.wqe = qp->sq.index;
 	qp->req.rd_atomic = 0;
 	if (qp->resp.rwqe_valid) {

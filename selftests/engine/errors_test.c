@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Every error the verbs API and the RC transport report, provoked on
+ * purpose: bad arguments and attribute masks, retry and RNR exhaustion,
+ * remote access and invalid request NAKs, local protection errors, CQ
+ * overrun, flushes, and teardown with work in flight.
+ */
+#include <arpa/inet.h>
+#include "kselftest_harness.h"
+#include "pair.h"
+
+#define BUF (1u << 20)
+
+static enum ibv_qp_state qp_state(struct roxe_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	roxe_query_qp(qp, &a, IBV_QP_STATE, NULL);
+	return a.qp_state;
+}
+
+FIXTURE(err) {
+	struct pair p;
+};
+
+FIXTURE_SETUP(err)
+{
+	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
+	/* timeout 10 (4 ms), retry_cnt 2, rnr_retry 0: failures come within
+	 * tens of ms, yet a busy 2-core machine does not time out by itself. */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 10, 2, 0));
+}
+
+FIXTURE_TEARDOWN(err)
+{
+	pair_close(&self->p);
+}
+
+TEST_F(err, retry_exceeded_then_flush)
+{
+	struct side *a = &self->p.s[0];
+	struct roxe_loop_faults all = { .drop_ppm = 1000000 };
+	struct ibv_wc wc[4];
+
+	roxe_loop_set_faults(self->p.wire, 0, &all);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 64, a->mr->lkey,
+					(uintptr_t)self->p.s[1].buf, self->p.s[1].mr->rkey,
+					IBV_SEND_SIGNALED));
+	ASSERT_EQ(3, poll_n(a->cq, wc, 3, 5000));
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc[0].status);
+	EXPECT_EQ(0u, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[2].status);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
+	/* Posting in ERR is allowed and flushes at once. */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 9, a->buf, 1, a->mr->lkey, 0, 0, 0));
+	ASSERT_EQ(1, poll_n(a->cq, wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+	EXPECT_EQ(9u, wc[0].wr_id);
+}
+
+TEST_F(err, rnr_retry_exceeded)
+{
+	struct side *a = &self->p.s[0];
+	struct ibv_wc wc;
+
+	/* No receive posted at b, rnr_retry 0. */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 100, a->mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc.status);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
+}
+
+TEST_F(err, remote_access_errors)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	/* Wrong rkey */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 64, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey ^ 0x100, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
+	/* The responder's QP went to error too (class C), without a completion
+	 * (no receive WQE was involved). */
+	usleep(20000);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(b->qp));
+}
+
+TEST_F(err, read_past_the_region)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 1, a->buf, 4096, a->mr->lkey,
+				(uintptr_t)b->buf + BUF - 100, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+}
+
+TEST_F(err, misaligned_atomic)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_sge sge = { (uintptr_t)a->buf, 8, a->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)b->buf + 4;
+	wr.wr.atomic.rkey = b->mr->rkey;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+}
+
+TEST_F(err, send_longer_than_receive_buffer)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv1(b->qp, 5, b->buf, 1000, b->mr->lkey));
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 3000, a->mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
+	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+	EXPECT_EQ(5u, wc.wr_id);
+}
+
+TEST_F(err, local_protection)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv1(b->qp, 5, b->buf, 1000, b->mr->lkey));
+	/* An lkey that names no MR. */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 100, a->mr->lkey + 0x100, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
+}
+
+TEST_F(err, flush_on_error_state)
+{
+	struct side *b = &self->p.s[1];
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc[8];
+
+	for (int i = 0; i < 5; i++)
+		ASSERT_EQ(0, post_recv1(b->qp, 100 + (uint64_t)i, b->buf, 64, b->mr->lkey));
+	ASSERT_EQ(0, roxe_modify_qp(b->qp, &attr, IBV_QP_STATE));
+	ASSERT_EQ(5, poll_n(b->cq, wc, 5, 5000));
+	for (int i = 0; i < 5; i++) {
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+		EXPECT_EQ(100u + (uint64_t)i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_RECV, wc[i].opcode);
+	}
+	/* And back through RESET, usable again. */
+	attr.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, roxe_modify_qp(b->qp, &attr, IBV_QP_STATE));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(b->qp));
+	EXPECT_EQ(0, roxe_poll_cq(b->cq, 8, wc));
+}
+
+TEST_F(err, teardown_with_work_in_flight)
+{
+	struct side *a = &self->p.s[0];
+	struct roxe_loop_faults all = { .drop_ppm = 1000000 };
+
+	roxe_loop_set_faults(self->p.wire, 0, &all);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 20000,
+					a->mr->lkey, (uintptr_t)self->p.s[1].buf,
+					self->p.s[1].mr->rkey, IBV_SEND_SIGNALED));
+	/* Destroyed mid-flight: must neither hang nor leak (ASan/LSan). */
+	ASSERT_EQ(0, roxe_destroy_qp(a->qp));
+	a->qp = NULL;
+}
+
+FIXTURE(api) {
+	struct pair p;
+	struct roxe_qp *qp;
+};
+
+FIXTURE_SETUP(api)
+{
+	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
+	ASSERT_EQ(0, qp_create(&self->p.s[0], IBV_QPT_RC, &self->qp));
+}
+
+FIXTURE_TEARDOWN(api)
+{
+	if (self->qp)
+		roxe_destroy_qp(self->qp);
+	pair_close(&self->p);
+}
+
+TEST_F(api, modify_qp_masks)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	/* RESET -> RTR skips INIT. */
+	a.qp_state = IBV_QPS_RTR;
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE));
+	/* INIT without the required port. */
+	a.qp_state = IBV_QPS_INIT;
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_ACCESS_FLAGS));
+	/* INIT with an attribute not allowed there (SQ PSN). */
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_SQ_PSN));
+	/* A port that does not exist. */
+	a.port_num = 2;
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(self->qp));
+	a.port_num = 1;
+	EXPECT_EQ(0, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(self->qp));
+	/* RTR without the path. */
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+	/* A path MTU above the device's (1024). */
+	a.path_mtu = IBV_MTU_4096;
+	a.ah_attr.is_global = 1;
+	roxe_query_gid(self->p.s[1].dev, 0, &a.ah_attr.grh.dgid);
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+					  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(self->qp));
+}
+
+TEST_F(api, post_errors)
+{
+	struct side *s = &self->p.s[0];
+	struct ibv_sge sge[8];
+	struct ibv_send_wr wr = { .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_recv_wr rwr = { .sg_list = sge, .num_sge = 1 }, *rbad = NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	for (int i = 0; i < 8; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)s->buf, 8, s->mr->lkey };
+	/* Sends are refused before RTS; receives before INIT. */
+	EXPECT_EQ(-EINVAL, roxe_post_send(self->qp, &wr, &bad));
+	EXPECT_EQ(&wr, bad);
+	EXPECT_EQ(-EINVAL, roxe_post_recv(self->qp, &rwr, &rbad));
+	ASSERT_EQ(0, roxe_modify_qp(self->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	/* Too many SGEs (the QP was created with 4). */
+	rwr.num_sge = 8;
+	EXPECT_EQ(-EINVAL, roxe_post_recv(self->qp, &rwr, &rbad));
+	rwr.num_sge = 1;
+	/* The receive queue fills up: -ENOMEM at the first that does not fit. */
+	for (int i = 0; i < 1024; i++)
+		ASSERT_EQ(0, roxe_post_recv(self->qp, &rwr, &rbad));
+	for (int i = 0; i < 4096; i++) {
+		int r = roxe_post_recv(self->qp, &rwr, &rbad);
+
+		if (r) {
+			EXPECT_EQ(-ENOMEM, r);
+			break;
+		}
+	}
+	/* Busy resources refuse to go. */
+	EXPECT_EQ(-EBUSY, roxe_dealloc_pd(s->pd));
+	EXPECT_EQ(-EBUSY, roxe_destroy_cq(s->cq));
+	/* MR arguments. */
+	struct roxe_mr *mr;
+	EXPECT_EQ(-EINVAL, roxe_reg_mr(s->pd, s->buf, 4096, IBV_ACCESS_REMOTE_WRITE, &mr));
+	EXPECT_EQ(-EINVAL, roxe_reg_mr(s->pd, s->buf, 4096, 0x80000, &mr));
+}
+
+TEST_F(api, cq_overrun_is_reported)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct roxe_cq *small;
+	struct roxe_qp *qa, *qb;
+	struct roxe_qp_init_attr ia = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct roxe_async_event ev;
+	struct ibv_wc wc[8];
+	int r;
+
+	ASSERT_EQ(0, roxe_create_cq(a->dev, 1, NULL, NULL, &small));
+	ia.send_cq = ia.recv_cq = small;
+	ASSERT_EQ(0, roxe_create_qp(a->pd, &ia, &qa));
+	ASSERT_EQ(0, qp_create(b, IBV_QPT_RC, &qb));
+	ASSERT_EQ(0, qp_connect(qa, b->dev, roxe_qp_num(qb), IBV_QPT_RC, IBV_MTU_1024, 1, 2,
+				14, 7, 7));
+	ASSERT_EQ(0, qp_connect(qb, a->dev, roxe_qp_num(qa), IBV_QPT_RC, IBV_MTU_1024, 2, 1,
+				14, 7, 7));
+	/* A CQ of one entry, four signalled WRITEs, nobody polling. */
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_send1(qa, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 8, a->mr->lkey,
+					(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	usleep(100000);
+	r = roxe_poll_cq(small, 8, wc);
+	EXPECT_EQ(1, r);		/* what fitted */
+	EXPECT_EQ(-EOVERFLOW, roxe_poll_cq(small, 8, wc));
+	EXPECT_EQ(0, roxe_poll_cq(small, 8, wc));	/* reported once */
+	ASSERT_EQ(0, roxe_get_async_event(a->dev, &ev));
+	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);
+	EXPECT_EQ(small, ev.element.cq);
+	roxe_destroy_qp(qa);
+	roxe_destroy_qp(qb);
+	roxe_destroy_cq(small);
+}
+
+TEST_HARNESS_MAIN
