@@ -205,6 +205,7 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 		goto nomem;
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	qp->eng_state = IBV_QPS_RESET;
+	qp->mtu = dev->mtu;	/* UD's for good; RC/UC's until RTR sets the path MTU */
 
 	err = alloc_qpn(dev, qp);
 	if (err) {
