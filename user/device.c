@@ -108,7 +108,8 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
 static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **ports)
 {
-	struct roxe_xdp_attach_opts o = { .engines = n };
+	/* No pins: they would outlive a namespace deleted under us. */
+	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true };
 	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n };
 	uint32_t other = 0;
 	int err;
