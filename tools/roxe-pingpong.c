@@ -493,6 +493,8 @@ int main(int argc, char **argv)
 	struct dest me = { 0 }, rem;
 	int opt, ret = 1;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines show up in logs at once */
+
 	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;

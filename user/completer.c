@@ -156,8 +156,10 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 			roxe_requester_retry(qp, qp->comp.psn);
 			return false;
 		}
-		if (roxe_psn_diff(psn, w->last_psn) <= 0 || w->state != ROXE_WQE_SENT) {
-			/* Part of a multi-packet WQE. */
+		/* Covered only in part: a multi-packet WQE. Covered whole, it
+		 * retires even while go-back-N is sending it again (the
+		 * responder has it all: no ACK is ever asked for again). */
+		if (roxe_psn_diff(psn, w->last_psn) <= 0) {
 			if (roxe_psn_diff(psn, qp->comp.psn) > 0) {
 				qp->comp.psn = psn;
 				progress = true;

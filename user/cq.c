@@ -173,7 +173,12 @@ bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solici
 		}
 		return false;
 	}
-	armed = atomic_load_explicit(&cq->armed, memory_order_acquire);
+	/* Store (the CQE) then load (armed), against the application's store
+	 * (armed) then load (the CQE) in req_notify + poll: without a full
+	 * fence on both sides each may miss the other's store, and the
+	 * event is lost while the CQE sits unseen. */
+	atomic_thread_fence(memory_order_seq_cst);
+	armed = atomic_load_explicit(&cq->armed, memory_order_relaxed);
 	if (cq->channel && armed != ARM_NONE &&
 	    (armed == ARM_ANY || solicited || wc->status != IBV_WC_SUCCESS) &&
 	    atomic_exchange(&cq->armed, ARM_NONE) != ARM_NONE) {
@@ -222,7 +227,8 @@ int roxe_req_notify_cq(struct roxe_cq *cq, int solicited_only)
 	if (!cq || !cq->channel)
 		return -EINVAL;
 	atomic_store_explicit(&cq->armed, solicited_only ? ARM_SOLICITED : ARM_ANY,
-			      memory_order_release);
+			      memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);	/* see roxe_cq_post() */
 	return 0;
 }
 

@@ -125,9 +125,17 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 		return -EINVAL;		/* attached for another engine count */
 	dev->qp_stats = roxe_xdp_qp_stats_map(dev->xdp);
 	c.xsks_map_fd = dev->xdp->xsks_fd;
-	dev->afxdp = roxe_afxdp_open(&c);
+	/* The sockets of a roxe that just exited may still be on their way out
+	 * (the kernel releases AF_XDP sockets asynchronously): binding to the
+	 * same queues gives EBUSY for a moment. Wait up to two seconds. */
+	for (int tries = 0; ; tries++) {
+		dev->afxdp = roxe_afxdp_open(&c);
+		if (dev->afxdp || errno != EBUSY || tries == 100)
+			break;
+		usleep(20000);
+	}
 	if (!dev->afxdp)
-		return -errno ? -errno : -EIO;
+		return errno ? -errno : -EIO;
 	for (unsigned i = 0; i < n; i++) {
 		ports[i] = roxe_afxdp_port(dev->afxdp, i);
 		if (!ports[i])

@@ -25,28 +25,58 @@
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
 
-/* ROXE_TRACE=1 in the environment: one line per frame sent and received. */
+/*
+ * ROXE_TRACE=1 in the environment: one line per frame sent and received,
+ * on stderr as it happens. ROXE_TRACE=2: the same lines kept in memory
+ * (the last TRACE_RING per engine) and printed when the engine stops: a
+ * flight recorder that barely changes the timing it records.
+ */
 static int trace = -1;
+#define TRACE_RING	512
+#define TRACE_LINE	128
+static __thread char (*trace_ring)[TRACE_LINE];
+static __thread unsigned trace_next;
 
 static void trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
 			uint32_t len)
 {
+	char line[TRACE_LINE];
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
-
-	int v = roxe_parse(f, f + len, len, &pkt);
+	int v = roxe_parse(f, f + len, len, &pkt), n;
 
 	if (v != ROXE_PKT_OK) {
-		fprintf(stderr, "roxe[%u.%u] %s %u bytes: %s\n", e->dev->gid[15], e->id, dir,
-			len, roxe_verdict_name(v));
+		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %u bytes: %s", e->dev->gid[15],
+			     e->id, dir, len, roxe_verdict_name(v));
+	} else {
+		roxe_frame_hdr_get(f, &pkt, &h);
+		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u",
+			     e->dev->gid[15], e->id, dir, roxe_opcode_name(h.opcode), h.dqpn, h.psn,
+			     h.ackreq ? " A" : "", pkt.payload_len);
+		if ((pkt.flags & ROXE_HDR_AETH) && n > 0 && n < TRACE_LINE)
+			snprintf(line + n, sizeof(line) - (size_t)n, " syn %#x msn %u",
+				 h.syndrome, h.msn);
+	}
+	if (trace == 1) {
+		fprintf(stderr, "%s\n", line);
 		return;
 	}
-	roxe_frame_hdr_get(f, &pkt, &h);
-	fprintf(stderr, "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u", e->dev->gid[15], e->id, dir,
-		roxe_opcode_name(h.opcode), h.dqpn, h.psn, h.ackreq ? " A" : "", pkt.payload_len);
-	if (pkt.flags & ROXE_HDR_AETH)
-		fprintf(stderr, " syn %#x msn %u", h.syndrome, h.msn);
-	fputc('\n', stderr);
+	if (!trace_ring && !(trace_ring = calloc(TRACE_RING, TRACE_LINE)))
+		return;
+	memcpy(trace_ring[trace_next++ % TRACE_RING], line, TRACE_LINE);
+}
+
+static void trace_dump(const struct roxe_engine *e)
+{
+	unsigned n = trace_next < TRACE_RING ? trace_next : TRACE_RING;
+
+	if (!trace_ring)
+		return;
+	fprintf(stderr, "roxe[%u.%u] last %u frames:\n", e->dev->gid[15], e->id, n);
+	for (unsigned i = trace_next - n; i != trace_next; i++)
+		fprintf(stderr, "%s\n", trace_ring[i % TRACE_RING]);
+	free(trace_ring);
+	trace_ring = NULL;
 }
 
 uint64_t roxe_now_ns(void)
@@ -264,6 +294,10 @@ static bool doorbell_turn(struct roxe_engine *e)
 		n = qp->db_next;
 		atomic_store(&qp->db_queued, false);
 		if (atomic_load(&qp->dying)) {
+			/* The app may have seen a receive completion (and destroyed
+			 * the QP) before this turn's ACK for it left: send what the
+			 * responder owes, or the requester retries forever. */
+			roxe_responder_send(qp);
 			ready_remove(e, qp);
 			roxe_timer_disarm(qp);
 			atomic_store(&qp->detached, true);
@@ -306,8 +340,9 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	uint64_t v;
 
 	atomic_store(&e->sleeping, true);
-	/* A doorbell rung before `sleeping` was visible is seen here. */
-	if (!atomic_load(&e->db_head) && !atomic_load(&e->stop)) {
+	/* A doorbell rung before `sleeping` was visible is seen here; QPs
+	 * left on the ready list are served before sleeping. */
+	if (!atomic_load(&e->db_head) && !e->ready_head && !atomic_load(&e->stop)) {
 		if (next_timer) {
 			uint64_t now = roxe_now_ns();
 
@@ -334,6 +369,8 @@ static void *engine_main(void *arg)
 		busy |= ready_turn(e);
 		if (e->timers && (!next_timer || e->now >= next_timer || busy))
 			next_timer = timers_turn(e);
+		/* A timer that fired queued its QP: that is work, not idling. */
+		busy |= e->ready_head != NULL;
 		tx_flush(e);
 		atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 		if (busy) {
@@ -345,13 +382,15 @@ static void *engine_main(void *arg)
 			idle_since = 0;
 		}
 	}
+	if (trace > 1)
+		trace_dump(e);
 	return NULL;
 }
 
 int roxe_engine_start(struct roxe_engine *e)
 {
 	if (trace < 0)
-		trace = getenv("ROXE_TRACE") && atoi(getenv("ROXE_TRACE")) > 0;
+		trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
 	int err = pthread_create(&e->thread, NULL, engine_main, e);
 
 	return -err;

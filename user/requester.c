@@ -199,7 +199,9 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 	if (is_read_or_atomic(w->wr.opcode) &&
 	    qp->req.rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 		return false;
-	inflight = (uint32_t)roxe_psn_diff(qp->req.psn, qp->comp.psn);
+	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
+	inflight = roxe_psn_diff(qp->req.psn, qp->comp.psn) > 0 ?
+		   (uint32_t)roxe_psn_diff(qp->req.psn, qp->comp.psn) : 0;
 	/* A READ bigger than the window may go alone. */
 	return !inflight || inflight + roxe_qp_send_wqe_psns(qp, w) <= ROXE_MAX_INFLIGHT;
 }
@@ -273,9 +275,13 @@ void roxe_requester(struct roxe_qp *qp)
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 {
 	uint32_t slot = qp->sq.index;
-	uint32_t end = roxe_queue_next(&qp->sq, qp->req.wqe);
+	/* WQEs from the oldest up to req.wqe, that one too if it holds a WQE:
+	 * counted, not compared against an end slot, which wraps onto the
+	 * start when the ring is full (a one-WQE send queue always is). */
+	uint32_t n = ((qp->req.wqe - slot) & qp->sq.mask) +
+		     (qp->req.wqe != roxe_queue_producer_index(&qp->sq));
 
-	for (; slot != end; slot = roxe_queue_next(&qp->sq, slot)) {
+	for (; n; n--, slot = roxe_queue_next(&qp->sq, slot)) {
 		struct rxe_send_wqe *w = roxe_sq_wqe(qp, slot);
 		uint32_t from = (uint32_t)roxe_psn_diff(psn, w->first_psn);
 

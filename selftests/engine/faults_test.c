@@ -32,8 +32,11 @@ FIXTURE_VARIANT_ADD(faults, everything) {
 FIXTURE_SETUP(faults)
 {
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
-	/* timeout 8: 1 ms; retry_cnt 7 covers runs of losses at 10% */
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 0xffff00, 0x7fff00, 8, 7, 7));
+	/* timeout 12: 16.8 ms. A full window (512 packets) queued on the wire
+	 * under ASan takes milliseconds to drain; a timeout shorter than that
+	 * retransmits what is merely queued, over and over (go-back-N
+	 * congestion collapse), until retry_cnt runs out. */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 0xffff00, 0x7fff00, 12, 7, 7));
 	roxe_loop_set_faults(self->p.wire, 0, &variant->f);
 	roxe_loop_set_faults(self->p.wire, 1, &variant->f);
 }
@@ -129,6 +132,44 @@ TEST_F(faults, writes_reads_atomics)
 		ASSERT_EQ((uint64_t)i, *(uint64_t *)(a->buf + BUF - 64));
 	}
 	EXPECT_EQ(40u, *counter);
+}
+
+/*
+ * Ping-pong with one-entry send and receive queues (ibv_rc_pingpong's
+ * shape): go-back-N must find the one WQE in a ring that is always full,
+ * and RNR NAKs (the peer's receive is not posted yet) must be retried.
+ */
+TEST_F(faults, one_entry_queues_ping_pong)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct roxe_qp *qa, *qb;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, qp_create_cap(a, IBV_QPT_RC, 1, 1, &qa));
+	ASSERT_EQ(0, qp_create_cap(b, IBV_QPT_RC, 1, 1, &qb));
+	ASSERT_EQ(0, qp_connect(qa, b->dev, roxe_qp_num(qb), IBV_QPT_RC, IBV_MTU_1024, 0xfffff0,
+				0x10, 12, 7, 7));
+	ASSERT_EQ(0, qp_connect(qb, a->dev, roxe_qp_num(qa), IBV_QPT_RC, IBV_MTU_1024, 0x10,
+				0xfffff0, 12, 7, 7));
+	for (int i = 0; i < 100; i++) {
+		uint8_t *out = a->buf + (size_t)(i % 64) * 4096;
+
+		fill_pattern(out, 4000, (uint32_t)i);
+		/* The send may beat the receive: RNR NAK, then retry. */
+		ASSERT_EQ(0, post_send1(qa, IBV_WR_SEND, (uint64_t)i, out, 4000, a->mr->lkey, 0, 0,
+					IBV_SEND_SIGNALED));
+		if (i % 3 == 0)
+			usleep(200);
+		ASSERT_EQ(0, post_recv1(qb, (uint64_t)i, b->buf, 4096, b->mr->lkey));
+		ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 10000)) TH_LOG("message %d", i);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(0, memcmp(out, b->buf, 4000)) TH_LOG("message %d", i);
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
+		ASSERT_EQ((uint64_t)i, wc.wr_id);
+	}
+	roxe_destroy_qp(qa);
+	roxe_destroy_qp(qb);
 }
 
 TEST_HARNESS_MAIN

@@ -71,17 +71,23 @@ static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)
 	return 0;
 }
 
-static inline int qp_create(struct side *s, enum ibv_qp_type type, struct roxe_qp **qp)
+static inline int qp_create_cap(struct side *s, enum ibv_qp_type type, uint32_t send_wr,
+				uint32_t recv_wr, struct roxe_qp **qp)
 {
 	struct roxe_qp_init_attr ia = {
 		.send_cq = s->cq,
 		.recv_cq = s->cq,
-		.cap = { .max_send_wr = 1024, .max_recv_wr = 1024, .max_send_sge = 4,
+		.cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr, .max_send_sge = 4,
 			 .max_recv_sge = 4, .max_inline_data = 64 },
 		.qp_type = type,
 	};
 
 	return roxe_create_qp(s->pd, &ia, qp);
+}
+
+static inline int qp_create(struct side *s, enum ibv_qp_type type, struct roxe_qp **qp)
+{
+	return qp_create_cap(s, type, 1024, 1024, qp);
 }
 
 /* RESET -> INIT -> RTR -> RTS towards the peer QP, as an RDMA app does. */
