@@ -19,6 +19,9 @@
 #   --add PATH      also put PATH (file or directory, ELF files with their
 #                   libraries) into the image at the same path; repeatable
 #   --env NAME=VAL  export NAME to the guest script; repeatable
+#   --pcap FILE     record every frame between the guest's eth0 and tap0 in
+#                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
+#                   the host's packet sockets, so tcpdump there misses it)
 #   -q, --quiet     console only to OUT/console.log, not to stdout
 #
 # Network: a namespace roxevm-<pid> holds tap0 (10.77.0.1/24); the guest's
@@ -36,7 +39,7 @@ guest_addr=10.77.0.2
 prefix=24
 guest_mac=52:54:00:77:00:02
 
-script='' shell=0 timeout='' host_cmd='' out='' quiet=0
+script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
 adds=() envs=()
 
 usage() { sed -n '/^# Boot/,/^set -e/{/^set -e/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:-0}"; }
@@ -52,6 +55,7 @@ parse_args() {
 		--out) out=${2:?--out needs a directory}; shift ;;
 		--add) adds+=("${2:?--add needs a path}"); shift ;;
 		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
+		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
 		-q | --quiet) quiet=1 ;;
 		-h | --help) usage 0 ;;
 		*) echo "vm: unknown option $1" >&2; usage 125 >&2 ;;
@@ -168,6 +172,10 @@ start_host_cmd() {
 qemu_cmd() {
 	local con=stdio
 	local o=${out//,/,,} # QEMU option values escape commas by doubling
+	local net=tap,id=net0,ifname=tap0,script=no,downscript=no
+	# QEMU 7.2's filter-dump would write the virtio-net header in front of
+	# every frame: no header on the tap when recording
+	[ -z "$pcap" ] || net+=,vnet_hdr=off
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
@@ -178,10 +186,12 @@ qemu_cmd() {
 		-append "console=ttyS0 panic=-1 quiet"
 		-chardev "$con,id=con0,mux=on,signal=off,logfile=$o/console.log"
 		-serial chardev:con0 -mon chardev=con0,mode=readline
-		-netdev tap,id=net0,ifname=tap0,script=no,downscript=no
+		-netdev "$net"
 		-device "virtio-net-pci,netdev=net0,mac=$guest_mac,romfile="
 		-fsdev "local,id=fs0,path=$o,security_model=none"
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
+	# both directions, whole frames (jumbo ones too)
+	[ -z "$pcap" ] || qemu+=(-object "filter-dump,id=dump0,netdev=net0,maxlen=65536,file=${pcap//,/,,}")
 	return 0
 }
 

@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Interop with the real peer: roxe-pingpong on the host side of the VM's tap
+# against ibv_rc_pingpong on kernel rxe in the guest, both directions.
+#
+# One VM boot per case (fresh rxe counters, one capture each). The host half
+# of this script runs through run.sh's --host-cmd inside the VM's namespace;
+# the guest half is the VM's test script. They meet through files in the
+# shared results directory: "<side>-ready" once a server listens (or a
+# client may start), "<side>-rc" with the pingpong's exit status.
+#
+# Every case passes only if both ends exit 0; the capture of the link
+# (QEMU's filter-dump between tap0 and the guest's eth0: AF_XDP traffic
+# bypasses the host's packet sockets, so tcpdump on tap0 sees none of it)
+# holds at least one message's worth of RoCE v2 frames per exchange from
+# each side, every one with a valid ICRC (roxe-pcap verify); and rxe's
+# error counters stayed at 0.
+#
+# ROXE_INTEROP_BACKEND=udp runs roxe on its UDP socket backend instead of
+# AF_XDP; ROXE_INTEROP_TRACE=1 puts roxe's per-frame trace in host.log;
+# ROXE_INTEROP_CASES="name ..." runs only those cases.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+
+# name, link MTU (tap0 and eth0), the side that is the server, message size,
+# path MTU, iterations. At link MTU 1500 the path MTU is 1024; 9000 carries
+# 4096 (frames of 4154 bytes and more: multi-buffer for roxe).
+cases='
+guest_srv_4096   1500 guest 4096  1024 50
+host_srv_4096    1500 host  4096  1024 50
+guest_srv_1      1500 guest 1     1024 50
+host_srv_3000    1500 host  3000  1024 50
+jumbo_guest_srv  9000 guest 10000 4096 20
+jumbo_host_srv   9000 host  4096  4096 20
+'
+
+PORT=18515
+PP_TIMEOUT=30	# per pingpong; a healthy case takes well under a second
+
+# rxe's hw_counters that mean the peer (roxe) broke the protocol or the run
+# went wrong: NAKs received (seq, RNR), out-of-sequence or duplicate
+# requests from roxe, exhausted retries, RNR NAKs we had to send, transmit
+# failures. completer_retry_err is not among them: 6.1's retransmit timer is
+# armed at a send and not restarted by ACKs ("some timeouts are spurious",
+# rxe_comp.c), so a run longer than the timeout (67 ms at timeout 14) may
+# retry once with every ACK on time; it is printed, and a lost ACK that
+# was not retried in time shows up as retry_exceeded_err.
+err_counters='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
+retry_exceeded_err retry_rnr_exceeded_err send_rnr_err send_err link_downed'
+
+log() { echo "interop: $*"; }
+
+# wait_file SECONDS FILE: poll for FILE (the 9p share has no caching)
+wait_file() {
+	local n=$(($1 * 10))
+	while [ ! -e "$2" ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# ============================ guest side ==================================
+IP=/usr/sbin/ip
+
+# RoCE v2 GID index of the guest's address: rxe has hundreds of table slots
+# and sysfs reads are slow under TCG, so only the first few are looked at.
+gid_index() {
+	local port=/sys/class/infiniband/rxe0/ports/1 want i a
+	IFS=. read -r -a a <<<"$ROXE_VM_GUEST_ADDR"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
+	for i in $(seq 0 15); do
+		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
+
+guest_main() {
+	local o=$ROXE_VM_OUT gid='' i rc=0 pid f
+	local args=(-d rxe0 -e -n "$CASE_ITERS" -s "$CASE_SIZE" -m "$CASE_PMTU" -p "$PORT")
+
+	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
+	rdma link add rxe0 type rxe netdev eth0
+	# the IPv4 GID appears asynchronously (netdev events)
+	for i in $(seq 50); do
+		gid=$(gid_index) && break
+		sleep 0.1
+	done
+	if [ -z "$gid" ]; then
+		log "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR on rxe0"
+		echo 1 >"$o/guest-rc"
+		return 1
+	fi
+	log "rxe0 gid $gid, eth0 mtu $(cat /sys/class/net/eth0/mtu)," \
+		"$(ibv_devinfo -d rxe0 | grep -o 'active_mtu:.*' | tr -s '\t ' ' ')"
+	args+=(-g "$gid")
+
+	if [ "$CASE_SERVER" = guest ]; then
+		timeout $PP_TIMEOUT ibv_rc_pingpong "${args[@]}" >"$o/guest.log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do listening && break; sleep 0.1; done
+		touch "$o/guest-ready"
+		wait $pid || rc=$?
+	elif wait_file 60 "$o/host-ready"; then
+		timeout $PP_TIMEOUT ibv_rc_pingpong "${args[@]}" "$ROXE_VM_HOST_ADDR" \
+			>"$o/guest.log" 2>&1 || rc=$?
+	else
+		log "the host side never got ready"
+		rc=1
+	fi
+	echo $rc >"$o/guest-rc"
+
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "${f##*/} $(cat "$f")"
+	done >"$o/rxe-counters.txt"
+	rdma statistic show link rxe0/1 >"$o/rdma-statistic.txt" 2>&1 || true
+	dmesg | grep -i -E 'rxe|rdma|icrc' >"$o/dmesg-rxe.txt" || true
+	# QEMU (and the host side with it) stops when we return
+	wait_file 20 "$o/host-rc" || log "no exit status from the host side"
+	return $rc
+}
+
+# ============================ host side: peer =============================
+# Runs in the VM's namespace (run.sh --host-cmd), next to QEMU, from before
+# the guest boots until it powers off.
+peer_main() {
+	local o=$ROXE_VM_OUT tap=$ROXE_VM_TAP rc=0 pid i
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d "$tap" -e -n "$CASE_ITERS"
+		-s "$CASE_SIZE" -m "$CASE_PMTU" -p "$PORT" -B "${ROXE_INTEROP_BACKEND:-afxdp}")
+	local envs=()
+
+	[ "${ROXE_INTEROP_TRACE:-0}" = 1 ] && envs=(ROXE_TRACE=1)
+	ip link set "$tap" mtu "$CASE_MTU"
+	ip link show "$tap" | head -n1
+	if [ "$CASE_SERVER" = host ]; then
+		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" >"$o/host.log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do
+			[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
+			sleep 0.1
+		done
+		touch "$o/host-ready"
+	elif wait_file 120 "$o/guest-ready"; then
+		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" "$ROXE_VM_GUEST_ADDR" \
+			>"$o/host.log" 2>&1 &
+		pid=$!
+	else
+		echo "the guest never got ready"
+		echo 1 >"$o/host-rc"
+		return 1
+	fi
+	# how roxe attached (native or generic XDP), while it runs
+	for i in $(seq 250); do
+		ip -d link show "$tap" | grep -o -E 'prog/xdp[a-z]* id [0-9]+' >"$o/xdp-mode.txt" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.02
+	done
+	wait $pid || rc=$?
+	echo $rc >"$o/host-rc"
+	echo "roxe-pingpong exited with $rc"
+}
+
+# ============================ host side: judge ============================
+host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
+
+# The tree's top: $TOP from the kselftest make, else up from this script.
+find_top() {
+	local d
+	d=$(dirname "$(readlink -f "$0")")
+	for d in ${TOP:-} "$d" "$d/.." "$d/../.." "$d/../../.." "$d/../../../.."; do
+		if [ -x "$d/tools/vm/run.sh" ]; then
+			(cd "$d" && pwd)
+			return 0
+		fi
+	done
+	return 1
+}
+
+counter() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+
+# check_case NAME DIR SIZE PMTU ITERS: judge one finished run; 0 = pass
+check_case() {
+	local name=$1 d=$2 size=$3 pmtu=$4 iters=$5 bad=0 grc hrc v sum c n f
+	local per_msg=$(((size + pmtu - 1) / pmtu))
+	local want=$((per_msg * iters)) from_host from_guest
+
+	grc=$(cat "$d/guest-rc" 2>/dev/null || echo none)
+	hrc=$(cat "$d/host-rc" 2>/dev/null || echo none)
+	if [ "$grc" != 0 ] || [ "$hrc" != 0 ]; then
+		log "$name: FAIL: ibv_rc_pingpong (guest) exit $grc, roxe-pingpong (host) exit $hrc"
+		bad=1
+	fi
+
+	if [ ! -s "$d/wire.pcap" ]; then
+		log "$name: FAIL: no capture"
+		return 1
+	fi
+	v=$("$TOPDIR/build/bin/roxe-pcap" verify "$d/wire.pcap" 2>&1) || true
+	printf '%s\n' "$v" >"$d/verify.txt"
+	sum=$(printf '%s\n' "$v" | tail -n1)
+	from_host=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }')
+	from_guest=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }')
+	log "$name: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest (want >= $want each)"
+	if ! [[ "$sum" =~ \ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] ||
+		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]; then
+		log "$name: FAIL: frames with a bad ICRC or malformed:"
+		printf '%s\n' "$v" | grep -v 'icrc ok$' | head -n 20 | sed 's/^/    /'
+		bad=1
+	fi
+	if [ "$from_host" -lt "$want" ] || [ "$from_guest" -lt "$want" ]; then
+		log "$name: FAIL: too few RoCE v2 frames from one side"
+		bad=1
+	fi
+
+	if [ -s "$d/rxe-counters.txt" ]; then
+		log "$name: rxe0 counters: $(grep -v ' 0$' "$d/rxe-counters.txt" | tr '\n' ' ')(others 0)"
+		for c in $err_counters; do
+			n=$(counter "$c" "$d/rxe-counters.txt")
+			if [ -n "$n" ] && [ "$n" != 0 ]; then
+				log "$name: FAIL: rxe counter $c = $n"
+				bad=1
+			fi
+		done
+	else
+		log "$name: FAIL: no rxe counters from the guest"
+		bad=1
+	fi
+	if [ -s "$d/dmesg-rxe.txt" ] && grep -i -E 'icrc|bad|drop|err' "$d/dmesg-rxe.txt" >/dev/null; then
+		log "$name: guest kernel said:"
+		sed 's/^/    /' "$d/dmesg-rxe.txt" | tail -n 10
+	fi
+
+	if [ $bad != 0 ]; then
+		for f in guest.log host.log host-cmd.log; do
+			[ -s "$d/$f" ] || continue
+			echo "    --- $f"
+			grep -v '^roxe\[' "$d/$f" | tail -n 15 | sed 's/^/    /'
+		done
+		return 1
+	fi
+	log "$name: ok ($(grep -h 'iters in' "$d/guest.log" 2>/dev/null | head -n1))"
+	return 0
+}
+
+# run_case NAME MTU SERVER SIZE PMTU ITERS: one VM boot; 0 = pass
+run_case() {
+	local name=$1 mtu=$2 server=$3 size=$4 pmtu=$5 iters=$6
+	local d=$OUTDIR/$name rc=0 t0=$SECONDS
+	local vars=(CASE_MTU="$mtu" CASE_SERVER="$server" CASE_SIZE="$size"
+		CASE_PMTU="$pmtu" CASE_ITERS="$iters")
+	local envs=() v peer
+
+	rm -rf "$d"
+	mkdir -p "$d"
+	for v in "${vars[@]}"; do envs+=(--env "$v"); done
+	peer=$(printf '%q ' env "${vars[@]}" ROXE_INTEROP_PEER=1 \
+		ROXE_INTEROP_BACKEND="${ROXE_INTEROP_BACKEND:-afxdp}" \
+		ROXE_INTEROP_TRACE="${ROXE_INTEROP_TRACE:-0}" "$SELF")
+	log "$name: link mtu $mtu, $server is the server, -s $size -m $pmtu -n $iters," \
+		"roxe backend ${ROXE_INTEROP_BACKEND:-afxdp}"
+	"$TOPDIR/tools/vm/run.sh" --quiet --timeout 120 --out "$d" --pcap "$d/wire.pcap" \
+		"${envs[@]}" --script "$SELF" --host-cmd "exec $peer" &
+	RUN_PID=$!
+	wait $RUN_PID || rc=$?
+	RUN_PID=
+	grep -a '^interop:' "$d/console.log" 2>/dev/null | sed 's/^/    guest: /' || true
+	[ -s "$d/xdp-mode.txt" ] && log "$name: roxe on tap0: $(cat "$d/xdp-mode.txt")"
+	if [ $rc != 0 ] && [ $rc != 1 ]; then
+		# 124/125: timeout or harness failure, not the guest script's verdict
+		log "$name: FAIL: VM run exited with $rc; console tail:"
+		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
+	fi
+	check_case "$name" "$d" "$size" "$pmtu" "$iters" || rc=1
+	log "$name: $((SECONDS - t0)) s"
+	[ $rc = 0 ]
+}
+
+host_main() {
+	local fail=0 name mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
+
+	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	SELF=$(readlink -f "$0")
+	OUTDIR=$TOPDIR/build/vm/interop
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	for p in roxe-pingpong roxe-pcap; do
+		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
+	done
+
+	# kselftest's runner times out with SIGTERM: pass it on so the harness
+	# tears its namespace and QEMU down
+	RUN_PID=
+	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
+	while read -r name mtu server size pmtu iters; do
+		[ -n "$name" ] || continue
+		[ -z "$only" ] || [[ " $only " == *" $name "* ]] || continue
+		n=$((n + 1))
+		run_case "$name" "$mtu" "$server" "$size" "$pmtu" "$iters" || fail=1
+	done <<<"$cases"
+	[ $n -gt 0 ] || host_skip "no case matches ROXE_INTEROP_CASES=$only"
+	if [ $fail != 0 ]; then
+		log "FAIL: results in $OUTDIR/<case>/"
+		exit $KSFT_FAIL
+	fi
+	log "PASS: $n cases; captures in $OUTDIR/<case>/wire.pcap"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	guest_main
+elif [ "${ROXE_INTEROP_PEER:-}" = 1 ]; then
+	peer_main
+else
+	host_main
+fi
