@@ -371,19 +371,30 @@ static int wait_cq(struct ctx *c)
 	return roxe_req_notify_cq(c->cq, 0) ? -1 : 0;
 }
 
-static int run(struct ctx *c, const struct opts *o)
+/* Receives are posted and the CQ armed before the addresses are exchanged:
+ * the peer may send the moment it knows ours, and a completion that comes
+ * before the CQ is armed raises no event. */
+static int prepare(struct ctx *c, const struct opts *o)
 {
-	int routs, scnt = 0, rcnt = 0, bad_data = 0;
-	struct timespec t0, t1;
-	double usec;
+	int routs = post_recvs(c, o, o->rx_depth);
 
-	routs = post_recvs(c, o, o->rx_depth);
 	if (routs < o->rx_depth) {
 		fprintf(stderr, "Couldn't post receive (%d)\n", routs);
 		return -1;
 	}
-	if (o->use_event && roxe_req_notify_cq(c->cq, 0))
+	if (o->use_event && roxe_req_notify_cq(c->cq, 0)) {
+		fprintf(stderr, "Couldn't request CQ notification\n");
 		return -1;
+	}
+	return routs;
+}
+
+static int run(struct ctx *c, const struct opts *o, int routs)
+{
+	int scnt = 0, rcnt = 0, bad_data = 0;
+	struct timespec t0, t1;
+	double usec;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	c->pending = RECV_WRID;
 	if (o->server) {
@@ -491,7 +502,7 @@ int main(int argc, char **argv)
 			  .size = 4096, .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
 	struct ctx c = { 0 };
 	struct dest me = { 0 }, rem;
-	int opt, ret = 1;
+	int opt, ret = 1, routs;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines show up in logs at once */
 
@@ -547,7 +558,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 1;
 	}
-	if (setup(&c, &o))
+	if (setup(&c, &o) || (routs = prepare(&c, &o)) < 0)
 		goto out;
 	srand48(getpid() * time(NULL));
 	me.qpn = roxe_qp_num(c.qp);
@@ -557,7 +568,7 @@ int main(int argc, char **argv)
 	if (exchange(&c, &o, &me, &rem))
 		goto out;
 	print_dest("remote", &rem);
-	ret = run(&c, &o) ? 1 : 0;
+	ret = run(&c, &o, routs) ? 1 : 0;
 out:
 	teardown(&c);
 	return ret;
