@@ -34,6 +34,7 @@ FIXTURE_SETUP(err)
 FIXTURE_TEARDOWN(err)
 {
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 TEST_F(err, retry_exceeded_then_flush)
@@ -199,6 +200,7 @@ FIXTURE_TEARDOWN(api)
 	if (self->qp)
 		roxe_destroy_qp(self->qp);
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 TEST_F(api, modify_qp_masks)

@@ -44,6 +44,7 @@ FIXTURE_SETUP(faults)
 FIXTURE_TEARDOWN(faults)
 {
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 static uint32_t msg_len(int i)

@@ -14,6 +14,7 @@
 #include "roxe/verbs.h"
 #include "roxe/frame.h"
 #include "port.h"
+#include <sanitizer/lsan_interface.h>
 
 struct side {
 	struct roxe_device	*dev;
@@ -157,6 +158,16 @@ static inline int pair_connect(struct pair *p, enum ibv_qp_type type, enum ibv_m
 		err = qp_connect(p->s[1].qp, p->s[0].dev, roxe_qp_num(p->s[0].qp), type, mtu,
 				 psn1, psn0, timeout, retry, rnr_retry);
 	return err;
+}
+
+/*
+ * kselftest's harness ends each test's process with _exit(), which skips
+ * LeakSanitizer's exit-time check: run it here, once everything is freed.
+ * Returns nonzero (and LSan prints the report) if anything leaked.
+ */
+static inline int leak_check(void)
+{
+	return __lsan_do_recoverable_leak_check();
 }
 
 static inline void pair_close(struct pair *p)

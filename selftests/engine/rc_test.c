@@ -32,6 +32,7 @@ FIXTURE_SETUP(rc)
 FIXTURE_TEARDOWN(rc)
 {
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 static const uint32_t sizes[] = { 0, 1, 3, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097,

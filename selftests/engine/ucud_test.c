@@ -24,6 +24,7 @@ FIXTURE_SETUP(uc)
 FIXTURE_TEARDOWN(uc)
 {
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 TEST_F(uc, send_write_write_imm)
@@ -126,6 +127,7 @@ FIXTURE_TEARDOWN(ud)
 {
 	roxe_destroy_ah(self->ah);
 	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
 }
 
 static int ud_send(struct roxe_qp *qp, struct ibv_ah *ah, uint32_t rqpn, uint32_t qkey,
