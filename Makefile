@@ -95,6 +95,15 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory kselftest
 
+# The VM suite alone (kernel rxe under QEMU), and its guest as a shell.
+.PHONY: check-vm vm-shell
+check-vm: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kselftest TARGETS=vm
+
+vm-shell: deps all
+	@$(TOP)/tools/vm/run.sh --shell
+
 # --- demo, bench -----------------------------------------------------------
 # tools/demo.sh and tools/bench.sh arrive with the tools issue.
 demo bench: deps
