@@ -40,9 +40,9 @@ uint16_t roxe_flow_sport(uint32_t src_qpn, uint32_t dst_qpn)
 	return ROXE_UDP_SPORT_BASE | (uint16_t)((h >> 50) & ROXE_UDP_SPORT_MASK);
 }
 
-/* RFC 1071 checksum of an IPv4 header. */
-static uint16_t ipv4_csum(const uint8_t *h, size_t len)
+uint16_t roxe_ipv4_csum(const void *hdr, size_t len)
 {
+	const uint8_t *h = hdr;
 	uint32_t sum = 0;
 
 	for (size_t i = 0; i < len; i += 2)
@@ -155,7 +155,7 @@ int roxe_frame_hdrs(void *buf, size_t cap, const struct roxe_frame_addr *a,
 		put16(ip + 10, 0);
 		memcpy(ip + 12, a->sgid + 12, 4);
 		memcpy(ip + 16, a->dgid + 12, 4);
-		put16(ip + 10, ipv4_csum(ip, 20));
+		put16(ip + 10, roxe_ipv4_csum(ip, 20));
 	} else {
 		uint8_t *ip = f + off;
 		uint32_t w = 6u << 28 | (uint32_t)a->tclass << 20 | (a->flow_label & 0xfffff);

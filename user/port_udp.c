@@ -61,17 +61,6 @@ static uint8_t *tx_buf(struct udp_port *p, unsigned i) { return p->tx_mem + (siz
 
 static void put16(uint8_t *b, uint16_t v) { b[0] = v >> 8; b[1] = v & 0xff; }
 
-static uint16_t ip_csum(const uint8_t *h, size_t len)
-{
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i < len; i += 2)
-		sum += (uint32_t)h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* Write Ethernet/IP/UDP in front of a datagram at buf + HDR_ROOM; returns
  * the frame's offset in buf. */
 static uint32_t synth_hdrs(struct udp_port *p, uint8_t *buf, uint32_t dlen,
@@ -104,7 +93,7 @@ static uint32_t synth_hdrs(struct udp_port *p, uint8_t *buf, uint32_t dlen,
 		ip[9] = 17;
 		memcpy(ip + 12, &s4->sin_addr, 4);
 		memcpy(ip + 16, dst_addr, 4);
-		put16(ip + 10, ip_csum(ip, 20));
+		put16(ip + 10, roxe_ipv4_csum(ip, 20));
 		udp = ip + 20;
 		sport = ntohs(s4->sin_port);
 	}

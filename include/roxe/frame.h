@@ -112,6 +112,10 @@ void roxe_gid_from_v4(uint8_t gid[16], uint32_t ip_be);
 /* Text form: dotted quad for IPv4-mapped GIDs, IPv6 text otherwise. */
 void roxe_gid_ntop(const uint8_t gid[16], char *buf, size_t len);
 
+/* The RFC 1071 checksum of an IPv4 header of len bytes (its checksum field
+ * zeroed first). */
+uint16_t roxe_ipv4_csum(const void *hdr, size_t len);
+
 /* UDP source port for a QP pair: RoCE v2 flow entropy in 0xc000-0xffff. */
 uint16_t roxe_flow_sport(uint32_t src_qpn, uint32_t dst_qpn);
 

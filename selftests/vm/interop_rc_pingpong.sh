@@ -171,18 +171,6 @@ peer_main() {
 # ============================ host side: judge ============================
 host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
 
-# The tree's top: $TOP from the kselftest make, else up from this script.
-find_top() {
-	local d
-	d=$(dirname "$(readlink -f "$0")")
-	for d in ${TOP:-} "$d" "$d/.." "$d/../.." "$d/../../.." "$d/../../../.."; do
-		if [ -x "$d/tools/vm/run.sh" ]; then
-			(cd "$d" && pwd)
-			return 0
-		fi
-	done
-	return 1
-}
 
 counter() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
 
@@ -286,6 +274,7 @@ run_case() {
 host_main() {
 	local fail=0 name mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
 
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
 	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	OUTDIR=$TOPDIR/build/vm/interop

@@ -176,22 +176,10 @@ guest_main() {
 # ============================ host side ===================================
 host_skip() { echo "rxe_capture: SKIP: $*"; exit $KSFT_SKIP; }
 
-# The tree's top: $TOP from the kselftest make, else up from this script
-# (lib.mk runs a copy of it from build/selftests/vm/).
-find_top() {
-	local d
-	d=$(dirname "$(readlink -f "$0")")
-	for d in ${TOP:-} "$d" "$d/.." "$d/../.." "$d/../../.." "$d/../../../.."; do
-		if [ -x "$d/tools/vm/run.sh" ]; then
-			(cd "$d" && pwd)
-			return 0
-		fi
-	done
-	return 1
-}
 
 host_main() {
 	local top out rc=0 name min n bad=0
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/rxe_capture
 
