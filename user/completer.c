@@ -65,19 +65,17 @@ static bool is_read_or_atomic(uint32_t op)
 /* Retire the WQE at the head of the send queue. */
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
-	if (st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED)) {
-		struct ib_uverbs_wc wc = {
-			.wr_id = w->wr.wr_id,
-			.status = st,
-			.opcode = wc_opcode(w->wr.opcode),
-			.qp_num = qp->qpn,
-		};
+	bool signal = st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED);
+	struct ib_uverbs_wc wc = {
+		.wr_id = w->wr.wr_id,
+		.status = st,
+		.opcode = wc_opcode(w->wr.opcode),
+		.qp_num = qp->qpn,
+	};
 
-		if (st == IBV_WC_SUCCESS)
-			wc.byte_len = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-				      w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : w->dma.length;
-		roxe_cq_post(qp->scq, &wc, false);
-	}
+	if (st == IBV_WC_SUCCESS)
+		wc.byte_len = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			      w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : w->dma.length;
 	if (is_read_or_atomic(w->wr.opcode) && w->state >= ROXE_WQE_SENDING &&
 	    qp->req.rd_atomic && roxe_psn_diff(qp->req.psn, w->first_psn) > 0)
 		qp->req.rd_atomic--;
@@ -92,7 +90,11 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 			qp->req.psn = next_psn;
 	}
 	w->state = ROXE_WQE_DONE;
+	/* Free the slot before the completion shows: an application that
+	 * polls it may post again at once, into a queue that must have room. */
 	roxe_queue_consume(&qp->sq);
+	if (signal)
+		roxe_cq_post(qp->scq, &wc, false);
 }
 
 /* The oldest WQE not retired, if it has been (partly) sent. */
