@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * roxe-pingpong: the RC ping-pong of libibverbs' ibv_rc_pingpong, on roxe.
- * Same options, same output, and the same out-of-band TCP exchange
- * ("LID:QPN:PSN:GID"), so either end may be ibv_rc_pingpong on any RoCE
- * device (kernel rxe, a RoCE NIC) and the other roxe-pingpong.
+ * roxe-pingpong: the RC ping-pong of libibverbs' ibv_rc_pingpong, on roxe,
+ * and with -U the UD one of ibv_ud_pingpong. Same options, same output, and
+ * the same out-of-band TCP exchange ("LID:QPN:PSN:GID"), so either end may
+ * be ibv_{rc,ud}_pingpong on any RoCE device (kernel rxe, a RoCE NIC) and
+ * the other roxe-pingpong.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,8 +22,12 @@
 
 #define RECV_WRID	1
 #define SEND_WRID	2
-/* The exchange message, NUL included: 52 bytes as ibv_rc_pingpong sends. */
+/* The exchange message, NUL included: 52 bytes as ibv_{rc,ud}_pingpong send. */
 #define MSG_LEN		sizeof("0000:000000:000000:00000000000000000000000000000000")
+/* UD: every receive starts with the 40-byte GRH slot; ibv_ud_pingpong's
+ * Q_Key, which both ends must use. */
+#define GRH_LEN		40
+#define UD_QKEY		0x11111111
 
 struct opts {
 	const char	*server;	/* NULL: be the server */
@@ -36,6 +41,7 @@ struct opts {
 	int		iters;
 	bool		use_event;
 	bool		check;
+	bool		ud;
 };
 
 struct dest {
@@ -50,7 +56,12 @@ struct ctx {
 	struct roxe_cq		*cq;
 	struct roxe_comp_channel *ch;
 	struct roxe_qp		*qp;
+	struct ibv_ah		*ah;		/* UD: the peer's address */
+	uint32_t		rqpn;		/* UD: the peer's QP */
+	/* The message: buf + off, size bytes. UD receives land at buf, the
+	 * GRH first, so the payload lines up with what we send. */
 	uint8_t			*buf;
+	size_t			off;
 	int			pending;
 	unsigned		send_flags;
 };
@@ -61,8 +72,9 @@ static void usage(const char *argv0)
 	       "  %1$s -d IFACE [options]          start a server and wait for connection\n"
 	       "  %1$s -d IFACE [options] <host>   connect to the server at <host>\n"
 	       "\n"
-	       "RC ping-pong over roxe, compatible with ibv_rc_pingpong: either end may be\n"
-	       "ibv_rc_pingpong on any RoCE v2 device (use its -g with the RoCE v2 GID).\n"
+	       "RC ping-pong over roxe, compatible with ibv_rc_pingpong, or with -U UD\n"
+	       "ping-pong compatible with ibv_ud_pingpong: either end may be that program\n"
+	       "on any RoCE v2 device (use its -g with the RoCE v2 GID).\n"
 	       "roxe attaches to IFACE if it is not attached yet, and detaches on exit\n"
 	       "in that case.\n"
 	       "\n"
@@ -70,14 +82,18 @@ static void usage(const char *argv0)
 	       "  -p, --port=<port>      listen on/connect to TCP port <port> (default 18515)\n"
 	       "  -d, --ib-dev=<iface>   network interface to run on (required)\n"
 	       "  -i, --ib-port=<port>   port of the device (default 1; the only one)\n"
-	       "  -s, --size=<size>      size of message to exchange (default 4096)\n"
-	       "  -m, --mtu=<size>       path MTU: 256, 512, 1024, 2048, 4096 (default 1024)\n"
+	       "  -s, --size=<size>      size of message to exchange (default 4096, UD 2048;\n"
+	       "                         UD: at most the port's MTU, 1024 on a 1500-byte link)\n"
+	       "  -m, --mtu=<size>       path MTU: 256, 512, 1024, 2048, 4096 (default 1024;\n"
+	       "                         RC only: UD uses the port's MTU)\n"
 	       "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n"
 	       "  -n, --iters=<iters>    number of exchanges (default 1000)\n"
 	       "  -l, --sl=<sl>          service level (accepted; RoCE v2 carries none)\n"
 	       "  -e, --events           sleep on CQ events (default poll)\n"
 	       "  -g, --gid-idx=<idx>    local GID index (accepted; roxe has one: 0)\n"
-	       "  -c, --chk              validate received buffers (both ends roxe-pingpong)\n"
+	       "  -c, --chk              validate received buffers (both ends roxe-pingpong;\n"
+	       "                         UD also checks length, GRH flag and source QP)\n"
+	       "  -U, --ud               UD mode, as ibv_ud_pingpong (Q_Key 0x11111111)\n"
 	       "  -B, --backend=<b>      afxdp (default) or udp\n"
 	       "  -E, --engines=<n>      engine threads (default 1)\n"
 	       "  -h, --help             this text\n"
@@ -182,6 +198,35 @@ static int tcp_accept(int port)
 	return conn;
 }
 
+/* UD: no path to set up, only our PSN; the peer's GID makes the AH. */
+static int qp_connect_ud(struct ctx *c, const struct dest *me, const struct dest *rem)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	int err;
+
+	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE);
+	if (err) {
+		fprintf(stderr, "Failed to modify QP to RTR: %s\n", strerror(-err));
+		return -1;
+	}
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = me->psn;
+	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	if (err) {
+		fprintf(stderr, "Failed to modify QP to RTS: %s\n", strerror(-err));
+		return -1;
+	}
+	aa.grh.dgid = rem->gid;
+	err = roxe_create_ah(c->pd, &aa, &c->ah);
+	if (err) {
+		fprintf(stderr, "Failed to create AH: %s\n", strerror(-err));
+		return -1;
+	}
+	c->rqpn = rem->qpn;
+	return 0;
+}
+
 static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me,
 		      const struct dest *rem)
 {
@@ -196,6 +241,8 @@ static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me
 	};
 	int err;
 
+	if (o->ud)
+		return qp_connect_ud(c, me, rem);
 	a.ah_attr.grh.dgid = rem->gid;
 	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -220,8 +267,8 @@ static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me
 	return 0;
 }
 
-/* Swap addresses over TCP the way ibv_rc_pingpong does; the server moves
- * its QP to RTS before it answers, the client after. */
+/* Swap addresses over TCP the way ibv_{rc,ud}_pingpong do; the server
+ * moves its QP to RTS before it answers, the client after. */
 static int exchange(struct ctx *c, const struct opts *o, const struct dest *me, struct dest *rem)
 {
 	char msg[MSG_LEN];
@@ -260,7 +307,8 @@ out:
 
 static int post_recvs(struct ctx *c, const struct opts *o, int n)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf, (uint32_t)o->size, c->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)c->buf, (uint32_t)(c->off + (size_t)o->size),
+			       c->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = RECV_WRID, .sg_list = &sge, .num_sge = 1 }, *bad;
 	int i;
 
@@ -272,10 +320,15 @@ static int post_recvs(struct ctx *c, const struct opts *o, int n)
 
 static int post_send(struct ctx *c, const struct opts *o)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf, (uint32_t)o->size, c->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)(c->buf + c->off), (uint32_t)o->size, c->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = SEND_WRID, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = c->send_flags }, *bad;
 
+	if (o->ud) {
+		wr.wr.ud.ah = c->ah;
+		wr.wr.ud.remote_qpn = c->rqpn;
+		wr.wr.ud.remote_qkey = UD_QKEY;
+	}
 	return roxe_post_send(c->qp, &wr, &bad);
 }
 
@@ -289,8 +342,10 @@ static int setup(struct ctx *c, const struct opts *o)
 {
 	struct roxe_device_attr da = { .ifname = o->ifname, .backend = o->backend,
 				       .engines = o->engines };
-	struct roxe_qp_init_attr ia = { .qp_type = IBV_QPT_RC };
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct roxe_qp_init_attr ia = { .qp_type = o->ud ? IBV_QPT_UD : IBV_QPT_RC };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY };
+	struct ibv_port_attr pa;
+	size_t len;
 	int err;
 
 	err = roxe_device_open(&da, &c->dev);
@@ -298,14 +353,24 @@ static int setup(struct ctx *c, const struct opts *o)
 		fprintf(stderr, "Couldn't open roxe on %s: %s\n", o->ifname, strerror(-err));
 		return -1;
 	}
+	/* A datagram is one packet: the engine would refuse a longer send
+	 * at post time, after the peer is already waiting for it. */
+	if (o->ud && !roxe_query_port(c->dev, &pa) &&
+	    o->size > (128 << pa.active_mtu)) {
+		fprintf(stderr, "UD message size %d is larger than the port MTU (%d) on %s\n",
+			o->size, 128 << pa.active_mtu, o->ifname);
+		return -1;
+	}
 	if (o->use_event && roxe_create_comp_channel(c->dev, &c->ch))
 		return -1;
-	c->buf = aligned_alloc(4096, ((size_t)o->size + 4095) & ~(size_t)4095);
+	c->off = o->ud ? GRH_LEN : 0;
+	len = c->off + (size_t)o->size;
+	c->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	if (!c->buf)
 		return -1;
-	memset(c->buf, 0x7b, (size_t)o->size);
+	memset(c->buf, 0x7b, len);
 	if (roxe_alloc_pd(c->dev, &c->pd) ||
-	    roxe_reg_mr(c->pd, c->buf, (size_t)o->size, IBV_ACCESS_LOCAL_WRITE, &c->mr) ||
+	    roxe_reg_mr(c->pd, c->buf, len, IBV_ACCESS_LOCAL_WRITE, &c->mr) ||
 	    roxe_create_cq(c->dev, o->rx_depth + 1, NULL, c->ch, &c->cq)) {
 		fprintf(stderr, "Couldn't allocate PD, MR or CQ\n");
 		return -1;
@@ -323,7 +388,7 @@ static int setup(struct ctx *c, const struct opts *o)
 	if (ia.cap.max_inline_data >= (uint32_t)o->size && !o->check)
 		c->send_flags |= IBV_SEND_INLINE;
 	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			     IBV_QP_ACCESS_FLAGS);
+			     (o->ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
 	if (err) {
 		fprintf(stderr, "Failed to modify QP to INIT: %s\n", strerror(-err));
 		return -1;
@@ -335,6 +400,8 @@ static void teardown(struct ctx *c)
 {
 	if (c->qp)
 		roxe_destroy_qp(c->qp);
+	if (c->ah)
+		roxe_destroy_ah(c->ah);
 	if (c->cq)
 		roxe_destroy_cq(c->cq);
 	if (c->mr)
@@ -389,8 +456,21 @@ static int prepare(struct ctx *c, const struct opts *o)
 	return routs;
 }
 
+/* A UD receive with -c: the whole message behind a GRH, from the peer. */
+static bool ud_recv_ok(const struct ctx *c, const struct opts *o, const struct ibv_wc *wc)
+{
+	if (wc->byte_len == GRH_LEN + (uint32_t)o->size && (wc->wc_flags & IBV_WC_GRH) &&
+	    wc->src_qp == c->rqpn)
+		return true;
+	fprintf(stderr, "UD receive: %u bytes (want %u), %sGRH, source QP 0x%06x (want 0x%06x)\n",
+		wc->byte_len, GRH_LEN + (uint32_t)o->size, wc->wc_flags & IBV_WC_GRH ? "" : "no ",
+		wc->src_qp, c->rqpn);
+	return false;
+}
+
 static int run(struct ctx *c, const struct opts *o, int routs)
 {
+	uint8_t *msg = c->buf + c->off;
 	int scnt = 0, rcnt = 0, bad_data = 0;
 	struct timespec t0, t1;
 	double usec;
@@ -400,7 +480,7 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 	if (o->server) {
 		if (o->check)
 			for (int k = 0; k < o->size; k++)
-				c->buf[k] = pattern(0, k);
+				msg[k] = pattern(0, k);
 		if (post_send(c, o)) {
 			fprintf(stderr, "Couldn't post send\n");
 			return -1;
@@ -433,12 +513,14 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 				/* With -c, exchange i carries pattern i; the server
 				 * echoes what it got, the client sends the next one. */
 				if (o->check) {
+					if (o->ud && !bad_data && !ud_recv_ok(c, o, &wc[i]))
+						bad_data = rcnt + 1;
 					for (int k = 0; k < o->size && !bad_data; k++)
-						if (c->buf[k] != pattern(rcnt, k))
+						if (msg[k] != pattern(rcnt, k))
 							bad_data = rcnt + 1;
 					if (o->server)
 						for (int k = 0; k < o->size; k++)
-							c->buf[k] = pattern(rcnt + 1, k);
+							msg[k] = pattern(rcnt + 1, k);
 				}
 				if (--routs <= 1) {
 					routs += post_recvs(c, o, o->rx_depth - routs);
@@ -496,17 +578,19 @@ int main(int argc, char **argv)
 		{ "size", 1, NULL, 's' }, { "mtu", 1, NULL, 'm' }, { "rx-depth", 1, NULL, 'r' },
 		{ "iters", 1, NULL, 'n' }, { "sl", 1, NULL, 'l' }, { "events", 0, NULL, 'e' },
 		{ "gid-idx", 1, NULL, 'g' }, { "chk", 0, NULL, 'c' }, { "backend", 1, NULL, 'B' },
-		{ "engines", 1, NULL, 'E' }, { "help", 0, NULL, 'h' }, { 0 },
+		{ "engines", 1, NULL, 'E' }, { "ud", 0, NULL, 'U' }, { "help", 0, NULL, 'h' },
+		{ 0 },
 	};
 	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1,
-			  .size = 4096, .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
+			  .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
 	struct ctx c = { 0 };
 	struct dest me = { 0 }, rem;
 	int opt, ret = 1, routs;
+	bool size_set = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines show up in logs at once */
 
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:Uh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;
 		case 'd': o.ifname = optarg; break;
@@ -516,7 +600,10 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
-		case 's': o.size = atoi(optarg); break;
+		case 's':
+			o.size = atoi(optarg);
+			size_set = true;
+			break;
 		case 'm':
 			if (parse_mtu(optarg, &o.mtu)) {
 				fprintf(stderr, "invalid MTU %s\n", optarg);
@@ -539,6 +626,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'E': o.engines = (unsigned)atoi(optarg); break;
+		case 'U': o.ud = true; break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 1;
 		}
@@ -549,6 +637,8 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 		return 1;
 	}
+	if (!size_set)
+		o.size = o.ud ? 2048 : 4096;	/* ibv_{ud,rc}_pingpong's defaults */
 	if (!o.ifname) {
 		fprintf(stderr, "%s: -d IFACE is required (the network interface)\n", argv[0]);
 		return 1;

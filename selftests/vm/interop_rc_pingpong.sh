@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Interop with the real peer: roxe-pingpong on the host side of the VM's tap
-# against ibv_rc_pingpong on kernel rxe in the guest, both directions.
+# against ibv_rc_pingpong on kernel rxe in the guest, both directions; and in
+# UD mode (roxe-pingpong -U) against ibv_ud_pingpong.
 #
 # One VM boot per case (fresh rxe counters, one capture each). The host half
 # of this script runs through run.sh's --host-cmd inside the VM's namespace;
@@ -13,8 +14,9 @@
 # (QEMU's filter-dump between tap0 and the guest's eth0: AF_XDP traffic
 # bypasses the host's packet sockets, so tcpdump on tap0 sees none of it)
 # holds at least one message's worth of RoCE v2 frames per exchange from
-# each side, every one with a valid ICRC (roxe-pcap verify); and rxe's
-# error counters stayed at 0.
+# each side (UD: exactly one datagram per exchange, as nothing is resent),
+# every one with a valid ICRC (roxe-pcap verify); and rxe's error counters
+# stayed at 0.
 #
 # ROXE_INTEROP_BACKEND=udp runs roxe on its UDP socket backend instead of
 # AF_XDP; ROXE_INTEROP_TRACE=1 puts roxe's per-frame trace in host.log;
@@ -25,16 +27,20 @@ set -euo pipefail
 
 KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
-# name, link MTU (tap0 and eth0), the side that is the server, message size,
-# path MTU, iterations. At link MTU 1500 the path MTU is 1024; 9000 carries
-# 4096 (frames of 4154 bytes and more: multi-buffer for roxe).
+# name, transport (rc, ud), link MTU (tap0 and eth0), the side that is the
+# server, message size, path MTU, iterations. At link MTU 1500 the path MTU
+# is 1024; 9000 carries 4096 (frames of 4154 bytes and more: multi-buffer
+# for roxe). A UD message is one datagram, so at most the path MTU (UD
+# takes the port's MTU: no -m).
 cases='
-guest_srv_4096   1500 guest 4096  1024 50
-host_srv_4096    1500 host  4096  1024 50
-guest_srv_1      1500 guest 1     1024 50
-host_srv_3000    1500 host  3000  1024 50
-jumbo_guest_srv  9000 guest 10000 4096 20
-jumbo_host_srv   9000 host  4096  4096 20
+guest_srv_4096   rc 1500 guest 4096  1024 50
+host_srv_4096    rc 1500 host  4096  1024 50
+guest_srv_1      rc 1500 guest 1     1024 50
+host_srv_3000    rc 1500 host  3000  1024 50
+jumbo_guest_srv  rc 9000 guest 10000 4096 20
+jumbo_host_srv   rc 9000 host  4096  4096 20
+ud_guest_srv     ud 1500 guest 1024  1024 50
+ud_host_srv      ud 1500 host  1024  1024 50
 '
 
 PORT=18515
@@ -84,8 +90,10 @@ gid_index() {
 listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
 
 guest_main() {
-	local o=$ROXE_VM_OUT gid='' i rc=0 pid f
-	local args=(-d rxe0 -e -n "$CASE_ITERS" -s "$CASE_SIZE" -m "$CASE_PMTU" -p "$PORT")
+	local o=$ROXE_VM_OUT gid='' i rc=0 pid f pp=ibv_${CASE_MODE}_pingpong
+	local args=(-d rxe0 -e -n "$CASE_ITERS" -s "$CASE_SIZE" -p "$PORT")
+
+	[ "$CASE_MODE" = ud ] || args+=(-m "$CASE_PMTU")
 
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
 	rdma link add rxe0 type rxe netdev eth0
@@ -104,13 +112,13 @@ guest_main() {
 	args+=(-g "$gid")
 
 	if [ "$CASE_SERVER" = guest ]; then
-		timeout $PP_TIMEOUT ibv_rc_pingpong "${args[@]}" >"$o/guest.log" 2>&1 &
+		timeout $PP_TIMEOUT "$pp" "${args[@]}" >"$o/guest.log" 2>&1 &
 		pid=$!
 		for i in $(seq 100); do listening && break; sleep 0.1; done
 		touch "$o/guest-ready"
 		wait $pid || rc=$?
 	elif wait_file 60 "$o/host-ready"; then
-		timeout $PP_TIMEOUT ibv_rc_pingpong "${args[@]}" "$ROXE_VM_HOST_ADDR" \
+		timeout $PP_TIMEOUT "$pp" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
 			>"$o/guest.log" 2>&1 || rc=$?
 	else
 		log "the host side never got ready"
@@ -134,8 +142,14 @@ guest_main() {
 peer_main() {
 	local o=$ROXE_VM_OUT tap=$ROXE_VM_TAP rc=0 pid i
 	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d "$tap" -e -n "$CASE_ITERS"
-		-s "$CASE_SIZE" -m "$CASE_PMTU" -p "$PORT" -B "${ROXE_INTEROP_BACKEND:-afxdp}")
+		-s "$CASE_SIZE" -p "$PORT" -B "${ROXE_INTEROP_BACKEND:-afxdp}")
 	local envs=()
+
+	if [ "$CASE_MODE" = ud ]; then
+		pp+=(-U)
+	else
+		pp+=(-m "$CASE_PMTU")
+	fi
 
 	[ "${ROXE_INTEROP_TRACE:-0}" = 1 ] && envs=(ROXE_TRACE=1)
 	ip link set "$tap" mtu "$CASE_MTU"
@@ -174,16 +188,16 @@ host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
 
 counter() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
 
-# check_case NAME DIR SIZE PMTU ITERS: judge one finished run; 0 = pass
+# check_case NAME DIR MODE SIZE PMTU ITERS: judge one finished run; 0 = pass
 check_case() {
-	local name=$1 d=$2 size=$3 pmtu=$4 iters=$5 bad=0 grc hrc v sum c n f
+	local name=$1 d=$2 mode=$3 size=$4 pmtu=$5 iters=$6 bad=0 grc hrc v sum c n f
 	local per_msg=$(((size + pmtu - 1) / pmtu))
 	local want=$((per_msg * iters)) from_host from_guest
 
 	grc=$(cat "$d/guest-rc" 2>/dev/null || echo none)
 	hrc=$(cat "$d/host-rc" 2>/dev/null || echo none)
 	if [ "$grc" != 0 ] || [ "$hrc" != 0 ]; then
-		log "$name: FAIL: ibv_rc_pingpong (guest) exit $grc, roxe-pingpong (host) exit $hrc"
+		log "$name: FAIL: ibv_${mode}_pingpong (guest) exit $grc, roxe-pingpong (host) exit $hrc"
 		bad=1
 	fi
 
@@ -196,7 +210,8 @@ check_case() {
 	sum=$(printf '%s\n' "$v" | tail -n1)
 	from_host=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }')
 	from_guest=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }')
-	log "$name: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest (want >= $want each)"
+	log "$name: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest" \
+		"(want $([ "$mode" = ud ] || echo '>= ')$want each)"
 	if ! [[ "$sum" =~ \ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] ||
 		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]; then
 		log "$name: FAIL: frames with a bad ICRC or malformed:"
@@ -205,6 +220,9 @@ check_case() {
 	fi
 	if [ "$from_host" -lt "$want" ] || [ "$from_guest" -lt "$want" ]; then
 		log "$name: FAIL: too few RoCE v2 frames from one side"
+		bad=1
+	elif [ "$mode" = ud ] && { [ "$from_host" != "$want" ] || [ "$from_guest" != "$want" ]; }; then
+		log "$name: FAIL: UD sends one datagram per exchange, no more"
 		bad=1
 	fi
 
@@ -238,12 +256,12 @@ check_case() {
 	return 0
 }
 
-# run_case NAME MTU SERVER SIZE PMTU ITERS: one VM boot; 0 = pass
+# run_case NAME MODE MTU SERVER SIZE PMTU ITERS: one VM boot; 0 = pass
 run_case() {
-	local name=$1 mtu=$2 server=$3 size=$4 pmtu=$5 iters=$6
+	local name=$1 mode=$2 mtu=$3 server=$4 size=$5 pmtu=$6 iters=$7
 	local d=$OUTDIR/$name rc=0 t0=$SECONDS
-	local vars=(CASE_MTU="$mtu" CASE_SERVER="$server" CASE_SIZE="$size"
-		CASE_PMTU="$pmtu" CASE_ITERS="$iters")
+	local vars=(CASE_MODE="$mode" CASE_MTU="$mtu" CASE_SERVER="$server"
+		CASE_SIZE="$size" CASE_PMTU="$pmtu" CASE_ITERS="$iters")
 	local envs=() v peer
 
 	rm -rf "$d"
@@ -252,7 +270,8 @@ run_case() {
 	peer=$(printf '%q ' env "${vars[@]}" ROXE_INTEROP_PEER=1 \
 		ROXE_INTEROP_BACKEND="${ROXE_INTEROP_BACKEND:-afxdp}" \
 		ROXE_INTEROP_TRACE="${ROXE_INTEROP_TRACE:-0}" "$SELF")
-	log "$name: link mtu $mtu, $server is the server, -s $size -m $pmtu -n $iters," \
+	log "$name: ${mode^^}, link mtu $mtu, $server is the server, -s $size" \
+		"$([ "$mode" = ud ] || echo "-m $pmtu ")-n $iters," \
 		"roxe backend ${ROXE_INTEROP_BACKEND:-afxdp}"
 	"$TOPDIR/tools/vm/run.sh" --quiet --timeout 120 --out "$d" --pcap "$d/wire.pcap" \
 		"${envs[@]}" --script "$SELF" --host-cmd "exec $peer" &
@@ -266,13 +285,13 @@ run_case() {
 		log "$name: FAIL: VM run exited with $rc; console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 	fi
-	check_case "$name" "$d" "$size" "$pmtu" "$iters" || rc=1
+	check_case "$name" "$d" "$mode" "$size" "$pmtu" "$iters" || rc=1
 	log "$name: $((SECONDS - t0)) s"
 	[ $rc = 0 ]
 }
 
 host_main() {
-	local fail=0 name mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
+	local fail=0 name mode mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
 
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
 	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
@@ -290,11 +309,11 @@ host_main() {
 	# tears its namespace and QEMU down
 	RUN_PID=
 	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
-	while read -r name mtu server size pmtu iters; do
+	while read -r name mode mtu server size pmtu iters; do
 		[ -n "$name" ] || continue
 		[ -z "$only" ] || [[ " $only " == *" $name "* ]] || continue
 		n=$((n + 1))
-		run_case "$name" "$mtu" "$server" "$size" "$pmtu" "$iters" || fail=1
+		run_case "$name" "$mode" "$mtu" "$server" "$size" "$pmtu" "$iters" || fail=1
 	done <<<"$cases"
 	[ $n -gt 0 ] || host_skip "no case matches ROXE_INTEROP_CASES=$only"
 	if [ $fail != 0 ]; then
