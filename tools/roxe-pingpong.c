@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,16 @@ static int post_send(struct ctx *c, const struct opts *o)
 	return roxe_post_send(c->qp, &wr, &bad);
 }
 
+/* SIGINT/SIGTERM end the run through the normal teardown, which closes the
+ * device: roxe detaches its XDP program only when the device closes. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
 /* Byte k of exchange i, when validating: both ends can predict it. */
 static uint8_t pattern(int i, int k)
 {
@@ -495,7 +506,9 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 			return -1;
 		do {
 			n = roxe_poll_cq(c->cq, 2, wc);
-		} while (!o->use_event && n == 0);
+		} while (!o->use_event && n == 0 && !interrupted);
+		if (interrupted)
+			return -1;
 		if (n < 0) {
 			fprintf(stderr, "poll CQ failed %d\n", n);
 			return -1;
@@ -588,7 +601,11 @@ int main(int argc, char **argv)
 	int opt, ret = 1, routs;
 	bool size_set = false;
 
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines show up in logs at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 
 	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:Uh", lo, NULL)) != -1) {
 		switch (opt) {

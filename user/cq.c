@@ -253,11 +253,10 @@ int roxe_get_cq_event(struct roxe_comp_channel *ch, struct roxe_cq **cq_out, voi
 				*ctx = cq->context;
 			return 0;
 		}
-		if (read(ch->efd, &v, sizeof(v)) < 0) {
-			if (errno == EINTR)
-				continue;
+		/* A signal ends the wait (-EINTR), as with ibv_get_cq_event, so
+		 * the caller can clean up. */
+		if (read(ch->efd, &v, sizeof(v)) < 0)
 			return -errno;
-		}
 	}
 }
 

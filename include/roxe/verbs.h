@@ -91,8 +91,8 @@ int roxe_destroy_cq(struct roxe_cq *cq);			/* -EBUSY with QPs */
  * CQ overran (the CQ is then in error; an IBV_EVENT_CQ_ERR is queued). */
 int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc);
 int roxe_req_notify_cq(struct roxe_cq *cq, int solicited_only);
-/* Blocks until an armed CQ of the channel has an event (the channel fd may
- * be nonblocking: then -EAGAIN). */
+/* Blocks until an armed CQ of the channel has an event; -EINTR when a
+ * signal interrupts the wait. */
 int roxe_get_cq_event(struct roxe_comp_channel *ch, struct roxe_cq **cq, void **cq_context);
 void roxe_ack_cq_events(struct roxe_cq *cq, unsigned n);
 /* "success", "remote access error", ... (libibverbs' texts are its own). */
