@@ -265,4 +265,87 @@ TEST_F(rc, many_in_flight_in_order)
 	}
 }
 
+TEST_F(rc, send_with_invalidate_and_local_invalidate)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct roxe_mr *victim, *mine;
+	struct ibv_sge sge = { (uintptr_t)a->buf, 100, a->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct ibv_wc wc;
+
+	/* b registers a region a may write; a's SEND_WITH_INV revokes it. */
+	ASSERT_EQ(0, roxe_reg_mr(b->pd, b->buf + 65536, 4096,
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &victim));
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 64, a->mr->lkey,
+				(uintptr_t)victim->addr, victim->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(0, post_recv1(b->qp, 9, b->buf, 4096, b->mr->lkey));
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = victim->rkey;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(victim->rkey, wc.invalidated_rkey);
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	/* The rkey is dead: the same WRITE now fails remote access. */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 2, a->buf, 64, a->mr->lkey,
+				(uintptr_t)victim->addr, victim->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	roxe_dereg_mr(victim);
+
+	/* LOCAL_INV on a fresh pair of QPs: the lkey stops working locally. */
+	pair_close(&self->p);
+	ASSERT_EQ(0, pair_open(&self->p, 4096, BUF));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, variant->mtu, 1, 2, 14, 7, 7));
+	a = &self->p.s[0];
+	ASSERT_EQ(0, roxe_reg_mr(a->pd, a->buf, 4096, IBV_ACCESS_LOCAL_WRITE, &mine));
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = mine->lkey;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 3, a->buf, 10, mine->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
+	roxe_dereg_mr(mine);
+}
+
+/* A fenced WRITE waits for the READ before it: the READ returns the old
+ * bytes, never the ones the WRITE brings. */
+TEST_F(rc, fence_orders_after_read)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	uint8_t *remote = b->buf + 4096, *back = a->buf + 8192, *news = a->buf;
+	struct ibv_wc wc[2];
+
+	for (int round = 0; round < 20; round++) {
+		memset(remote, 0x11, 4096);
+		memset(news, 0x22, 4096);
+		memset(back, 0, 4096);
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 1, back, 4096, a->mr->lkey,
+					(uintptr_t)remote, b->mr->rkey, IBV_SEND_SIGNALED));
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 2, news, 4096, a->mr->lkey,
+					(uintptr_t)remote, b->mr->rkey,
+					IBV_SEND_SIGNALED | IBV_SEND_FENCE));
+		ASSERT_EQ(2, poll_n(a->cq, wc, 2, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[1].status);
+		for (int i = 0; i < 4096; i++) {
+			ASSERT_EQ(0x11, back[i]) TH_LOG("round %d byte %d", round, i);
+		}
+		for (int i = 0; i < 4096; i++) {
+			ASSERT_EQ(0x22, remote[i]);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
