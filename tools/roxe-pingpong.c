@@ -42,6 +42,7 @@ struct opts {
 	int		iters;
 	bool		use_event;
 	bool		check;
+	int		linger_ms;
 	bool		ud;
 };
 
@@ -97,6 +98,9 @@ static void usage(const char *argv0)
 	       "  -U, --ud               UD mode, as ibv_ud_pingpong (Q_Key 0x11111111)\n"
 	       "  -B, --backend=<b>      afxdp (default) or udp\n"
 	       "  -E, --engines=<n>      engine threads (default 1)\n"
+	       "  -L, --linger=<ms>      keep the QP answering for <ms> after the last\n"
+	       "                         exchange (default 0): on a lossy link the peer may\n"
+	       "                         still be retrying its last message, whose ACK was lost\n"
 	       "  -h, --help             this text\n"
 	       "\n"
 	       "Exit status: 0 when every exchange completed (and validated with -c),\n"
@@ -607,7 +611,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:Uh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:UL:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;
 		case 'd': o.ifname = optarg; break;
@@ -643,6 +647,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'E': o.engines = (unsigned)atoi(optarg); break;
+		case 'L': o.linger_ms = atoi(optarg); break;
 		case 'U': o.ud = true; break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 1;
@@ -676,6 +681,9 @@ int main(int argc, char **argv)
 		goto out;
 	print_dest("remote", &rem);
 	ret = run(&c, &o, routs) ? 1 : 0;
+	/* The engine keeps re-acknowledging retries while the QP exists. */
+	if (!ret && o.linger_ms > 0 && !interrupted)
+		usleep((useconds_t)o.linger_ms * 1000);
 out:
 	teardown(&c);
 	return ret;

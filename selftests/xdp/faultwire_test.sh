@@ -8,6 +8,8 @@
 # would never see roxe's frames: AF_XDP transmit bypasses the qdisc layer.)
 #
 # roxe-pingpong -c checks every byte of every exchange; both ends must finish.
+# -L keeps each end's QP answering after its last exchange: the ACK of the
+# other end's last message may be lost, and its retries need someone there.
 # The per-QP counters must show that the faults really hit: retransmissions,
 # and corrupted frames dropped on their ICRC.
 #
@@ -49,7 +51,7 @@ ip netns exec "$a" "$bin/roxectl" attach "$a" --engines 1 >/dev/null
 ip netns exec "$b" "$bin/roxectl" attach "$b" --engines 1 >/dev/null
 
 # 300 exchanges of 4 KiB (4 packets each way), every byte checked.
-ip netns exec "$b" timeout 120 "$bin/roxe-pingpong" -d "$b" -e -c -s 4096 -n 300 \
+ip netns exec "$b" timeout 120 "$bin/roxe-pingpong" -d "$b" -e -c -L 1500 -s 4096 -n 300 \
 	> "/tmp/$name-server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
@@ -57,7 +59,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 rc=0
-ip netns exec "$a" timeout 120 "$bin/roxe-pingpong" -d "$a" -e -c -s 4096 -n 300 10.99.0.2 \
+ip netns exec "$a" timeout 120 "$bin/roxe-pingpong" -d "$a" -e -c -L 1500 -s 4096 -n 300 10.99.0.2 \
 	> "/tmp/$name-client.log" 2>&1 || rc=$?
 wait $server || rc=$((rc ? rc : 1))
 sed 's/^/# client: /' "/tmp/$name-client.log"
