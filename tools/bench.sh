@@ -33,10 +33,7 @@ pingpong() {
 	ip netns exec "$b" "$bin/roxe-pingpong" -d "$b" -B "$backend" -e -s "$size" -n "$iters" \
 		> "$out/server.log" 2>&1 &
 	server=$!
-	for _ in $(seq 100); do
-		ip netns exec "$b" ss -Hltn 'sport = :18515' | grep -q . && break
-		sleep 0.1
-	done
+	netns_wait_listen "$b" 18515
 	ip netns exec "$a" "$bin/roxe-pingpong" -d "$a" -B "$backend" -e -s "$size" -n "$iters" \
 		10.99.0.2 > "$out/client.log" 2>&1
 	wait "$server"

@@ -8,6 +8,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/build/bin
+. "$top/tools/netns.sh"		# netns_wait_listen
 name=roxedemo
 a=$name-a
 b=$name-b
@@ -50,14 +51,10 @@ ip netns exec "$b" "$bin/roxectl" status
 # exchange, -e sleeps on completion events instead of spinning.
 pingpong() {
 	ip netns exec "$b" "$bin/roxe-pingpong" -d "$b" -p 18515 -c -e "$@" > "$tmp/server.out" 2>&1 &
-	local server=$! tries=0
+	local server=$!
 	# The server listens once its device is up: wait for that, not a guess.
-	until ip netns exec "$b" ss -Hltn 'sport = :18515' | grep -q .; do
-		kill -0 "$server" 2>/dev/null || { cat "$tmp/server.out"; return 1; }
-		tries=$((tries + 1))
-		[ $tries -lt 100 ] || { echo "demo: server did not start" >&2; return 1; }
-		sleep 0.1
-	done
+	netns_wait_listen "$b" 18515 ||
+		{ echo "demo: server did not start" >&2; cat "$tmp/server.out"; return 1; }
 	ip netns exec "$a" "$bin/roxe-pingpong" -d "$a" -p 18515 -c -e "$@" 10.99.0.2
 	wait "$server" || { cat "$tmp/server.out"; return 1; }
 }

@@ -19,7 +19,8 @@
 # NAME-mb, the middle's egress towards a or b): netem on the hosts' own veths
 # never sees AF_XDP frames, which bypass the qdisc layer.
 #
-# Sourced, it defines netns_up and netns_down; netns_up registers an EXIT
+# Sourced, it defines netns_up, netns_down and netns_wait_listen (a TCP
+# listener in a namespace, e.g. a pingpong server); netns_up registers an EXIT
 # trap that tears the topology down however the script ends:
 #   . tools/netns.sh; netns_up t1 --queues 2; ip netns exec t1-a ping 10.99.0.2
 #
@@ -29,6 +30,18 @@ NETNS_ADDR_A=10.99.0.1
 NETNS_ADDR_B=10.99.0.2
 NETNS_ADDR6_A=fd99::1
 NETNS_ADDR6_B=fd99::2
+
+# Wait up to 10 s for a TCP listener on PORT in namespace NS (a pingpong
+# server is ready once its device is up); 1 if none came.
+netns_wait_listen()
+{
+	local ns=$1 port=$2 tries
+	for tries in $(seq 100); do
+		ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 netns_down()
 {
@@ -114,7 +127,8 @@ netns_up()
 
 netns_usage()
 {
-	sed -n '4,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	# The comment block at the top, from its fourth line to its end.
+	awk 'NR >= 4 && !/^#/ { exit } NR >= 4 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -54,10 +54,7 @@ ip netns exec "$b" "$bin/roxectl" attach "$b" --engines 1 >/dev/null
 ip netns exec "$b" timeout 120 "$bin/roxe-pingpong" -d "$b" -e -c -L 1500 -s 4096 -n 300 \
 	> "/tmp/$name-server.log" 2>&1 &
 server=$!
-for _ in $(seq 100); do
-	ip netns exec "$b" ss -Hltn 'sport = :18515' | grep -q . && break
-	sleep 0.1
-done
+netns_wait_listen "$b" 18515 || fail "roxe-pingpong server did not start"
 rc=0
 ip netns exec "$a" timeout 120 "$bin/roxe-pingpong" -d "$a" -e -c -L 1500 -s 4096 -n 300 10.99.0.2 \
 	> "/tmp/$name-client.log" 2>&1 || rc=$?
