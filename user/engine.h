@@ -150,7 +150,6 @@ struct roxe_read_out {
 	uint32_t		first_psn, last_psn;
 	uint64_t		va;		/* next byte */
 	uint32_t		resid;
-	struct roxe_mr_priv	*mr;
 };
 
 enum roxe_wqe_state {			/* rxe_send_wqe.state, engine-owned */
@@ -213,15 +212,12 @@ struct roxe_qp {
 		bool		fenced;		/* waiting for READ/ATOMIC to finish */
 		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
 		uint64_t	rnr_deadline;
-		uint32_t	msn;		/* UC/UD: messages sent */
 	} req;
 	struct {				/* completer */
 		uint32_t	psn;		/* oldest PSN not yet acknowledged */
 		unsigned	retry_cnt;	/* left for timeouts / seq NAKs */
 		unsigned	rnr_retry;	/* left; 7 means infinite */
 		uint64_t	deadline;	/* retransmit timer; 0: disarmed */
-		uint32_t	read_psn;	/* next READ response PSN expected */
-		uint32_t	read_offset;
 		bool		seq_nak_seen;	/* one go-back-N per NAKed PSN */
 		uint32_t	seq_nak_psn;
 	} comp;
@@ -231,7 +227,6 @@ struct roxe_qp {
 		uint8_t		in_msg;		/* 0, ROXE_OPK_SEND or ROXE_OPK_WRITE */
 		bool		rwqe_valid;
 		struct roxe_rwqe rwqe;
-		struct roxe_mr_priv *wr_mr;	/* multi-packet WRITE target */
 		uint64_t	wr_va;
 		uint32_t	wr_resid;
 		uint32_t	wr_len;		/* the WRITE's DMA length */
@@ -247,8 +242,6 @@ struct roxe_qp {
 		struct roxe_rd_res *outq[ROXE_MAX_RD_ATOMIC];
 		unsigned	out_head, out_len;
 		struct roxe_read_out read;
-		/* UC: drop the rest of a message after a gap */
-		bool		uc_drop;
 	} resp;
 
 	/* Transport counters: this QP's entry of roxe_qp_stats (the mmapped

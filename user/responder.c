@@ -423,7 +423,6 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 				return;
 			}
 		}
-		qp->resp.wr_mr = mr;
 		qp->resp.wr_va = h->va;
 		qp->resp.wr_resid = h->dma_len;
 		qp->resp.wr_len = h->dma_len;	/* byte_len of an immediate */
