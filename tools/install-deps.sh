@@ -23,6 +23,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio xz-utils
 	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync
 	python3 perl rsync
+	# make bench: kernel TCP baselines (ping-pong, bandwidth) and the plot
+	sockperf iperf3 gnuplot-nox
 )
 
 missing=()
