@@ -41,6 +41,7 @@ struct opts {
 	int		rx_depth;
 	int		iters;
 	bool		use_event;
+	bool		polled;
 	bool		check;
 	int		linger_ms;
 	bool		ud;
@@ -98,6 +99,9 @@ static void usage(const char *argv0)
 	       "  -U, --ud               UD mode, as ibv_ud_pingpong (Q_Key 0x11111111)\n"
 	       "  -B, --backend=<b>      afxdp (default) or udp\n"
 	       "  -E, --engines=<n>      engine threads (default 1)\n"
+	       "  -P, --polled           no engine threads: this program's CQ polling runs\n"
+	       "                         the engines (lowest latency, one busy core; not\n"
+	       "                         with -e)\n"
 	       "  -L, --linger=<ms>      keep the QP answering for <ms> after the last\n"
 	       "                         exchange (default 0): on a lossy link the peer may\n"
 	       "                         still be retrying its last message, whose ACK was lost\n"
@@ -356,7 +360,7 @@ static uint8_t pattern(int i, int k)
 static int setup(struct ctx *c, const struct opts *o)
 {
 	struct roxe_device_attr da = { .ifname = o->ifname, .backend = o->backend,
-				       .engines = o->engines };
+				       .engines = o->engines, .polled = o->polled };
 	struct roxe_qp_init_attr ia = { .qp_type = o->ud ? IBV_QPT_UD : IBV_QPT_RC };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY };
 	struct ibv_port_attr pa;
@@ -596,6 +600,7 @@ int main(int argc, char **argv)
 		{ "iters", 1, NULL, 'n' }, { "sl", 1, NULL, 'l' }, { "events", 0, NULL, 'e' },
 		{ "gid-idx", 1, NULL, 'g' }, { "chk", 0, NULL, 'c' }, { "backend", 1, NULL, 'B' },
 		{ "engines", 1, NULL, 'E' }, { "ud", 0, NULL, 'U' }, { "help", 0, NULL, 'h' },
+		{ "polled", 0, NULL, 'P' }, { "linger", 1, NULL, 'L' },
 		{ 0 },
 	};
 	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1,
@@ -611,7 +616,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:UL:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:UL:Ph", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;
 		case 'd': o.ifname = optarg; break;
@@ -649,6 +654,7 @@ int main(int argc, char **argv)
 		case 'E': o.engines = (unsigned)atoi(optarg); break;
 		case 'L': o.linger_ms = atoi(optarg); break;
 		case 'U': o.ud = true; break;
+		case 'P': o.polled = true; break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 1;
 		}
@@ -661,6 +667,10 @@ int main(int argc, char **argv)
 	}
 	if (!size_set)
 		o.size = o.ud ? 2048 : 4096;	/* ibv_{ud,rc}_pingpong's defaults */
+	if (o.polled && o.use_event) {
+		fprintf(stderr, "%s: -P (polled) and -e (events) exclude each other\n", argv[0]);
+		return 1;
+	}
 	if (!o.ifname) {
 		fprintf(stderr, "%s: -d IFACE is required (the network interface)\n", argv[0]);
 		return 1;

@@ -55,6 +55,8 @@ int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel *
 
 	if (!dev || !out)
 		return -EINVAL;
+	if (dev->polled)		/* nobody would run the engine while asleep */
+		return -EOPNOTSUPP;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -197,6 +199,11 @@ int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc)
 
 	if (!cq || n < 0 || (n && !wc))
 		return -EINVAL;
+	/* Polled device: the poller is the engine; one turn per call keeps
+	 * ACKs and timers going while completions are being reaped. */
+	if (cq->dev->polled)
+		for (unsigned e = 0; e < cq->dev->nengines; e++)
+			roxe_engine_poll(&cq->dev->engines[e]);
 	for (i = 0; i < n && !roxe_queue_empty(&cq->cons); i++) {
 		const struct ib_uverbs_wc *u = roxe_queue_consumer_slot(&cq->cons);
 

@@ -222,6 +222,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		}
 	}
 	dev->nengines = n;
+	dev->polled = attr->polled;
 	for (unsigned i = 0; i < n; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 

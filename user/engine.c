@@ -11,9 +11,15 @@
  *   4. fires due timers (retransmit, RNR wait), flushes its transmit batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
  * its doorbell eventfd until traffic, a post, or the next timer.
+ *
+ * A polled device (roxe_device_attr.polled) has no engine threads: the
+ * application's roxe_poll_cq() calls run the turns (run-to-completion), so
+ * one spinning thread per process does everything: the lowest latency on
+ * few cores, at the price of a busy core.
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +123,12 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 		 * engine holds no pointer it read before we started. */
 		while (atomic_load(&e->epoch) < start[i] + 2 &&
 		       !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) &&
-		       !atomic_load(&e->stop))
-			usleep(10);
+		       !atomic_load(&e->stop)) {
+			if (dev->polled)
+				roxe_engine_poll(e);	/* or another poller turns it */
+			else
+				usleep(10);
+		}
 	}
 }
 
@@ -355,30 +365,36 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 		perror("roxe: engine wakeup");
 }
 
+/* One turn of the loop; true when it found work. */
+static bool engine_turn(struct roxe_engine *e)
+{
+	bool busy;
+
+	e->now = roxe_now_ns();
+	busy = rx_turn(e);
+	busy |= doorbell_turn(e);
+	busy |= ready_turn(e);
+	if (e->timers && (!e->next_timer || e->now >= e->next_timer || busy))
+		e->next_timer = timers_turn(e);
+	/* A timer that fired queued its QP: that is work, not idling. */
+	busy |= e->ready_head != NULL;
+	tx_flush(e);
+	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
+	return busy;
+}
+
 static void *engine_main(void *arg)
 {
 	struct roxe_engine *e = arg;
-	uint64_t next_timer = 0, idle_since = 0;
+	uint64_t idle_since = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
-		bool busy;
-
-		e->now = roxe_now_ns();
-		busy = rx_turn(e);
-		busy |= doorbell_turn(e);
-		busy |= ready_turn(e);
-		if (e->timers && (!next_timer || e->now >= next_timer || busy))
-			next_timer = timers_turn(e);
-		/* A timer that fired queued its QP: that is work, not idling. */
-		busy |= e->ready_head != NULL;
-		tx_flush(e);
-		atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
-		if (busy) {
+		if (engine_turn(e)) {
 			idle_since = 0;
 		} else if (!idle_since) {
 			idle_since = e->now;
 		} else if (e->now - idle_since >= SPIN_NS) {
-			sleep_until_work(e, e->timers ? next_timer : 0);
+			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
 		}
 	}
@@ -387,13 +403,26 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+/* Polled devices: whichever application thread gets the engine runs a turn;
+ * the others go on (the turn serves their QPs too). */
+bool roxe_engine_poll(struct roxe_engine *e)
+{
+	bool busy;
+
+	if (atomic_exchange_explicit(&e->driving, true, memory_order_acquire))
+		return false;
+	busy = engine_turn(e);
+	atomic_store_explicit(&e->driving, false, memory_order_release);
+	return busy;
+}
+
 int roxe_engine_start(struct roxe_engine *e)
 {
 	if (trace < 0)
 		trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
-	int err = pthread_create(&e->thread, NULL, engine_main, e);
-
-	return -err;
+	if (e->dev->polled)
+		return 0;
+	return -pthread_create(&e->thread, NULL, engine_main, e);
 }
 
 void roxe_engine_stop(struct roxe_engine *e)
@@ -401,6 +430,13 @@ void roxe_engine_stop(struct roxe_engine *e)
 	uint64_t one = 1;
 
 	atomic_store(&e->stop, true);
+	if (e->dev->polled) {
+		while (atomic_exchange(&e->driving, true))	/* a poller's last turn */
+			sched_yield();
+		if (trace > 1)
+			trace_dump(e);
+		return;
+	}
 	if (write(e->efd, &one, sizeof(one)) < 0)
 		perror("roxe: engine stop");
 	pthread_join(e->thread, NULL);

@@ -258,6 +258,8 @@ struct roxe_engine {
 	int			efd;		/* doorbell wakeup */
 	atomic_bool		stop;
 	atomic_bool		sleeping;
+	atomic_bool		driving;	/* polled device: a thread runs a turn */
+	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	struct roxe_qp		*ready_head, *ready_tail;
@@ -273,6 +275,7 @@ struct roxe_afxdp;
 
 struct roxe_device {
 	unsigned		nengines;
+	bool			polled;		/* no engine threads: poll_cq drives */
 	/* the interface (AFXDP, UDP backends) */
 	char			ifname[16];
 	int			ifindex;
@@ -304,6 +307,7 @@ struct roxe_device {
 /* --- engine.c --- */
 int roxe_engine_start(struct roxe_engine *e);
 void roxe_engine_stop(struct roxe_engine *e);
+bool roxe_engine_poll(struct roxe_engine *e);	/* polled devices: one turn */
 void roxe_engine_doorbell(struct roxe_qp *qp);
 void roxe_dev_quiesce(struct roxe_device *dev);
 /* Frames the state machines send: borrow, fill, queue. */

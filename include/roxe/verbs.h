@@ -20,6 +20,7 @@
 #ifndef ROXE_VERBS_H
 #define ROXE_VERBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -47,6 +48,11 @@ struct roxe_device_attr {
 	enum roxe_backend	backend;
 	unsigned		engines;	/* 0: one per online core */
 	unsigned		mtu;		/* 256..4096; 0: from the interface */
+	/* No engine threads: roxe_poll_cq() runs the engines (run-to-
+	 * completion). Lowest latency, but the application must keep polling
+	 * a CQ, even when it expects nothing, for ACKs, retransmissions and
+	 * timers to happen; completion channels are not available. */
+	bool			polled;
 	/* PORTS backend: one port per engine, and the device's addressing. */
 	struct roxe_port	**ports;
 	uint8_t			gid[16];	/* IPv4-mapped for IPv4 */
