@@ -35,9 +35,12 @@ LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(OBJ_SAN)/%.o)
 LIBROXE  := $(BUILD)/lib/libroxe.a
 LIBROXE_SAN := $(BUILD)/lib/libroxe-san.a
 
-# Tools: tools/NAME.c is the program build/bin/NAME.
+# Tools: tools/NAME.c is the program build/bin/NAME; so is a directory
+# tools/NAME/ with a main.c and its other files.
 TOOL_SRCS := $(wildcard tools/*.c)
-TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%)
+TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
+TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
+TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
 
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -83,8 +86,15 @@ $(BIN)/%: $(OBJ)/tools/%.o $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
 
+define tool_dir
+$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(LIBROXE)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBROXE) $(LDLIBS) -lm
+endef
+$(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
+
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
-	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d)
+	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d)
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes

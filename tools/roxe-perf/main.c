@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * roxe-perf: RDMA bandwidth and latency on roxe, the way perftest measures
+ * them, and with --perftest against a real perftest at the other end.
+ * main.c holds the options and the order of a run, which follows perftest
+ * 4.5's socket exchange test by test (exchange.c has the bytes).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "perf.h"
+
+volatile sig_atomic_t perf_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	perf_interrupted = 1;
+}
+
+static void usage(FILE *f, const char *argv0)
+{
+	fprintf(f,
+"Usage:\n"
+"  %1$s TEST MODE -d IFACE [options]          server: wait for a client\n"
+"  %1$s TEST MODE -d IFACE [options] HOST     client: connect to HOST\n"
+"\n"
+"  TEST  write | read | send | atomic\n"
+"  MODE  bw | lat\n"
+"\n"
+"RDMA bandwidth and latency over roxe, measured as perftest measures them\n"
+"(ib_write_bw, ib_read_lat, ...), on one or more RC QPs. The client drives\n"
+"the test; a roxe-perf server takes the client's options, so it needs only\n"
+"TEST, MODE and -d. With --perftest, the socket exchange is perftest 4.5's\n"
+"and either end may be a real ib_*_bw / ib_*_lat on any RoCE v2 device; then\n"
+"both ends need the same options, as with perftest itself.\n"
+"roxe attaches to IFACE if it is not attached yet (and detaches at exit).\n"
+"\n"
+"Options:\n"
+"  -d, --ib-dev=IFACE     network interface to run on (required)\n"
+"  -p, --port=PORT        TCP port of the exchange (default 18515)\n"
+"  -s, --size=BYTES       message size (default: bw 65536, lat 2, atomic 8)\n"
+"  -a, --all              sweep sizes 2 B .. 8 MiB, powers of two\n"
+"  -n, --iters=N          messages per QP (bw; default 5000 write, 1000 others)\n"
+"                         or exchanges (lat; default 1000)\n"
+"  -D, --duration=SEC     bw: run for SEC seconds instead of -n\n"
+"  -q, --qp=N             QPs (bw; default 1, at most %2$d)\n"
+"  -m, --mtu=BYTES        path MTU 256..4096 (default: the port's active MTU;\n"
+"                         both ends use the smaller of theirs)\n"
+"  -t, --tx-depth=N       send queue depth per QP (default: bw 128, lat 16)\n"
+"  -r, --rx-depth=N       receive queue depth per QP (default 512)\n"
+"  -Q, --cq-mod=N         bw: request a completion every N sends (default 100)\n"
+"  -I, --inline_size=N    send up to N bytes inline (default 0)\n"
+"  -A, --atomic_type=T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
+"  -e, --events           sleep on completion events instead of polling\n"
+"  -P, --polled           no engine threads: the polling loop runs the engine\n"
+"                         (run-to-completion; lowest latency, one busy core per\n"
+"                         end; not with -e)\n"
+"      --engines=N        engine threads (default 1)\n"
+"  -B, --backend=B        afxdp (default) or udp\n"
+"      --verify           payloads carry a pattern the receiving end checks\n"
+"                         byte for byte (SEND: every message; WRITE: every slot\n"
+"                         of the target buffer at the end; READ: every message;\n"
+"                         atomics: every returned value and the final count);\n"
+"                         any mismatch is an error. roxe-perf at both ends.\n"
+"      --json             results as one JSON object on stdout (text on stderr)\n"
+"      --progress         a progress line on stderr once a second (bw; default\n"
+"                         when stderr is a terminal)\n"
+"      --perftest         speak perftest 4.5's exchange (see above)\n"
+"      --report_gbits     accepted: bandwidth is always in Gb/s\n"
+"  -x, --gid-index=N      accepted; roxe has one GID (0)\n"
+"  -i, --ib-port=1        accepted; roxe devices have one port\n"
+"  -F                     accepted (perftest's CPU frequency warning)\n"
+"  -h, --help             this text\n"
+"\n"
+"Output: bandwidth counts message bytes (Gb/s = 10^9 bit/s) and the peak is\n"
+"the best tenth of the run; latency is per perftest: the time between\n"
+"successive posts, halved for send and write (one way), whole for read and\n"
+"atomic; the two largest samples are dropped. A write/read/atomic bw server\n"
+"prints the client's figures, which it receives at the end.\n"
+"\n"
+"Exit status: 0 on success, 1 when the test failed or --verify found a\n"
+"mismatch, 2 on a usage error.\n", argv0, PERF_MAX_QPS);
+}
+
+static int parse_mtu(const char *s, enum ibv_mtu *m)
+{
+	switch (atoi(s)) {
+	case 256: *m = IBV_MTU_256; return 0;
+	case 512: *m = IBV_MTU_512; return 0;
+	case 1024: *m = IBV_MTU_1024; return 0;
+	case 2048: *m = IBV_MTU_2048; return 0;
+	case 4096: *m = IBV_MTU_4096; return 0;
+	default: return -1;
+	}
+}
+
+static int parse_num(const char *s, unsigned long long min, unsigned long long max,
+		     unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		*v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		*v <<= 20, end++;
+	return *end || *v < min || *v > max ? -1 : 0;
+}
+
+#define USAGE_ERR(...) do { fprintf(stderr, "%s: ", argv[0]); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 2; } while (0)
+
+static int parse(int argc, char **argv, struct perf_opts *o)
+{
+	enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS };
+	static const struct option lo[] = {
+		{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
+		{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
+		{ "qp", 1, NULL, 'q' }, { "mtu", 1, NULL, 'm' }, { "tx-depth", 1, NULL, 't' },
+		{ "rx-depth", 1, NULL, 'r' }, { "cq-mod", 1, NULL, 'Q' },
+		{ "inline_size", 1, NULL, 'I' }, { "atomic_type", 1, NULL, 'A' },
+		{ "events", 0, NULL, 'e' }, { "polled", 0, NULL, 'P' },
+		{ "engines", 1, NULL, O_ENGINES }, { "backend", 1, NULL, 'B' },
+		{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
+		{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
+		{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
+		{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { 0 },
+	};
+	unsigned long long v;
+	bool size_set = false, iters_set = false, tx_set = false, cq_set = false;
+	int opt;
+
+	*o = (struct perf_opts){
+		.port = PERF_DEF_PORT, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .qps = 1,
+		.rx_depth = 512, .cq_mod = 100, .report_gbits = true, .argv0 = argv[0],
+		.progress = isatty(STDERR_FILENO),
+	};
+	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'd': o->ifname = optarg; break;
+		case 'p':
+			if (parse_num(optarg, 1, 65535, &v))
+				USAGE_ERR("invalid port %s", optarg);
+			o->port = (int)v;
+			break;
+		case 's':
+			if (parse_num(optarg, 1, PERF_SWEEP_MAX, &v))
+				USAGE_ERR("invalid size %s (1 .. %u)", optarg, PERF_SWEEP_MAX);
+			o->size = (uint32_t)v;
+			size_set = true;
+			break;
+		case 'a': o->sweep = true; break;
+		case 'n':
+			if (parse_num(optarg, 1, 1ull << 40, &v))
+				USAGE_ERR("invalid iteration count %s", optarg);
+			o->iters = v;
+			iters_set = true;
+			break;
+		case 'D':
+			if (parse_num(optarg, 1, 86400, &v))
+				USAGE_ERR("invalid duration %s (seconds)", optarg);
+			o->duration = (unsigned)v;
+			break;
+		case 'q':
+			if (parse_num(optarg, 1, PERF_MAX_QPS, &v))
+				USAGE_ERR("invalid QP count %s (1 .. %d)", optarg, PERF_MAX_QPS);
+			o->qps = (unsigned)v;
+			break;
+		case 'm':
+			if (parse_mtu(optarg, &o->mtu))
+				USAGE_ERR("invalid MTU %s (256, 512, 1024, 2048, 4096)", optarg);
+			break;
+		case 't':
+			if (parse_num(optarg, 1, 16383, &v))
+				USAGE_ERR("invalid TX depth %s (1 .. 16383)", optarg);
+			o->tx_depth = (unsigned)v;
+			tx_set = true;
+			break;
+		case 'r':
+			if (parse_num(optarg, 1, 16383, &v))
+				USAGE_ERR("invalid RX depth %s (1 .. 16383)", optarg);
+			o->rx_depth = (unsigned)v;
+			break;
+		case 'Q':
+			if (parse_num(optarg, 1, 16383, &v))
+				USAGE_ERR("invalid CQ moderation %s", optarg);
+			o->cq_mod = (unsigned)v;
+			cq_set = true;
+			break;
+		case 'I':
+			if (parse_num(optarg, 0, 512, &v))
+				USAGE_ERR("invalid inline size %s (0 .. 512)", optarg);
+			o->inline_size = (uint32_t)v;
+			break;
+		case 'A':
+			if (!strcmp(optarg, "CMP_AND_SWAP"))
+				o->cmp_swap = true;
+			else if (strcmp(optarg, "FETCH_AND_ADD"))
+				USAGE_ERR("invalid atomic type %s (CMP_AND_SWAP, FETCH_AND_ADD)", optarg);
+			break;
+		case 'e': o->events = true; break;
+		case 'P': o->polled = true; break;
+		case O_ENGINES:
+			if (parse_num(optarg, 1, 64, &v))
+				USAGE_ERR("invalid engine count %s", optarg);
+			o->engines = (unsigned)v;
+			break;
+		case 'B':
+			if (!strcmp(optarg, "afxdp"))
+				o->backend = ROXE_BACKEND_AFXDP;
+			else if (!strcmp(optarg, "udp"))
+				o->backend = ROXE_BACKEND_UDP;
+			else
+				USAGE_ERR("unknown backend %s (afxdp, udp)", optarg);
+			break;
+		case O_VERIFY: o->verify = true; break;
+		case O_JSON: o->json = true; break;
+		case O_PERFTEST: o->perftest = true; break;
+		case O_GBITS: break;
+		case O_PROGRESS: o->progress = true; break;
+		case 'x': case 'F': break;
+		case 'i':
+			if (strcmp(optarg, "1"))
+				USAGE_ERR("roxe devices have one port: 1");
+			break;
+		case 'h': usage(stdout, argv[0]); exit(0);
+		default: usage(stderr, argv[0]); return 2;
+		}
+	}
+	if (argc - optind < 2 || argc - optind > 3) {
+		usage(stderr, argv[0]);
+		return 2;
+	}
+	if (!strcmp(argv[optind], "write"))
+		o->test = TEST_WRITE;
+	else if (!strcmp(argv[optind], "read"))
+		o->test = TEST_READ;
+	else if (!strcmp(argv[optind], "send"))
+		o->test = TEST_SEND;
+	else if (!strcmp(argv[optind], "atomic"))
+		o->test = TEST_ATOMIC;
+	else
+		USAGE_ERR("unknown test %s (write, read, send, atomic)", argv[optind]);
+	if (!strcmp(argv[optind + 1], "bw"))
+		o->mode = MODE_BW;
+	else if (!strcmp(argv[optind + 1], "lat"))
+		o->mode = MODE_LAT;
+	else
+		USAGE_ERR("unknown mode %s (bw, lat)", argv[optind + 1]);
+	o->server = argc - optind == 3 ? argv[optind + 2] : NULL;
+
+	if (!o->ifname)
+		USAGE_ERR("-d IFACE is required (the network interface)");
+	if (o->polled && o->events)
+		USAGE_ERR("-P (polled) and -e (events) exclude each other");
+	if (o->verify && o->perftest)
+		USAGE_ERR("--verify needs roxe-perf at both ends, not --perftest");
+	if (o->mode == MODE_LAT && (o->qps > 1 || o->duration))
+		USAGE_ERR("latency tests run one QP for -n exchanges (no -q, no -D)");
+	if (o->duration && iters_set)
+		USAGE_ERR("-n and -D exclude each other");
+	if (o->test == TEST_ATOMIC) {
+		if (o->sweep || (size_set && o->size != 8))
+			USAGE_ERR("atomics are 8 bytes: no -s or -a");
+		o->size = 8;
+	}
+	if (!size_set && o->test != TEST_ATOMIC)
+		o->size = o->mode == MODE_BW ? 65536 : 2;
+	if (!iters_set)
+		o->iters = o->mode == MODE_BW && o->test == TEST_WRITE ? 5000 : 1000;
+	if (!tx_set)
+		o->tx_depth = o->mode == MODE_BW ? 128 : 16;
+	if (o->mode == MODE_BW && !o->duration && o->tx_depth > o->iters)
+		o->tx_depth = (unsigned)o->iters;
+	if (o->rx_depth > o->iters && !o->duration)
+		o->rx_depth = (unsigned)o->iters;
+	if (!cq_set || o->cq_mod > o->tx_depth)
+		o->cq_mod = o->cq_mod < o->tx_depth ? o->cq_mod : o->tx_depth;
+	if (o->duration)
+		o->iters = 0;
+	return 0;
+}
+
+/* --- the runs, in perftest's order of socket exchanges ---------------------- */
+static uint32_t first_size(const struct perf_opts *o)
+{
+	return o->sweep ? PERF_SWEEP_MIN : o->size;
+}
+
+static uint32_t next_size(const struct perf_opts *o, uint32_t s)
+{
+	return o->sweep && s < PERF_SWEEP_MAX ? s * 2 : 0;
+}
+
+static int hs_all(struct perf_ctx *c)
+{
+	for (unsigned i = 0; i < c->nqps; i++)
+		if (perf_oob_hs(c, i))
+			return -1;
+	return 0;
+}
+
+/* How much of the peer's buffer we may use: a roxe-perf peer sized it from
+ * the same options; of perftest we assume only max(size, page). */
+static void set_remote_len(struct perf_ctx *c)
+{
+	for (unsigned i = 0; i < c->nqps; i++)
+		c->qp[i].remote_len = c->o->perftest ? c->max_size : c->qp[i].buf_len;
+}
+
+static void emit(struct perf_ctx *c, const struct perf_result *r, bool *first)
+{
+	perf_report_row(c, r);
+	if (c->o->json)
+		perf_json_row(c, r, *first);
+	*first = false;
+}
+
+/* ib_write_bw, ib_read_bw, ib_atomic_bw: the server is passive, blocked in
+ * the handshake that ends the test, then prints the client's report. */
+static int run_rdma_bw(struct perf_ctx *c, bool *first)
+{
+	const struct perf_opts *o = c->o;
+	struct perf_result r = { 0 };
+
+	if (hs_all(c) || perf_connect(c) || hs_all(c))
+		return -1;
+	set_remote_len(c);
+	perf_report_addresses(c);
+	if (o->verify && o->test == TEST_READ && !o->server)
+		perf_bw_fill_sources(c);
+	if (perf_bw_prepare(c, first_size(o)) || perf_oob_hs(c, 0))	/* ready */
+		return -1;
+	perf_report_table_head(c);
+	if (o->server) {
+		for (uint32_t s = first_size(o); s; s = next_size(o, s)) {
+			if ((s != first_size(o) && perf_bw_prepare(c, s)) || perf_run_bw(c, s, &r))
+				return -1;
+			emit(c, &r, first);
+		}
+		if (perf_oob_hs(c, 0) || perf_oob_report(c, &r))
+			return -1;
+	} else {
+		if (perf_serve_until_peer(c) || perf_oob_hs(c, 0) || perf_oob_report(c, &r))
+			return -1;
+		emit(c, &r, first);
+		if (o->verify && perf_bw_prepare(c, r.size) == 0)
+			perf_bw_server_verify(c, r.iters / c->nqps);
+	}
+	return perf_oob_finish(c);
+}
+
+/* ib_send_bw: a ready handshake before every size (the server's receives
+ * are up), one after each size of a sweep. */
+static int run_send_bw(struct perf_ctx *c, bool *first)
+{
+	const struct perf_opts *o = c->o;
+	struct perf_result r;
+
+	if (hs_all(c) || perf_connect(c) || perf_oob_hs(c, 0) || hs_all(c))
+		return -1;
+	set_remote_len(c);
+	perf_report_addresses(c);
+	perf_report_table_head(c);
+	for (uint32_t s = first_size(o); s; s = next_size(o, s)) {
+		if (perf_bw_prepare(c, s) || perf_oob_hs(c, 0) || perf_run_bw(c, s, &r))
+			return -1;
+		emit(c, &r, first);
+		if (o->sweep && perf_oob_hs(c, 0))
+			return -1;
+	}
+	return perf_oob_finish(c);
+}
+
+static int run_lat(struct perf_ctx *c, bool *first)
+{
+	const struct perf_opts *o = c->o;
+	bool passive = !o->server && (o->test == TEST_READ || o->test == TEST_ATOMIC);
+	struct perf_result r;
+
+	/* send_lat: HS, connect, HS, HS; the others: HS, HS, connect, HS, HS */
+	if (perf_oob_hs(c, 0))
+		return -1;
+	if (o->test != TEST_SEND && perf_oob_hs(c, 0))
+		return -1;
+	if (perf_connect(c) || perf_oob_hs(c, 0) || perf_oob_hs(c, 0))
+		return -1;
+	set_remote_len(c);
+	perf_report_addresses(c);
+	if (passive) {		/* read/atomic_lat server: wait for the end */
+		if (perf_lat_prepare(c, c->max_size) || perf_serve_until_peer(c))
+			return -1;
+		return perf_oob_finish(c);
+	}
+	perf_report_table_head(c);
+	for (uint32_t s = first_size(o); s; s = next_size(o, s)) {
+		if (perf_lat_prepare(c, s))
+			return -1;
+		if (o->test == TEST_SEND && perf_oob_hs(c, 0))	/* ready */
+			return -1;
+		if (perf_run_lat(c, s, &r))
+			return -1;
+		emit(c, &r, first);
+	}
+	/* ib_write_lat ends without a word; the others close with a handshake. */
+	return o->test == TEST_WRITE ? 0 : perf_oob_finish(c);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	static struct perf_ctx c;
+	struct perf_opts o;
+	bool first = true;
+	int ret = 1, err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	err = parse(argc, argv, &o);
+	if (err)
+		return err;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	c.sock = -1;
+	if (perf_open(&c, &o) || perf_oob_open(&c) || perf_oob_prefix(&c, &o, &c.mtu))
+		goto out;
+	if (!o.server && o.mode == MODE_BW && o.duration == 0 && o.rx_depth > o.iters)
+		o.rx_depth = (unsigned)o.iters;
+	if (perf_setup(&c))
+		goto out;
+	perf_report_header(&c);
+	if (o.mode == MODE_LAT)
+		err = run_lat(&c, &first);
+	else if (o.test == TEST_SEND)
+		err = run_send_bw(&c, &first);
+	else
+		err = run_rdma_bw(&c, &first);
+	if (!err) {
+		perf_report_end(&c);
+		ret = c.verify_errors ? 1 : 0;
+	}
+	if (o.json && !first)
+		printf("\n], \"verify_errors\": %llu, \"ok\": %s}\n",
+		       (unsigned long long)c.verify_errors, ret ? "false" : "true");
+out:
+	if (perf_interrupted)
+		fprintf(stderr, "%s: interrupted\n", argv[0]);
+	perf_teardown(&c);
+	return ret;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Output in perftest's shape (banner, address lines, one row per size), with
+ * bandwidth always in Gb/s (perftest's --report_gbits); or, with --json, one
+ * JSON object on stdout and the human text on stderr.
+ */
+#include <stdio.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include "perf.h"
+
+#define RULE "---------------------------------------------------------------------------------------\n"
+
+double perf_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *perf_test_name(enum perf_test t)
+{
+	switch (t) {
+	case TEST_WRITE: return "write";
+	case TEST_READ: return "read";
+	case TEST_SEND: return "send";
+	default: return "atomic";
+	}
+}
+
+static const char *title(const struct perf_opts *o)
+{
+	static const char *const names[2][4] = {
+		{ "RDMA_Write BW Test", "RDMA_Read BW Test", "Send BW Test", "Atomic BW Test" },
+		{ "RDMA_Write Latency Test", "RDMA_Read Latency Test", "Send Latency Test",
+		  "Atomic Latency Test" },
+	};
+
+	return names[o->mode][o->test];
+}
+
+/* Human text goes to stderr when stdout carries JSON. */
+static FILE *out(const struct perf_ctx *c)
+{
+	return c->o->json ? stderr : stdout;
+}
+
+void perf_report_header(const struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	FILE *f = out(c);
+
+	fprintf(f, RULE "                    %s%s\n", title(o),
+		o->test == TEST_ATOMIC ? (o->cmp_swap ? " (CMP_AND_SWAP)" : " (FETCH_AND_ADD)") : "");
+	fprintf(f, " Device          : roxe on %s\tBackend        : %s%s\n", o->ifname,
+		o->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp",
+		o->polled ? ", polled" : o->events ? ", events" : "");
+	fprintf(f, " Number of qps   : %u\t\tTransport type : IB\n", c->nqps);
+	fprintf(f, " Connection type : RC\t\tUsing SRQ      : OFF\n");
+	fprintf(f, " TX depth        : %u\n", o->tx_depth);
+	if (o->test == TEST_SEND || o->mode == MODE_LAT)
+		fprintf(f, " RX depth        : %u\n", o->rx_depth);
+	if (o->mode == MODE_BW)
+		fprintf(f, " CQ Moderation   : %u\n", o->cq_mod);
+	fprintf(f, " Mtu             : %u[B]\n", 128u << c->mtu);
+	fprintf(f, " Link type       : Ethernet\n GID index       : 0\n");
+	if (o->test == TEST_READ || o->test == TEST_ATOMIC)
+		fprintf(f, " Outstand reads  : %u\n", c->out_reads);
+	else
+		fprintf(f, " Max inline data : %u[B]\n", o->inline_size);
+	fprintf(f, " Data ex. method : Ethernet%s\n", o->perftest ? " (perftest 4.5)" : "");
+	fprintf(f, " Verify          : %s\n", o->verify ? "ON" : "OFF");
+	fprintf(f, RULE);
+}
+
+static void addr_line(FILE *f, const char *what, const struct perf_dest *d)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
+	fprintf(f, " %s address: LID %#04x QPN %#06x PSN %#06x RKey %#08x VAddr %#016llx\n"
+		" GID: %s\n", what, d->lid, d->qpn, d->psn, d->rkey,
+		(unsigned long long)d->vaddr, gid);
+}
+
+void perf_report_addresses(const struct perf_ctx *c)
+{
+	FILE *f = out(c);
+
+	for (unsigned i = 0; i < c->nqps; i++)
+		addr_line(f, "local", &c->qp[i].local);
+	for (unsigned i = 0; i < c->nqps; i++)
+		addr_line(f, "remote", &c->qp[i].remote);
+	fprintf(f, RULE);
+}
+
+void perf_report_table_head(const struct perf_ctx *c)
+{
+	if (c->o->mode == MODE_BW)
+		fprintf(out(c), " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
+			"MsgRate[Mpps]\n");
+	else
+		fprintf(out(c), " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+			"t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   "
+			"99.9%% percentile[usec]\n");
+}
+
+void perf_report_row(const struct perf_ctx *c, const struct perf_result *r)
+{
+	if (c->o->mode == MODE_BW)
+		fprintf(out(c), " %-7u    %-10llu       %-7.2f            %-7.2f\t\t   %-7.6f\n",
+			r->size, (unsigned long long)r->iters, r->gbps_peak, r->gbps_avg, r->mpps);
+	else
+		fprintf(out(c), " %-7u %-10llu   %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
+			"\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", r->size, (unsigned long long)r->iters,
+			r->lat_min, r->lat_max, r->lat_typical, r->lat_avg, r->lat_stdev, r->lat_p99,
+			r->lat_p999);
+	fflush(out(c));
+}
+
+void perf_report_end(const struct perf_ctx *c)
+{
+	fprintf(out(c), RULE);
+	if (c->o->mode == MODE_LAT)
+		fprintf(out(c), " latency: %s\n", c->o->test == TEST_SEND || c->o->test == TEST_WRITE ?
+			"one way (half the round trip), as perftest" : "round trip");
+	if (c->o->verify)
+		fprintf(out(c), " verify: %llu error%s\n", (unsigned long long)c->verify_errors,
+			c->verify_errors == 1 ? "" : "s");
+}
+
+void perf_json_row(const struct perf_ctx *c, const struct perf_result *r, bool first)
+{
+	const struct perf_opts *o = c->o;
+
+	if (first)
+		printf("{\"test\": \"%s\", \"mode\": \"%s\", \"role\": \"%s\", \"backend\": \"%s\", "
+		       "\"polled\": %s, \"qps\": %u, \"mtu\": %u, \"tx_depth\": %u, \"verify\": %s, "
+		       "\"results\": [\n", perf_test_name(o->test), o->mode == MODE_BW ? "bw" : "lat",
+		       o->server ? "client" : "server",
+		       o->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", o->polled ? "true" : "false",
+		       c->nqps, 128u << c->mtu, o->tx_depth, o->verify ? "true" : "false");
+	else
+		printf(",\n");
+	if (o->mode == MODE_BW)
+		printf("  {\"bytes\": %u, \"iterations\": %llu, \"seconds\": %.6f, "
+		       "\"bw_peak_gbps\": %.4f, \"bw_avg_gbps\": %.4f, \"mpps\": %.6f}",
+		       r->size, (unsigned long long)r->iters, r->seconds, r->gbps_peak, r->gbps_avg,
+		       r->mpps);
+	else
+		printf("  {\"bytes\": %u, \"iterations\": %llu, \"usec\": {\"min\": %.3f, "
+		       "\"typical\": %.3f, \"avg\": %.3f, \"stdev\": %.3f, \"p99\": %.3f, "
+		       "\"p99_9\": %.3f, \"max\": %.3f}, \"what\": \"%s\"}",
+		       r->size, (unsigned long long)r->iters, r->lat_min, r->lat_typical, r->lat_avg,
+		       r->lat_stdev, r->lat_p99, r->lat_p999, r->lat_max, r->lat_what);
+	fflush(stdout);
+}
+
+/* Once a second on a long run: where it is, so nobody wonders. */
+void perf_progress(const struct perf_ctx *c, double elapsed, uint64_t msgs, uint32_t size,
+		   bool final)
+{
+	(void)c;
+	fprintf(stderr, "\r  %6.1f s  %12llu messages of %u B  %8.3f Gb/s%s", elapsed,
+		(unsigned long long)msgs, size,
+		elapsed > 0 ? (double)msgs * size * 8 / elapsed / 1e9 : 0.0, final ? "\n" : "");
+}
