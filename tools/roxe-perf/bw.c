@@ -23,6 +23,7 @@ struct bw_run {
 	unsigned	slots;		/* message slots in a QP's buffer */
 	unsigned	rslots;		/* ... in the peer's buffer */
 	unsigned	window;		/* WRs (or receives) in flight per QP */
+	unsigned	cq_mod;		/* -Q, at most the window */
 	uint64_t	total;		/* messages per QP; UINT64_MAX: until time */
 	double		t0, deadline;
 	/* peak: the time each tenth of the messages was done */
@@ -44,12 +45,13 @@ static enum ibv_wr_opcode wr_opcode(const struct perf_opts *o)
 
 static bool signalled(const struct bw_run *b, uint64_t msg)
 {
-	return (msg + 1) % b->c->o->cq_mod == 0 || msg + 1 == b->total;
+	return (msg + 1) % b->cq_mod == 0 || msg + 1 == b->total;
 }
 
-/* Post as many WRs as the window allows, as one chain. In duration mode
- * the run ends on a signalled WR, so the last completion covers it all. */
-static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
+/* Post up to 64 WRs as one chain; the caller repeats while it posts. In
+ * duration mode the run ends on a signalled WR, so the last completion
+ * covers it all. */
+static int post_chain(struct bw_run *b, unsigned qi, bool stopping, unsigned *posted)
 {
 	struct perf_ctx *c = b->c;
 	const struct perf_opts *o = c->o;
@@ -64,7 +66,7 @@ static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
 		unsigned slot = (unsigned)(msg % b->slots);
 		uint8_t *local = q->buf + (size_t)slot * b->size;
 
-		if (stopping && msg % o->cq_mod == 0)
+		if (stopping && msg % b->cq_mod == 0)
 			break;
 		if (o->verify && (o->test == TEST_WRITE || o->test == TEST_SEND))
 			perf_pattern_fill(local, b->size, qi, msg);
@@ -73,7 +75,7 @@ static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
 			.wr_id = WRID(qi, msg), .sg_list = &sge[n], .num_sge = 1,
 			.opcode = wr_opcode(o), .next = NULL,
 		};
-		if (signalled(b, msg) || (stopping && (msg + 1) % o->cq_mod == 0))
+		if (signalled(b, msg))
 			wr[n].send_flags = IBV_SEND_SIGNALED;
 		if (b->size <= o->inline_size && o->test != TEST_READ && o->test != TEST_ATOMIC)
 			wr[n].send_flags |= IBV_SEND_INLINE;
@@ -93,6 +95,7 @@ static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
 			wr[n - 1].next = &wr[n];
 		n++;
 	}
+	*posted = n;
 	if (!n)
 		return 0;
 	err = roxe_post_send(q->qp, wr, &bad);
@@ -101,6 +104,19 @@ static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
 		return -1;
 	}
 	q->posted += n;
+	return 0;
+}
+
+/* Fill the window: with -e the loop sleeps next, and only a signalled WR
+ * (one in cq_mod) wakes it. */
+static int post_sends(struct bw_run *b, unsigned qi, bool stopping)
+{
+	unsigned n;
+
+	do {
+		if (post_chain(b, qi, stopping, &n))
+			return -1;
+	} while (n == 64);
 	return 0;
 }
 
@@ -238,17 +254,21 @@ static int send_server(struct bw_run *b, struct perf_result *r)
 	struct perf_ctx *c = b->c;
 	const struct perf_opts *o = c->o;
 	uint64_t want = b->total == UINT64_MAX ? UINT64_MAX : b->total * c->nqps;
-	double now = perf_now();
+	double now = perf_now(), next_look = now;
 	bool started = false;
 
+	/* -D: the client's next handshake ends the run (checked every ms). */
+	c->watch_peer = b->total == UINT64_MAX;
+	c->peer_spoke = false;
 	while (b->done < want) {
 		struct ibv_wc wc[64];
 		int n;
 
 		if (perf_interrupted)
 			return -1;
-		if (b->total == UINT64_MAX && perf_oob_readable(c))
+		if (c->watch_peer && (c->peer_spoke || (now >= next_look && perf_oob_readable(c))))
 			break;
+		next_look = now + 0.001;
 		n = perf_poll(c, wc, 64);
 		if (n < 0)
 			return -1;
@@ -279,6 +299,7 @@ static int send_server(struct bw_run *b, struct perf_result *r)
 				return -1;
 		}
 	}
+	c->watch_peer = false;
 	finish(b, r, now);
 	return 0;
 }
@@ -337,6 +358,8 @@ int perf_bw_prepare(struct perf_ctx *c, uint32_t size)
 	 * --verify; without it, sharing a slot is harmless. */
 	if (o->verify && cur.window > cur.slots)
 		cur.window = cur.slots;
+	/* A window without a signalled WR in it would never complete. */
+	cur.cq_mod = o->cq_mod < cur.window ? o->cq_mod : cur.window;
 	cur.total = o->duration ? UINT64_MAX : o->iters;
 	if (o->test == TEST_ATOMIC)
 		cur.rslots = 1;

@@ -91,6 +91,8 @@ struct perf_ctx {
 	uint32_t		page, cache_line;	/* the larger of both ends' */
 	enum ibv_mtu		mtu;		/* path MTU both ends agreed on */
 	uint64_t		verify_errors;
+	bool			watch_peer;	/* a CQ wait also ends when ... */
+	bool			peer_spoke;	/* ... the peer writes to the socket */
 };
 
 struct perf_result {

@@ -6,6 +6,7 @@
  * count is what both ends compute from the same options.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,12 +226,28 @@ void perf_teardown(struct perf_ctx *c)
 	perf_oob_close(c);
 }
 
-/* -e: sleep until the CQ has an event, then re-arm it. */
+/* -e: sleep until the CQ has an event, then re-arm it. With watch_peer,
+ * a message from the peer ends the sleep too (peer_spoke). */
 int perf_wait_cq(struct perf_ctx *c)
 {
 	struct roxe_cq *cq;
 	void *ctx;
-	int err = roxe_get_cq_event(c->ch, &cq, &ctx);
+	int err;
+
+	if (c->watch_peer) {
+		struct pollfd p[2] = {
+			{ .fd = roxe_comp_channel_fd(c->ch), .events = POLLIN },
+			{ .fd = c->sock, .events = POLLIN },
+		};
+
+		if (poll(p, 2, -1) < 0)
+			return -1;
+		if (p[1].revents) {
+			c->peer_spoke = true;
+			return 0;
+		}
+	}
+	err = roxe_get_cq_event(c->ch, &cq, &ctx);
 
 	if (err) {
 		if (err != -EINTR)

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Interop with the real peer, perftest edition: perftest 4.5's ib_write_bw,
+# ib_read_bw, ib_send_bw, ib_atomic_bw and ib_send_lat on kernel rxe in the
+# guest against roxe-perf --perftest on the host side of the VM's tap, each
+# with the guest as the server and with the host as the server.
+#
+# One VM boot per link MTU (1500: path MTU 1024; 9000: path MTU 4096), its
+# cases run one after the other. The guest half (the VM's script) and the
+# host half (run.sh --host-cmd, in the VM's namespace) walk the same case
+# list in lockstep through files in the shared results directory:
+# "<case>.<side>-ready" once that side's server listens, "<case>.<side>-rc"
+# with its exit status; neither side starts a case before both finished the
+# one before.
+#
+# A case passes when both programs exit 0 and roxe-perf printed a result
+# row. The boot passes when, in addition, the capture of the link (QEMU's
+# filter-dump) holds RoCE v2 frames from both sides, every one with a valid
+# ICRC (roxe-pcap verify), and rxe's error counters stayed at 0.
+#
+# ROXE_INTEROP_CASES="name ..." runs only those cases.
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+
+# name, link MTU, the side that is the server, the perftest program, then
+# the options both ends get (roxe-perf takes perftest's). perftest in the
+# guest also gets -d rxe0 -x GID -F --report_gbits, and -e where it has it
+# (a polling process starves rxe under TCG); roxe-perf gets -d tap0
+# --perftest -e. Multi-packet messages everywhere but the small ones.
+cases='
+write_bw_gsrv    1500 guest ib_write_bw  -s 4096  -n 100 -m 1024
+write_bw_hsrv    1500 host  ib_write_bw  -s 4096  -n 100 -m 1024
+read_bw_gsrv     1500 guest ib_read_bw   -s 8192  -n 100 -m 1024
+read_bw_hsrv     1500 host  ib_read_bw   -s 3000  -n 100 -m 1024
+send_bw_gsrv     1500 guest ib_send_bw   -s 3000  -n 100 -m 1024
+send_bw_hsrv     1500 host  ib_send_bw   -s 4096  -n 100 -m 1024
+atomic_bw_gsrv   1500 guest ib_atomic_bw -n 100 -m 1024
+atomic_bw_hsrv   1500 host  ib_atomic_bw -n 100 -m 1024 -A CMP_AND_SWAP
+send_lat_gsrv    1500 guest ib_send_lat  -s 2     -n 100 -m 1024
+send_lat_hsrv    1500 host  ib_send_lat  -s 3000  -n 100 -m 1024
+write_bw_jumbo   9000 guest ib_write_bw  -s 16384 -n 50  -m 4096
+read_bw_jumbo    9000 host  ib_read_bw   -s 16384 -n 50  -m 4096
+send_bw_jumbo    9000 host  ib_send_bw   -s 10000 -n 50  -m 4096
+send_lat_jumbo   9000 guest ib_send_lat  -s 5000  -n 50  -m 4096
+'
+
+PORT=18515
+CASE_TIMEOUT=60		# per program; a healthy case takes a few seconds
+# rxe's counters that mean roxe broke the protocol (see interop_rc_pingpong.sh)
+err_counters='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
+retry_exceeded_err retry_rnr_exceeded_err send_err link_downed'
+
+log() { echo "interop-perftest: $*"; }
+
+# the cases of this boot: lines "name server program args..."
+boot_cases() {
+	local name mtu server prog args only=${ROXE_INTEROP_CASES:-}
+	while read -r name mtu server prog args; do
+		[ -n "$name" ] && [ "$mtu" = "$1" ] || continue
+		[ -z "$only" ] || [[ " $only " == *" $name "* ]] || continue
+		echo "$name $server $prog $args"
+	done <<<"$cases"
+}
+
+wait_file() {
+	local n=$(($1 * 10))
+	while [ ! -e "$2" ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# "ib_read_bw" -> "read bw"
+perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
+
+# ============================ guest side ==================================
+IP=/usr/sbin/ip
+
+gid_index() {
+	local port=/sys/class/infiniband/rxe0/ports/1 want i a
+	IFS=. read -r -a a <<<"$ROXE_VM_GUEST_ADDR"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
+	for i in $(seq 0 15); do
+		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
+
+guest_case() {
+	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid i
+	shift 3
+	local args=(-d rxe0 -x "$GID" -F --report_gbits -p "$PORT" "$@")
+
+	[ "$prog" = ib_write_bw ] || args+=(-e)
+	if [ "$server" = guest ]; then
+		timeout $CASE_TIMEOUT "$prog" "${args[@]}" >"$o/$name.guest.log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do listening && break; sleep 0.1; done
+		touch "$o/$name.guest-ready"
+		wait $pid || rc=$?
+	elif wait_file $CASE_TIMEOUT "$o/$name.host-ready"; then
+		timeout $CASE_TIMEOUT "$prog" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
+			>"$o/$name.guest.log" 2>&1 || rc=$?
+	else
+		rc=125
+	fi
+	echo $rc >"$o/$name.guest-rc"
+	log "$name: $prog exit $rc"
+	wait_file $((CASE_TIMEOUT + 10)) "$o/$name.host-rc" || log "$name: no word from the host"
+}
+
+guest_main() {
+	local o=$ROXE_VM_OUT i f line
+
+	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
+	rdma link add rxe0 type rxe netdev eth0
+	GID=''
+	for i in $(seq 50); do
+		GID=$(gid_index) && break
+		sleep 0.1
+	done
+	if [ -z "$GID" ]; then
+		log "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR on rxe0"
+		return 1
+	fi
+	while read -r line; do
+		[ -n "$line" ] || continue
+		# shellcheck disable=SC2086 # the case's options, split on purpose
+		guest_case $line
+	done <<<"$(boot_cases "$CASE_MTU")"
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "${f##*/} $(cat "$f")"
+	done >"$o/rxe-counters.txt"
+	return 0
+}
+
+# ============================ host side: peer =============================
+peer_case() {
+	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid i
+	shift 3
+	# shellcheck disable=SC2046 # "write bw": two words
+	local cmd=("$ROXE_TOP/build/bin/roxe-perf" $(perf_test "$prog") -d "$ROXE_VM_TAP"
+		--perftest -e -p "$PORT" "$@")
+
+	if [ "$server" = host ]; then
+		timeout $CASE_TIMEOUT "${cmd[@]}" >"$o/$name.host.log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do
+			[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
+			sleep 0.1
+		done
+		touch "$o/$name.host-ready"
+		wait $pid || rc=$?
+	elif wait_file $CASE_TIMEOUT "$o/$name.guest-ready"; then
+		timeout $CASE_TIMEOUT "${cmd[@]}" "$ROXE_VM_GUEST_ADDR" >"$o/$name.host.log" 2>&1 ||
+			rc=$?
+	else
+		rc=125
+	fi
+	echo $rc >"$o/$name.host-rc"
+	wait_file $((CASE_TIMEOUT + 10)) "$o/$name.guest-rc" || true
+}
+
+peer_main() {
+	local line
+	ip link set "$ROXE_VM_TAP" mtu "$CASE_MTU"
+	while read -r line; do
+		[ -n "$line" ] || continue
+		# shellcheck disable=SC2086
+		peer_case $line
+	done <<<"$(boot_cases "$CASE_MTU")"
+}
+
+# ============================ host side: judge ============================
+host_skip() { echo "interop-perftest: SKIP: $*"; exit $KSFT_SKIP; }
+
+# check_boot DIR MTU: every case of the boot, then capture and counters
+check_boot() {
+	local d=$1 mtu=$2 bad=0 name server prog args grc hrc v sum n c rows from_host from_guest
+	while read -r name server prog args; do
+		grc=$(cat "$d/$name.guest-rc" 2>/dev/null || echo none)
+		hrc=$(cat "$d/$name.host-rc" 2>/dev/null || echo none)
+		rows=$(grep -c -E '^ [0-9]+ +[0-9]+ ' "$d/$name.host.log" 2>/dev/null || true)
+		if [ "$grc" = 0 ] && [ "$hrc" = 0 ] && [ "${rows:-0}" -gt 0 ]; then
+			log "$name: ok: $prog $args ($server is the server):" \
+				"$(grep -E '^ [0-9]+ +[0-9]+ ' "$d/$name.host.log" | tail -n1 | tr -s ' \t' ' ')"
+			continue
+		fi
+		log "$name: FAIL: $prog (guest) exit $grc, roxe-perf (host) exit $hrc, $rows result rows"
+		for f in "$name.guest.log" "$name.host.log"; do
+			[ -s "$d/$f" ] || continue
+			echo "    --- $f"
+			tail -n 12 "$d/$f" | sed 's/^/    /'
+		done
+		bad=1
+	done <<<"$(boot_cases "$mtu")"
+
+	v=$("$TOPDIR/build/bin/roxe-pcap" verify "$d/wire.pcap" 2>&1) || true
+	printf '%s\n' "$v" >"$d/verify.txt"
+	sum=$(printf '%s\n' "$v" | tail -n1)
+	from_host=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }')
+	from_guest=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }')
+	log "mtu $mtu: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest"
+	if ! [[ "$sum" =~ \ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] ||
+		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ] || [ "$from_host" = 0 ] ||
+		[ "$from_guest" = 0 ]; then
+		log "mtu $mtu: FAIL: frames missing, with a bad ICRC or malformed:"
+		printf '%s\n' "$v" | grep -v 'icrc ok$' | head -n 20 | sed 's/^/    /'
+		bad=1
+	fi
+	if [ -s "$d/rxe-counters.txt" ]; then
+		log "mtu $mtu: rxe0 counters: $(grep -v ' 0$' "$d/rxe-counters.txt" | tr '\n' ' ')(others 0)"
+		for c in $err_counters; do
+			n=$(awk -v n="$c" '$1 == n { print $2 }' "$d/rxe-counters.txt")
+			if [ -n "$n" ] && [ "$n" != 0 ]; then
+				log "mtu $mtu: FAIL: rxe counter $c = $n"
+				bad=1
+			fi
+		done
+	else
+		log "mtu $mtu: FAIL: no rxe counters from the guest"
+		bad=1
+	fi
+	return $bad
+}
+
+run_boot() {
+	local mtu=$1 d=$OUTDIR/mtu$1 rc=0 t0=$SECONDS n peer
+	n=$(boot_cases "$mtu" | wc -l)
+	[ "$n" -gt 0 ] || return 0
+	rm -rf "$d"
+	mkdir -p "$d"
+	peer=$(printf '%q ' env CASE_MTU="$mtu" ROXE_INTEROP_PEER=1 \
+		ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" "$SELF")
+	log "link mtu $mtu: $n cases"
+	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((n * (CASE_TIMEOUT + 20) + 60)) --out "$d" \
+		--pcap "$d/wire.pcap" --env CASE_MTU="$mtu" \
+		--env ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" \
+		--script "$SELF" --host-cmd "exec $peer" &
+	RUN_PID=$!
+	wait $RUN_PID || rc=$?
+	RUN_PID=
+	if [ $rc != 0 ]; then
+		log "mtu $mtu: FAIL: VM run exited with $rc; console tail:"
+		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
+	fi
+	check_boot "$d" "$mtu" || rc=1
+	log "link mtu $mtu: $((SECONDS - t0)) s"
+	[ $rc = 0 ]
+}
+
+host_main() {
+	local fail=0 p
+
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	SELF=$(readlink -f "$0")
+	OUTDIR=$TOPDIR/build/vm/interop-perftest
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	for p in roxe-perf roxe-pcap; do
+		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
+	done
+	RUN_PID=
+	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
+	[ -n "$(boot_cases 1500)$(boot_cases 9000)" ] ||
+		host_skip "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
+	run_boot 1500 || fail=1
+	run_boot 9000 || fail=1
+	if [ $fail != 0 ]; then
+		log "FAIL: results in $OUTDIR/"
+		exit $KSFT_FAIL
+	fi
+	log "PASS: captures in $OUTDIR/mtu*/wire.pcap"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	guest_main
+elif [ "${ROXE_INTEROP_PEER:-}" = 1 ]; then
+	peer_main
+else
+	host_main
+fi
