@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make demo: two hosts (network namespaces joined by veth), roxe's XDP
 # program attached on both, RC traffic between a roxe engine on each host
-# with every message checked, then the per-QP counters as roxectl and
-# bpftool show them. Cleans up on exit, also after Ctrl-C or a failure.
+# (roxe-perf write bandwidth and send latency, every byte checked), then
+# the per-QP counters as roxectl and bpftool show them. Cleans up on exit,
+# also after Ctrl-C or a failure.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,31 +48,31 @@ ip netns exec "$a" "$bin/roxectl" attach "$a" --engines 1
 ip netns exec "$b" "$bin/roxectl" attach "$b" --engines 1
 ip netns exec "$b" "$bin/roxectl" status
 
-# roxe-pingpong is ibv_rc_pingpong on roxe: -c checks every byte of every
-# exchange, -e sleeps on completion events instead of spinning.
-pingpong() {
-	ip netns exec "$b" "$bin/roxe-pingpong" -d "$b" -p 18515 -c -e "$@" > "$tmp/server.out" 2>&1 &
+# roxe-perf is perftest on roxe; --verify makes the receiving end check
+# every byte (any mismatch fails the demo).
+perf() {
+	ip netns exec "$b" "$bin/roxe-perf" "$@" -d "$b" > "$tmp/server.out" 2>&1 &
 	local server=$!
 	# The server listens once its device is up: wait for that, not a guess.
 	netns_wait_listen "$b" 18515 ||
 		{ echo "demo: server did not start" >&2; cat "$tmp/server.out"; return 1; }
-	ip netns exec "$a" "$bin/roxe-pingpong" -d "$a" -p 18515 -c -e "$@" 10.99.0.2
+	ip netns exec "$a" "$bin/roxe-perf" "$@" -d "$a" 10.99.0.2
 	wait "$server" || { cat "$tmp/server.out"; return 1; }
 }
 tmp=$(mktemp -d)
 trap 'cleanup; rm -rf "$tmp"' EXIT
 
-step "RC ping-pong: 1000 x 4 KiB (4 packets per message at MTU 1024)"
-pingpong -s 4096 -n 1000
-step "RC ping-pong: 200 x 64 KiB (64 packets per message)"
-pingpong -s 65536 -n 200 -r 64
+step "RDMA WRITE bandwidth: 2000 x 64 KiB on one QP (64 packets per message at MTU 1024)"
+perf write bw -s 65536 -n 2000 -e --verify
+step "SEND latency: 2000 ping-pongs of 8 B, polled engines (run-to-completion)"
+perf send lat -s 8 -n 2000 -P --verify
 
 step "roxectl stats on $b (XDP decisions, then per-QP transport counters)"
 ip netns exec "$b" "$bin/roxectl" stats "$b"
 step "roxectl stats on $a"
 ip netns exec "$a" "$bin/roxectl" stats "$a"
 
-step "the same counters through bpftool (map roxe_qp_stats of $b, QP 2)"
+step "the same counters through bpftool (map roxe_qp_stats of $b, QP 2: the send test's)"
 id=$(qp_stats_map_id "$b" "$b")
 bpftool map lookup id "$id" key 2 0 0 0
 
