@@ -30,6 +30,8 @@
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
+/* A batch of plain ACKs waits this long for a reply to go along (tx_turn_end). */
+#define ACK_HOLD_NS	10000
 
 /*
  * ROXE_TRACE=1 in the environment: one line per frame sent and received,
@@ -220,6 +222,22 @@ static void tx_flush(struct roxe_engine *e)
 		e->ntx = 0;
 		roxe_port_flush(e->port);
 	}
+	e->tx_urgent = false;
+	e->ack_held_since = 0;
+}
+
+/*
+ * End of a turn: send the batch, unless it holds nothing but plain ACKs
+ * younger than ACK_HOLD_NS. The application that just got the message
+ * often answers within a microsecond; its reply then leaves with the ACK
+ * in one transmit call instead of two (copy-mode AF_XDP pays a syscall per
+ * call, on the round trip's critical path). The requester's retransmit
+ * timer is milliseconds: a few microseconds of ACK delay cost nothing.
+ */
+static void tx_turn_end(struct roxe_engine *e)
+{
+	if (e->ntx && (e->tx_urgent || e->now - e->ack_held_since >= ACK_HOLD_NS))
+		tx_flush(e);
 }
 
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
@@ -234,8 +252,20 @@ struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
 	return NULL;
 }
 
+/* A plain ACK may wait for company (tx_turn_end). */
+void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	bool urgent = e->tx_urgent;
+
+	roxe_engine_tx_commit(e, qp, b);
+	e->tx_urgent = urgent;
+	if (!e->ack_held_since)
+		e->ack_held_since = e->now;
+}
+
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
+	e->tx_urgent = true;
 	if (trace > 0)
 		trace_frame(e, "tx", b->data, b->len);
 	if (qp) {
@@ -308,6 +338,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			 * the QP) before this turn's ACK for it left: send what the
 			 * responder owes, or the requester retries forever. */
 			roxe_responder_send(qp);
+			e->tx_urgent = true;	/* nobody will answer along */
 			ready_remove(e, qp);
 			roxe_timer_disarm(qp);
 			atomic_store(&qp->detached, true);
@@ -378,7 +409,7 @@ static bool engine_turn(struct roxe_engine *e)
 		e->next_timer = timers_turn(e);
 	/* A timer that fired queued its QP: that is work, not idling. */
 	busy |= e->ready_head != NULL;
-	tx_flush(e);
+	tx_turn_end(e);
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 	return busy;
 }
@@ -394,6 +425,7 @@ static void *engine_main(void *arg)
 		} else if (!idle_since) {
 			idle_since = e->now;
 		} else if (e->now - idle_since >= SPIN_NS) {
+			tx_flush(e);		/* held ACKs leave before we sleep */
 			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
 		}
@@ -433,6 +465,7 @@ void roxe_engine_stop(struct roxe_engine *e)
 	if (e->dev->polled) {
 		while (atomic_exchange(&e->driving, true))	/* a poller's last turn */
 			sched_yield();
+		tx_flush(e);		/* held ACKs */
 		if (trace > 1)
 			trace_dump(e);
 		return;
@@ -440,4 +473,5 @@ void roxe_engine_stop(struct roxe_engine *e)
 	if (write(e->efd, &one, sizeof(one)) < 0)
 		perror("roxe: engine stop");
 	pthread_join(e->thread, NULL);
+	tx_flush(e);		/* held ACKs */
 }

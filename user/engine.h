@@ -268,6 +268,8 @@ struct roxe_engine {
 	/* tx batch */
 	struct roxe_buf		tx[ROXE_RX_BURST];
 	unsigned		ntx;
+	bool			tx_urgent;	/* the batch holds more than plain ACKs */
+	uint64_t		ack_held_since;	/* first plain ACK of the batch; 0: none */
 };
 
 struct roxe_xdp;
@@ -313,6 +315,7 @@ void roxe_dev_quiesce(struct roxe_device *dev);
 /* Frames the state machines send: borrow, fill, queue. */
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
+void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_timer_arm(struct roxe_qp *qp);
 void roxe_timer_disarm(struct roxe_qp *qp);

@@ -121,7 +121,10 @@ static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint3
 	if (!b)
 		return false;
 	b->len = roxe_frame_seal(b->data, &pkt);
-	roxe_engine_tx_commit(qp->eng, qp, b);
+	if (opcode == ROXE_OP_RC_ACKNOWLEDGE && (syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
+		roxe_engine_tx_commit_ack(qp->eng, qp, b);
+	else
+		roxe_engine_tx_commit(qp->eng, qp, b);
 	return true;
 }
 

@@ -36,12 +36,18 @@
 #define KEY_MSG_LEN	108
 #define PARAMS_MAGIC	0x726f7865u	/* "roxe" */
 
-static int xfer(int fd, void *out, const void *in, size_t len, bool write_first)
+static int xfer(struct perf_ctx *c, void *out, const void *in, size_t len, bool write_first)
 {
+	int fd = c->sock;
 	ssize_t n;
 
 	if (write_first && write(fd, in, len) != (ssize_t)len)
 		return -1;
+	/* A polled device's engine runs only inside roxe_poll_cq: keep it
+	 * turning (without taking completions) while the peer takes its time,
+	 * or our ACKs and retransmissions wait with us. */
+	while (c->o->polled && c->cq && !perf_oob_readable(c) && !perf_interrupted)
+		roxe_poll_cq(c->cq, 0, NULL);
 	/* perftest sends each message in one write(); wait for all of it. */
 	n = recv(fd, out, len, MSG_WAITALL);
 	if (n != (ssize_t)len)
@@ -54,7 +60,7 @@ static int xfer(int fd, void *out, const void *in, size_t len, bool write_first)
 /* One lock-step exchange: what we send, what the peer sent. */
 static int exchange(struct perf_ctx *c, void *theirs, const void *ours, size_t len)
 {
-	return xfer(c->sock, theirs, ours, len, c->o->server != NULL);
+	return xfer(c, theirs, ours, len, c->o->server != NULL);
 }
 
 static int oob_fail(const char *what)
