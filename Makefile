@@ -6,7 +6,7 @@
 #   make check      install deps, build, run every kselftest
 #   make demo       install deps, build, run the two-namespace demo
 #   make bench      install deps, build, run the benchmarks
-#   make kmod       build kmod/roxe.ko against Debian's 6.1 headers
+#   make kmod       build build/kmod/roxe.ko against Debian's 6.1 headers
 #   make clean
 
 TOP      := $(abspath .)
@@ -113,17 +113,25 @@ demo bench: deps
 	@$(TOP)/tools/$@.sh
 
 # --- kernel module ---------------------------------------------------------
-KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+# Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes
+# its products next to the sources it compiles. The headers must match the
+# kernel tools/vm/build-initramfs.sh boots (the newest 6.1 Debian one).
+KDIR ?= $(lastword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+KMOD_OUT := $(BUILD)/kmod
+KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
+.PHONY: kmod-clean
 kmod:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
 		echo "kmod: Debian's 6.1 kernel headers are missing:" \
 		     "run tools/install-deps.sh (linux-headers-amd64)" >&2; \
 		exit 1; fi
-	@if [ ! -f kmod/Kbuild ]; then \
-		echo "kmod: kmod/ has no module sources yet" >&2; exit 1; fi
-	$(MAKE) -C $(KDIR) M=$(TOP)/kmod modules
+	@mkdir -p $(KMOD_OUT)
+	@find $(KMOD_OUT) -maxdepth 1 -xtype l -delete
+	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/; done
+	$(MAKE) -C $(KDIR) M=$(KMOD_OUT) modules
+
+kmod-clean:
+	rm -rf $(KMOD_OUT)
 
 clean:
 	rm -rf $(BUILD)
-	@if [ -f kmod/Kbuild ] && [ -n "$(KDIR)" ]; then \
-		$(MAKE) -C $(KDIR) M=$(TOP)/kmod clean; fi
