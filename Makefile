@@ -39,6 +39,10 @@ LIBROXE_SAN := $(BUILD)/lib/libroxe-san.a
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%)
 
+# Daemons: user/NAME.c (kept out of libroxe above) is build/bin/NAME.
+DAEMON_SRCS := user/roxed.c
+DAEMONS  := $(DAEMON_SRCS:user/%.c=$(BIN)/%)
+
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
@@ -47,7 +51,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench kmod clean
-all: $(BPF_SKELS) $(LIBROXE) $(TOOLS)
+all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS)
 
 deps:
 	@$(TOP)/tools/install-deps.sh
@@ -83,8 +87,12 @@ $(BIN)/%: $(OBJ)/tools/%.o $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
 
+$(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
-	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d)
+	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(DAEMON_SRCS:%.c=$(OBJ)/%.d)
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes
@@ -99,6 +107,7 @@ check: deps
 .PHONY: check-vm vm-shell
 check-vm: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kmod
 	@$(MAKE) --no-print-directory kselftest TARGETS=vm
 
 vm-shell: deps all
