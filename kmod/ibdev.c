@@ -230,20 +230,52 @@ static const struct ib_device_ops roxe_dev_ops = {
 
 	.alloc_pd = roxe_alloc_pd,
 	.alloc_ucontext = roxe_alloc_ucontext,
+	.create_ah = roxe_create_ah,
+	.create_cq = roxe_create_cq,
+	.create_qp = roxe_create_qp,
+	.create_srq = roxe_create_srq,
+	.create_user_ah = roxe_create_ah,
 	.dealloc_pd = roxe_dealloc_pd,
 	.dealloc_ucontext = roxe_dealloc_ucontext,
+	.dereg_mr = roxe_dereg_mr,
+	.destroy_ah = roxe_destroy_ah,
+	.destroy_cq = roxe_destroy_cq,
+	.destroy_qp = roxe_destroy_qp,
+	.destroy_srq = roxe_destroy_srq,
 	.disassociate_ucontext = roxe_disassociate_ucontext,
 	.get_link_layer = roxe_get_link_layer,
 	.get_netdev = roxe_get_netdev,
 	.get_port_immutable = roxe_get_port_immutable,
 	.mmap = roxe_mmap,
+	.mmap_free = roxe_mmap_free,
+	.modify_qp = roxe_modify_qp,
+	.modify_srq = roxe_modify_srq,
+	.post_send = roxe_post_send,
+	.query_ah = roxe_query_ah,
 	.query_device = roxe_query_device,
 	.query_pkey = roxe_query_pkey,
 	.query_port = roxe_query_port,
+	.query_qp = roxe_query_qp,
+	.query_srq = roxe_query_srq,
+	.reg_user_mr = roxe_reg_user_mr,
+	.req_notify_cq = roxe_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, roxe_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, roxe_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, roxe_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, roxe_ucontext, ibuc),
 };
+
+/* Every object is gone by now (unregistration destroyed what users left). */
+static void roxe_dev_free_ids(struct roxe_dev *rdev)
+{
+	ida_destroy(&rdev->qpn_ida);
+	ida_destroy(&rdev->cqn_ida);
+	ida_destroy(&rdev->srqn_ida);
+	ida_destroy(&rdev->mr_ida);
+}
 
 /* Register roxe%d on ndev for the daemon `owner`. Not under roxe_devs_lock:
  * registration takes RTNL (GID rescan), the netdev notifier holds RTNL and
@@ -263,6 +295,10 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 	rdev->owner = owner;
 	rdev->last_state = IB_PORT_DOWN;
 	atomic64_set(&rdev->ucontexts, 0);
+	ida_init(&rdev->qpn_ida);
+	ida_init(&rdev->cqn_ida);
+	ida_init(&rdev->srqn_ida);
+	ida_init(&rdev->mr_ida);
 
 	rdev->ib.node_type = RDMA_NODE_IB_CA;
 	rdev->ib.phys_port_cnt = 1;
@@ -304,6 +340,7 @@ fail:
 	spin_unlock_irq(&rdev->ndev_lock);
 	if (ndev)
 		dev_put(ndev);
+	roxe_dev_free_ids(rdev);
 	ib_dealloc_device(&rdev->ib);
 	return ERR_PTR(err);
 }
@@ -328,5 +365,6 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	spin_unlock_irq(&rdev->ndev_lock);
 	if (ndev)
 		dev_put(ndev);
+	roxe_dev_free_ids(rdev);
 	ib_dealloc_device(&rdev->ib);
 }
