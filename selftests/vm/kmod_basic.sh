@@ -10,6 +10,10 @@
 #   - ibv_devinfo -d roxe0 (the stock rxe provider) shows PORT_ACTIVE,
 #     link layer Ethernet; a RoCE v2 GID holds eth0's IPv4 address;
 #     `rdma link` lists roxe0/1 on eth0;
+#   - kmod_verbs.c through the stock provider: PD, pinned MR, CQ, SRQ,
+#     RC/UC/UD QPs (with and without SRQ) to RTS, query, AH, receive posts
+#     into the mapped queues, limits, and the send doorbell answering
+#     EOPNOTSUPP until roxed serves QPs;
 #   - the port follows the link: eth0 down -> DOWN, up -> ACTIVE;
 #   - roxed in daemon mode (the default) serves too and stops on SIGTERM;
 #   - SIGTERM to roxed: the device goes away, roxed logs a clean detach;
@@ -17,7 +21,9 @@
 #     (ibv_asyncwatch): the device goes away, nothing hangs;
 #   - the netdev is deleted under roxe0: the deletion does not wait, roxed
 #     notices and exits 1, the device goes;
-#   - rmmod roxe succeeds;
+#   - with an application holding mapped queues: SIGKILL to roxed, then
+#     rmmod roxe succeeds, then the application reads and writes its
+#     mappings and tears down without harm;
 #   - 50 rounds of insmod, attach, kill, rmmod;
 #   - dmesg holds no WARNING, BUG, Oops or call trace from any of it.
 # kmemleak is not checked: Debian's 6.1 kernel is built without
@@ -33,6 +39,7 @@ ROUNDS=${ROXE_KMOD_ROUNDS:-50}
 IP=/usr/sbin/ip
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
+VERBS=${ROXE_TOP:-}/build/vm/kmod_verbs
 SYS=/sys/class/infiniband
 fail=0
 
@@ -126,6 +133,16 @@ step_devinfo() {
 	grep -q 'roxe0: node_type ca' <<<"$out" && ok "rdma dev: node_type ca" || bad "rdma dev: $out"
 }
 
+# The verbs objects through the stock provider (kmod_verbs.c).
+step_verbs() {
+	local g out rc=0
+	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "verbs: no GID"; return; }
+	out=$(timeout 60 "$VERBS" roxe0 "$g" 2>&1) || rc=$?
+	echo "$out" | sed 's/^/    verbs: /'
+	[ $rc = 0 ] && ok "verbs objects: $(grep -c '^ok:' <<<"$out") checks passed" ||
+		bad "kmod_verbs exited $rc"
+}
+
 step_link() {
 	$IP link set eth0 down
 	wait_for 5 port_is roxe0 DOWN && ok "eth0 down: port DOWN" || bad "eth0 down: port $(cat $SYS/roxe0/ports/1/state)"
@@ -185,6 +202,31 @@ step_netdev_gone() {
 	[ $rc = 1 ] && ok "roxed exited 1 (interface gone)" || bad "roxed exited $rc after its netdev went"
 }
 
+# Unload under a live application: it holds a QP and CQ with their queues
+# mapped; roxed is killed, the device goes, roxe.ko is unloaded, then the
+# application reads and writes its mappings and tears down.
+step_mapped_unload() {
+	local g w rc=0 hold=/tmp/kmod_verbs.hold
+	start_roxed || { bad "roxed did not come back"; return; }
+	wait_for 10 gid_index roxe0 "$ROXE_VM_GUEST_ADDR" || { bad "no GID"; return; }
+	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
+	rm -f $hold
+	"$VERBS" roxe0 "$g" --hold $hold >/tmp/hold.log 2>&1 &
+	w=$!
+	wait_for 20 test -e $hold || { bad "hold: the application did not get ready"; cat /tmp/hold.log; return; }
+	stop_roxed KILL && ok "SIGKILL with mapped queues: roxe0 unregistered" ||
+		bad "SIGKILL with mapped queues: roxe0 stays"
+	rmmod roxe && ok "rmmod roxe while the application still maps queues" ||
+		bad "rmmod roxe with a mapping application failed"
+	[ ! -e /dev/roxe ] && ok "/dev/roxe gone" || bad "/dev/roxe left behind"
+	rm -f $hold
+	timeout 20 tail --pid=$w -f /dev/null || true
+	wait $w || rc=$?
+	sed 's/^/    hold: /' /tmp/hold.log
+	[ $rc = 0 ] && ok "the application used its mappings and exited cleanly" ||
+		bad "the application exited $rc"
+}
+
 step_rmmod() {
 	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe failed"
 	[ ! -e /dev/roxe ] && ok "/dev/roxe gone" || bad "/dev/roxe left behind"
@@ -224,12 +266,13 @@ guest_main() {
 	dmesg -c >/dev/null
 	if step_load; then
 		step_devinfo
+		step_verbs
 		step_link
 		step_sigterm
 		step_daemon
 		step_sigkill_busy
 		step_netdev_gone
-		step_rmmod
+		step_mapped_unload
 	fi
 	step_rounds
 	step_dmesg
@@ -256,10 +299,18 @@ host_main() {
 		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
 	fi
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	# the guest's verbs client, against the host's libibverbs (the image
+	# carries the same libraries)
+	local src=$top/selftests/vm/kmod_verbs.c bin=$top/build/vm/kmod_verbs
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+		mkdir -p "$top/build/vm"
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$bin" "$src" -libverbs ||
+			{ echo "kmod_basic: FAIL: cannot build kmod_verbs"; exit $KSFT_FAIL; }
+	fi
 
 	rm -rf "$out"
 	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" --add "$bin" \
 		--env "ROXE_KMOD_ROUNDS=$ROUNDS" --script "$(readlink -f "$0")" &
 	local pid=$!
 	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
