@@ -8,6 +8,7 @@
 #include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
@@ -143,10 +144,72 @@ static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	}
 }
 
+/* The device this file serves, once attached (it lives as long as the
+ * file: only release detaches). */
+static struct roxe_dev *file_dev(struct file *filp)
+{
+	struct roxe_file *rf = filp->private_data;
+	struct roxe_dev *rdev;
+
+	mutex_lock(&rf->lock);
+	rdev = rf->rdev;
+	mutex_unlock(&rf->lock);
+	return rdev;
+}
+
+/* roxed reads commands... */
+static ssize_t roxe_read(struct file *filp, char __user *buf, size_t len,
+			 loff_t *off)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_chan_read(&rdev->chan, buf, len, filp->f_flags & O_NONBLOCK);
+}
+
+/* ...and writes replies. */
+static ssize_t roxe_write(struct file *filp, const char __user *buf,
+			  size_t len, loff_t *off)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_chan_write(&rdev->chan, buf, len);
+}
+
+static __poll_t roxe_poll(struct file *filp, poll_table *wait)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	if (!rdev)
+		return mask;
+	poll_wait(filp, &rdev->chan.wq, wait);
+	if (roxe_chan_readable(&rdev->chan))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+/* roxed maps a queue by its token. */
+static int roxe_file_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_kqueue_mmap(rdev, vma);
+}
+
 static const struct file_operations roxe_fops = {
 	.owner = THIS_MODULE,
 	.open = roxe_open,
 	.release = roxe_release,
+	.read = roxe_read,
+	.write = roxe_write,
+	.poll = roxe_poll,
+	.mmap = roxe_file_mmap,
 	.unlocked_ioctl = roxe_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

@@ -12,6 +12,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct roxe_dev *rdev = to_rdev(ibcq->device);
 	struct roxe_cq *cq = to_rcq(ibcq);
 	struct rxe_create_cq_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
 	u32 entries;
 	int err, id;
 
@@ -29,20 +30,28 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return id;
 	cq->cqn = id;
 	entries = attr->cqe;
-	err = roxe_kqueue_alloc(&cq->q, &entries, sizeof(struct ib_uverbs_wc));
+	err = roxe_kqueue_alloc(rdev, &cq->q, &entries, sizeof(struct ib_uverbs_wc));
 	if (err)
 		goto free_id;
 	err = roxe_kqueue_export(&cq->q, udata, &resp.mi);
 	if (err)
 		goto free_q;
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	cmd.op = ROXE_KOP_CREATE_CQ;
+	cmd.cq.cqn = cq->cqn;
+	roxe_kqueue_describe(&cq->q, &cmd.cq.q);
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_CQ, cq->cqn);
 	if (err)
 		goto free_q;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto undo;
 	ibcq->cqe = entries;
 	return 0;
 
+undo:
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_CQ, cq->cqn);
 free_q:
-	roxe_kqueue_free(&cq->q);
+	roxe_kqueue_free(rdev, &cq->q);
 free_id:
 	ida_free(&rdev->cqn_ida, cq->cqn);
 	return err;
@@ -50,10 +59,12 @@ free_id:
 
 int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	struct roxe_dev *rdev = to_rdev(ibcq->device);
 	struct roxe_cq *cq = to_rcq(ibcq);
 
-	roxe_kqueue_free(&cq->q);
-	ida_free(&to_rdev(ibcq->device)->cqn_ida, cq->cqn);
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_CQ, cq->cqn);
+	roxe_kqueue_free(rdev, &cq->q);
+	ida_free(&rdev->cqn_ida, cq->cqn);
 	return 0;
 }
 

@@ -275,6 +275,9 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	ida_destroy(&rdev->cqn_ida);
 	ida_destroy(&rdev->srqn_ida);
 	ida_destroy(&rdev->mr_ida);
+	ida_destroy(&rdev->pdn_ida);
+	WARN_ON(!xa_empty(&rdev->queues));
+	xa_destroy(&rdev->queues);
 }
 
 /* Register roxe%d on ndev for the daemon `owner`. Not under roxe_devs_lock:
@@ -299,6 +302,9 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 	ida_init(&rdev->cqn_ida);
 	ida_init(&rdev->srqn_ida);
 	ida_init(&rdev->mr_ida);
+	ida_init(&rdev->pdn_ida);
+	roxe_chan_init(&rdev->chan);
+	xa_init_flags(&rdev->queues, XA_FLAGS_ALLOC);
 
 	rdev->ib.node_type = RDMA_NODE_IB_CA;
 	rdev->ib.phys_port_cnt = 1;
@@ -357,6 +363,9 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 
 	WRITE_ONCE(rdev->detached, true);
 	roxe_port_update(rdev);
+	/* from here on every command fails at once: the destroys that
+	 * unregistration runs do not wait for the daemon that just left */
+	roxe_chan_kill(&rdev->chan);
 	ib_unregister_device(&rdev->ib);
 
 	spin_lock_irq(&rdev->ndev_lock);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Memory regions: user buffers pinned with ib_umem_get() so roxed can reach
- * them (through /dev/roxe, to come) for as long as the MR lives. Keys are
+ * them for as long as the MR lives (mapping them into roxed through
+ * /dev/roxe is still to come; roxed learns key, PD, access and range). Keys are
  * an index (the upper 24 bits) and a generation byte, so a stale key of a
  * reused index does not match.
  */
@@ -13,6 +14,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
 {
 	struct roxe_dev *rdev = to_rdev(ibpd->device);
+	struct roxe_kabi_cmd cmd = {};
 	struct roxe_mr *mr;
 	int err, idx;
 	u32 key;
@@ -40,8 +42,19 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.rkey = key;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
+	cmd.op = ROXE_KOP_REG_MR;
+	cmd.mr.key = key;
+	cmd.mr.pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
+	cmd.mr.access = access;
+	cmd.mr.iova = iova;
+	cmd.mr.length = length;
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, key);
+	if (err)
+		goto release;
 	return &mr->ibmr;
 
+release:
+	ib_umem_release(mr->umem);
 free_idx:
 	ida_free(&rdev->mr_ida, idx);
 free_mr:
@@ -53,6 +66,7 @@ int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct roxe_mr *mr = to_rmr(ibmr);
 
+	roxe_chan_destroy(to_rdev(ibmr->device), ROXE_KOP_DEREG_MR, ibmr->lkey);
 	ib_umem_release(mr->umem);
 	ida_free(&to_rdev(ibmr->device)->mr_ida, mr->index);
 	kfree(mr);

@@ -32,12 +32,35 @@ static int check_cap(const struct ib_qp_init_attr *init)
 	return 0;
 }
 
+/* What roxed needs to serve a new QP: its queues and its neighbours. */
+static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
+			struct roxe_kabi_cmd *cmd)
+{
+	struct roxe_kabi_qp *k = &cmd->qp;
+
+	cmd->op = ROXE_KOP_CREATE_QP;
+	k->qpn = qp->ibqp.qp_num;
+	k->type = init->qp_type;
+	k->pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
+	k->send_cqn = to_rcq(init->send_cq)->cqn;
+	k->recv_cqn = to_rcq(init->recv_cq)->cqn;
+	k->srqn = init->srq ? to_rsrq(init->srq)->srqn : ~0U;
+	k->max_send_sge = init->cap.max_send_sge;
+	k->max_recv_sge = init->cap.max_recv_sge;
+	k->max_inline = init->cap.max_inline_data;
+	k->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	roxe_kqueue_describe(&qp->sq, &k->sq);
+	if (qp->rq.m)
+		roxe_kqueue_describe(&qp->rq, &k->rq);
+}
+
 int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
 	struct roxe_dev *rdev = to_rdev(ibqp->device);
 	struct roxe_qp *qp = to_rqp(ibqp);
 	struct rxe_create_qp_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
 	struct ib_qp_cap *cap = &init->cap;
 	u32 entries, room;
 	int err, qpn;
@@ -69,7 +92,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	entries = max_t(u32, cap->max_send_wr, 1);
-	err = roxe_kqueue_alloc(&qp->sq, &entries,
+	err = roxe_kqueue_alloc(rdev, &qp->sq, &entries,
 				send_wqe_size(cap->max_send_sge, cap->max_inline_data));
 	if (err)
 		goto free_qpn;
@@ -85,7 +108,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!init->srq) {
 		cap->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
 		entries = max_t(u32, cap->max_recv_wr, 1);
-		err = roxe_kqueue_alloc(&qp->rq, &entries,
+		err = roxe_kqueue_alloc(rdev, &qp->rq, &entries,
 					recv_wqe_size(cap->max_recv_sge));
 		if (err)
 			goto free_sq;
@@ -101,9 +124,13 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		cap->max_recv_sge = 0;
 	}
 
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	tell_create(qp, init, &cmd);
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_QP, qpn);
 	if (err)
 		goto free_rq;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto undo;
 	qp->cap = *cap;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->attr.qp_state = IB_QPS_RESET;
@@ -111,11 +138,12 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.port_num = 1;
 	return 0;
 
+undo:
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_QP, qpn);
 free_rq:
-	if (qp->rq.buf)
-		roxe_kqueue_free(&qp->rq);
+	roxe_kqueue_free(rdev, &qp->rq);
 free_sq:
-	roxe_kqueue_free(&qp->sq);
+	roxe_kqueue_free(rdev, &qp->sq);
 free_qpn:
 	ida_free(&rdev->qpn_ida, qpn);
 	return err;
@@ -123,24 +151,62 @@ free_qpn:
 
 /* The RoCE addressing of an RTR: a GRH is mandatory, the core has already
  * resolved the destination MAC and the source GID entry. */
-static int take_av(struct roxe_qp *qp, const struct rdma_ah_attr *ah)
+static int check_av(const struct rdma_ah_attr *ah)
 {
-	const struct ib_gid_attr *sgid_attr = ah->grh.sgid_attr;
-
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) || !sgid_attr)
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) || !ah->grh.sgid_attr)
 		return -EINVAL;
+	return 0;
+}
+
+static void take_av(struct roxe_qp *qp, const struct rdma_ah_attr *ah)
+{
 	qp->attr.ah_attr = *ah;
 	qp->attr.ah_attr.grh.sgid_attr = NULL;	/* the core holds that one */
-	qp->sgid = sgid_attr->gid;
-	qp->sgid_type = sgid_attr->gid_type;
-	return 0;
+	qp->sgid = ah->grh.sgid_attr->gid;
+	qp->sgid_type = ah->grh.sgid_attr->gid_type;
+}
+
+/* The modify as roxed sees it: the new state and every attribute given. */
+static void tell_modify(struct roxe_qp *qp, const struct ib_qp_attr *a,
+			int mask, enum ib_qp_state next, struct roxe_kabi_cmd *cmd)
+{
+	struct roxe_kabi_qp_attr *k = &cmd->modify;
+
+	cmd->op = ROXE_KOP_MODIFY_QP;
+	k->qpn = qp->ibqp.qp_num;
+	k->mask = mask;
+	k->state = next;
+	k->access = a->qp_access_flags;
+	k->qkey = a->qkey;
+	k->path_mtu = a->path_mtu;
+	k->dest_qpn = a->dest_qp_num & 0xffffff;
+	k->rq_psn = a->rq_psn & 0xffffff;
+	k->sq_psn = a->sq_psn & 0xffffff;
+	k->timeout = a->timeout;
+	k->retry_cnt = a->retry_cnt;
+	k->rnr_retry = a->rnr_retry;
+	k->min_rnr_timer = a->min_rnr_timer;
+	k->max_rd_atomic = a->max_rd_atomic;
+	k->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *g = rdma_ah_read_grh(&a->ah_attr);
+
+		k->hop_limit = g->hop_limit;
+		k->traffic_class = g->traffic_class;
+		k->flow_label = g->flow_label;
+		k->sgid_type = g->sgid_attr->gid_type;
+		memcpy(k->dgid, g->dgid.raw, 16);
+		memcpy(k->sgid, g->sgid_attr->gid.raw, 16);
+		memcpy(k->dmac, a->ah_attr.roce.dmac, ETH_ALEN);
+	}
 }
 
 int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct roxe_qp *qp = to_rqp(ibqp);
+	struct roxe_kabi_cmd cmd = {};
 	enum ib_qp_state cur, next;
 	int err = -EINVAL;
 
@@ -163,11 +229,18 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	    attr->max_dest_rd_atomic > ROXE_MAX_RD_ATOMIC)
 		goto out;
 	if (mask & IB_QP_AV) {
-		err = take_av(qp, &attr->ah_attr);
+		err = check_av(&attr->ah_attr);
 		if (err)
 			goto out;
 	}
+	/* roxed first: its refusal leaves the QP as it was */
+	tell_modify(qp, attr, mask, next, &cmd);
+	err = roxe_chan_call(&to_rdev(ibqp->device)->chan, &cmd);
+	if (err)
+		goto out;
 
+	if (mask & IB_QP_AV)
+		take_av(qp, &attr->ah_attr);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -230,12 +303,13 @@ int roxe_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
+	struct roxe_dev *rdev = to_rdev(ibqp->device);
 	struct roxe_qp *qp = to_rqp(ibqp);
 
-	if (qp->rq.buf)
-		roxe_kqueue_free(&qp->rq);
-	roxe_kqueue_free(&qp->sq);
-	ida_free(&to_rdev(ibqp->device)->qpn_ida, ibqp->qp_num);
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_QP, ibqp->qp_num);
+	roxe_kqueue_free(rdev, &qp->rq);
+	roxe_kqueue_free(rdev, &qp->sq);
+	ida_free(&rdev->qpn_ida, ibqp->qp_num);
 	mutex_destroy(&qp->lock);
 	return 0;
 }

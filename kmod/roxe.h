@@ -40,6 +40,16 @@
 
 struct roxe_file;
 
+/* chan.c: commands to roxed */
+struct roxe_chan {
+	spinlock_t		lock;
+	struct list_head	queue;		/* not read by roxed yet */
+	struct list_head	sent;		/* read, waiting for the reply */
+	wait_queue_head_t	wq;		/* roxed's read()/poll() */
+	u32			next_seq;
+	bool			dead;
+};
+
 struct roxe_dev {
 	struct ib_device	ib;
 	struct list_head	list;		/* roxe_devs, while attached */
@@ -55,7 +65,10 @@ struct roxe_dev {
 	struct ida		cqn_ida;
 	struct ida		srqn_ida;
 	struct ida		mr_ida;		/* MR index: key >> 8 */
+	struct ida		pdn_ida;
 	atomic_t		key_gen;	/* low byte of the next key */
+	struct roxe_chan	chan;
+	struct xarray		queues;		/* token >> PAGE_SHIFT -> roxe_mmap */
 };
 
 /* Queue memory user space maps: one rdma mmap entry per buffer. The entry
@@ -64,6 +77,8 @@ struct roxe_dev {
 struct roxe_mmap {
 	struct rdma_user_mmap_entry rdma;
 	void			*buf;		/* vmalloc_user() */
+	size_t			size;
+	struct kref		ref;		/* queue, rdma entry, mmap in progress */
 };
 
 /* A work or completion queue in the rxe ABI layout (include/roxe/queue.h). */
@@ -72,7 +87,9 @@ struct roxe_kqueue {
 	size_t			size;		/* bytes, page aligned */
 	u32			slots;		/* power of two; holds slots - 1 */
 	u32			log2_elem;
-	struct roxe_mmap	*mmap;		/* user queues; NULL otherwise */
+	struct roxe_mmap	*m;		/* owns buf */
+	u32			token_id;	/* in roxe_dev.queues */
+	bool			exported;	/* to a ucontext */
 };
 
 struct roxe_cq {
@@ -121,6 +138,7 @@ struct roxe_ucontext {
 
 struct roxe_pd {
 	struct ib_pd		ibpd;
+	u32			pdn;
 };
 
 static inline struct roxe_dev *to_rdev(struct ib_device *ib)
@@ -161,10 +179,45 @@ int roxe_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int roxe_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* queue.c */
-int roxe_kqueue_alloc(struct roxe_kqueue *q, u32 *entries, size_t elem_size);
+int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
+		      u32 *entries, size_t elem_size);
 int roxe_kqueue_export(struct roxe_kqueue *q, struct ib_udata *udata,
 		       struct mminfo *mi);
-void roxe_kqueue_free(struct roxe_kqueue *q);
+void roxe_kqueue_free(struct roxe_dev *rdev, struct roxe_kqueue *q);
+void roxe_kqueue_describe(const struct roxe_kqueue *q, struct roxe_kabi_queue *k);
+int roxe_kqueue_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
+
+/* chan.c */
+void roxe_chan_init(struct roxe_chan *ch);
+int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd);
+int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
+void roxe_chan_kill(struct roxe_chan *ch);
+bool roxe_chan_readable(struct roxe_chan *ch);
+ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
+		       bool nonblock);
+ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
+
+/* Tell roxed about a new object; on failure make sure it forgets it again
+ * (the create may have reached it after we stopped waiting). */
+static inline int roxe_chan_create(struct roxe_dev *rdev,
+				   struct roxe_kabi_cmd *cmd, u32 destroy_op,
+				   u32 id)
+{
+	struct roxe_kabi_cmd undo = { .op = destroy_op, .id = id };
+	int err = roxe_chan_call(&rdev->chan, cmd);
+
+	if (err && err != -ENODEV)
+		roxe_chan_post(&rdev->chan, &undo);
+	return err;
+}
+
+/* Destroys always succeed locally; roxed's answer only bounds the wait. */
+static inline void roxe_chan_destroy(struct roxe_dev *rdev, u32 op, u32 id)
+{
+	struct roxe_kabi_cmd cmd = { .op = op, .id = id };
+
+	roxe_chan_call(&rdev->chan, &cmd);
+}
 
 /* cq.c */
 int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -16,6 +16,7 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct roxe_dev *rdev = to_rdev(ibsrq->device);
 	struct roxe_srq *srq = to_rsrq(ibsrq);
 	struct rxe_create_srq_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
 	u32 entries;
 	int err, id;
 
@@ -37,22 +38,33 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->max_sge = max_t(u32, init->attr.max_sge, 1);
 	srq->limit = init->attr.srq_limit;
 	entries = init->attr.max_wr;
-	err = roxe_kqueue_alloc(&srq->q, &entries, recv_wqe_size(srq->max_sge));
+	err = roxe_kqueue_alloc(rdev, &srq->q, &entries, recv_wqe_size(srq->max_sge));
 	if (err)
 		goto free_id;
 	err = roxe_kqueue_export(&srq->q, udata, &resp.mi);
 	if (err)
 		goto free_q;
+	cmd.op = ROXE_KOP_CREATE_SRQ;
+	cmd.srq.srqn = srq->srqn;
+	cmd.srq.pdn = container_of(ibsrq->pd, struct roxe_pd, ibpd)->pdn;
+	cmd.srq.max_sge = srq->max_sge;
+	cmd.srq.limit = srq->limit;
+	roxe_kqueue_describe(&srq->q, &cmd.srq.q);
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+	if (err)
+		goto free_q;
 	resp.srq_num = srq->srqn;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
-		goto free_q;
+		goto undo;
 	init->attr.max_wr = entries;
 	init->attr.max_sge = srq->max_sge;
 	return 0;
 
+undo:
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
 free_q:
-	roxe_kqueue_free(&srq->q);
+	roxe_kqueue_free(rdev, &srq->q);
 free_id:
 	ida_free(&rdev->srqn_ida, srq->srqn);
 	return err;
@@ -85,9 +97,11 @@ int roxe_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 int roxe_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
+	struct roxe_dev *rdev = to_rdev(ibsrq->device);
 	struct roxe_srq *srq = to_rsrq(ibsrq);
 
-	roxe_kqueue_free(&srq->q);
-	ida_free(&to_rdev(ibsrq->device)->srqn_ida, srq->srqn);
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+	roxe_kqueue_free(rdev, &srq->q);
+	ida_free(&rdev->srqn_ida, srq->srqn);
 	return 0;
 }

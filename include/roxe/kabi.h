@@ -43,6 +43,124 @@ struct roxe_kabi_info {
 	char	ibdev[ROXE_KABI_NAME_MAX];	/* out */
 };
 
+/*
+ * Commands: the module tells roxed about the objects applications create.
+ * roxed read()s one struct roxe_kabi_cmd at a time (poll() says POLLIN when
+ * one is queued) and, when seq is not 0, write()s a struct roxe_kabi_reply
+ * with the same seq. The module waits ROXE_KABI_TIMEOUT_MS for it; past
+ * that the verb fails with ETIMEDOUT and a late reply is ignored. Destroy
+ * commands never fail on the module's side: roxed learns of them, and a
+ * missing reply only delays the destroy by the timeout.
+ *
+ * Queue memory: every queue has a token; mmap(fd, token) in roxed maps the
+ * same pages the application maps (length: the queue's bytes).
+ */
+#define ROXE_KABI_TIMEOUT_MS	2000
+
+enum roxe_kabi_op {
+	ROXE_KOP_CREATE_CQ = 1,
+	ROXE_KOP_DESTROY_CQ,
+	ROXE_KOP_CREATE_SRQ,
+	ROXE_KOP_DESTROY_SRQ,
+	ROXE_KOP_CREATE_QP,
+	ROXE_KOP_MODIFY_QP,
+	ROXE_KOP_DESTROY_QP,
+	ROXE_KOP_REG_MR,
+	ROXE_KOP_DEREG_MR,
+};
+
+/* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
+struct roxe_kabi_queue {
+	__u64	token;			/* mmap offset on /dev/roxe */
+	__u64	bytes;			/* mapping length (page multiple) */
+	__u32	slots;			/* power of two */
+	__u32	log2_elem;
+};
+
+struct roxe_kabi_cq {
+	__u32	cqn;
+	__u32	pad;
+	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
+};
+
+struct roxe_kabi_srq {
+	__u32	srqn;
+	__u32	pdn;
+	__u32	max_sge;
+	__u32	limit;
+	struct roxe_kabi_queue	q;	/* of struct rxe_recv_wqe */
+};
+
+struct roxe_kabi_qp {
+	__u32	qpn;
+	__u32	type;			/* IB_QPT_RC 2, UC 3, UD 4 */
+	__u32	pdn;
+	__u32	send_cqn;
+	__u32	recv_cqn;
+	__u32	srqn;			/* ~0: own receive queue */
+	__u32	max_send_sge;
+	__u32	max_recv_sge;
+	__u32	max_inline;
+	__u32	sq_sig_all;
+	struct roxe_kabi_queue	sq;	/* of struct rxe_send_wqe */
+	struct roxe_kabi_queue	rq;	/* of struct rxe_recv_wqe; bytes 0 with an SRQ */
+};
+
+/* A modify_qp: the attributes roxe's engine needs, in IB encodings. */
+struct roxe_kabi_qp_attr {
+	__u32	qpn;
+	__u32	mask;			/* enum ib_qp_attr_mask */
+	__u32	state;			/* enum ib_qp_state */
+	__u32	access;			/* IB_ACCESS_* */
+	__u32	qkey;
+	__u32	path_mtu;		/* enum ib_mtu */
+	__u32	dest_qpn;
+	__u32	rq_psn;
+	__u32	sq_psn;
+	__u8	timeout;
+	__u8	retry_cnt;
+	__u8	rnr_retry;
+	__u8	min_rnr_timer;
+	__u8	max_rd_atomic;
+	__u8	max_dest_rd_atomic;
+	__u8	hop_limit;
+	__u8	traffic_class;
+	__u32	flow_label;
+	__u32	sgid_type;		/* enum ib_gid_type: 2 RoCE v2 */
+	__u8	dgid[16];
+	__u8	sgid[16];
+	__u8	dmac[6];
+	__u8	pad[6];
+};
+
+struct roxe_kabi_mr {
+	__u32	key;			/* lkey == rkey */
+	__u32	pdn;
+	__u32	access;
+	__u32	pad;
+	__u64	iova;
+	__u64	length;
+};
+
+struct roxe_kabi_cmd {
+	__u32	op;			/* enum roxe_kabi_op */
+	__u32	seq;			/* 0: no reply wanted */
+	union {
+		struct roxe_kabi_cq		cq;
+		struct roxe_kabi_srq		srq;
+		struct roxe_kabi_qp		qp;
+		struct roxe_kabi_qp_attr	modify;
+		struct roxe_kabi_mr		mr;
+		__u32				id;	/* DESTROY_*, DEREG_MR */
+		__u8				raw[192];
+	};
+};
+
+struct roxe_kabi_reply {
+	__u32	seq;
+	__s32	status;			/* 0 or a negative errno */
+};
+
 #define ROXE_IOC_ATTACH		_IOWR(ROXE_IOC_MAGIC, 1, struct roxe_kabi_attach)
 #define ROXE_IOC_INFO		_IOR(ROXE_IOC_MAGIC, 2, struct roxe_kabi_info)
 
