@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include "roxe/kabi.h"
+#include "kserve.h"
 
 static const char usage[] =
 "NAME\n"
@@ -99,7 +100,8 @@ static int attach(const char *ifname, struct roxe_kabi_attach *a)
 		logmsg(LOG_ERR, "%s: no such interface", ifname);
 		return -1;
 	}
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	/* non-blocking: the serve loop reads commands until EAGAIN */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		logmsg(LOG_ERR, "%s: %s%s", path, strerror(errno),
 		       errno == ENOENT ? " (is roxe.ko loaded?)" : "");
@@ -145,16 +147,13 @@ static int daemonize(void)
 	return 0;
 }
 
-/* The serve loop. For now the module sends no commands; roxed watches its
- * device (netdev gone, port state) and waits for a signal. */
-static int serve(int fd, int sfd, const char *ifname)
+static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *ks,
+		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
 {
-	struct roxe_kabi_info info, last = { 0 };
-
 	for (;;) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = fd, .events = POLLIN } };
-		int n = poll(p, 2, 1000);
+		int n = poll(p, 2, 1000), err;
 
 		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "poll: %s", strerror(errno));
@@ -168,22 +167,51 @@ static int serve(int fd, int sfd, const char *ifname)
 				return 0;
 			}
 		}
-		if (ioctl(fd, ROXE_IOC_INFO, &info) < 0) {
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			err = roxe_kserve_run(ks);
+			if (err) {
+				logmsg(LOG_ERR, "command channel: %s", strerror(-err));
+				return 1;
+			}
+		}
+		if (ioctl(fd, ROXE_IOC_INFO, info) < 0) {
 			logmsg(LOG_ERR, "device info: %s", strerror(errno));
 			return 1;
 		}
-		if (!info.ifindex) {
+		if (!info->ifindex) {
 			logmsg(LOG_ERR, "%s: interface gone, detaching", ifname);
 			return 1;
 		}
-		if (info.port_state != last.port_state || info.port_mtu != last.port_mtu)
-			logmsg(LOG_INFO, "%s: port %s, mtu %u", info.ibdev,
-			       port_state_name(info.port_state), info.port_mtu);
-		if (info.ucontexts != last.ucontexts)
-			logmsg(LOG_DEBUG, "%s: %llu user contexts", info.ibdev,
-			       (unsigned long long)info.ucontexts);
-		last = info;
+		if (info->port_state != last->port_state || info->port_mtu != last->port_mtu)
+			logmsg(LOG_INFO, "%s: port %s, mtu %u", info->ibdev,
+			       port_state_name(info->port_state), info->port_mtu);
+		if (info->ucontexts != last->ucontexts) {
+			unsigned cqs, qps, srqs, mrs;
+
+			roxe_kserve_counts(ks, &cqs, &qps, &srqs, &mrs);
+			logmsg(LOG_DEBUG, "%s: %llu user contexts (%u QPs, %u CQs, %u SRQs, %u MRs)",
+			       info->ibdev, (unsigned long long)info->ucontexts, qps, cqs, srqs, mrs);
+		}
+		*last = *info;
 	}
+}
+
+/* The serve loop: answer the module's commands (objects created,
+ * modified, destroyed), watch the device (netdev gone, port state) and wait
+ * for a signal. */
+static int serve(int fd, int sfd, const char *ifname)
+{
+	struct roxe_kabi_info info, last = { 0 };
+	struct roxe_kserve *ks = roxe_kserve_new(fd, logmsg, verbose);
+	int rc;
+
+	if (!ks) {
+		logmsg(LOG_ERR, "out of memory");
+		return 1;
+	}
+	rc = serve_loop(fd, sfd, ifname, ks, &info, &last);
+	roxe_kserve_free(ks);
+	return rc;
 }
 
 int main(int argc, char **argv)
