@@ -14,6 +14,8 @@
 #     RC/UC/UD QPs (with and without SRQ) to RTS, query, AH, receive posts
 #     into the mapped queues, limits, and the send doorbell answering
 #     EOPNOTSUPP until roxed serves QPs;
+#   - roxed hears of every object (its -v log) and maps its queues; a
+#     stopped roxed makes create_cq time out (ETIMEDOUT), not hang;
 #   - the port follows the link: eth0 down -> DOWN, up -> ACTIVE;
 #   - roxed in daemon mode (the default) serves too and stops on SIGTERM;
 #   - SIGTERM to roxed: the device goes away, roxed logs a clean detach;
@@ -141,6 +143,31 @@ step_verbs() {
 	echo "$out" | sed 's/^/    verbs: /'
 	[ $rc = 0 ] && ok "verbs objects: $(grep -c '^ok:' <<<"$out") checks passed" ||
 		bad "kmod_verbs exited $rc"
+	# roxed heard of every object and mapped its queues
+	for want in 'create cq [0-9]*: 127 entries' 'create srq [0-9]*: 63 x' \
+		'create qp 16 (RC): sq 127 x' 'create qp 16 (UD): sq 127 x .*rq srq' \
+		'modify qp 16: RTR -> RTS' 'reg mr 0x[0-9a-f]*: 1048576 bytes' \
+		'destroy qp 16' 'destroy srq' 'destroy cq' 'dereg mr'; do
+		grep -q "$want" /tmp/roxed.log && ok "roxed: $want" || bad "roxed never logged '$want'"
+	done
+	grep -q 'failed' /tmp/roxed.log && bad "roxed: a command failed: $(grep failed /tmp/roxed.log | head -3)" || true
+}
+
+# A daemon that does not answer: creation fails with ETIMEDOUT after the
+# channel's timeout (2 s), nothing hangs; once it answers again, all is well.
+step_timeout() {
+	local g out rc=0 t0
+	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "timeout: no GID"; return; }
+	kill -STOP "$ROXED_PID"
+	t0=$(date +%s)
+	out=$(timeout 30 "$VERBS" roxe0 "$g" --cq 2>&1) || rc=$?
+	kill -CONT "$ROXED_PID"
+	log "    roxed stopped: $out ($(($(date +%s) - t0)) s)"
+	[ $rc = 1 ] && grep -q 'timed out' <<<"$out" && ok "stopped roxed: create_cq times out, no hang" ||
+		bad "stopped roxed: kmod_verbs --cq exited $rc: $out"
+	rc=0
+	out=$(timeout 30 "$VERBS" roxe0 "$g" --cq 2>&1) || rc=$?
+	[ $rc = 0 ] && ok "roxed continued: create_cq works again" || bad "after SIGCONT: $out"
 }
 
 step_link() {
@@ -267,6 +294,7 @@ guest_main() {
 	if step_load; then
 		step_devinfo
 		step_verbs
+		step_timeout
 		step_link
 		step_sigterm
 		step_daemon

@@ -5,6 +5,7 @@
  *
  *   kmod_verbs DEVICE GID_INDEX
  *   kmod_verbs DEVICE GID_INDEX --hold FILE
+ *   kmod_verbs DEVICE GID_INDEX --cq
  *
  * PD, MR (pinned), CQ with a completion channel, SRQ, RC/UC/UD QPs with and
  * without the SRQ, each QP through RESET -> INIT -> RTR -> RTS (RC/UC toward
@@ -17,6 +18,9 @@
  * removed (meanwhile the test kills roxed and unloads roxe.ko), then read
  * the mapped CQ, write the mapped receive queue and destroy everything: the
  * memory must still be there and nothing may crash; verbs calls may fail.
+ *
+ * --cq: create and destroy one CQ, print the outcome; exit 0 if created
+ * (the test stops roxed to see creation time out instead).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -157,8 +161,9 @@ int main(int argc, char **argv)
 	char *buf;
 	int gidx, err;
 
-	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--hold"))) {
-		fprintf(stderr, "usage: kmod_verbs DEVICE GID_INDEX [--hold FILE]\n");
+	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--hold")) &&
+	    !(argc == 4 && !strcmp(argv[3], "--cq"))) {
+		fprintf(stderr, "usage: kmod_verbs DEVICE GID_INDEX [--hold FILE | --cq]\n");
 		return 2;
 	}
 	gidx = atoi(argv[2]);
@@ -169,6 +174,15 @@ int main(int argc, char **argv)
 	}
 	if (argc == 5)
 		return hold(ctx, argv[4]);
+	if (argc == 4) {
+		struct ibv_cq *c = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+
+		printf("create_cq: %s\n", c ? "created" : strerror(errno));
+		if (c)
+			ibv_destroy_cq(c);
+		ibv_close_device(ctx);
+		return c ? 0 : 1;
+	}
 	CHECK(ibv_query_gid(ctx, 1, gidx, &gid) == 0, "query_gid %d", gidx);
 	pd = ibv_alloc_pd(ctx);
 	CHECK(pd, "alloc_pd");
