@@ -20,7 +20,8 @@ struct roxe_file {
 };
 
 /* One attach at a time: the "already served" check and the registration
- * must not interleave between two daemons. */
+ * must not interleave between two daemons.
+ */
 static DEFINE_MUTEX(roxe_attach_lock);
 
 static int roxe_open(struct inode *inode, struct file *filp)
@@ -145,7 +146,8 @@ static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 }
 
 /* The device this file serves, once attached (it lives as long as the
- * file: only release detaches). */
+ * file: only release detaches).
+ */
 static struct roxe_dev *file_dev(struct file *filp)
 {
 	struct roxe_file *rf = filp->private_data;

@@ -60,7 +60,8 @@ int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd)
 }
 
 /* Send a command and wait for roxed's answer: its status, -ETIMEDOUT after
- * ROXE_KABI_TIMEOUT_MS, -ENODEV once the daemon is gone. Sleeps. */
+ * ROXE_KABI_TIMEOUT_MS, -ENODEV once the daemon is gone. Sleeps.
+ */
 int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
 {
 	struct roxe_req *r = req_new(cmd);

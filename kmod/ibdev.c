@@ -28,7 +28,8 @@ static struct net_device *roxe_get_ndev(struct roxe_dev *rdev)
  * core then keeps us out of its netdev hash, which ib_device_get_by_netdev()
  * searches. Kernel rxe looks itself up there by driver_id, and ours is
  * RDMA_DRIVER_RXE too: rxe's netdev notifier would take our device for one
- * of its own (a crash on the first link change with rdma_rxe loaded). */
+ * of its own (a crash on the first link change with rdma_rxe loaded).
+ */
 static struct net_device *roxe_get_netdev(struct ib_device *ib, u32 port)
 {
 	return roxe_get_ndev(to_rdev(ib));
@@ -90,7 +91,8 @@ enum ib_mtu roxe_active_mtu(struct roxe_dev *rdev)
 }
 
 /* Tell the core (and through it uverbs' async events) when the port's state
- * changed since the last call. Any context that may queue work. */
+ * changed since the last call. Any context that may queue work.
+ */
 void roxe_port_update(struct roxe_dev *rdev)
 {
 	enum ib_port_state st = roxe_port_state(rdev);
@@ -106,7 +108,8 @@ void roxe_port_update(struct roxe_dev *rdev)
 
 /* NETDEV_UNREGISTER: let go of the netdev at once (its unregistration waits
  * for every reference); the port stays DOWN until roxed detaches. Called
- * under RTNL and roxe_devs_lock. */
+ * under RTNL and roxe_devs_lock.
+ */
 void roxe_dev_netdev_gone(struct roxe_dev *rdev)
 {
 	struct net_device *ndev;
@@ -186,7 +189,8 @@ static int roxe_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *
 	attr->subnet_timeout = 0;
 	attr->init_type_reply = 0;
 	/* no ethtool query here: it takes RTNL, and the core queries ports
-	 * from contexts that may hold it */
+	 * from contexts that may hold it
+	 */
 	attr->active_width = IB_WIDTH_1X;
 	attr->active_speed = IB_SPEED_EDR;
 	if (attr->state == IB_PORT_ACTIVE)
@@ -282,7 +286,8 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 
 /* Register roxe%d on ndev for the daemon `owner`. Not under roxe_devs_lock:
  * registration takes RTNL (GID rescan), the netdev notifier holds RTNL and
- * then takes roxe_devs_lock. */
+ * then takes roxe_devs_lock.
+ */
 struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 {
 	struct roxe_dev *rdev;
@@ -313,7 +318,8 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 	strscpy(rdev->ib.node_desc, "roxe", sizeof(rdev->ib.node_desc));
 	addrconf_addr_eui48((unsigned char *)&rdev->ib.node_guid, ndev->dev_addr);
 	/* the rxe provider rings doorbells with a zero-WR post_send and arms
-	 * CQs through the write() interface: both are opt-in since 5.x */
+	 * CQs through the write() interface: both are opt-in since 5.x
+	 */
 	rdev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				    BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&rdev->ib, &roxe_dev_ops);
@@ -352,7 +358,8 @@ fail:
 }
 
 /* The daemon detached: port DOWN (an event for whoever listens), then the
- * device goes. Users of uverbs are disassociated, kernel ULPs removed. */
+ * device goes. Users of uverbs are disassociated, kernel ULPs removed.
+ */
 void roxe_dev_remove(struct roxe_dev *rdev)
 {
 	struct net_device *ndev;
@@ -364,7 +371,8 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	WRITE_ONCE(rdev->detached, true);
 	roxe_port_update(rdev);
 	/* from here on every command fails at once: the destroys that
-	 * unregistration runs do not wait for the daemon that just left */
+	 * unregistration runs do not wait for the daemon that just left
+	 */
 	roxe_chan_kill(&rdev->chan);
 	ib_unregister_device(&rdev->ib);
 

@@ -62,7 +62,8 @@ static int __init roxe_init(void)
 }
 
 /* Every device belongs to an open /dev/roxe, which pins the module: by the
- * time we get here all of them are gone. */
+ * time we get here all of them are gone.
+ */
 static void __exit roxe_exit(void)
 {
 	roxe_cdev_exit();

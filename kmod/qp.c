@@ -150,7 +150,8 @@ free_qpn:
 }
 
 /* The RoCE addressing of an RTR: a GRH is mandatory, the core has already
- * resolved the destination MAC and the source GID entry. */
+ * resolved the destination MAC and the source GID entry.
+ */
 static int check_av(const struct rdma_ah_attr *ah)
 {
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
@@ -315,7 +316,8 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /* The provider's doorbell (no WRs) and kernel posts. Until roxed serves
- * QPs, say so rather than accept work that nothing would ever send. */
+ * QPs, say so rather than accept work that nothing would ever send.
+ */
 int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {

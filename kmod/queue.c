@@ -24,7 +24,8 @@ static void roxe_mmap_release(struct kref *ref)
 }
 
 /* Round *entries up so that a queue of 2^k slots holds them (one slot stays
- * empty), allocate it and report back what it holds. */
+ * empty), allocate it and report back what it holds.
+ */
 int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
 		      u32 *entries, size_t elem_size)
 {
@@ -65,7 +66,8 @@ int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
 }
 
 /* Give the ucontext of udata a mapping of the queue; mi is what the
- * provider passes to mmap(). */
+ * provider passes to mmap().
+ */
 int roxe_kqueue_export(struct roxe_kqueue *q, struct ib_udata *udata,
 		       struct mminfo *mi)
 {

@@ -73,7 +73,8 @@ struct roxe_dev {
 
 /* Queue memory user space maps: one rdma mmap entry per buffer. The entry
  * owns the memory (freed in mmap_free when the last reference goes), so a
- * racing mmap never sees it freed. */
+ * racing mmap never sees it freed.
+ */
 struct roxe_mmap {
 	struct rdma_user_mmap_entry rdma;
 	void			*buf;		/* vmalloc_user() */
@@ -198,7 +199,8 @@ ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
 
 /* Tell roxed about a new object; on failure make sure it forgets it again
- * (the create may have reached it after we stopped waiting). */
+ * (the create may have reached it after we stopped waiting).
+ */
 static inline int roxe_chan_create(struct roxe_dev *rdev,
 				   struct roxe_kabi_cmd *cmd, u32 destroy_op,
 				   u32 id)
