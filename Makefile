@@ -6,7 +6,7 @@
 #   make check      install deps, build, run every kselftest
 #   make demo       install deps, build, run the two-namespace demo
 #   make bench      install deps, build, run the benchmarks
-#   make kmod       build kmod/roxe.ko against Debian's 6.1 headers
+#   make kmod       build build/kmod/roxe.ko against Debian's 6.1 headers
 #   make clean
 
 TOP      := $(abspath .)
@@ -42,6 +42,10 @@ TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
 
+# Daemons: user/NAME.c (kept out of libroxe above) is build/bin/NAME.
+DAEMON_SRCS := user/roxed.c
+DAEMONS  := $(DAEMON_SRCS:user/%.c=$(BIN)/%)
+
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
@@ -50,7 +54,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench kmod clean
-all: $(BPF_SKELS) $(LIBROXE) $(TOOLS)
+all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS)
 
 deps:
 	@$(TOP)/tools/install-deps.sh
@@ -93,8 +97,13 @@ $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) 
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
+$(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
-	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d)
+	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
+	$(DAEMON_SRCS:%.c=$(OBJ)/%.d)
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes
@@ -109,6 +118,7 @@ check: deps
 .PHONY: check-vm vm-shell
 check-vm: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kmod
 	@$(MAKE) --no-print-directory kselftest TARGETS=vm
 
 vm-shell: deps all
@@ -123,17 +133,25 @@ demo bench: deps
 	@$(TOP)/tools/$@.sh
 
 # --- kernel module ---------------------------------------------------------
-KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+# Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes
+# its products next to the sources it compiles. The headers must match the
+# kernel tools/vm/build-initramfs.sh boots (the newest 6.1 Debian one).
+KDIR ?= $(lastword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+KMOD_OUT := $(BUILD)/kmod
+KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
+.PHONY: kmod-clean
 kmod:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
 		echo "kmod: Debian's 6.1 kernel headers are missing:" \
 		     "run tools/install-deps.sh (linux-headers-amd64)" >&2; \
 		exit 1; fi
-	@if [ ! -f kmod/Kbuild ]; then \
-		echo "kmod: kmod/ has no module sources yet" >&2; exit 1; fi
-	$(MAKE) -C $(KDIR) M=$(TOP)/kmod modules
+	@mkdir -p $(KMOD_OUT)
+	@find $(KMOD_OUT) -maxdepth 1 -xtype l -delete
+	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/; done
+	$(MAKE) -C $(KDIR) M=$(KMOD_OUT) modules
+
+kmod-clean:
+	rm -rf $(KMOD_OUT)
 
 clean:
 	rm -rf $(BUILD)
-	@if [ -f kmod/Kbuild ] && [ -n "$(KDIR)" ]; then \
-		$(MAKE) -C $(KDIR) M=$(TOP)/kmod clean; fi

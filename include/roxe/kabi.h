@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The control ABI between roxe.ko and roxed, spoken over /dev/roxe. Shared
+ * verbatim by kmod/ and user/: kernel types only (__u32...), no padding
+ * holes, every struct a multiple of 8 bytes so 32- and 64-bit layouts agree.
+ *
+ * A roxed process opens /dev/roxe once per interface and issues
+ * ROXE_IOC_ATTACH with the netdev's ifindex: the module registers an
+ * ib_device (roxe%d) on that netdev and ties it to this open file. Closing
+ * the file (roxed exits, is killed, or crashes) detaches: the port goes
+ * DOWN, then the ib_device is unregistered. Applications using it through
+ * uverbs are disassociated (they get IB_EVENT_DEVICE_FATAL and EIO), kernel
+ * ULPs get their remove callback.
+ */
+#ifndef ROXE_KABI_H
+#define ROXE_KABI_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define ROXE_KABI_VERSION	1
+#define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
+#define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
+
+#define ROXE_IOC_MAGIC		0xb7
+
+/* ROXE_IOC_ATTACH: register an ib_device on a netdev, served by this file. */
+struct roxe_kabi_attach {
+	__u32	abi_version;		/* in: ROXE_KABI_VERSION */
+	__u32	ifindex;		/* in: netdev in the caller's netns */
+	__u32	flags;			/* in: 0 */
+	__u32	port_mtu;		/* out: active IB MTU, bytes */
+	char	ibdev[ROXE_KABI_NAME_MAX];	/* out: "roxe0", ... */
+};
+
+/* ROXE_IOC_INFO: what the device looks like now (roxectl, tests). */
+struct roxe_kabi_info {
+	__u32	abi_version;		/* out: the module's ROXE_KABI_VERSION */
+	__u32	ifindex;		/* out: 0 once the netdev went away */
+	__u32	port_state;		/* out: enum ib_port_state (4: ACTIVE) */
+	__u32	port_mtu;		/* out: active IB MTU, bytes */
+	__u64	ucontexts;		/* out: open uverbs contexts */
+	char	ibdev[ROXE_KABI_NAME_MAX];	/* out */
+};
+
+/*
+ * Commands: the module tells roxed about the objects applications create.
+ * roxed read()s one struct roxe_kabi_cmd at a time (poll() says POLLIN when
+ * one is queued) and, when seq is not 0, write()s a struct roxe_kabi_reply
+ * with the same seq. The module waits ROXE_KABI_TIMEOUT_MS for it; past
+ * that the verb fails with ETIMEDOUT and a late reply is ignored. Destroy
+ * commands never fail on the module's side: roxed learns of them, and a
+ * missing reply only delays the destroy by the timeout.
+ *
+ * Queue memory: every queue has a token; mmap(fd, token) in roxed maps the
+ * same pages the application maps (length: the queue's bytes).
+ */
+#define ROXE_KABI_TIMEOUT_MS	2000
+
+enum roxe_kabi_op {
+	ROXE_KOP_CREATE_CQ = 1,
+	ROXE_KOP_DESTROY_CQ,
+	ROXE_KOP_CREATE_SRQ,
+	ROXE_KOP_DESTROY_SRQ,
+	ROXE_KOP_CREATE_QP,
+	ROXE_KOP_MODIFY_QP,
+	ROXE_KOP_DESTROY_QP,
+	ROXE_KOP_REG_MR,
+	ROXE_KOP_DEREG_MR,
+};
+
+/* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
+struct roxe_kabi_queue {
+	__u64	token;			/* mmap offset on /dev/roxe */
+	__u64	bytes;			/* mapping length (page multiple) */
+	__u32	slots;			/* power of two */
+	__u32	log2_elem;
+};
+
+struct roxe_kabi_cq {
+	__u32	cqn;
+	__u32	pad;
+	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
+};
+
+struct roxe_kabi_srq {
+	__u32	srqn;
+	__u32	pdn;
+	__u32	max_sge;
+	__u32	limit;
+	struct roxe_kabi_queue	q;	/* of struct rxe_recv_wqe */
+};
+
+struct roxe_kabi_qp {
+	__u32	qpn;
+	__u32	type;			/* IB_QPT_RC 2, UC 3, UD 4 */
+	__u32	pdn;
+	__u32	send_cqn;
+	__u32	recv_cqn;
+	__u32	srqn;			/* ~0: own receive queue */
+	__u32	max_send_sge;
+	__u32	max_recv_sge;
+	__u32	max_inline;
+	__u32	sq_sig_all;
+	struct roxe_kabi_queue	sq;	/* of struct rxe_send_wqe */
+	struct roxe_kabi_queue	rq;	/* of struct rxe_recv_wqe; bytes 0 with an SRQ */
+};
+
+/* A modify_qp: the attributes roxe's engine needs, in IB encodings. */
+struct roxe_kabi_qp_attr {
+	__u32	qpn;
+	__u32	mask;			/* enum ib_qp_attr_mask */
+	__u32	state;			/* enum ib_qp_state */
+	__u32	access;			/* IB_ACCESS_* */
+	__u32	qkey;
+	__u32	path_mtu;		/* enum ib_mtu */
+	__u32	dest_qpn;
+	__u32	rq_psn;
+	__u32	sq_psn;
+	__u8	timeout;
+	__u8	retry_cnt;
+	__u8	rnr_retry;
+	__u8	min_rnr_timer;
+	__u8	max_rd_atomic;
+	__u8	max_dest_rd_atomic;
+	__u8	hop_limit;
+	__u8	traffic_class;
+	__u32	flow_label;
+	__u32	sgid_type;		/* enum ib_gid_type: 2 RoCE v2 */
+	__u8	dgid[16];
+	__u8	sgid[16];
+	__u8	dmac[6];
+	__u8	pad[6];
+};
+
+struct roxe_kabi_mr {
+	__u32	key;			/* lkey == rkey */
+	__u32	pdn;
+	__u32	access;
+	__u32	pad;
+	__u64	iova;
+	__u64	length;
+};
+
+struct roxe_kabi_cmd {
+	__u32	op;			/* enum roxe_kabi_op */
+	__u32	seq;			/* 0: no reply wanted */
+	union {
+		struct roxe_kabi_cq		cq;
+		struct roxe_kabi_srq		srq;
+		struct roxe_kabi_qp		qp;
+		struct roxe_kabi_qp_attr	modify;
+		struct roxe_kabi_mr		mr;
+		__u32				id;	/* DESTROY_*, DEREG_MR */
+		__u8				raw[192];
+	};
+};
+
+struct roxe_kabi_reply {
+	__u32	seq;
+	__s32	status;			/* 0 or a negative errno */
+};
+
+#define ROXE_IOC_ATTACH		_IOWR(ROXE_IOC_MAGIC, 1, struct roxe_kabi_attach)
+#define ROXE_IOC_INFO		_IOR(ROXE_IOC_MAGIC, 2, struct roxe_kabi_info)
+
+#endif /* ROXE_KABI_H */

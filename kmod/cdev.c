@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /dev/roxe: the control channel to roxed. One open file serves at most one
+ * ib_device; the device lives exactly as long as the file is attached, so a
+ * daemon that exits or dies (the kernel closes its files) takes its device
+ * down with it and nothing waits on user space.
+ */
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <net/net_namespace.h>
+#include "roxe.h"
+
+struct roxe_file {
+	struct mutex		lock;		/* rdev */
+	struct roxe_dev		*rdev;
+};
+
+/* One attach at a time: the "already served" check and the registration
+ * must not interleave between two daemons.
+ */
+static DEFINE_MUTEX(roxe_attach_lock);
+
+static int roxe_open(struct inode *inode, struct file *filp)
+{
+	struct roxe_file *rf;
+
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	if (!rf)
+		return -ENOMEM;
+	mutex_init(&rf->lock);
+	filp->private_data = rf;
+	return nonseekable_open(inode, filp);
+}
+
+static int roxe_release(struct inode *inode, struct file *filp)
+{
+	struct roxe_file *rf = filp->private_data;
+
+	if (rf->rdev) {
+		pr_info("%s: daemon detached\n", dev_name(&rf->rdev->ib.dev));
+		roxe_dev_remove(rf->rdev);
+	}
+	mutex_destroy(&rf->lock);
+	kfree(rf);
+	return 0;
+}
+
+static long roxe_ioc_attach(struct roxe_file *rf, void __user *uarg)
+{
+	struct roxe_kabi_attach a;
+	struct net_device *ndev;
+	struct ib_device *other;
+	struct roxe_dev *rdev;
+	long err;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.abi_version != ROXE_KABI_VERSION)
+		return -EPROTO;
+	if (a.flags)
+		return -EINVAL;
+
+	mutex_lock(&roxe_attach_lock);
+	mutex_lock(&rf->lock);
+	err = -EBUSY;
+	if (rf->rdev)
+		goto out_unlock;
+	err = -ENODEV;
+	ndev = dev_get_by_index(current->nsproxy->net_ns, a.ifindex);
+	if (!ndev)
+		goto out_unlock;
+	err = -EINVAL;
+	if (ndev->type != ARPHRD_ETHER)
+		goto out_put;
+	/* kernel rxe or another roxe already serves this netdev */
+	err = -EBUSY;
+	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
+	if (other) {
+		ib_device_put(other);
+		goto out_put;
+	}
+	rdev = roxe_dev_add(ndev, rf);
+	if (IS_ERR(rdev)) {
+		err = PTR_ERR(rdev);
+		goto out_put;
+	}
+	rf->rdev = rdev;
+	pr_info("%s: attached to %s\n", dev_name(&rdev->ib.dev), ndev->name);
+	dev_put(ndev);
+	mutex_unlock(&rf->lock);
+	mutex_unlock(&roxe_attach_lock);
+
+	memset(a.ibdev, 0, sizeof(a.ibdev));
+	strscpy(a.ibdev, dev_name(&rdev->ib.dev), sizeof(a.ibdev));
+	a.port_mtu = ib_mtu_enum_to_int(roxe_active_mtu(rdev));
+	/* a failed copy leaves the device attached: closing the file undoes */
+	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
+
+out_put:
+	dev_put(ndev);
+out_unlock:
+	mutex_unlock(&rf->lock);
+	mutex_unlock(&roxe_attach_lock);
+	return err;
+}
+
+static long roxe_ioc_info(struct roxe_file *rf, void __user *uarg)
+{
+	struct roxe_kabi_info i = { .abi_version = ROXE_KABI_VERSION };
+	struct roxe_dev *rdev;
+
+	mutex_lock(&rf->lock);
+	rdev = rf->rdev;
+	if (rdev) {
+		i.ifindex = READ_ONCE(rdev->ifindex);
+		i.port_state = roxe_port_state(rdev);
+		i.port_mtu = ib_mtu_enum_to_int(roxe_active_mtu(rdev));
+		i.ucontexts = atomic64_read(&rdev->ucontexts);
+		strscpy(i.ibdev, dev_name(&rdev->ib.dev), sizeof(i.ibdev));
+	}
+	mutex_unlock(&rf->lock);
+	if (!rdev)
+		return -ENOTCONN;
+	return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
+}
+
+static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct roxe_file *rf = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case ROXE_IOC_ATTACH:
+		return roxe_ioc_attach(rf, uarg);
+	case ROXE_IOC_INFO:
+		return roxe_ioc_info(rf, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* The device this file serves, once attached (it lives as long as the
+ * file: only release detaches).
+ */
+static struct roxe_dev *file_dev(struct file *filp)
+{
+	struct roxe_file *rf = filp->private_data;
+	struct roxe_dev *rdev;
+
+	mutex_lock(&rf->lock);
+	rdev = rf->rdev;
+	mutex_unlock(&rf->lock);
+	return rdev;
+}
+
+/* roxed reads commands... */
+static ssize_t roxe_read(struct file *filp, char __user *buf, size_t len,
+			 loff_t *off)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_chan_read(&rdev->chan, buf, len, filp->f_flags & O_NONBLOCK);
+}
+
+/* ...and writes replies. */
+static ssize_t roxe_write(struct file *filp, const char __user *buf,
+			  size_t len, loff_t *off)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_chan_write(&rdev->chan, buf, len);
+}
+
+static __poll_t roxe_poll(struct file *filp, poll_table *wait)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	if (!rdev)
+		return mask;
+	poll_wait(filp, &rdev->chan.wq, wait);
+	if (roxe_chan_readable(&rdev->chan))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+/* roxed maps a queue by its token. */
+static int roxe_file_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+
+	if (!rdev)
+		return -ENOTCONN;
+	return roxe_kqueue_mmap(rdev, vma);
+}
+
+static const struct file_operations roxe_fops = {
+	.owner = THIS_MODULE,
+	.open = roxe_open,
+	.release = roxe_release,
+	.read = roxe_read,
+	.write = roxe_write,
+	.poll = roxe_poll,
+	.mmap = roxe_file_mmap,
+	.unlocked_ioctl = roxe_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice roxe_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = ROXE_KABI_DEVNAME,
+	.fops = &roxe_fops,
+	.mode = 0600,
+};
+
+int roxe_cdev_init(void)
+{
+	return misc_register(&roxe_misc);
+}
+
+void roxe_cdev_exit(void)
+{
+	misc_deregister(&roxe_misc);
+}

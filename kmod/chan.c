@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The command channel to roxed: requests queue here until roxed read()s
+ * them from /dev/roxe, then wait (bounded) for its write()n reply. A dead
+ * channel (roxed gone) fails everything at once, so no verb ever waits on
+ * a daemon that will not answer.
+ */
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include "roxe.h"
+
+struct roxe_req {
+	struct list_head	list;	/* chan->queue, then chan->sent */
+	struct roxe_kabi_cmd	cmd;
+	struct completion	done;
+	int			status;
+};
+
+void roxe_chan_init(struct roxe_chan *ch)
+{
+	spin_lock_init(&ch->lock);
+	INIT_LIST_HEAD(&ch->queue);
+	INIT_LIST_HEAD(&ch->sent);
+	init_waitqueue_head(&ch->wq);
+	ch->next_seq = 0;
+	ch->dead = false;
+}
+
+static struct roxe_req *req_new(const struct roxe_kabi_cmd *cmd)
+{
+	struct roxe_req *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return NULL;
+	INIT_LIST_HEAD(&r->list);
+	r->cmd = *cmd;
+	init_completion(&r->done);
+	return r;
+}
+
+/* Queue a command that wants no reply (roxed frees nothing for us). */
+int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd)
+{
+	struct roxe_req *r = req_new(cmd);
+
+	if (!r)
+		return -ENOMEM;
+	r->cmd.seq = 0;
+	spin_lock(&ch->lock);
+	if (ch->dead) {
+		spin_unlock(&ch->lock);
+		kfree(r);
+		return -ENODEV;
+	}
+	list_add_tail(&r->list, &ch->queue);
+	spin_unlock(&ch->lock);
+	wake_up_interruptible(&ch->wq);
+	return 0;
+}
+
+/* Send a command and wait for roxed's answer: its status, -ETIMEDOUT after
+ * ROXE_KABI_TIMEOUT_MS, -ENODEV once the daemon is gone. Sleeps.
+ */
+int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
+{
+	struct roxe_req *r = req_new(cmd);
+	int status;
+
+	if (!r)
+		return -ENOMEM;
+	spin_lock(&ch->lock);
+	if (ch->dead) {
+		spin_unlock(&ch->lock);
+		kfree(r);
+		return -ENODEV;
+	}
+	if (++ch->next_seq == 0)
+		ch->next_seq = 1;
+	r->cmd.seq = ch->next_seq;
+	list_add_tail(&r->list, &ch->queue);
+	spin_unlock(&ch->lock);
+	wake_up_interruptible(&ch->wq);
+
+	wait_for_completion_timeout(&r->done,
+				    msecs_to_jiffies(ROXE_KABI_TIMEOUT_MS));
+	spin_lock(&ch->lock);
+	if (!list_empty(&r->list)) {
+		/* no answer in time: a late reply finds nothing */
+		list_del_init(&r->list);
+		r->status = -ETIMEDOUT;
+	}
+	status = r->status;
+	spin_unlock(&ch->lock);
+	kfree(r);
+	return status;
+}
+
+/* roxed is gone: fail what waits, refuse what comes. */
+void roxe_chan_kill(struct roxe_chan *ch)
+{
+	struct roxe_req *r, *t;
+	LIST_HEAD(drop);
+
+	spin_lock(&ch->lock);
+	ch->dead = true;
+	list_for_each_entry_safe(r, t, &ch->sent, list) {
+		list_del_init(&r->list);
+		r->status = -ENODEV;
+		complete(&r->done);
+	}
+	list_for_each_entry_safe(r, t, &ch->queue, list) {
+		list_del_init(&r->list);
+		r->status = -ENODEV;
+		if (r->cmd.seq)
+			complete(&r->done);
+		else
+			list_add(&r->list, &drop);	/* posts: nobody waits */
+	}
+	spin_unlock(&ch->lock);
+	list_for_each_entry_safe(r, t, &drop, list)
+		kfree(r);
+	wake_up_interruptible(&ch->wq);
+}
+
+bool roxe_chan_readable(struct roxe_chan *ch)
+{
+	return !list_empty_careful(&ch->queue);
+}
+
+/* read(): one command. */
+ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
+		       bool nonblock)
+{
+	struct roxe_kabi_cmd cmd;
+	struct roxe_req *r;
+	int err;
+
+	if (len < sizeof(cmd))
+		return -EINVAL;
+	for (;;) {
+		spin_lock(&ch->lock);
+		r = list_first_entry_or_null(&ch->queue, struct roxe_req, list);
+		if (r)
+			break;
+		spin_unlock(&ch->lock);
+		if (nonblock)
+			return -EAGAIN;
+		err = wait_event_interruptible(ch->wq, roxe_chan_readable(ch) ||
+					       READ_ONCE(ch->dead));
+		if (err)
+			return err;
+		if (READ_ONCE(ch->dead))
+			return -ENODEV;
+	}
+	cmd = r->cmd;
+	if (cmd.seq) {
+		list_move_tail(&r->list, &ch->sent);
+		r = NULL;
+	} else {
+		list_del_init(&r->list);
+	}
+	spin_unlock(&ch->lock);
+	kfree(r);
+	if (copy_to_user(buf, &cmd, sizeof(cmd)))
+		return -EFAULT;
+	return sizeof(cmd);
+}
+
+/* write(): one reply. */
+ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len)
+{
+	struct roxe_kabi_reply rep;
+	struct roxe_req *r;
+
+	if (len != sizeof(rep))
+		return -EINVAL;
+	if (copy_from_user(&rep, buf, sizeof(rep)))
+		return -EFAULT;
+	if (rep.status > 0 || rep.status < -4095)
+		return -EINVAL;
+	spin_lock(&ch->lock);
+	list_for_each_entry(r, &ch->sent, list) {
+		if (r->cmd.seq != rep.seq)
+			continue;
+		list_del_init(&r->list);
+		r->status = rep.status;
+		complete(&r->done);
+		break;
+	}
+	spin_unlock(&ch->lock);
+	/* a reply to a request that timed out is dropped quietly */
+	return sizeof(rep);
+}

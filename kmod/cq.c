@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Completion queues: a queue of struct ib_uverbs_wc that roxed produces
+ * into and the application (through the rxe provider) consumes from.
+ */
+#include <rdma/ib_user_verbs.h>
+#include "roxe.h"
+
+int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibcq->device);
+	struct roxe_cq *cq = to_rcq(ibcq);
+	struct rxe_create_cq_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
+	u32 entries;
+	int err, id;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel CQs: not yet */
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > ROXE_MAX_CQE)
+		return -EINVAL;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	id = ida_alloc_max(&rdev->cqn_ida, ROXE_MAX_CQ - 1, GFP_KERNEL);
+	if (id < 0)
+		return id;
+	cq->cqn = id;
+	entries = attr->cqe;
+	err = roxe_kqueue_alloc(rdev, &cq->q, &entries, sizeof(struct ib_uverbs_wc));
+	if (err)
+		goto free_id;
+	err = roxe_kqueue_export(&cq->q, udata, &resp.mi);
+	if (err)
+		goto free_q;
+	cmd.op = ROXE_KOP_CREATE_CQ;
+	cmd.cq.cqn = cq->cqn;
+	roxe_kqueue_describe(&cq->q, &cmd.cq.q);
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_CQ, cq->cqn);
+	if (err)
+		goto free_q;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto undo;
+	ibcq->cqe = entries;
+	return 0;
+
+undo:
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_CQ, cq->cqn);
+free_q:
+	roxe_kqueue_free(rdev, &cq->q);
+free_id:
+	ida_free(&rdev->cqn_ida, cq->cqn);
+	return err;
+}
+
+int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibcq->device);
+	struct roxe_cq *cq = to_rcq(ibcq);
+
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_CQ, cq->cqn);
+	roxe_kqueue_free(rdev, &cq->q);
+	ida_free(&rdev->cqn_ida, cq->cqn);
+	return 0;
+}
+
+/* Armed until the next completion event; roxed raises it (to come). */
+int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct roxe_cq *cq = to_rcq(ibcq);
+	u32 want = flags & IB_CQ_SOLICITED_MASK;
+
+	/* NEXT_COMP wins over SOLICITED when both were asked for */
+	if (want == IB_CQ_NEXT_COMP || READ_ONCE(cq->armed) != IB_CQ_NEXT_COMP)
+		WRITE_ONCE(cq->armed, want);
+	return 0;
+}

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ib_device: one per attached netdev, a RoCE v2 port (port 1) whose
+ * state follows the netdev's link and the daemon, and the device-wide verbs
+ * (query_device, query_port...). Registration and teardown live here too.
+ */
+#include <linux/etherdevice.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+#include "roxe.h"
+
+/* The netdev with a reference, or NULL once it is gone. */
+static struct net_device *roxe_get_ndev(struct roxe_dev *rdev)
+{
+	struct net_device *ndev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rdev->ndev_lock, flags);
+	ndev = rdev->ndev;
+	if (ndev)
+		dev_hold(ndev);
+	spin_unlock_irqrestore(&rdev->ndev_lock, flags);
+	return ndev;
+}
+
+/* Our own take on the port's netdev rather than ib_device_set_netdev(): the
+ * core then keeps us out of its netdev hash, which ib_device_get_by_netdev()
+ * searches. Kernel rxe looks itself up there by driver_id, and ours is
+ * RDMA_DRIVER_RXE too: rxe's netdev notifier would take our device for one
+ * of its own (a crash on the first link change with rdma_rxe loaded).
+ */
+static struct net_device *roxe_get_netdev(struct ib_device *ib, u32 port)
+{
+	return roxe_get_ndev(to_rdev(ib));
+}
+
+/* Is ndev served by one of our devices? Under roxe_devs_lock. */
+bool roxe_serves(struct net_device *ndev)
+{
+	struct roxe_dev *rdev;
+
+	list_for_each_entry(rdev, &roxe_devs, list)
+		if (READ_ONCE(rdev->ndev) == ndev)
+			return true;
+	return false;
+}
+
+enum ib_port_state roxe_port_state(struct roxe_dev *rdev)
+{
+	struct net_device *ndev;
+	enum ib_port_state st = IB_PORT_DOWN;
+
+	if (READ_ONCE(rdev->detached))
+		return IB_PORT_DOWN;
+	ndev = roxe_get_ndev(rdev);
+	if (!ndev)
+		return IB_PORT_DOWN;
+	if (netif_running(ndev) && netif_oper_up(ndev))
+		st = IB_PORT_ACTIVE;
+	dev_put(ndev);
+	return st;
+}
+
+/* As rxe: the largest IB MTU that fits the netdev MTU with our headers. */
+static enum ib_mtu mtu_for(unsigned int ndev_mtu)
+{
+	int mtu = (int)ndev_mtu - ROXE_HDR_ROOM;
+
+	if (mtu >= 4096)
+		return IB_MTU_4096;
+	if (mtu >= 2048)
+		return IB_MTU_2048;
+	if (mtu >= 1024)
+		return IB_MTU_1024;
+	if (mtu >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+enum ib_mtu roxe_active_mtu(struct roxe_dev *rdev)
+{
+	struct net_device *ndev = roxe_get_ndev(rdev);
+	enum ib_mtu m = IB_MTU_1024;
+
+	if (ndev) {
+		m = mtu_for(READ_ONCE(ndev->mtu));
+		dev_put(ndev);
+	}
+	return m;
+}
+
+/* Tell the core (and through it uverbs' async events) when the port's state
+ * changed since the last call. Any context that may queue work.
+ */
+void roxe_port_update(struct roxe_dev *rdev)
+{
+	enum ib_port_state st = roxe_port_state(rdev);
+	struct ib_event ev = { .device = &rdev->ib, .element.port_num = 1 };
+
+	if (!READ_ONCE(rdev->registered))
+		return;
+	if (xchg(&rdev->last_state, st) == st)
+		return;
+	ev.event = st == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+/* NETDEV_UNREGISTER: let go of the netdev at once (its unregistration waits
+ * for every reference); the port stays DOWN until roxed detaches. Called
+ * under RTNL and roxe_devs_lock.
+ */
+void roxe_dev_netdev_gone(struct roxe_dev *rdev)
+{
+	struct net_device *ndev;
+
+	spin_lock_irq(&rdev->ndev_lock);
+	ndev = rdev->ndev;
+	rdev->ndev = NULL;
+	rdev->ifindex = 0;
+	spin_unlock_irq(&rdev->ndev_lock);
+	if (!ndev)
+		return;
+	roxe_port_update(rdev);
+	dev_put(ndev);
+}
+
+static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ib);
+
+	/* the rxe ABI has no driver data here */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 0;
+	attr->sys_image_guid = rdev->ib.node_guid;
+	attr->max_mr_size = ~0ULL;
+	attr->page_size_cap = 0xfffff000;
+	attr->vendor_id = 0xffffff;	/* no OUI: a software device */
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_qp = ROXE_MAX_QP;
+	attr->max_qp_wr = ROXE_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_send_sge = ROXE_MAX_SGE;
+	attr->max_recv_sge = ROXE_MAX_SGE;
+	attr->max_sge_rd = ROXE_MAX_SGE;
+	attr->max_cq = ROXE_MAX_CQ;
+	attr->max_cqe = ROXE_MAX_CQE;
+	attr->max_mr = ROXE_MAX_MR;
+	attr->max_pd = ROXE_MAX_PD;
+	attr->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * ROXE_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = ROXE_MAX_AH;
+	attr->max_srq = ROXE_MAX_SRQ;
+	attr->max_srq_wr = ROXE_MAX_QP_WR;
+	attr->max_srq_sge = ROXE_MAX_SGE;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int roxe_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *attr)
+{
+	struct roxe_dev *rdev = to_rdev(ib);
+	struct net_device *ndev = roxe_get_ndev(rdev);
+
+	/* the caller zeroed *attr */
+	attr->state = roxe_port_state(rdev);
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = roxe_active_mtu(rdev);
+	attr->gid_tbl_len = ROXE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	attr->pkey_tbl_len = 1;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->sm_sl = 0;
+	attr->subnet_timeout = 0;
+	attr->init_type_reply = 0;
+	/* no ethtool query here: it takes RTNL, and the core queries ports
+	 * from contexts that may hold it
+	 */
+	attr->active_width = IB_WIDTH_1X;
+	attr->active_speed = IB_SPEED_EDR;
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (ndev && (dev_get_flags(ndev) & IFF_UP))
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	if (ndev)
+		dev_put(ndev);
+	return 0;
+}
+
+static int roxe_get_port_immutable(struct ib_device *ib, u32 port,
+				   struct ib_port_immutable *imm)
+{
+	imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	imm->pkey_tbl_len = 1;
+	imm->gid_tbl_len = ROXE_GID_TBL_LEN;
+	imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int roxe_query_pkey(struct ib_device *ib, u32 port, u16 index, u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static enum rdma_link_layer roxe_get_link_layer(struct ib_device *ib, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static const struct ib_device_ops roxe_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = ROXE_UVERBS_ABI_VERSION,
+
+	.alloc_pd = roxe_alloc_pd,
+	.alloc_ucontext = roxe_alloc_ucontext,
+	.create_ah = roxe_create_ah,
+	.create_cq = roxe_create_cq,
+	.create_qp = roxe_create_qp,
+	.create_srq = roxe_create_srq,
+	.create_user_ah = roxe_create_ah,
+	.dealloc_pd = roxe_dealloc_pd,
+	.dealloc_ucontext = roxe_dealloc_ucontext,
+	.dereg_mr = roxe_dereg_mr,
+	.destroy_ah = roxe_destroy_ah,
+	.destroy_cq = roxe_destroy_cq,
+	.destroy_qp = roxe_destroy_qp,
+	.destroy_srq = roxe_destroy_srq,
+	.disassociate_ucontext = roxe_disassociate_ucontext,
+	.get_link_layer = roxe_get_link_layer,
+	.get_netdev = roxe_get_netdev,
+	.get_port_immutable = roxe_get_port_immutable,
+	.mmap = roxe_mmap,
+	.mmap_free = roxe_mmap_free,
+	.modify_qp = roxe_modify_qp,
+	.modify_srq = roxe_modify_srq,
+	.post_send = roxe_post_send,
+	.query_ah = roxe_query_ah,
+	.query_device = roxe_query_device,
+	.query_pkey = roxe_query_pkey,
+	.query_port = roxe_query_port,
+	.query_qp = roxe_query_qp,
+	.query_srq = roxe_query_srq,
+	.reg_user_mr = roxe_reg_user_mr,
+	.req_notify_cq = roxe_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, roxe_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, roxe_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, roxe_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, roxe_ucontext, ibuc),
+};
+
+/* Every object is gone by now (unregistration destroyed what users left). */
+static void roxe_dev_free_ids(struct roxe_dev *rdev)
+{
+	ida_destroy(&rdev->qpn_ida);
+	ida_destroy(&rdev->cqn_ida);
+	ida_destroy(&rdev->srqn_ida);
+	ida_destroy(&rdev->mr_ida);
+	ida_destroy(&rdev->pdn_ida);
+	WARN_ON(!xa_empty(&rdev->queues));
+	xa_destroy(&rdev->queues);
+}
+
+/* Register roxe%d on ndev for the daemon `owner`. Not under roxe_devs_lock:
+ * registration takes RTNL (GID rescan), the netdev notifier holds RTNL and
+ * then takes roxe_devs_lock.
+ */
+struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
+{
+	struct roxe_dev *rdev;
+	int err;
+
+	rdev = ib_alloc_device(roxe_dev, ib);
+	if (!rdev)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&rdev->ndev_lock);
+	dev_hold(ndev);
+	rdev->ndev = ndev;
+	rdev->ifindex = ndev->ifindex;
+	rdev->owner = owner;
+	rdev->last_state = IB_PORT_DOWN;
+	atomic64_set(&rdev->ucontexts, 0);
+	ida_init(&rdev->qpn_ida);
+	ida_init(&rdev->cqn_ida);
+	ida_init(&rdev->srqn_ida);
+	ida_init(&rdev->mr_ida);
+	ida_init(&rdev->pdn_ida);
+	roxe_chan_init(&rdev->chan);
+	xa_init_flags(&rdev->queues, XA_FLAGS_ALLOC);
+
+	rdev->ib.node_type = RDMA_NODE_IB_CA;
+	rdev->ib.phys_port_cnt = 1;
+	rdev->ib.num_comp_vectors = 1;
+	rdev->ib.local_dma_lkey = 0;
+	strscpy(rdev->ib.node_desc, "roxe", sizeof(rdev->ib.node_desc));
+	addrconf_addr_eui48((unsigned char *)&rdev->ib.node_guid, ndev->dev_addr);
+	/* the rxe provider rings doorbells with a zero-WR post_send and arms
+	 * CQs through the write() interface: both are opt-in since 5.x
+	 */
+	rdev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				    BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(&rdev->ib, &roxe_dev_ops);
+
+	/* on the list before registering, so NETDEV_UNREGISTER finds us */
+	mutex_lock(&roxe_devs_lock);
+	if (roxe_serves(ndev)) {
+		mutex_unlock(&roxe_devs_lock);
+		err = -EBUSY;
+		goto fail;
+	}
+	list_add_tail(&rdev->list, &roxe_devs);
+	mutex_unlock(&roxe_devs_lock);
+
+	err = ib_register_device(&rdev->ib, "roxe%d", NULL);
+	if (err) {
+		mutex_lock(&roxe_devs_lock);
+		list_del(&rdev->list);
+		mutex_unlock(&roxe_devs_lock);
+		goto fail;
+	}
+	WRITE_ONCE(rdev->registered, true);
+	roxe_port_update(rdev);
+	return rdev;
+
+fail:
+	spin_lock_irq(&rdev->ndev_lock);
+	ndev = rdev->ndev;
+	rdev->ndev = NULL;
+	spin_unlock_irq(&rdev->ndev_lock);
+	if (ndev)
+		dev_put(ndev);
+	roxe_dev_free_ids(rdev);
+	ib_dealloc_device(&rdev->ib);
+	return ERR_PTR(err);
+}
+
+/* The daemon detached: port DOWN (an event for whoever listens), then the
+ * device goes. Users of uverbs are disassociated, kernel ULPs removed.
+ */
+void roxe_dev_remove(struct roxe_dev *rdev)
+{
+	struct net_device *ndev;
+
+	mutex_lock(&roxe_devs_lock);
+	list_del(&rdev->list);
+	mutex_unlock(&roxe_devs_lock);
+
+	WRITE_ONCE(rdev->detached, true);
+	roxe_port_update(rdev);
+	/* from here on every command fails at once: the destroys that
+	 * unregistration runs do not wait for the daemon that just left
+	 */
+	roxe_chan_kill(&rdev->chan);
+	ib_unregister_device(&rdev->ib);
+
+	spin_lock_irq(&rdev->ndev_lock);
+	ndev = rdev->ndev;
+	rdev->ndev = NULL;
+	spin_unlock_irq(&rdev->ndev_lock);
+	if (ndev)
+		dev_put(ndev);
+	roxe_dev_free_ids(rdev);
+	ib_dealloc_device(&rdev->ib);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * roxe.ko: an ib_device per netdev that a roxed process attached, with
+ * Linux's soft-RoCE user ABI so the stock rdma-core rxe provider drives it.
+ * The transport runs in roxed; the module owns the device, queue memory and
+ * the control channel (/dev/roxe).
+ */
+#ifndef ROXE_KMOD_H
+#define ROXE_KMOD_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/idr.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+#include <roxe/kabi.h>
+
+#undef pr_fmt
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+/* What the rxe provider checks against the uverbs device's abi_version. */
+#define ROXE_UVERBS_ABI_VERSION	2
+
+/* Limits we advertise: those of roxe's engine (user/engine.h). */
+#define ROXE_MAX_QP		32768
+#define ROXE_MAX_QP_WR		16383
+#define ROXE_MAX_SGE		32
+#define ROXE_MAX_INLINE		512
+#define ROXE_MAX_CQ		16384
+#define ROXE_MAX_CQE		65535
+#define ROXE_MAX_MR		65536
+#define ROXE_MAX_PD		65536
+#define ROXE_MAX_AH		65536
+#define ROXE_MAX_SRQ		16384
+#define ROXE_MAX_RD_ATOMIC	16
+#define ROXE_GID_TBL_LEN	1024
+#define ROXE_HDR_ROOM		80	/* Ethernet+IP+UDP+BTH+ICRC, as rxe */
+#define ROXE_MIN_QPN		16	/* 0, 1: SMI/GSI; a few spare */
+
+struct roxe_file;
+
+/* chan.c: commands to roxed */
+struct roxe_chan {
+	spinlock_t		lock;
+	struct list_head	queue;		/* not read by roxed yet */
+	struct list_head	sent;		/* read, waiting for the reply */
+	wait_queue_head_t	wq;		/* roxed's read()/poll() */
+	u32			next_seq;
+	bool			dead;
+};
+
+struct roxe_dev {
+	struct ib_device	ib;
+	struct list_head	list;		/* roxe_devs, while attached */
+	struct roxe_file	*owner;		/* the roxed serving us */
+	spinlock_t		ndev_lock;
+	struct net_device	*ndev;		/* held; NULL once unregistered */
+	int			ifindex;	/* 0 once the netdev is gone */
+	bool			registered;
+	bool			detached;	/* daemon gone: port DOWN for good */
+	u32			last_state;	/* enum ib_port_state last reported */
+	atomic64_t		ucontexts;
+	struct ida		qpn_ida;
+	struct ida		cqn_ida;
+	struct ida		srqn_ida;
+	struct ida		mr_ida;		/* MR index: key >> 8 */
+	struct ida		pdn_ida;
+	atomic_t		key_gen;	/* low byte of the next key */
+	struct roxe_chan	chan;
+	struct xarray		queues;		/* token >> PAGE_SHIFT -> roxe_mmap */
+};
+
+/* Queue memory user space maps: one rdma mmap entry per buffer. The entry
+ * owns the memory (freed in mmap_free when the last reference goes), so a
+ * racing mmap never sees it freed.
+ */
+struct roxe_mmap {
+	struct rdma_user_mmap_entry rdma;
+	void			*buf;		/* vmalloc_user() */
+	size_t			size;
+	struct kref		ref;		/* queue, rdma entry, mmap in progress */
+};
+
+/* A work or completion queue in the rxe ABI layout (include/roxe/queue.h). */
+struct roxe_kqueue {
+	struct rxe_queue_buf	*buf;
+	size_t			size;		/* bytes, page aligned */
+	u32			slots;		/* power of two; holds slots - 1 */
+	u32			log2_elem;
+	struct roxe_mmap	*m;		/* owns buf */
+	u32			token_id;	/* in roxe_dev.queues */
+	bool			exported;	/* to a ucontext */
+};
+
+struct roxe_cq {
+	struct ib_cq		ibcq;
+	struct roxe_kqueue	q;
+	u32			cqn;
+	u32			armed;		/* 0, IB_CQ_SOLICITED, IB_CQ_NEXT_COMP */
+};
+
+struct roxe_srq {
+	struct ib_srq		ibsrq;
+	struct roxe_kqueue	q;
+	u32			srqn;
+	u32			max_sge;
+	u32			limit;
+};
+
+struct roxe_qp {
+	struct ib_qp		ibqp;
+	struct roxe_kqueue	sq, rq;		/* rq unused with an SRQ */
+	struct mutex		lock;		/* attr, state */
+	struct ib_qp_attr	attr;		/* as last modified */
+	int			attr_mask;	/* attributes ever set */
+	struct ib_qp_cap	cap;		/* granted */
+	bool			sq_sig_all;
+	/* the source GID the core resolved at RTR (RC, UC) */
+	union ib_gid		sgid;
+	enum ib_gid_type	sgid_type;
+};
+
+struct roxe_mr {
+	struct ib_mr		ibmr;
+	struct ib_umem		*umem;		/* pinned user pages */
+	u32			index;
+	int			access;
+};
+
+struct roxe_ah {
+	struct ib_ah		ibah;
+	struct rdma_ah_attr	attr;		/* sgid_attr not kept */
+};
+
+struct roxe_ucontext {
+	struct ib_ucontext	ibuc;
+};
+
+struct roxe_pd {
+	struct ib_pd		ibpd;
+	u32			pdn;
+};
+
+static inline struct roxe_dev *to_rdev(struct ib_device *ib)
+{
+	return container_of(ib, struct roxe_dev, ib);
+}
+
+#define to_rcq(c)	container_of(c, struct roxe_cq, ibcq)
+#define to_rsrq(s)	container_of(s, struct roxe_srq, ibsrq)
+#define to_rqp(q)	container_of(q, struct roxe_qp, ibqp)
+#define to_rmr(m)	container_of(m, struct roxe_mr, ibmr)
+#define to_rah(a)	container_of(a, struct roxe_ah, ibah)
+
+/* main.c: the attached devices; the netdev notifier walks them. */
+extern struct list_head roxe_devs;
+extern struct mutex roxe_devs_lock;
+
+/* ibdev.c */
+struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner);
+void roxe_dev_remove(struct roxe_dev *rdev);
+void roxe_port_update(struct roxe_dev *rdev);
+enum ib_port_state roxe_port_state(struct roxe_dev *rdev);
+enum ib_mtu roxe_active_mtu(struct roxe_dev *rdev);
+void roxe_dev_netdev_gone(struct roxe_dev *rdev);
+bool roxe_serves(struct net_device *ndev);
+
+/* cdev.c */
+int roxe_cdev_init(void);
+void roxe_cdev_exit(void);
+
+/* ucontext.c, pd.c: verbs objects */
+int roxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void roxe_dealloc_ucontext(struct ib_ucontext *ibuc);
+void roxe_disassociate_ucontext(struct ib_ucontext *ibuc);
+int roxe_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void roxe_mmap_free(struct rdma_user_mmap_entry *entry);
+int roxe_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int roxe_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* queue.c */
+int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
+		      u32 *entries, size_t elem_size);
+int roxe_kqueue_export(struct roxe_kqueue *q, struct ib_udata *udata,
+		       struct mminfo *mi);
+void roxe_kqueue_free(struct roxe_dev *rdev, struct roxe_kqueue *q);
+void roxe_kqueue_describe(const struct roxe_kqueue *q, struct roxe_kabi_queue *k);
+int roxe_kqueue_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
+
+/* chan.c */
+void roxe_chan_init(struct roxe_chan *ch);
+int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd);
+int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
+void roxe_chan_kill(struct roxe_chan *ch);
+bool roxe_chan_readable(struct roxe_chan *ch);
+ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
+		       bool nonblock);
+ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
+
+/* Tell roxed about a new object; on failure make sure it forgets it again
+ * (the create may have reached it after we stopped waiting).
+ */
+static inline int roxe_chan_create(struct roxe_dev *rdev,
+				   struct roxe_kabi_cmd *cmd, u32 destroy_op,
+				   u32 id)
+{
+	struct roxe_kabi_cmd undo = { .op = destroy_op, .id = id };
+	int err = roxe_chan_call(&rdev->chan, cmd);
+
+	if (err && err != -ENODEV)
+		roxe_chan_post(&rdev->chan, &undo);
+	return err;
+}
+
+/* Destroys always succeed locally; roxed's answer only bounds the wait. */
+static inline void roxe_chan_destroy(struct roxe_dev *rdev, u32 op, u32 id)
+{
+	struct roxe_kabi_cmd cmd = { .op = op, .id = id };
+
+	roxe_chan_call(&rdev->chan, &cmd);
+}
+
+/* cq.c */
+int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* srq.c */
+int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int roxe_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int roxe_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int roxe_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* qp.c */
+int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int roxe_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+
+/* mr.c */
+struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* ah.c */
+int roxe_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int roxe_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int roxe_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+#endif /* ROXE_KMOD_H */

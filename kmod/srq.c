@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Shared receive queues: a queue of struct rxe_recv_wqe the application
+ * produces into (the rxe provider posts without a system call).
+ */
+#include "roxe.h"
+
+static size_t recv_wqe_size(u32 max_sge)
+{
+	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
+}
+
+int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibsrq->device);
+	struct roxe_srq *srq = to_rsrq(ibsrq);
+	struct rxe_create_srq_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
+	u32 entries;
+	int err, id;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel SRQs: not yet */
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!init->attr.max_wr || init->attr.max_wr > ROXE_MAX_QP_WR ||
+	    init->attr.max_sge > ROXE_MAX_SGE ||
+	    init->attr.srq_limit > init->attr.max_wr)
+		return -EINVAL;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	id = ida_alloc_max(&rdev->srqn_ida, ROXE_MAX_SRQ - 1, GFP_KERNEL);
+	if (id < 0)
+		return id;
+	srq->srqn = id;
+	srq->max_sge = max_t(u32, init->attr.max_sge, 1);
+	srq->limit = init->attr.srq_limit;
+	entries = init->attr.max_wr;
+	err = roxe_kqueue_alloc(rdev, &srq->q, &entries, recv_wqe_size(srq->max_sge));
+	if (err)
+		goto free_id;
+	err = roxe_kqueue_export(&srq->q, udata, &resp.mi);
+	if (err)
+		goto free_q;
+	cmd.op = ROXE_KOP_CREATE_SRQ;
+	cmd.srq.srqn = srq->srqn;
+	cmd.srq.pdn = container_of(ibsrq->pd, struct roxe_pd, ibpd)->pdn;
+	cmd.srq.max_sge = srq->max_sge;
+	cmd.srq.limit = srq->limit;
+	roxe_kqueue_describe(&srq->q, &cmd.srq.q);
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+	if (err)
+		goto free_q;
+	resp.srq_num = srq->srqn;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto undo;
+	init->attr.max_wr = entries;
+	init->attr.max_sge = srq->max_sge;
+	return 0;
+
+undo:
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+free_q:
+	roxe_kqueue_free(rdev, &srq->q);
+free_id:
+	ida_free(&rdev->srqn_ida, srq->srqn);
+	return err;
+}
+
+int roxe_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct roxe_srq *srq = to_rsrq(ibsrq);
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;	/* resizing: not yet */
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->q.slots - 1)
+			return -EINVAL;
+		WRITE_ONCE(srq->limit, attr->srq_limit);
+	}
+	return 0;
+}
+
+int roxe_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct roxe_srq *srq = to_rsrq(ibsrq);
+
+	attr->max_wr = srq->q.slots - 1;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+int roxe_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibsrq->device);
+	struct roxe_srq *srq = to_rsrq(ibsrq);
+
+	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+	roxe_kqueue_free(rdev, &srq->q);
+	ida_free(&rdev->srqn_ida, srq->srqn);
+	return 0;
+}

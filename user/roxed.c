@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * roxed: the roxe engine as a daemon serving the kernel module. It attaches
+ * to an interface through /dev/roxe (roxe.ko then registers the ib_device
+ * roxe%d on it) and serves until SIGTERM or SIGINT. The device lives as long
+ * as roxed's /dev/roxe file: when roxed exits, for whatever reason, the
+ * module takes the port down and unregisters the device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include "roxe/kabi.h"
+#include "kserve.h"
+
+static const char usage[] =
+"NAME\n"
+"    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
+"\n"
+"SYNOPSIS\n"
+"    roxed -d IFACE [-v] [--foreground]\n"
+"    roxed --help\n"
+"\n"
+"DESCRIPTION\n"
+"    Attaches to IFACE through /dev/roxe: roxe.ko registers an RDMA device\n"
+"    (roxe0, roxe1, ...) on it, visible to `ibv_devinfo` and `rdma link`,\n"
+"    with a RoCE v2 GID per address of IFACE and the port ACTIVE while the\n"
+"    link is up. roxed serves it until SIGTERM or SIGINT, then detaches:\n"
+"    the port goes DOWN and the device is unregistered. The same happens if\n"
+"    roxed dies, so the kernel never waits for it.\n"
+"\n"
+"    Without --foreground roxed detaches from the terminal once the device\n"
+"    is registered and logs to syslog (daemon facility); in the foreground\n"
+"    it logs to stderr.\n"
+"\n"
+"OPTIONS\n"
+"    -d, --device IFACE   the network interface to serve\n"
+"    -f, --foreground     stay in the foreground, log to stderr\n"
+"    -v, --verbose        log more (repeat for more still)\n"
+"    -h, --help           this text\n"
+"\n"
+"EXIT STATUS\n"
+"    0 after a clean shutdown; 1 if the module is not loaded, IFACE does\n"
+"    not exist or is already served, or the device went away under us.\n"
+"\n"
+"EXAMPLE\n"
+"    insmod roxe.ko && roxed -d eth0 && ibv_devinfo -d roxe0\n";
+
+static bool use_syslog;
+static int verbose;
+
+__attribute__((format(printf, 2, 3)))
+static void logmsg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (prio == LOG_DEBUG && verbose < 1)
+		return;
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(prio, fmt, ap);
+	} else {
+		fputs("roxed: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static const char *port_state_name(unsigned s)
+{
+	static const char *const names[] = {
+		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+	};
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static int attach(const char *ifname, struct roxe_kabi_attach *a)
+{
+	const char *path = "/dev/" ROXE_KABI_DEVNAME;
+	int fd;
+
+	memset(a, 0, sizeof(*a));
+	a->abi_version = ROXE_KABI_VERSION;
+	a->ifindex = if_nametoindex(ifname);
+	if (!a->ifindex) {
+		logmsg(LOG_ERR, "%s: no such interface", ifname);
+		return -1;
+	}
+	/* non-blocking: the serve loop reads commands until EAGAIN */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		logmsg(LOG_ERR, "%s: %s%s", path, strerror(errno),
+		       errno == ENOENT ? " (is roxe.ko loaded?)" : "");
+		return -1;
+	}
+	if (ioctl(fd, ROXE_IOC_ATTACH, a) < 0) {
+		int e = errno;
+
+		logmsg(LOG_ERR, "attach %s: %s%s", ifname, strerror(e),
+		       e == EBUSY ? " (already served by roxe or rxe)" :
+		       e == EPROTO ? " (roxed and roxe.ko disagree on the ABI version)" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Detach from the terminal after the device exists, so that a caller that
+ * starts roxed and then uses the device finds it there. */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int null;
+
+	if (pid < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -1;
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	if (chdir("/") < 0)
+		return -1;
+	openlog("roxed", LOG_PID, LOG_DAEMON);
+	use_syslog = true;
+	return 0;
+}
+
+static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *ks,
+		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = fd, .events = POLLIN } };
+		int n = poll(p, 2, 1000), err;
+
+		if (n < 0 && errno != EINTR) {
+			logmsg(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (n > 0 && (p[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				logmsg(LOG_INFO, "signal %u: shutting down", si.ssi_signo);
+				return 0;
+			}
+		}
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			err = roxe_kserve_run(ks);
+			if (err) {
+				logmsg(LOG_ERR, "command channel: %s", strerror(-err));
+				return 1;
+			}
+		}
+		if (ioctl(fd, ROXE_IOC_INFO, info) < 0) {
+			logmsg(LOG_ERR, "device info: %s", strerror(errno));
+			return 1;
+		}
+		if (!info->ifindex) {
+			logmsg(LOG_ERR, "%s: interface gone, detaching", ifname);
+			return 1;
+		}
+		if (info->port_state != last->port_state || info->port_mtu != last->port_mtu)
+			logmsg(LOG_INFO, "%s: port %s, mtu %u", info->ibdev,
+			       port_state_name(info->port_state), info->port_mtu);
+		if (info->ucontexts != last->ucontexts) {
+			unsigned cqs, qps, srqs, mrs;
+
+			roxe_kserve_counts(ks, &cqs, &qps, &srqs, &mrs);
+			logmsg(LOG_DEBUG, "%s: %llu user contexts (%u QPs, %u CQs, %u SRQs, %u MRs)",
+			       info->ibdev, (unsigned long long)info->ucontexts, qps, cqs, srqs, mrs);
+		}
+		*last = *info;
+	}
+}
+
+/* The serve loop: answer the module's commands (objects created,
+ * modified, destroyed), watch the device (netdev gone, port state) and wait
+ * for a signal. */
+static int serve(int fd, int sfd, const char *ifname)
+{
+	struct roxe_kabi_info info, last = { 0 };
+	struct roxe_kserve *ks = roxe_kserve_new(fd, logmsg, verbose);
+	int rc;
+
+	if (!ks) {
+		logmsg(LOG_ERR, "out of memory");
+		return 1;
+	}
+	rc = serve_loop(fd, sfd, ifname, ks, &info, &last);
+	roxe_kserve_free(ks);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct roxe_kabi_attach a;
+	const char *ifname = NULL;
+	bool foreground = false;
+	sigset_t sigs;
+	int o, fd, sfd, rc;
+
+	while ((o = getopt_long(argc, argv, "d:fvh", opts, NULL)) != -1) {
+		switch (o) {
+		case 'd':
+			ifname = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (!ifname || optind != argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+
+	/* signals arrive through a descriptor: no handler races */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	fd = attach(ifname, &a);
+	if (fd < 0)
+		return 1;
+	logmsg(LOG_INFO, "%s: serving %s (ifindex %u), active mtu %u", a.ibdev, ifname,
+	       a.ifindex, a.port_mtu);
+	if (!foreground && daemonize() < 0) {
+		logmsg(LOG_ERR, "daemonize: %s", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	/* after the fork: signalfd reads the signals of its own process */
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sfd < 0) {
+		logmsg(LOG_ERR, "signalfd: %s", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	rc = serve(fd, sfd, ifname);
+	/* closing the file is the detach: port DOWN, device unregistered */
+	close(fd);
+	close(sfd);
+	logmsg(LOG_INFO, "%s: detached from %s", a.ibdev, ifname);
+	return rc;
+}
