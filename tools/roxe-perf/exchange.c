@@ -47,7 +47,8 @@ static int xfer(struct perf_ctx *c, void *out, const void *in, size_t len, bool 
 	 * turning (without taking completions) while the peer takes its time,
 	 * or our ACKs and retransmissions wait with us. */
 	while (c->o->polled && c->cq && !perf_oob_readable(c) && !perf_interrupted)
-		roxe_poll_cq(c->cq, 0, NULL);
+		for (int i = 0; i < 1000; i++)		/* ~1 ms between looks */
+			roxe_poll_cq(c->cq, 0, NULL);
 	/* perftest sends each message in one write(); wait for all of it. */
 	n = recv(fd, out, len, MSG_WAITALL);
 	if (n != (ssize_t)len)
