@@ -48,9 +48,6 @@ send_lat_jumbo   9000 guest ib_send_lat  -s 5000  -n 50  -m 4096
 
 PORT=18515
 CASE_TIMEOUT=60		# per program; a healthy case takes a few seconds
-# rxe's counters that mean roxe broke the protocol (see interop_rc_pingpong.sh)
-err_counters='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
-retry_exceeded_err retry_rnr_exceeded_err send_err link_downed'
 
 log() { echo "interop-perftest: $*"; }
 
@@ -64,33 +61,11 @@ boot_cases() {
 	done <<<"$cases"
 }
 
-wait_file() {
-	local n=$(($1 * 10))
-	while [ ! -e "$2" ]; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-
 # "ib_read_bw" -> "read bw"
 perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-
-gid_index() {
-	local port=/sys/class/infiniband/rxe0/ports/1 want i a
-	IFS=. read -r -a a <<<"$ROXE_VM_GUEST_ADDR"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
-	for i in $(seq 0 15); do
-		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
 
 listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
 
@@ -106,7 +81,7 @@ guest_case() {
 		for i in $(seq 100); do listening && break; sleep 0.1; done
 		touch "$o/$name.guest-ready"
 		wait $pid || rc=$?
-	elif wait_file $CASE_TIMEOUT "$o/$name.host-ready"; then
+	elif vm_wait_file $CASE_TIMEOUT "$o/$name.host-ready"; then
 		timeout $CASE_TIMEOUT "$prog" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
 			>"$o/$name.guest.log" 2>&1 || rc=$?
 	else
@@ -114,17 +89,18 @@ guest_case() {
 	fi
 	echo $rc >"$o/$name.guest-rc"
 	log "$name: $prog exit $rc"
-	wait_file $((CASE_TIMEOUT + 10)) "$o/$name.host-rc" || log "$name: no word from the host"
+	vm_wait_file $((CASE_TIMEOUT + 10)) "$o/$name.host-rc" || log "$name: no word from the host"
 }
 
 guest_main() {
 	local o=$ROXE_VM_OUT i f line
 
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
 	rdma link add rxe0 type rxe netdev eth0
 	GID=''
 	for i in $(seq 50); do
-		GID=$(gid_index) && break
+		GID=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
 		sleep 0.1
 	done
 	if [ -z "$GID" ]; then
@@ -159,18 +135,19 @@ peer_case() {
 		done
 		touch "$o/$name.host-ready"
 		wait $pid || rc=$?
-	elif wait_file $CASE_TIMEOUT "$o/$name.guest-ready"; then
+	elif vm_wait_file $CASE_TIMEOUT "$o/$name.guest-ready"; then
 		timeout $CASE_TIMEOUT "${cmd[@]}" "$ROXE_VM_GUEST_ADDR" >"$o/$name.host.log" 2>&1 ||
 			rc=$?
 	else
 		rc=125
 	fi
 	echo $rc >"$o/$name.host-rc"
-	wait_file $((CASE_TIMEOUT + 10)) "$o/$name.guest-rc" || true
+	vm_wait_file $((CASE_TIMEOUT + 10)) "$o/$name.guest-rc" || true
 }
 
 peer_main() {
 	local line
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	ip link set "$ROXE_VM_TAP" mtu "$CASE_MTU"
 	while read -r line; do
 		[ -n "$line" ] || continue
@@ -184,7 +161,7 @@ host_skip() { echo "interop-perftest: SKIP: $*"; exit $KSFT_SKIP; }
 
 # check_boot DIR MTU: every case of the boot, then capture and counters
 check_boot() {
-	local d=$1 mtu=$2 bad=0 name server prog args grc hrc v sum n c rows from_host from_guest
+	local d=$1 mtu=$2 bad=0 name server prog args grc hrc rows f
 	while read -r name server prog args; do
 		grc=$(cat "$d/$name.guest-rc" 2>/dev/null || echo none)
 		hrc=$(cat "$d/$name.host-rc" 2>/dev/null || echo none)
@@ -203,32 +180,20 @@ check_boot() {
 		bad=1
 	done <<<"$(boot_cases "$mtu")"
 
-	v=$("$TOPDIR/build/bin/roxe-pcap" verify "$d/wire.pcap" 2>&1) || true
-	printf '%s\n' "$v" >"$d/verify.txt"
-	sum=$(printf '%s\n' "$v" | tail -n1)
-	from_host=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }')
-	from_guest=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }')
-	log "mtu $mtu: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest"
-	if ! [[ "$sum" =~ \ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] ||
-		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ] || [ "$from_host" = 0 ] ||
-		[ "$from_guest" = 0 ]; then
-		log "mtu $mtu: FAIL: frames missing, with a bad ICRC or malformed:"
-		printf '%s\n' "$v" | grep -v 'icrc ok$' | head -n 20 | sed 's/^/    /'
-		bad=1
-	fi
-	if [ -s "$d/rxe-counters.txt" ]; then
-		log "mtu $mtu: rxe0 counters: $(grep -v ' 0$' "$d/rxe-counters.txt" | tr '\n' ' ')(others 0)"
-		for c in $err_counters; do
-			n=$(awk -v n="$c" '$1 == n { print $2 }' "$d/rxe-counters.txt")
-			if [ -n "$n" ] && [ "$n" != 0 ]; then
-				log "mtu $mtu: FAIL: rxe counter $c = $n"
-				bad=1
-			fi
-		done
+	if vm_verify_capture "$d/wire.pcap" "$d/verify.txt" && [ "$VM_FROM_HOST" != 0 ] &&
+		[ "$VM_FROM_GUEST" != 0 ]; then
+		log "mtu $mtu: capture: $VM_CAPTURE; roxe sent $VM_FROM_HOST, rxe sent $VM_FROM_GUEST"
 	else
-		log "mtu $mtu: FAIL: no rxe counters from the guest"
+		log "mtu $mtu: FAIL: capture: $VM_CAPTURE; roxe sent $VM_FROM_HOST," \
+			"rxe sent $VM_FROM_GUEST; frames missing, with a bad ICRC or malformed:"
+		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | head -n 20 | sed 's/^/    /'
 		bad=1
 	fi
+	# send_rnr_err is no error here: send_bw's client may outrun the
+	# receives of its server, which RNR NAKs it (as perftest to perftest)
+	vm_check_rxe_counters "$d/rxe-counters.txt" "interop-perftest: mtu $mtu" \
+		rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request \
+		retry_exceeded_err retry_rnr_exceeded_err send_err link_downed || bad=1
 	return $bad
 }
 
@@ -242,7 +207,7 @@ run_boot() {
 		ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" "$SELF")
 	log "link mtu $mtu: $n cases"
 	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((n * (CASE_TIMEOUT + 20) + 60)) --out "$d" \
-		--pcap "$d/wire.pcap" --env CASE_MTU="$mtu" \
+		--pcap "$d/wire.pcap" --env CASE_MTU="$mtu" --add "$TOPDIR/selftests/vm/vm_lib.sh" \
 		--env ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" \
 		--script "$SELF" --host-cmd "exec $peer" &
 	RUN_PID=$!

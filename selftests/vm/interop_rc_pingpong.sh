@@ -46,46 +46,10 @@ ud_host_srv      ud 1500 host  1024  1024 50
 PORT=18515
 PP_TIMEOUT=30	# per pingpong; a healthy case takes well under a second
 
-# rxe's hw_counters that mean the peer (roxe) broke the protocol or the run
-# went wrong: NAKs received (seq, RNR), out-of-sequence or duplicate
-# requests from roxe, exhausted retries, RNR NAKs we had to send, transmit
-# failures. completer_retry_err is not among them: 6.1's retransmit timer is
-# armed at a send and not restarted by ACKs ("some timeouts are spurious",
-# rxe_comp.c), so a run longer than the timeout (67 ms at timeout 14) may
-# retry once with every ACK on time; it is printed, and a lost ACK that
-# was not retried in time shows up as retry_exceeded_err.
-err_counters='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
-retry_exceeded_err retry_rnr_exceeded_err send_rnr_err send_err link_downed'
-
 log() { echo "interop: $*"; }
-
-# wait_file SECONDS FILE: poll for FILE (the 9p share has no caching)
-wait_file() {
-	local n=$(($1 * 10))
-	while [ ! -e "$2" ]; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-
-# RoCE v2 GID index of the guest's address: rxe has hundreds of table slots
-# and sysfs reads are slow under TCG, so only the first few are looked at.
-gid_index() {
-	local port=/sys/class/infiniband/rxe0/ports/1 want i a
-	IFS=. read -r -a a <<<"$ROXE_VM_GUEST_ADDR"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
-	for i in $(seq 0 15); do
-		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
 
 listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
 
@@ -94,12 +58,13 @@ guest_main() {
 	local args=(-d rxe0 -e -n "$CASE_ITERS" -s "$CASE_SIZE" -p "$PORT")
 
 	[ "$CASE_MODE" = ud ] || args+=(-m "$CASE_PMTU")
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
 	rdma link add rxe0 type rxe netdev eth0
 	# the IPv4 GID appears asynchronously (netdev events)
 	for i in $(seq 50); do
-		gid=$(gid_index) && break
+		gid=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
 		sleep 0.1
 	done
 	if [ -z "$gid" ]; then
@@ -117,7 +82,7 @@ guest_main() {
 		for i in $(seq 100); do listening && break; sleep 0.1; done
 		touch "$o/guest-ready"
 		wait $pid || rc=$?
-	elif wait_file 60 "$o/host-ready"; then
+	elif vm_wait_file 60 "$o/host-ready"; then
 		timeout $PP_TIMEOUT "$pp" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
 			>"$o/guest.log" 2>&1 || rc=$?
 	else
@@ -132,7 +97,7 @@ guest_main() {
 	rdma statistic show link rxe0/1 >"$o/rdma-statistic.txt" 2>&1 || true
 	dmesg | grep -i -E 'rxe|rdma|icrc' >"$o/dmesg-rxe.txt" || true
 	# QEMU (and the host side with it) stops when we return
-	wait_file 20 "$o/host-rc" || log "no exit status from the host side"
+	vm_wait_file 20 "$o/host-rc" || log "no exit status from the host side"
 	return $rc
 }
 
@@ -151,6 +116,7 @@ peer_main() {
 		pp+=(-m "$CASE_PMTU")
 	fi
 
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	[ "${ROXE_INTEROP_TRACE:-0}" = 1 ] && envs=(ROXE_TRACE=1)
 	ip link set "$tap" mtu "$CASE_MTU"
 	ip link show "$tap" | head -n1
@@ -162,7 +128,7 @@ peer_main() {
 			sleep 0.1
 		done
 		touch "$o/host-ready"
-	elif wait_file 120 "$o/guest-ready"; then
+	elif vm_wait_file 120 "$o/guest-ready"; then
 		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" "$ROXE_VM_GUEST_ADDR" \
 			>"$o/host.log" 2>&1 &
 		pid=$!
@@ -186,11 +152,9 @@ peer_main() {
 host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
 
 
-counter() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
-
 # check_case NAME DIR MODE SIZE PMTU ITERS: judge one finished run; 0 = pass
 check_case() {
-	local name=$1 d=$2 mode=$3 size=$4 pmtu=$5 iters=$6 bad=0 grc hrc v sum c n f
+	local name=$1 d=$2 mode=$3 size=$4 pmtu=$5 iters=$6 bad=0 grc hrc f
 	local per_msg=$(((size + pmtu - 1) / pmtu))
 	local want=$((per_msg * iters)) from_host from_guest
 
@@ -201,23 +165,14 @@ check_case() {
 		bad=1
 	fi
 
-	if [ ! -s "$d/wire.pcap" ]; then
-		log "$name: FAIL: no capture"
-		return 1
-	fi
-	v=$("$TOPDIR/build/bin/roxe-pcap" verify "$d/wire.pcap" 2>&1) || true
-	printf '%s\n' "$v" >"$d/verify.txt"
-	sum=$(printf '%s\n' "$v" | tail -n1)
-	from_host=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }')
-	from_guest=$(printf '%s\n' "$v" | awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }')
-	log "$name: capture: ${sum#*: }; roxe sent $from_host, rxe sent $from_guest" \
-		"(want $([ "$mode" = ud ] || echo '>= ')$want each)"
-	if ! [[ "$sum" =~ \ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] ||
-		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]; then
-		log "$name: FAIL: frames with a bad ICRC or malformed:"
-		printf '%s\n' "$v" | grep -v 'icrc ok$' | head -n 20 | sed 's/^/    /'
+	if ! vm_verify_capture "$d/wire.pcap" "$d/verify.txt"; then
+		log "$name: FAIL: capture: $VM_CAPTURE; frames with a bad ICRC or malformed:"
+		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | head -n 20 | sed 's/^/    /'
 		bad=1
 	fi
+	from_host=$VM_FROM_HOST from_guest=$VM_FROM_GUEST
+	log "$name: capture: $VM_CAPTURE; roxe sent $from_host, rxe sent $from_guest" \
+		"(want $([ "$mode" = ud ] || echo '>= ')$want each)"
 	if [ "$from_host" -lt "$want" ] || [ "$from_guest" -lt "$want" ]; then
 		log "$name: FAIL: too few RoCE v2 frames from one side"
 		bad=1
@@ -225,20 +180,7 @@ check_case() {
 		log "$name: FAIL: UD sends one datagram per exchange, no more"
 		bad=1
 	fi
-
-	if [ -s "$d/rxe-counters.txt" ]; then
-		log "$name: rxe0 counters: $(grep -v ' 0$' "$d/rxe-counters.txt" | tr '\n' ' ')(others 0)"
-		for c in $err_counters; do
-			n=$(counter "$c" "$d/rxe-counters.txt")
-			if [ -n "$n" ] && [ "$n" != 0 ]; then
-				log "$name: FAIL: rxe counter $c = $n"
-				bad=1
-			fi
-		done
-	else
-		log "$name: FAIL: no rxe counters from the guest"
-		bad=1
-	fi
+	vm_check_rxe_counters "$d/rxe-counters.txt" "interop: $name" || bad=1
 	if [ -s "$d/dmesg-rxe.txt" ] && grep -i -E 'icrc|bad|drop|err' "$d/dmesg-rxe.txt" >/dev/null; then
 		log "$name: guest kernel said:"
 		sed 's/^/    /' "$d/dmesg-rxe.txt" | tail -n 10
@@ -274,6 +216,7 @@ run_case() {
 		"$([ "$mode" = ud ] || echo "-m $pmtu ")-n $iters," \
 		"roxe backend ${ROXE_INTEROP_BACKEND:-afxdp}"
 	"$TOPDIR/tools/vm/run.sh" --quiet --timeout 120 --out "$d" --pcap "$d/wire.pcap" \
+		--add "$TOPDIR/selftests/vm/vm_lib.sh" \
 		"${envs[@]}" --script "$SELF" --host-cmd "exec $peer" &
 	RUN_PID=$!
 	wait $RUN_PID || rc=$?

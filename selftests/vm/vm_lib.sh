@@ -14,3 +14,81 @@ find_top() {
 	done
 	return 1
 }
+
+# --- shared by the interop tests, on the host and (added to the image with
+# run.sh --add) in the guest ----------------------------------------------
+
+# vm_wait_file SECONDS FILE: poll for FILE (the 9p share has no caching)
+vm_wait_file() {
+	local n=$(($1 * 10))
+	while [ ! -e "$2" ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# vm_gid_index DEV ADDR: the RoCE v2 GID index of IPv4 ADDR on DEV. rxe has
+# hundreds of table slots and sysfs reads are slow under TCG: only the first
+# few are looked at.
+vm_gid_index() {
+	local port=/sys/class/infiniband/$1/ports/1 want i a
+	IFS=. read -r -a a <<<"$2"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
+	for i in $(seq 0 15); do
+		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# rxe's hw_counters that mean the peer (roxe) broke the protocol or the run
+# went wrong: NAKs received (seq, RNR), out-of-sequence or duplicate
+# requests from roxe, exhausted retries, RNR NAKs we had to send, transmit
+# failures. completer_retry_err is not among them: 6.1's retransmit timer is
+# armed at a send and not restarted by ACKs ("some timeouts are spurious",
+# rxe_comp.c), so a run longer than the timeout (67 ms at timeout 14) may
+# retry once with every ACK on time; it is printed, and a lost ACK that
+# was not retried in time shows up as retry_exceeded_err.
+VM_RXE_ERR_COUNTERS='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
+retry_exceeded_err retry_rnr_exceeded_err send_rnr_err send_err link_downed'
+
+# vm_check_rxe_counters FILE LABEL [COUNTER...]: FILE holds "name value"
+# lines (hw_counters); 1 if one of the error counters (default: the list
+# above) is not 0.
+vm_check_rxe_counters() {
+	local f=$1 label=$2 c n bad=0
+	shift 2
+	if [ ! -s "$f" ]; then
+		echo "$label: FAIL: no rxe counters from the guest"
+		return 1
+	fi
+	echo "$label: rxe0 counters: $(grep -v ' 0$' "$f" | tr '\n' ' ')(others 0)"
+	for c in ${@:-$VM_RXE_ERR_COUNTERS}; do
+		n=$(awk -v n="$c" '$1 == n { print $2 }' "$f")
+		if [ -n "$n" ] && [ "$n" != 0 ]; then
+			echo "$label: FAIL: rxe counter $c = $n"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+# vm_verify_capture PCAP OUT: roxe-pcap verify of the link's capture into
+# OUT; sets VM_CAPTURE (the summary), VM_FROM_HOST and VM_FROM_GUEST (RoCE
+# frames each side sent); 1 unless every RoCE frame has a valid ICRC.
+vm_verify_capture() {
+	local v
+	VM_CAPTURE='no capture' VM_FROM_HOST=0 VM_FROM_GUEST=0
+	[ -s "$1" ] || return 1
+	v=$("$TOPDIR/build/bin/roxe-pcap" verify "$1" 2>&1) || true
+	printf '%s\n' "$v" >"$2"
+	VM_CAPTURE=$(printf '%s\n' "$v" | tail -n1)
+	VM_CAPTURE=${VM_CAPTURE#*: }
+	VM_FROM_HOST=$(awk '$2 ~ /^10\.77\.0\.1:/ && $3 == "->" { n++ } END { print n + 0 }' "$2")
+	VM_FROM_GUEST=$(awk '$2 ~ /^10\.77\.0\.2:/ && $3 == "->" { n++ } END { print n + 0 }' "$2")
+	[[ "$VM_CAPTURE" =~ ^[0-9]+\ frames,\ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] &&
+		[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+}
