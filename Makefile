@@ -41,6 +41,9 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
+# What the tools share: tools/lib/ -> build/lib/libroxe-tools.a
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c)
+TOOL_LIB := $(BUILD)/lib/libroxe-tools.a
 
 # Daemons: user/NAME.c (kept out of libroxe above) is build/bin/NAME.
 DAEMON_SRCS := user/roxed.c
@@ -86,14 +89,20 @@ $(LIBROXE_SAN): $(LIB_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN)/%: $(OBJ)/tools/%.o $(LIBROXE)
+$(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+	rm -f $@ && ar rcs $@ $^
+
+$(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
+
+$(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(TOOL_LIB) $(LIBROXE) $(LDLIBS)
 
 define tool_dir
-$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(LIBROXE)
+$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBROXE) $(LDLIBS) -lm
+	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $(TOOL_LIB) $(LIBROXE) $(LDLIBS) -lm
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
@@ -103,6 +112,7 @@ $(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
 
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
+	$(TOOL_LIB_SRCS:%.c=$(OBJ)/%.d) \
 	$(DAEMON_SRCS:%.c=$(OBJ)/%.d)
 
 # --- kselftests ------------------------------------------------------------

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <sys/socket.h>
 #include "roxe/verbs.h"
 #include "roxe/frame.h"
+#include "tool.h"
 
 #define RECV_WRID	1
 #define SEND_WRID	2
@@ -162,51 +162,6 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-static int tcp_connect(const char *host, int port)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *t;
-	char service[16];
-	int fd = -1, err;
-
-	snprintf(service, sizeof(service), "%d", port);
-	err = getaddrinfo(host, service, &hints, &res);
-	if (err) {
-		fprintf(stderr, "%s for %s:%d\n", gai_strerror(err), host, port);
-		return -1;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-		if (fd >= 0 && !connect(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		fprintf(stderr, "Couldn't connect to %s:%d\n", host, port);
-	return fd;
-}
-
-static int tcp_accept(int port)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
-	int one = 1, fd, conn;
-
-	fd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
-		fprintf(stderr, "Couldn't listen to port %d: %s\n", port, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	conn = accept(fd, NULL, NULL);
-	close(fd);
-	return conn;
-}
-
 /* UD: no path to set up, only our PSN; the peer's GID makes the AH. */
 static int qp_connect_ud(struct ctx *c, const struct dest *me, const struct dest *rem)
 {
@@ -283,7 +238,8 @@ static int exchange(struct ctx *c, const struct opts *o, const struct dest *me, 
 	char msg[MSG_LEN];
 	int fd, ret = -1;
 
-	fd = o->server ? tcp_connect(o->server, o->port) : tcp_accept(o->port);
+	fd = o->server ? tool_tcp_connect(o->server, o->port, AF_UNSPEC, 0, NULL) :
+			 tool_tcp_accept(o->port, false);
 	if (fd < 0)
 		return -1;
 	if (o->server) {
@@ -580,18 +536,6 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 	return 0;
 }
 
-static int parse_mtu(const char *s, enum ibv_mtu *m)
-{
-	switch (atoi(s)) {
-	case 256: *m = IBV_MTU_256; return 0;
-	case 512: *m = IBV_MTU_512; return 0;
-	case 1024: *m = IBV_MTU_1024; return 0;
-	case 2048: *m = IBV_MTU_2048; return 0;
-	case 4096: *m = IBV_MTU_4096; return 0;
-	default: return -1;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -631,7 +575,7 @@ int main(int argc, char **argv)
 			size_set = true;
 			break;
 		case 'm':
-			if (parse_mtu(optarg, &o.mtu)) {
+			if (tool_parse_mtu(optarg, &o.mtu)) {
 				fprintf(stderr, "invalid MTU %s\n", optarg);
 				return 1;
 			}

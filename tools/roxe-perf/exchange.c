@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "perf.h"
+#include "tool.h"
 
 #define VERSION_LEN	16
 #define PERFTEST_VERSION "6.06"
@@ -71,62 +72,13 @@ static int oob_fail(const char *what)
 	return -1;
 }
 
-static int connect_retry(const struct perf_opts *o)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res, *t;
-	char service[16];
-	int fd = -1, err;
-
-	snprintf(service, sizeof(service), "%d", o->port);
-	err = getaddrinfo(o->server, service, &hints, &res);
-	if (err) {
-		fprintf(stderr, "%s for %s:%d\n", gai_strerror(err), o->server, o->port);
-		return -1;
-	}
-	/* A server started a moment ago may not listen yet: retry 5 s. */
-	for (int tries = 0; fd < 0 && tries < 50 && !perf_interrupted; tries++) {
-		for (t = res; t; t = t->ai_next) {
-			fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-			if (fd >= 0 && !connect(fd, t->ai_addr, t->ai_addrlen))
-				break;
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(100000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		fprintf(stderr, "Couldn't connect to %s:%d\n", o->server, o->port);
-	return fd;
-}
-
-/* perftest listens on IPv4 only; so do we. */
-static int accept_one(const struct perf_opts *o)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
-	int one = 1, fd, conn;
-
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
-		fprintf(stderr, "Couldn't listen to port %d: %s\n", o->port, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	conn = accept(fd, NULL, NULL);
-	if (conn < 0 && errno != EINTR)
-		fprintf(stderr, "accept: %s\n", strerror(errno));
-	close(fd);
-	return conn;
-}
-
 int perf_oob_open(struct perf_ctx *c)
 {
-	c->sock = c->o->server ? connect_retry(c->o) : accept_one(c->o);
+	/* perftest listens on IPv4 only; so do we. A server started a moment
+	 * ago may not listen yet: retry for 5 s. */
+	c->sock = c->o->server ?
+		  tool_tcp_connect(c->o->server, c->o->port, AF_INET, 5000, &perf_interrupted) :
+		  tool_tcp_accept(c->o->port, true);
 	return c->sock < 0 ? -1 : 0;
 }
 

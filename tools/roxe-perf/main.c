@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "perf.h"
+#include "tool.h"
 
 volatile sig_atomic_t perf_interrupted;
 
@@ -85,18 +86,6 @@ static void usage(FILE *f, const char *argv0)
 "\n"
 "Exit status: 0 on success, 1 when the test failed or --verify found a\n"
 "mismatch, 2 on a usage error.\n", argv0, PERF_MAX_QPS);
-}
-
-static int parse_mtu(const char *s, enum ibv_mtu *m)
-{
-	switch (atoi(s)) {
-	case 256: *m = IBV_MTU_256; return 0;
-	case 512: *m = IBV_MTU_512; return 0;
-	case 1024: *m = IBV_MTU_1024; return 0;
-	case 2048: *m = IBV_MTU_2048; return 0;
-	case 4096: *m = IBV_MTU_4096; return 0;
-	default: return -1;
-	}
 }
 
 static int parse_num(const char *s, unsigned long long min, unsigned long long max,
@@ -175,7 +164,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 			o->qps = (unsigned)v;
 			break;
 		case 'm':
-			if (parse_mtu(optarg, &o->mtu))
+			if (tool_parse_mtu(optarg, &o->mtu))
 				USAGE_ERR("invalid MTU %s (256, 512, 1024, 2048, 4096)", optarg);
 			break;
 		case 't':
