@@ -95,6 +95,10 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 	roxe_queue_consume(&qp->sq);
 	if (signal)
 		roxe_cq_post(qp->scq, &wc, false);
+	/* SQD: this may have been the last WQE in progress; the event comes
+	 * after its completion. */
+	if (qp->eng_state == IBV_QPS_SQD)
+		roxe_qp_sq_drain_check(qp);
 }
 
 /* The oldest WQE not retired, if it has been (partly) sent. */
@@ -180,7 +184,7 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 static void fatal(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
 	roxe_complete_wqe(qp, w, st);
-	roxe_qp_to_error(qp);
+	roxe_qp_to_error(qp, IBV_EVENT_QP_FATAL);
 }
 
 static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)

@@ -183,6 +183,10 @@ struct roxe_qp {
 	/* attributes (modify_qp writes them under modify_lock while the
 	 * engine is told to re-read through a state change) */
 	_Atomic int		state;		/* enum ibv_qp_state */
+	/* SQD: set by modify on entering SQD, cleared by the engine once no
+	 * send WQE is in progress (or by modify on leaving SQD). */
+	atomic_bool		sq_draining;
+	bool			sqd_notify;	/* IBV_EVENT_SQ_DRAINED wanted */
 	atomic_bool		dying;		/* destroy asked the engine to let go */
 	atomic_bool		detached;	/* the engine has let go */
 	struct ibv_qp_attr	attr;
@@ -347,7 +351,12 @@ uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);
 
 /* --- qp.c --- */
-void roxe_qp_to_error(struct roxe_qp *qp);	/* engine side: flush and stop */
+/* Engine side: a fatal error, flush everything and stop; ev is the
+ * affiliated async event to raise (IBV_EVENT_QP_FATAL, QP_REQ_ERR, ...). */
+void roxe_qp_to_error(struct roxe_qp *qp, enum ibv_event_type ev);
+/* Engine side: the send WQE being sent failed locally (w->status set). */
+void roxe_qp_send_error(struct roxe_qp *qp);
+void roxe_qp_sq_drain_check(struct roxe_qp *qp);	/* SQD: drained yet? */
 void roxe_qp_engine_sync(struct roxe_qp *qp);	/* act on a state change */
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
 

@@ -8,6 +8,17 @@
  * turn (a doorbell is rung) and acts in roxe_qp_engine_sync(): start the
  * requester/responder at RTR/RTS, flush every WR at ERR, forget all
  * transport state at RESET.
+ *
+ * The engine changes the state itself on errors: to ERR (any RC error, a
+ * responder error), or to SQE when a UC/UD send WQE fails locally (the send
+ * queue flushes, the receive queue keeps working, SQE -> RTS resumes). Both
+ * sides change the state by compare-and-swap, so neither overwrites the
+ * other's change unseen: the application's RESET or ERR wins over the
+ * engine's, the engine's error wins over any other application change.
+ *
+ * SQD (IBA 10.3.1): the requester starts no new WQE, finishes those in
+ * progress; once none is left the drain is over (sq_draining drops) and
+ * IBV_EVENT_SQ_DRAINED is raised if the RTS -> SQD modify asked for it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,8 +73,9 @@ static const struct transition *transition(int cur, int next)
 	};
 	static const struct transition sqd_sqd = {
 		{ 0, 0, 0 },
-		{ M(AV) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) |
-		  M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC),
+		{ M(PORT) | M(AV) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(MIN_RNR_TIMER) |
+		  M(PATH_MIG_STATE) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |
+		  M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC),
 		  M(AV) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(PATH_MIG_STATE),
 		  M(PKEY_INDEX) | M(QKEY) },
 	};
@@ -362,6 +374,42 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 				 roxe_flow_sport(qp->qpn, q->dest_qp_num);
 }
 
+/*
+ * Apply the attributes, then publish the new state (the engine re-reads
+ * attributes on a state change). The engine may have moved the QP to ERR
+ * or SQE since we read cur: the change asked for then no longer applies,
+ * the attributes are put back and the caller gets -EINVAL.
+ */
+static int change_state(struct roxe_qp *qp, const struct ibv_qp_attr *attr, int mask,
+			const uint8_t dmac[6], int cur, int next)
+{
+	struct ibv_qp_attr old_attr = qp->attr;
+	struct roxe_frame_addr old_path = qp->path;
+	uint32_t old_mtu = qp->mtu;
+	uint64_t old_timeout = qp->timeout_ns;
+
+	apply_attrs(qp, attr, mask, dmac);
+	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
+		qp->sqd_notify = (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify;
+		atomic_store(&qp->sq_draining, true);
+	}
+	qp->attr.qp_state = next;
+	if (cur == next)
+		return 0;
+	if (next == IBV_QPS_ERR)
+		atomic_store_explicit(&qp->state, next, memory_order_release);
+	else if (!atomic_compare_exchange_strong(&qp->state, &cur, next)) {
+		atomic_store(&qp->sq_draining, false);
+		qp->attr = old_attr;
+		qp->path = old_path;
+		qp->mtu = old_mtu;
+		qp->timeout_ns = old_timeout;
+		return -EINVAL;
+	}
+	roxe_engine_doorbell(qp);
+	return 0;
+}
+
 int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	const struct transition *t;
@@ -396,6 +444,15 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 		err = -EHOSTUNREACH;
 		goto out;
 	}
+	/* SQD -> SQD changes attributes only once drained: the packets in
+	 * flight were built with the old ones (IBA 10.3.1, as rxe). */
+	if (cur == IBV_QPS_SQD && next == IBV_QPS_SQD && (mask & ~IBV_QP_STATE) &&
+	    atomic_load(&qp->sq_draining)) {
+		err = -EBUSY;
+		goto out;
+	}
+	if (next != IBV_QPS_SQD)
+		atomic_store(&qp->sq_draining, false);
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		/* The engine drops everything it knows about the QP first. */
@@ -409,13 +466,7 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 		err = 0;
 		goto out;
 	}
-	apply_attrs(qp, attr, mask, dmac);
-	qp->attr.qp_state = next;
-	if (cur != next) {
-		atomic_store_explicit(&qp->state, next, memory_order_release);
-		roxe_engine_doorbell(qp);
-	}
-	err = 0;
+	err = change_state(qp, attr, mask, dmac, cur, next);
 out:
 	pthread_mutex_unlock(&qp->modify_lock);
 	return err;
@@ -432,7 +483,7 @@ int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 	attr->qp_state = roxe_qp_state(qp);
 	attr->cur_qp_state = attr->qp_state;
 	attr->cap = qp->cap;
-	attr->sq_draining = 0;
+	attr->sq_draining = attr->qp_state == IBV_QPS_SQD && atomic_load(&qp->sq_draining);
 	pthread_mutex_unlock(&qp->modify_lock);
 	if (ia) {
 		ia->send_cq = qp->scq;
@@ -548,7 +599,9 @@ int roxe_post_send(struct roxe_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	if (!qp || !wr)
 		return -EINVAL;
 	st = roxe_qp_state(qp);
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+	/* SQD accepts sends (started at SQD -> RTS), ERR flushes them, SQE
+	 * refuses them: the application has an error to handle first. */
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR || st == IBV_QPS_SQE) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return -EINVAL;
@@ -638,8 +691,9 @@ static void flush_wc(struct roxe_cq *cq, uint64_t wr_id, uint32_t qpn, enum ibv_
 	roxe_cq_post(cq, &wc, false);
 }
 
-/* Complete every outstanding WR with IBV_WC_WR_FLUSH_ERR (IBA 10.3.1). */
-static void flush(struct roxe_qp *qp)
+/* Complete every outstanding send WR with IBV_WC_WR_FLUSH_ERR (IBA 10.3.1):
+ * at ERR, and at SQE where the receive side goes on. */
+static void flush_sq(struct roxe_qp *qp)
 {
 	/* The WQE that failed locally keeps its own status; the rest flush. */
 	while (!roxe_queue_empty(&qp->sq)) {
@@ -649,7 +703,16 @@ static void flush(struct roxe_qp *qp)
 				  (enum ibv_wc_status)w->status : IBV_WC_WR_FLUSH_ERR);
 	}
 	qp->req.wqe = qp->sq.index;
+	qp->req.offset = 0;
 	qp->req.rd_atomic = 0;
+	qp->req.rnr_wait = false;
+	qp->comp.deadline = 0;
+}
+
+/* ERR: every outstanding WR of both queues, and nothing more to send. */
+static void flush(struct roxe_qp *qp)
+{
+	flush_sq(qp);
 	if (qp->resp.rwqe_valid) {
 		flush_wc(qp->rcq, qp->resp.rwqe.wr_id, qp->qpn, IBV_WC_RECV);
 		qp->resp.rwqe_valid = false;
@@ -661,8 +724,6 @@ static void flush(struct roxe_qp *qp)
 			flush_wc(qp->rcq, w->wr_id, qp->qpn, IBV_WC_RECV);
 			roxe_queue_consume(&qp->rq);
 		}
-	qp->comp.deadline = 0;
-	qp->req.rnr_wait = false;
 	roxe_timer_disarm(qp);
 	qp->resp.read.active = false;
 	qp->resp.out_len = 0;
@@ -693,6 +754,23 @@ static void reset(struct roxe_qp *qp)
 	}
 }
 
+/*
+ * SQD: the drain is over once no send WQE is in progress: the oldest one
+ * not retired has not been started (WQEs start and retire in order), or
+ * there is none. Called when a WQE retires and when SQD is entered.
+ */
+void roxe_qp_sq_drain_check(struct roxe_qp *qp)
+{
+	if (qp->eng_state != IBV_QPS_SQD || roxe_qp_state(qp) != IBV_QPS_SQD ||
+	    !atomic_load(&qp->sq_draining))
+		return;
+	if (!roxe_queue_empty(&qp->sq) && roxe_sq_wqe(qp, qp->sq.index)->state != ROXE_WQE_POSTED)
+		return;
+	/* Once per drain, even if the application leaves SQD meanwhile. */
+	if (atomic_exchange(&qp->sq_draining, false) && qp->sqd_notify)
+		roxe_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp);
+}
+
 void roxe_qp_engine_sync(struct roxe_qp *qp)
 {
 	int st = roxe_qp_state(qp);
@@ -700,6 +778,10 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 	if (st == qp->eng_state) {
 		if (st == IBV_QPS_ERR)
 			flush(qp);	/* WRs posted while in error */
+		else if (st == IBV_QPS_SQE)
+			flush_sq(qp);	/* sends posted as the QP entered SQE */
+		else if (st == IBV_QPS_SQD)
+			roxe_qp_sq_drain_check(qp);	/* left and entered again */
 		return;
 	}
 	/* The engine may see several transitions at once (RESET to RTS
@@ -708,6 +790,8 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 		reset(qp);
 	} else if (st == IBV_QPS_ERR) {
 		flush(qp);
+	} else if (st == IBV_QPS_SQE) {
+		flush_sq(qp);
 	} else {
 		if (st >= IBV_QPS_RTR && qp->eng_state < IBV_QPS_RTR) {
 			qp->resp.psn = qp->attr.rq_psn;
@@ -719,16 +803,61 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 			qp->comp.retry_cnt = qp->attr.retry_cnt;
 			qp->comp.rnr_retry = qp->attr.rnr_retry;
 		}
+		/* SQD -> SQD may have changed the retry counts. */
+		if (st == IBV_QPS_RTS && qp->eng_state == IBV_QPS_SQD) {
+			qp->comp.retry_cnt = qp->attr.retry_cnt;
+			qp->comp.rnr_retry = qp->attr.rnr_retry;
+		}
 	}
 	qp->eng_state = st;
+	if (st == IBV_QPS_SQD)
+		roxe_qp_sq_drain_check(qp);
 }
 
-/* A transport error: the engine moves the QP to ERR itself, unless the
- * application changed the state meanwhile (then its change wins). */
-void roxe_qp_to_error(struct roxe_qp *qp)
+/*
+ * The engine moves the QP to ERR or SQE itself. The application's RESET or
+ * ERR stands; any other change it made meanwhile (RTS -> SQD, SQD -> RTS)
+ * gives way to the error. Returns whether the state changed.
+ */
+static bool engine_move(struct roxe_qp *qp, int to)
 {
-	int expected = qp->eng_state;
+	int cur = roxe_qp_state(qp);
 
-	atomic_compare_exchange_strong(&qp->state, &expected, IBV_QPS_ERR);
+	do {
+		if (cur == IBV_QPS_RESET || cur == IBV_QPS_ERR || cur == to)
+			return false;
+	} while (!atomic_compare_exchange_weak(&qp->state, &cur, to));
+	atomic_store(&qp->sq_draining, false);	/* no SQ_DRAINED out of SQD */
+	return true;
+}
+
+/* A fatal transport error: flush everything, then raise ev, so that the
+ * error completions are in the CQs before the event shows. */
+void roxe_qp_to_error(struct roxe_qp *qp, enum ibv_event_type ev)
+{
+	bool moved = engine_move(qp, IBV_QPS_ERR);
+
+	roxe_qp_engine_sync(qp);
+	if (moved)
+		roxe_async_event(qp->dev, ev, qp);
+}
+
+/*
+ * The send WQE being sent failed locally (bad lkey, protection, length):
+ * it completes with its own status and the send queue stops.
+ *   RC: ERR with IBV_EVENT_QP_FATAL; every RC error is fatal to the QP.
+ *   UC, UD: SQE (IBA 10.3.1): the other send WQEs flush, the receive side
+ *   goes on, the application brings the QP back with modify SQE -> RTS.
+ * No async event for SQE: IBA defines none (the error completion is the
+ * report; SQE is not a fatal state) and kernel rxe, which never enters
+ * SQE, raises none either. QP_FATAL would say the QP is lost.
+ */
+void roxe_qp_send_error(struct roxe_qp *qp)
+{
+	if (qp->type == IBV_QPT_RC) {
+		roxe_qp_to_error(qp, IBV_EVENT_QP_FATAL);
+		return;
+	}
+	engine_move(qp, IBV_QPS_SQE);
 	roxe_qp_engine_sync(qp);
 }

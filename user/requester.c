@@ -19,6 +19,10 @@
  *
  * UC and UD WQEs complete as soon as their last packet is queued; RC WQEs
  * wait for the completer.
+ *
+ * In SQD it starts no new WQE but finishes the one it is sending. A WQE
+ * that fails locally (an lkey that does not cover the data) stops the send
+ * queue: RC goes to ERR, UC and UD to SQE (roxe_qp_send_error).
  */
 #include <string.h>
 #include "engine.h"
@@ -246,7 +250,7 @@ void roxe_requester(struct roxe_qp *qp)
 		w->state = ROXE_WQE_SENDING;
 		if (!send_packet(qp, w)) {
 			if (w->status != IBV_WC_SUCCESS) {
-				roxe_qp_to_error(qp);
+				roxe_qp_send_error(qp);
 				return;
 			}
 			roxe_engine_ready(qp->eng, qp);	/* out of buffers */

@@ -134,13 +134,16 @@ static void nak(struct roxe_qp *qp, uint8_t code, uint32_t psn)
 	send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_NAK | code, psn, 0);
 }
 
-/* A class C error: NAK, complete the receive WQE in progress, enter ERR. */
+/* A class C error: NAK, complete the receive WQE in progress, enter ERR
+ * with the affiliated event IBA 11.6.3.1 gives a responder's error. */
 static void fail(struct roxe_qp *qp, uint8_t code, uint32_t psn, enum ibv_wc_status st)
 {
 	nak(qp, code, psn);
 	if (qp->resp.rwqe_valid)
 		complete_rwqe(qp, st, IBV_WC_RECV, 0, NULL, 0);
-	roxe_qp_to_error(qp);
+	roxe_qp_to_error(qp, code == ROXE_NAK_INVALID_REQUEST ? IBV_EVENT_QP_REQ_ERR :
+			     code == ROXE_NAK_REMOTE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
+			     IBV_EVENT_QP_FATAL);
 }
 
 static void owe_ack(struct roxe_qp *qp, uint32_t psn)

@@ -118,18 +118,45 @@ struct roxe_qp_init_attr {
 int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *attr, struct roxe_qp **qp);
 int roxe_destroy_qp(struct roxe_qp *qp);
 uint32_t roxe_qp_num(const struct roxe_qp *qp);
-/* Transitions and masks as ibv_modify_qp (IBA table 91): a mask missing a
+/*
+ * Transitions and masks as ibv_modify_qp (IBA table 91): a mask missing a
  * required attribute, or naming one not allowed in that transition, gives
- * -EINVAL and leaves the QP unchanged. For RC/UC at RTR, ah_attr.grh.dgid
- * names the peer (IPv4-mapped for IPv4) and ah_attr.is_global must be 1. */
+ * -EINVAL and leaves the QP unchanged; so does a transition the engine's
+ * own move to ERR or SQE overtook (query the QP). For RC/UC at RTR,
+ * ah_attr.grh.dgid names the peer (IPv4-mapped for IPv4) and
+ * ah_attr.is_global must be 1.
+ *
+ * SQD (send queue drain), entered from RTS: no new send WQE starts; those
+ * already started are sent to the end (on RC, acknowledged) and complete as
+ * usual. Sends may still be posted: they start at SQD -> RTS. sq_draining
+ * (roxe_query_qp) is 1 until no started WQE is left; then, once, after the
+ * last of their completions, IBV_EVENT_SQ_DRAINED is queued if the
+ * RTS -> SQD call named IBV_QP_EN_SQD_ASYNC_NOTIFY with en_sqd_async_notify
+ * set (as IBA says; kernel rxe raises it unasked too). SQD -> SQD
+ * changes what table 91 allows (RC: port, AV, timeout, retry_cnt,
+ * rnr_retry, max_rd_atomic, max_dest_rd_atomic, access flags, P_Key index,
+ * min RNR timer; UC: AV, access flags, P_Key index; UD: P_Key index,
+ * Q_Key) only once drained, -EBUSY before. SQD -> RTS resumes, drained or
+ * not (then no SQ_DRAINED comes).
+ *
+ * SQE (send queue error), UC and UD only: a send WQE that fails locally
+ * (an lkey that does not cover its data: IBV_WC_LOC_PROT_ERR) moves the QP
+ * to SQE by itself. That WQE completes with its error, every other send
+ * posted with IBV_WC_WR_FLUSH_ERR; receives go on; roxe_post_send returns
+ * -EINVAL. No async event: the error completion is the report. SQE -> RTS
+ * (optional: IBV_QP_CUR_STATE, UC IBV_QP_ACCESS_FLAGS, UD IBV_QP_QKEY)
+ * resumes sending. On RC the same error is fatal, as RC send errors are:
+ * the QP goes to ERR (both queues flush) and IBV_EVENT_QP_FATAL is raised.
+ */
 int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct roxe_qp_init_attr *init_attr);
 
 /* Post: -EINVAL for a bad WR (too many SGEs, inline too long, opcode not
  * valid for the QP type), -ENOMEM when the queue is full, -EINVAL when the
- * QP state does not accept posts (RESET/INIT for send); *bad_wr names the
- * first WR not posted. */
+ * QP state does not accept posts (RESET for receives; RESET, INIT, RTR and
+ * SQE for sends); *bad_wr names the first WR not posted. Sends posted in
+ * SQD wait for RTS; WRs posted in ERR complete at once, flushed. */
 int roxe_post_send(struct roxe_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int roxe_post_recv(struct roxe_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
@@ -145,7 +172,23 @@ int roxe_query_srq(struct roxe_srq *srq, struct ibv_srq_attr *attr);
 int roxe_destroy_srq(struct roxe_srq *srq);
 int roxe_post_srq_recv(struct roxe_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
-/* --- asynchronous events --------------------------------------------------------- */
+/* --- asynchronous events ---------------------------------------------------------
+ * What roxe raises (a QP's events come after its error completions are in
+ * its CQs; none when the application itself moves a QP to ERR; none for
+ * SQE, see roxe_modify_qp):
+ *   IBV_EVENT_QP_FATAL          the engine moved the QP to ERR: an RC send
+ *                               error (retries or RNR retries exhausted, a
+ *                               NAK, a bad response, a local error), or as
+ *                               responder a receive WQE it could not write
+ *   IBV_EVENT_QP_REQ_ERR        to ERR: as responder, an invalid request
+ *                               (bad opcode sequence, length) was NAKed
+ *   IBV_EVENT_QP_ACCESS_ERR     to ERR: as responder, an R_Key or access
+ *                               violation was NAKed
+ *   IBV_EVENT_SQ_DRAINED        SQD's drain is over (if asked for)
+ *   IBV_EVENT_CQ_ERR            a CQ overran
+ *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ fell below its armed limit
+ * Up to 256 wait to be read; later ones are lost.
+ */
 struct roxe_async_event {
 	enum ibv_event_type	type;	/* IBV_EVENT_QP_FATAL, CQ_ERR, SRQ_LIMIT_REACHED, ... */
 	union {

@@ -31,7 +31,11 @@ struct pair {
 	size_t			buf_len;
 };
 
-static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)
+/* polled: bit i makes side i a polled device (no engine thread): it runs a
+ * turn only when roxe_poll_cq() is called on one of its CQs, so a test can
+ * step it. */
+static inline int pair_open_polled(struct pair *p, unsigned mtu, size_t buf_len,
+				   unsigned polled)
 {
 	memset(p, 0, sizeof(*p));
 	p->buf_len = buf_len;
@@ -44,6 +48,7 @@ static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)
 			.backend = ROXE_BACKEND_PORTS,
 			.engines = 1,
 			.mtu = mtu,
+			.polled = polled & (1u << i),
 			.ports = &port,
 		};
 		struct side *s = &p->s[i];
@@ -70,6 +75,11 @@ static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)
 			return err;
 	}
 	return 0;
+}
+
+static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)
+{
+	return pair_open_polled(p, mtu, buf_len, 0);
 }
 
 static inline int qp_create_cap(struct side *s, enum ibv_qp_type type, uint32_t send_wr,
