@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# make bench: what the tools measure today, side by side in one run on one
-# veth pair between two network namespaces.
+# make bench: roxe side by side with what lies under it and beside it, in
+# one run, on one veth pair between two network namespaces (MTU 9000; roxe
+# runs path MTU 4096):
+#   roxe RC over AF_XDP     roxe-perf -P (polled: one thread per end)
+#   roxe RC over UDP        the same over roxe's UDP-socket backend
+#   raw AF_XDP              roxe-rawperf: valid RoCE frames through roxe's
+#                           XDP program and port layer, no transport (the
+#                           limit under us); and raw UDP sockets
+#   kernel TCP              sockperf ping-pong, iperf3 (one stream)
+# Figures: RC WRITE/READ/SEND bandwidth over a size sweep, SEND latency
+# (median, p99), the 64 B message rate, an idle engine's CPU, the per-frame
+# hot paths; then the targets of the tools issue with the ratios measured.
+# Results: tables on stdout, build/bench/results.json, sweep.tsv and
+# bandwidth.png / msgrate.png (gnuplot).
 #
-#   1. RC ping-pong round trip, roxe over AF_XDP vs roxe over UDP sockets,
-#      8 B and 4 KiB messages (roxe-pingpong -e: applications sleep on CQ
-#      events, the engines spin 50 us then sleep);
-#   2. CPU an idle engine burns: a device open, a QP waiting, 3 s;
-#   3. the per-frame hot paths (roxe-microbench: ICRC, parse, build).
-#
-# Results: a table on stdout and build/bench/results.json. Bandwidth sweeps,
-# the raw AF_XDP and kernel TCP baselines and plots need roxe-perf, which
-# is still to be written.
+# ROXE_BENCH_SECONDS (default 1) per bandwidth point; ROXE_BENCH_LAT_ITERS
+# (default 20000) per latency figure.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,33 +24,57 @@ bin=$top/build/bin
 out=$top/build/bench
 name=roxebench
 a=$name-a b=$name-b
-iters=${ROXE_BENCH_ITERS:-2000}
+secs=${ROXE_BENCH_SECONDS:-1}
+lat_iters=${ROXE_BENCH_LAT_ITERS:-20000}
+sizes="64 256 1024 4096 16384 65536"
+raw_sizes="64 256 1024 4096"		# one frame each: payload up to the path MTU
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (network namespaces, XDP)" >&2; exit 1; }
 mkdir -p "$out"
+rm -f "$out"/*.log "$out"/*.json "$out/sweep.tsv"
 . "$top/tools/netns.sh"
+. "$top/tools/bench-lib.sh"
+export BENCH_NAME=$name BENCH_OUT=$out BENCH_BIN=$bin BENCH_RAW_SECONDS=$secs \
+	BENCH_LAT_ITERS=$lat_iters BENCH_TCP_SECONDS=2
 netns_down "$name"
-netns_up "$name" >/dev/null
+netns_up "$name" --mtu 9000 >/dev/null
 
-# usec/iter of one roxe-pingpong run: backend size
-pingpong() {
-	local backend=$1 size=$2 server
-	ip netns exec "$b" "$bin/roxe-pingpong" -d "$b" -B "$backend" -e -s "$size" -n "$iters" \
-		> "$out/server.log" 2>&1 &
+# roxe-perf once: TEST MODE BACKEND SIZE [ARGS]; its JSON on stdout
+perf_json() {
+	local test=$1 mode=$2 backend=$3 size=$4 server tag=$out/perf-$1-$2-$3-$4
+	shift 4
+	ip netns exec "$b" "$bin/roxe-perf" "$test" "$mode" -d "$b" -P -B "$backend" \
+		> "$tag.server.log" 2>&1 &
 	server=$!
-	netns_wait_listen "$b" 18515
-	ip netns exec "$a" "$bin/roxe-pingpong" -d "$a" -B "$backend" -e -s "$size" -n "$iters" \
-		10.99.0.2 > "$out/client.log" 2>&1
-	wait "$server"
-	awk '/usec\/iter/ { print $(NF-1) }' "$out/client.log"
+	netns_wait_listen "$b" 18515 || { echo "bench: roxe-perf server did not start" >&2; return 1; }
+	if ! ip netns exec "$a" "$bin/roxe-perf" "$test" "$mode" -d "$a" -P -B "$backend" \
+		-s "$size" -m 4096 --json "$@" 10.99.0.2 > "$tag.json" 2> "$tag.client.log"; then
+		echo "bench: roxe-perf $test $mode $backend $size failed (see $tag.*)" >&2
+		kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+		return 1
+	fi
+	wait "$server" || true
+	cat "$tag.json"
+}
+
+# "gbps mpps" of roxe-perf TEST bw
+perf_bw() {
+	perf_json "$1" bw "$2" "$3" -D "$secs" | jq -r '.results[-1] | "\(.bw_avg_gbps) \(.mpps)"'
+}
+
+# "median_us p99_us" of the ROUND TRIP of roxe-perf send lat (it reports
+# one way, as perftest: half the round trip)
+perf_lat() {
+	perf_json send lat "$1" "$2" -n "$lat_iters" |
+		jq -r '.results[-1].usec | "\(.typical * 2) \(.p99 * 2)"'
 }
 
 # Percent of one core an idle engine used over 3 s (its process, in fact:
-# the pingpong server waits in accept() with its device open).
+# a roxe-perf server waiting in accept() with its device open).
 idle_cpu() {
 	local pid ticks0 ticks1 hz
 	hz=$(getconf CLK_TCK)
-	ip netns exec "$b" "$bin/roxe-pingpong" -d "$b" -p 18600 > /dev/null 2>&1 &
+	ip netns exec "$b" "$bin/roxe-perf" send bw -d "$b" -p 18600 > /dev/null 2>&1 &
 	pid=$!
 	sleep 1		# past start-up
 	ticks0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
@@ -55,34 +84,106 @@ idle_cpu() {
 	awk -v d=$((ticks1 - ticks0)) -v hz="$hz" 'BEGIN { printf "%.2f", 100 * d / hz / 3 }'
 }
 
-echo "roxe bench: $(uname -r), $(nproc) cores, $iters round trips per figure"
-declare -A lat
-for backend in afxdp udp; do
-	for size in 8 4096; do
-		lat[$backend,$size]=$(pingpong "$backend" "$size")
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (y > 0) printf "%.2f", x / y; else print "-" }'; }
+half() { awk -v x="$1" 'BEGIN { printf "%.2f", x / 2 }'; }
+
+busy=$(bench_busy)
+echo "roxe bench: $(uname -r), $(nproc) cores, veth MTU 9000, roxe path MTU 4096," \
+	"${secs}s per bandwidth point; machine ${busy}% busy before the run"
+[ "$busy" -lt 10 ] || echo "bench: the machine is busy: figures will be low and noisy" >&2
+
+# --- bandwidth sweep -------------------------------------------------------
+tsv=$out/sweep.tsv
+declare -A bw
+for size in $sizes; do
+	for s in write:afxdp write:udp read:afxdp send:afxdp; do
+		t=${s%:*} be=${s#*:}
+		r=$(perf_bw "$t" "$be" "$size") || continue
+		bw[roxe-$t-$be,$size]=$r
+		printf 'roxe-%s-%s\t%s\t%s\t%s\n' "$t" "$be" "$size" "${r% *}" "${r#* }" >> "$tsv"
 	done
 done
+for be in afxdp udp; do
+	for size in $raw_sizes; do
+		r=$(raw_bw "$be" "$size") || continue
+		bw[raw-$be,$size]=$r
+		printf 'raw-%s\t%s\t%s\t%s\n' "$be" "$size" "${r% *}" "${r#* }" >> "$tsv"
+	done
+done
+tcp_sweep "$b" "$a" 10.99.0.2 $sizes >> "$tsv" || true
+while IFS=$'\t' read -r series size g m; do
+	[ "$series" = tcp ] && bw[tcp,$size]="$g $m"
+done < "$tsv"
+
+printf '\nBandwidth, Gb/s of message bytes (Mpps in brackets); one QP, one stream\n'
+printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' bytes "roxe WRITE" "roxe WRITE udp" \
+	"roxe READ" "roxe SEND" "raw AF_XDP" "raw UDP" "kernel TCP"
+cell() { local v=${bw[$1,$2]:-}; [ -n "$v" ] && printf '%.2f [%.3f]' ${v% *} ${v#* } || printf '-'; }
+for size in $sizes; do
+	printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' "$size" \
+		"$(cell roxe-write-afxdp "$size")" "$(cell roxe-write-udp "$size")" \
+		"$(cell roxe-read-afxdp "$size")" "$(cell roxe-send-afxdp "$size")" \
+		"$(cell raw-afxdp "$size")" "$(cell raw-udp "$size")" "$(cell tcp "$size")"
+done
+
+# --- latency ---------------------------------------------------------------
+declare -A lat
+lat[roxe-afxdp]=$(perf_lat afxdp 8) || lat[roxe-afxdp]="- -"
+lat[roxe-udp]=$(perf_lat udp 8) || lat[roxe-udp]="- -"
+lat[raw-afxdp]=$(raw_lat afxdp 8) || lat[raw-afxdp]="- -"
+lat[raw-udp]=$(raw_lat udp 8) || lat[raw-udp]="- -"
+lat[tcp]=$(tcp_latency "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -"
+printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half)\n'
+printf '  %-26s %10s %10s %12s\n' path median p99 "one way"
+for k in roxe-afxdp roxe-udp raw-afxdp raw-udp tcp; do
+	v=${lat[$k]}
+	printf '  %-26s %10s %10s %12s\n' \
+		"$(case $k in roxe-afxdp) echo "roxe RC SEND, AF_XDP";; roxe-udp) echo "roxe RC SEND, UDP";;
+		raw-afxdp) echo "raw AF_XDP frames";; raw-udp) echo "raw UDP datagrams";;
+		tcp) echo "kernel TCP (sockperf, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
+done
+
 idle=$(idle_cpu)
 "$bin/roxe-microbench" --json > "$out/microbench.json"
+bench_plot "$tsv" "$out" 2>/dev/null || echo "bench: gnuplot failed" >&2
 
-printf '\nRC ping-pong round trip (usec/iter, lower is better)\n'
-printf '  %-8s %12s %12s %16s\n' size afxdp udp 'udp / afxdp'
-for size in 8 4096; do
-	printf '  %-8s %12s %12s %16s\n' "$size" "${lat[afxdp,$size]}" "${lat[udp,$size]}" \
-		"$(awk -v u="${lat[udp,$size]}" -v x="${lat[afxdp,$size]}" 'BEGIN { printf "%.2f", u / x }')"
-done
-printf '\nidle engine: %s%% of a core (target: < 1%%)\n' "$idle"
-printf 'per-frame hot paths: %s\n' "$out/microbench.json"
+# --- the targets ---------------------------------------------------------------
+w64k=${bw[roxe-write-afxdp,65536]:-0 0} raw4k=${bw[raw-afxdp,4096]:-0 0}
+m64x=${bw[roxe-write-afxdp,64]:-0 0} m64u=${bw[roxe-write-udp,64]:-0 0}
+lat_roxe=$(half "${lat[roxe-afxdp]% *}") lat_raw=$(half "${lat[raw-afxdp]% *}")
+lat_tcp=$(half "${lat[tcp]% *}")
+printf '\nTargets (tools issue)\n'
+printf '  %-58s %s\n' \
+	"RC WRITE 64 KiB vs raw AF_XDP, same frames (>= 0.80)" \
+	"$(ratio "${w64k% *}" "${raw4k% *}")  (${w64k% *} vs ${raw4k% *} Gb/s)" \
+	"RC SEND 8 B one way <= raw one way + 0.5 us" \
+	"$lat_roxe vs $lat_raw + 0.5 us: $(awk -v r="$lat_roxe" -v x="$lat_raw" 'BEGIN { printf "%s by %.2f us", r <= x + 0.5 ? "met" : "missed", r - x - 0.5 }')" \
+	"RC SEND 8 B one way below kernel TCP" \
+	"$lat_roxe vs $lat_tcp us: $(awk -v r="$lat_roxe" -v t="$lat_tcp" 'BEGIN { print r < t ? "met" : "missed" }')" \
+	"64 B message rate, AF_XDP vs UDP backend (>= 1.30)" \
+	"$(ratio "${m64x#* }" "${m64u#* }")  (${m64x#* } vs ${m64u#* } Mpps)" \
+	"idle engine, % of a core (< 1)" "$idle"
+printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png\n' \
+	"$out/microbench.json" "$out" "$out"
 
-cat > "$out/results.json" <<EOF
 {
-  "kernel": "$(uname -r)", "cores": $(nproc), "iters": $iters,
-  "pingpong_usec_per_iter": {
-    "afxdp": { "8": ${lat[afxdp,8]}, "4096": ${lat[afxdp,4096]} },
-    "udp": { "8": ${lat[udp,8]}, "4096": ${lat[udp,4096]} }
-  },
-  "idle_engine_cpu_percent": $idle,
-  "microbench": $(cat "$out/microbench.json")
-}
-EOF
+	printf '{\n  "kernel": "%s", "cores": %s, "seconds_per_point": %s, "busy_before": %s,\n' \
+		"$(uname -r)" "$(nproc)" "$secs" "$busy"
+	printf '  "bandwidth": ['
+	sep=''
+	while IFS=$'\t' read -r series size g m; do
+		printf '%s\n    {"series": "%s", "bytes": %s, "gbps": %s, "mpps": %s}' "$sep" \
+			"$series" "$size" "$g" "$m"
+		sep=,
+	done < "$tsv"
+	printf '\n  ],\n  "round_trip_usec": {'
+	sep=''
+	for k in roxe-afxdp roxe-udp raw-afxdp raw-udp tcp; do
+		v=${lat[$k]}
+		printf '%s\n    "%s": {"median": "%s", "p99": "%s"}' "$sep" "$k" "${v% *}" "${v#* }"
+		sep=,
+	done
+	printf '\n  },\n  "idle_engine_cpu_percent": %s,\n' "$idle"
+	printf '  "microbench": %s\n}\n' "$(cat "$out/microbench.json")"
+} > "$out/results.json"
 echo "results: $out/results.json"

@@ -24,7 +24,7 @@ pkgs=(
 	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync
 	python3 perl rsync
 	# make bench: kernel TCP baselines (ping-pong, bandwidth) and the plot
-	sockperf iperf3 gnuplot-nox
+	sockperf iperf3 gnuplot-nox jq
 )
 
 missing=()
