@@ -375,17 +375,23 @@ static int run_lat(struct perf_ctx *c, bool *first)
 	bool passive = !o->server && (o->test == TEST_READ || o->test == TEST_ATOMIC);
 	struct perf_result r;
 
-	/* send_lat: HS, connect, HS, HS; the others: HS, HS, connect, HS, HS */
+	/* send_lat: HS, connect, HS, HS; the others: HS, HS, connect, HS, HS.
+	 * The last one is the ready signal: a passive server's buffer must
+	 * hold what the client will read by then. */
 	if (perf_oob_hs(c, 0))
 		return -1;
 	if (o->test != TEST_SEND && perf_oob_hs(c, 0))
 		return -1;
-	if (perf_connect(c) || perf_oob_hs(c, 0) || perf_oob_hs(c, 0))
+	if (perf_connect(c) || perf_oob_hs(c, 0))
+		return -1;
+	if (passive && perf_lat_prepare(c, c->max_size))
+		return -1;
+	if (perf_oob_hs(c, 0))
 		return -1;
 	set_remote_len(c);
 	perf_report_addresses(c);
 	if (passive) {		/* read/atomic_lat server: wait for the end */
-		if (perf_lat_prepare(c, c->max_size) || perf_serve_until_peer(c))
+		if (perf_serve_until_peer(c))
 			return -1;
 		return perf_oob_finish(c);
 	}

@@ -18,7 +18,9 @@ mount_all() {
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
-	mount -t tmpfs tmpfs /tmp
+	# /tmp stays the initramfs's own (writable) directory: files the
+	# harness added from a tree under /tmp (a CI clone) live there.
+	mkdir -p /tmp && chmod 1777 /tmp
 	mount -t tmpfs tmpfs /run
 	# tcpdump and libbpf users expect these
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
