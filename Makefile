@@ -42,6 +42,10 @@ TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
 
+# The VM harness's LD_PRELOAD shim that gives stock verbs programs in the
+# guest a linger (tools/vm/linger.c).
+VM_LINGER := $(BUILD)/lib/roxe-linger.so
+
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
@@ -50,7 +54,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench kmod clean
-all: $(BPF_SKELS) $(LIBROXE) $(TOOLS)
+all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(VM_LINGER)
 
 deps:
 	@$(TOP)/tools/install-deps.sh
@@ -85,6 +89,10 @@ $(LIBROXE_SAN): $(LIB_SAN_OBJS)
 $(BIN)/%: $(OBJ)/tools/%.o $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+
+$(VM_LINGER): tools/vm/linger.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
 
 define tool_dir
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(LIBROXE)
