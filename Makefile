@@ -49,6 +49,10 @@ TOOL_LIB := $(BUILD)/lib/libroxe-tools.a
 DAEMON_SRCS := user/roxed.c
 DAEMONS  := $(DAEMON_SRCS:user/%.c=$(BIN)/%)
 
+# The VM harness's LD_PRELOAD shim that gives stock verbs programs in the
+# guest a linger (tools/vm/linger.c).
+VM_LINGER := $(BUILD)/lib/roxe-linger.so
+
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
@@ -57,7 +61,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench kmod clean
-all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS)
+all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
 deps:
 	@$(TOP)/tools/install-deps.sh
@@ -98,6 +102,10 @@ $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
 $(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(TOOL_LIB) $(LIBROXE) $(LDLIBS)
+
+$(VM_LINGER): tools/vm/linger.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
 
 define tool_dir
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE)

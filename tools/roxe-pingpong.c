@@ -43,6 +43,7 @@ struct opts {
 	bool		use_event;
 	bool		polled;
 	bool		check;
+	bool		check_echo;	/* -C: the peer only echoes */
 	int		linger_ms;
 	bool		ud;
 };
@@ -96,6 +97,11 @@ static void usage(const char *argv0)
 	       "  -g, --gid-idx=<idx>    local GID index (accepted; roxe has one: 0)\n"
 	       "  -c, --chk              validate received buffers (both ends roxe-pingpong;\n"
 	       "                         UD also checks length, GRH flag and source QP)\n"
+	       "  -C, --chk-echo         validate against a peer that sends back what it\n"
+	       "                         received, as ibv_{rc,ud}_pingpong do (their own --chk\n"
+	       "                         looks at one byte per page): the server answers\n"
+	       "                         exchange i with pattern i and checks that the next\n"
+	       "                         message is that answer; the client is as with -c\n"
 	       "  -U, --ud               UD mode, as ibv_ud_pingpong (Q_Key 0x11111111)\n"
 	       "  -B, --backend=<b>      afxdp (default) or udp\n"
 	       "  -E, --engines=<n>      engine threads (default 1)\n"
@@ -488,16 +494,24 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 				scnt++;
 			} else if (wc[i].wr_id == RECV_WRID) {
 				/* With -c, exchange i carries pattern i; the server
-				 * echoes what it got, the client sends the next one. */
+				 * echoes what it got, the client sends the next one.
+				 * With -C the peer echoes: the client works as with
+				 * -c, the server answers exchange i with pattern i and
+				 * finds it in exchange i + 1 (the first message is
+				 * the peer's own, unknown). */
 				if (o->check) {
+					int want = rcnt;
+
+					if (o->check_echo && !o->server)
+						want = rcnt - 1;
 					if (o->ud && !bad_data && !ud_recv_ok(c, o, &wc[i]))
 						bad_data = rcnt + 1;
-					for (int k = 0; k < o->size && !bad_data; k++)
-						if (msg[k] != pattern(rcnt, k))
+					for (int k = 0; k < o->size && !bad_data && want >= 0; k++)
+						if (msg[k] != pattern(want, k))
 							bad_data = rcnt + 1;
-					if (o->server)
+					if (o->server || o->check_echo)
 						for (int k = 0; k < o->size; k++)
-							msg[k] = pattern(rcnt + 1, k);
+							msg[k] = pattern(o->server ? rcnt + 1 : rcnt, k);
 				}
 				if (--routs <= 1) {
 					routs += post_recvs(c, o, o->rx_depth - routs);
@@ -542,7 +556,8 @@ int main(int argc, char **argv)
 		{ "port", 1, NULL, 'p' }, { "ib-dev", 1, NULL, 'd' }, { "ib-port", 1, NULL, 'i' },
 		{ "size", 1, NULL, 's' }, { "mtu", 1, NULL, 'm' }, { "rx-depth", 1, NULL, 'r' },
 		{ "iters", 1, NULL, 'n' }, { "sl", 1, NULL, 'l' }, { "events", 0, NULL, 'e' },
-		{ "gid-idx", 1, NULL, 'g' }, { "chk", 0, NULL, 'c' }, { "backend", 1, NULL, 'B' },
+		{ "gid-idx", 1, NULL, 'g' }, { "chk", 0, NULL, 'c' },
+		{ "chk-echo", 0, NULL, 'C' }, { "backend", 1, NULL, 'B' },
 		{ "engines", 1, NULL, 'E' }, { "ud", 0, NULL, 'U' }, { "help", 0, NULL, 'h' },
 		{ "polled", 0, NULL, 'P' }, { "linger", 1, NULL, 'L' },
 		{ 0 },
@@ -560,7 +575,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cB:E:UL:Ph", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cCB:E:UL:Ph", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;
 		case 'd': o.ifname = optarg; break;
@@ -585,6 +600,7 @@ int main(int argc, char **argv)
 		case 'l': case 'g': break;	/* accepted for compatibility */
 		case 'e': o.use_event = true; break;
 		case 'c': o.check = true; break;
+		case 'C': o.check = o.check_echo = true; break;
 		case 'B':
 			if (!strcmp(optarg, "afxdp"))
 				o.backend = ROXE_BACKEND_AFXDP;

@@ -297,11 +297,46 @@ void roxe_responder_send(struct roxe_qp *qp)
 		roxe_engine_ready(qp->eng, qp);
 }
 
+/* Take resource r out of the reply queue, if it is there. */
+static void unqueue_reply(struct roxe_qp *qp, const struct roxe_rd_res *r)
+{
+	unsigned i, keep = 0;
+
+	if (!qp->resp.out_len)
+		return;
+	if (qp->resp.outq[qp->resp.out_head] == r) {
+		pop_reply(qp);
+		return;
+	}
+	for (i = 0; i < qp->resp.out_len; i++) {
+		struct roxe_rd_res *q = qp->resp.outq[(qp->resp.out_head + i) % ROXE_MAX_RD_ATOMIC];
+
+		if (q != r)
+			qp->resp.outq[(qp->resp.out_head + keep++) % ROXE_MAX_RD_ATOMIC] = q;
+	}
+	qp->resp.out_len = keep;
+}
+
+/*
+ * A new READ/ATOMIC takes the oldest of the max_dest_rd_atomic resources.
+ * If that one is still queued, it is being answered again for a duplicate
+ * request that the requester no longer waits for: the requester keeps at
+ * most max_rd_atomic READ/ATOMICs outstanding, and the new one is among
+ * them. (After a NAK or a timeout the requester asks again for everything
+ * from its oldest unanswered READ; the first answer may still reach it,
+ * complete that READ and make room for a new request while the repeated
+ * one waits here.) Dropping that reply keeps the queue within
+ * max_dest_rd_atomic; holding on to it would leave no room for the new
+ * request, which is the requester's right. Queued replies and resources
+ * both follow PSN order, so the oldest resource, when queued, heads the
+ * queue.
+ */
 static struct roxe_rd_res *new_res(struct roxe_qp *qp)
 {
 	unsigned n = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
 	struct roxe_rd_res *r = &qp->resp.res[qp->resp.res_next++ % n];
 
+	unqueue_reply(qp, r);
 	memset(r, 0, sizeof(*r));
 	return r;
 }
@@ -544,12 +579,9 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	/* More READ/ATOMICs outstanding than max_dest_rd_atomic allows. */
-	if ((info->kind == ROXE_OPK_READ_REQ || info->kind == ROXE_OPK_ATOMIC) &&
-	    qp->resp.out_len >= (qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1)) {
-		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
-		return;
-	}
+	/* No NAK for "too many READ/ATOMICs": a new one takes the oldest
+	 * resource (new_res), as rxe's responder does, so the reply queue
+	 * never holds more than max_dest_rd_atomic. */
 	switch (info->kind) {
 	case ROXE_OPK_SEND:
 		rc_send(qp, frame, pkt, h);

@@ -27,8 +27,8 @@ log() { echo "# $*"; }
 fail() { log "FAIL: $*"; exit $KSFT_FAIL; }
 
 [ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
-wire=$top/build/selftests/xdp/faultwire
-[ -x "$wire" ] || { log "SKIP: $wire not built"; exit $KSFT_SKIP; }
+wire=$bin/faultwire
+[ -x "$wire" ] || { log "SKIP: $wire not built (make)"; exit $KSFT_SKIP; }
 
 . "$top/tools/netns.sh"
 netns_up "$name" --middle >/dev/null

@@ -22,10 +22,20 @@
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
 #                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
 #                   the host's packet sockets, so tcpdump there misses it)
+#   --middle        a hop between the guest and the host engine: the host
+#                   address moves to host0, a veth whose peer mid0 a bridge
+#                   joins to tap0 (ROXE_VM_TAP=host0 for --host-cmd)
+#   --faults SPEC   --middle with faultwire instead of the bridge: RoCE v2
+#                   frames are dropped, reordered, duplicated, corrupted each
+#                   way. SPEC: drop=P,reorder=P,dup=P,corrupt=P,seed=N with P
+#                   in percent ("2", "0.5%") or "<n>ppm"; counts in
+#                   OUT/faultwire.log
 #   -q, --quiet     console only to OUT/console.log, not to stdout
 #
 # Network: a namespace roxevm-<pid> holds tap0 (10.77.0.1/24); the guest's
 # eth0 (virtio-net) is 10.77.0.2/24. Nothing else is configured anywhere.
+# --middle: tap0 has no address; 10.77.0.1/24 is on host0, its veth peer mid0
+# and tap0 are joined by a bridge (br0) or faultwire, MTU 9000 on the hop.
 # Exit: the guest script's code; 124 timeout; 125 harness or boot failure.
 # Namespace, tap, QEMU and the host command are torn down on every exit.
 set -euo pipefail
@@ -40,7 +50,13 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
+middle='' fw_args=() fw_spec=''
 adds=() envs=()
+# --middle: the host engine's interface, the hop's end towards it, and the
+# hop's MTU (faultwire forwards frames of up to 9216 bytes)
+host_if=tap0
+mid_if=mid0
+mid_mtu=9000
 
 usage() { sed -n '/^# Boot/,/^set -e/{/^set -e/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:-0}"; }
 die() { echo "vm: $*" >&2; exit 125; }
@@ -56,6 +72,8 @@ parse_args() {
 		--add) adds+=("${2:?--add needs a path}"); shift ;;
 		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
 		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
+		--middle) middle=${middle:-bridge} ;;
+		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
 		-h | --help) usage 0 ;;
 		*) echo "vm: unknown option $1" >&2; usage 125 >&2 ;;
@@ -68,16 +86,51 @@ parse_args() {
 	if [ -z "$timeout" ]; then
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
+	[ "$middle" != faultwire ] || parse_faults "$fw_spec"
+	[ -z "$middle" ] || host_if=host0
+}
+
+# "2", "2%", "0.5%" (percent) or "20000ppm" -> parts per million
+to_ppm() {
+	case "$1" in
+	*ppm) [[ "${1%ppm}" =~ ^[0-9]+$ ]] && echo "${1%ppm}" ;;
+	*) [[ "${1%\%}" =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
+		awk -v p="${1%\%}" 'BEGIN { v = int(p * 10000 + 0.5); if (v > 1000000) exit 1; print v }' ;;
+	esac
+}
+
+# --faults SPEC -> faultwire's options
+parse_faults() {
+	local kv k v p
+	local IFS=,
+	for kv in $1; do
+		[ -n "$kv" ] || continue
+		k=${kv%%=*} v=${kv#*=}
+		[ "$k" != "$kv" ] || die "--faults: want NAME=VALUE, got $kv"
+		case "$k" in
+		drop | dup | reorder | corrupt)
+			p=$(to_ppm "$v") || die "--faults: $k=$v is not a rate (2, 0.5%, 20000ppm)"
+			fw_args+=("--$k" "$p") ;;
+		seed)
+			[[ "$v" =~ ^[0-9]+$ ]] || die "--faults: seed=$v is not a number"
+			fw_args+=(--seed "$v") ;;
+		*) die "--faults: unknown fault $k (drop, reorder, dup, corrupt, seed)" ;;
+		esac
+	done
 }
 
 check_host() {
 	[ "$(id -u)" = 0 ] || die "needs root (network namespace, tap)"
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/install-deps.sh"
 	[ -c /dev/net/tun ] || die "/dev/net/tun missing"
+	if [ "$middle" = faultwire ]; then
+		[ -x "$top/build/bin/faultwire" ] || die "build/bin/faultwire missing: run make"
+	fi
+	[ -z "$middle" ] || command -v ethtool >/dev/null || die "ethtool missing: run tools/install-deps.sh"
 }
 
 # --- teardown ---------------------------------------------------------------
-ns='' qemu_pid='' host_pid='' tmp=''
+ns='' qemu_pid='' host_pid='' fw_pid='' tmp=''
 
 # shellcheck disable=SC2317 # reached through the EXIT trap
 # stop_pid PID|-PGID: TERM, then KILL after 3 s
@@ -99,6 +152,8 @@ cleanup() {
 	set +e
 	[ -n "$qemu_pid" ] && stop_pid "$qemu_pid"
 	[ -n "$host_pid" ] && stop_pid "-$host_pid"
+	# faultwire prints its counts when stopped with TERM
+	[ -n "$fw_pid" ] && stop_pid "$fw_pid"
 	if [ -n "$ns" ]; then
 		# whatever we started that is still inside the namespace
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -118,7 +173,7 @@ prepare_out() {
 	fi
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
-	rm -f "$out/exit-code" "$out/console.log" "$out/host-cmd.log"
+	rm -f "$out/exit-code" "$out/console.log" "$out/host-cmd.log" "$out/faultwire.log"
 }
 
 # The per-run overlay (/roxe/env, /roxe/test.sh) is a second gzip'd cpio
@@ -130,6 +185,7 @@ make_initrd() {
 		if [ "$shell" = 1 ]; then echo "ROXE_VM_MODE=shell"; else echo "ROXE_VM_MODE=test"; fi
 		printf 'export ROXE_TOP=%q ROXE_VM_GUEST_ADDR=%q ROXE_VM_HOST_ADDR=%q ROXE_VM_PREFIX=%q\n' \
 			"$top" "$guest_addr" "$host_addr" "$prefix"
+		printf 'export ROXE_VM_MIDDLE=%q\n' "$middle"
 		for e in ${envs[@]+"${envs[@]}"}; do
 			[[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE, got $e"
 			printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
@@ -157,13 +213,53 @@ setup_netns() {
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
 	ip -n "$ns" tuntap add dev tap0 mode tap
-	ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
+	[ -n "$middle" ] || ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
 	ip -n "$ns" link set tap0 up
+	[ -z "$middle" ] || setup_middle
+}
+
+# --middle: tap0 (guest) = br0 or faultwire = mid0 <-veth-> host0 (engine).
+# The hop's own interfaces have no address and must not answer ARP for the
+# namespace's (Linux answers for any local address on any interface by
+# default: the guest would learn tap0's MAC instead of host0's). Frames cross
+# faultwire as plain bytes, so nothing may be left to offloads: no checksum
+# offload or segmentation on the veths, and no virtio-net header on the tap
+# (qemu_cmd), which keeps the guest from sending partial checksums or TSO.
+setup_middle() {
+	local i
+	{ ip -n "$ns" link add "$host_if" type veth peer "$mid_if" &&
+		ip -n "$ns" addr add "$host_addr/$prefix" dev "$host_if" &&
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.tap0.disable_ipv6=1 \
+			"net.ipv6.conf.$mid_if.disable_ipv6=1" net.ipv4.conf.tap0.arp_ignore=1 \
+			"net.ipv4.conf.$mid_if.arp_ignore=1"; } || die "cannot create the middle hop"
+	for i in "$host_if" "$mid_if"; do
+		ip netns exec "$ns" ethtool -K "$i" tx off tso off gso off gro off >/dev/null ||
+			die "cannot turn offloads off on $i"
+	done
+	{ ip -n "$ns" link set tap0 mtu "$mid_mtu" &&
+		ip -n "$ns" link set "$mid_if" mtu "$mid_mtu" up &&
+		ip -n "$ns" link set "$host_if" up; } || die "cannot bring the middle hop up"
+	if [ "$middle" = bridge ]; then
+		{ ip -n "$ns" link add br0 type bridge &&
+			ip netns exec "$ns" sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 \
+				net.ipv4.conf.br0.arp_ignore=1 &&
+			ip -n "$ns" link set tap0 master br0 &&
+			ip -n "$ns" link set "$mid_if" master br0 &&
+			ip -n "$ns" link set br0 mtu "$mid_mtu" up; } || die "cannot set up the bridge"
+	else
+		echo "faultwire tap0 $mid_if ${fw_args[*]}" >"$out/faultwire.log"
+		ip netns exec "$ns" "$top/build/bin/faultwire" tap0 "$mid_if" ${fw_args[@]+"${fw_args[@]}"} \
+			>>"$out/faultwire.log" 2>&1 </dev/null &
+		fw_pid=$!
+		sleep 0.2
+		kill -0 "$fw_pid" 2>/dev/null || die "faultwire did not start: $(tail -n1 "$out/faultwire.log")"
+	fi
 }
 
 start_host_cmd() {
 	[ -n "$host_cmd" ] || return 0
-	ROXE_VM_NS=$ns ROXE_VM_TAP=tap0 ROXE_VM_OUT=$out ROXE_TOP=$top \
+	ROXE_VM_NS=$ns ROXE_VM_TAP=$host_if ROXE_VM_HOST_IF=$host_if ROXE_VM_MIDDLE=$middle \
+		ROXE_VM_OUT=$out ROXE_TOP=$top \
 		ROXE_VM_HOST_ADDR=$host_addr ROXE_VM_GUEST_ADDR=$guest_addr \
 		setsid ip netns exec "$ns" bash -c "$host_cmd" >"$out/host-cmd.log" 2>&1 </dev/null &
 	host_pid=$!
@@ -174,8 +270,9 @@ qemu_cmd() {
 	local o=${out//,/,,} # QEMU option values escape commas by doubling
 	local net=tap,id=net0,ifname=tap0,script=no,downscript=no
 	# QEMU 7.2's filter-dump would write the virtio-net header in front of
-	# every frame: no header on the tap when recording
-	[ -z "$pcap" ] || net+=,vnet_hdr=off
+	# every frame: no header on the tap when recording. --middle: none
+	# either, so the guest sends whole frames with their checksums done.
+	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
@@ -211,6 +308,9 @@ main() {
 	trap cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+	# the LD_PRELOAD linger for stock verbs programs (tools/vm/linger.c),
+	# in every image so that tests with and without it share one
+	[ ! -f "$top/build/lib/roxe-linger.so" ] || adds+=("$top/build/lib/roxe-linger.so")
 	"$here/build-initramfs.sh" ${adds[@]+"${adds[@]}"} || die "image build failed"
 	prepare_out
 	tmp=$(mktemp -d /tmp/roxevm.XXXXXX)

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * faultwire: forward every frame between two interfaces (the middle hop of
- * tools/netns.sh --middle, with its bridge removed), dropping, duplicating,
- * reordering and corrupting RoCE v2 frames (UDP port 4791) at chosen rates.
- * It stands in for tc netem, which this machine's kernel lacks
+ * faultwire: forward every frame between two interfaces, dropping,
+ * duplicating, reordering and corrupting RoCE v2 frames (UDP port 4791) at
+ * chosen rates. It is the faulty middle hop of selftests/xdp/faultwire_test.sh
+ * (tools/netns.sh --middle with the bridge removed) and of the VM harness
+ * (tools/vm/run.sh --faults, between the guest's tap and the host engine's
+ * veth). It stands in for tc netem, which this machine's kernel lacks
  * (CONFIG_NET_SCH_NETEM is not set); other frames (ARP, TCP for the
  * pingpong's exchange) pass untouched so the hosts can still talk.
+ * Frames cross it as plain bytes: the hosts must not leave checksums or
+ * segmentation to offloads (ethtool -K IF tx off tso off gso off).
  *
  *   faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]
  *             [--corrupt PPM] [--seed N]
  *
- * Runs until SIGTERM/SIGINT, then prints what it did on stdout.
+ * Runs until SIGTERM/SIGINT, then prints what it did on stdout, with the
+ * frames the kernel dropped because a socket's receive buffer was full
+ * ("overflowed") and those the kernel refused to send ("unsent", e.g. a
+ * tap whose reader is behind): faults nobody asked for. The receive
+ * buffers are large to keep them at 0 when the forwarder is starved of CPU
+ * for a while.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +47,7 @@ struct side {
 
 static volatile sig_atomic_t stop;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static unsigned long n_fwd, n_drop, n_dup, n_reorder, n_corrupt;
+static unsigned long n_fwd, n_drop, n_dup, n_reorder, n_corrupt, n_unsent;
 
 static uint64_t rnd(void)
 {
@@ -56,6 +65,7 @@ static bool chance(uint32_t ppm)
 static int open_side(struct side *s, const char *ifname)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	int buf = 8 << 20;
 
 	s->ifindex = (int)if_nametoindex(ifname);
 	if (!s->ifindex)
@@ -64,13 +74,28 @@ static int open_side(struct side *s, const char *ifname)
 	s->fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sll, sizeof(sll)))
 		return -1;
+	/* A burst of jumbo frames while we are not scheduled must not
+	 * overflow the default ~200 KiB (root may exceed rmem_max). */
+	if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
+		setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	return 0;
+}
+
+/* Frames the kernel dropped on this socket (full receive buffer). */
+static unsigned long overflowed(const struct side *s)
+{
+	struct tpacket_stats st = { 0 };
+	socklen_t len = sizeof(st);
+
+	return getsockopt(s->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) ? 0 : st.tp_drops;
 }
 
 static void put(struct side *out, const uint8_t *f, ssize_t len)
 {
 	if (send(out->fd, f, (size_t)len, 0) == len)
 		n_fwd++;
+	else
+		n_unsent++;	/* e.g. ENOBUFS: the tap's queue is full */
 }
 
 static bool is_roce(const uint8_t *f, ssize_t len)
@@ -162,22 +187,28 @@ int main(int argc, char **argv)
 				}
 			continue;
 		}
+		/* Up to a batch from each side in turn: whatever is queued. */
 		for (int i = 0; i < 2; i++) {
-			struct sockaddr_ll from;
-			socklen_t fl = sizeof(from);
-			ssize_t len;
-
 			if (!(pfd[i].revents & POLLIN))
 				continue;
-			len = recvfrom(sides[i].fd, buf, sizeof(buf), MSG_DONTWAIT,
-				       (struct sockaddr *)&from, &fl);
-			/* Our own transmissions come back as outgoing: skip. */
-			if (len <= 0 || from.sll_pkttype == PACKET_OUTGOING)
-				continue;
-			forward(&sides[!i], buf, len, ppm);
+			for (int k = 0; k < 64; k++) {
+				struct sockaddr_ll from;
+				socklen_t fl = sizeof(from);
+				ssize_t len;
+
+				len = recvfrom(sides[i].fd, buf, sizeof(buf), MSG_DONTWAIT,
+					       (struct sockaddr *)&from, &fl);
+				if (len <= 0)
+					break;
+				/* Our own transmissions come back as outgoing: skip. */
+				if (from.sll_pkttype == PACKET_OUTGOING)
+					continue;
+				forward(&sides[!i], buf, len, ppm);
+			}
 		}
 	}
-	printf("faultwire: forwarded %lu, dropped %lu, duplicated %lu, reordered %lu, corrupted %lu\n",
-	       n_fwd, n_drop, n_dup, n_reorder, n_corrupt);
+	printf("faultwire: forwarded %lu, dropped %lu, duplicated %lu, reordered %lu, corrupted %lu, "
+	       "overflowed %lu, unsent %lu\n", n_fwd, n_drop, n_dup, n_reorder, n_corrupt,
+	       overflowed(&sides[0]) + overflowed(&sides[1]), n_unsent);
 	return 0;
 }
