@@ -98,32 +98,9 @@ run_cases() {
 # "ib_read_bw" -> "read bw"
 perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
 
-# wait_file SECONDS FILE: poll for FILE (the 9p share has no caching)
-wait_file() {
-	local n=$(($1 * 10))
-	while [ ! -e "$2" ]; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
 HWC=/sys/class/infiniband/rxe0/ports/1/hw_counters
-
-gid_index() {
-	local port=/sys/class/infiniband/rxe0/ports/1 want i a
-	IFS=. read -r -a a <<<"$ROXE_VM_GUEST_ADDR"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${a[@]}")
-	for i in $(seq 0 15); do
-		[ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
 
 listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
 
@@ -155,7 +132,7 @@ guest_case() {
 		for i in $(seq 100); do listening && break; sleep 0.1; done
 		touch "$o/$name.guest-ready"
 		wait $pid || rc=$?
-	elif wait_file $PP_TIMEOUT "$o/$name.host-ready"; then
+	elif vm_wait_file $PP_TIMEOUT "$o/$name.host-ready"; then
 		"${pp[@]}" "$ROXE_VM_HOST_ADDR" >"$o/$name.guest.log" 2>&1 || rc=$?
 	else
 		rc=125
@@ -164,17 +141,18 @@ guest_case() {
 	counters_delta /tmp/before /tmp/after >"$o/$name.rxe.txt"
 	echo $rc >"$o/$name.guest-rc"
 	log "$name: $prog exit $rc"
-	wait_file $((PP_TIMEOUT + 10)) "$o/$name.host-rc" || log "$name: no word from the host"
+	vm_wait_file $((PP_TIMEOUT + 10)) "$o/$name.host-rc" || log "$name: no word from the host"
 }
 
 guest_main() {
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	local i line
 
 	$IP link set eth0 mtu $LINK_MTU
 	rdma link add rxe0 type rxe netdev eth0
 	GID=''
 	for i in $(seq 50); do
-		GID=$(gid_index) && break
+		GID=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
 		sleep 0.1
 	done
 	if [ -z "$GID" ]; then
@@ -225,17 +203,18 @@ peer_case() {
 		done
 		touch "$o/$name.host-ready"
 		wait $pid || rc=$?
-	elif wait_file 120 "$o/$name.guest-ready"; then	# the first: after the boot
+	elif vm_wait_file 120 "$o/$name.guest-ready"; then	# the first: after the boot
 		"${pp[@]}" "$ROXE_VM_GUEST_ADDR" >"$o/$name.host.log" 2>&1 || rc=$?
 	else
 		rc=125
 	fi
 	roxe_counters "$o/$name.host.log" >"$o/$name.roxe.txt" || true
 	echo $rc >"$o/$name.host-rc"
-	wait_file $((PP_TIMEOUT + 10)) "$o/$name.guest-rc" || true
+	vm_wait_file $((PP_TIMEOUT + 10)) "$o/$name.guest-rc" || true
 }
 
 peer_main() {
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	local line
 	ip link set "$ROXE_VM_TAP" mtu $LINK_MTU
 	# attached for the whole boot, so the per-QP counters outlive each run
@@ -368,6 +347,7 @@ host_main() {
 	RUN_PID=
 	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
 	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((n * (PP_TIMEOUT + 5) + 40)) --out "$d" \
+		--add "$TOPDIR/selftests/vm/vm_lib.sh" \
 		--pcap "$d/wire.pcap" --faults "$faults" \
 		--env ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" --script "$SELF" \
 		--host-cmd "exec $(printf '%q ' env ROXE_INTEROP_PEER=1 \
