@@ -27,9 +27,7 @@ static void dev_free(struct roxe_device *dev)
 		close(dev->async_efd);
 	roxe_afxdp_close(dev->afxdp);
 	roxe_port_destroy(dev->udp_port);
-	if (dev->xdp_ours)
-		roxe_xdp_detach(dev->ifname, NULL);
-	roxe_xdp_close(dev->xdp);
+	roxe_xdp_close(dev->xdp);	/* ours (a BPF link) detaches with it */
 	if (dev->qp_stats_own)
 		free(dev->qp_stats);
 	free((void *)dev->qps);
@@ -108,8 +106,9 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
 static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **ports)
 {
-	/* No pins: they would outlive a namespace deleted under us. */
-	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true };
+	/* No pins: they would outlive a namespace deleted under us. Owned: the
+	 * program leaves with the device, or with the process however it dies. */
+	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true, .owned = true };
 	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n };
 	uint32_t other = 0;
 	int err;

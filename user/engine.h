@@ -286,7 +286,7 @@ struct roxe_device {
 	char			ifname[16];
 	int			ifindex;
 	struct roxe_xdp		*xdp;		/* the attached program and its maps */
-	bool			xdp_ours;	/* we attached it: detach at close */
+	bool			xdp_ours;	/* we attached it (a BPF link): it leaves with us */
 	struct roxe_afxdp	*afxdp;
 	struct roxe_port	*udp_port;
 	/* per-QP counters: the mmapped roxe_qp_stats map, else our own */

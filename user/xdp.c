@@ -108,6 +108,7 @@ static struct roxe_xdp *xdp_new(const char *ifname)
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->prog_fd = x->qp_table_fd = x->xsks_fd = -1;
 	x->qp_stats_fd = x->stats_fd = x->config_fd = -1;
+	x->link_fd = -1;
 	return x;
 }
 
@@ -125,6 +126,8 @@ void roxe_xdp_close(struct roxe_xdp *x)
 		return;
 	if (x->qp_stats)
 		munmap(x->qp_stats, (size_t)ROXE_MAX_QPS * sizeof(struct roxe_qp_stats));
+	if (x->link_fd >= 0)
+		close(x->link_fd);	/* the last reference: the kernel detaches */
 	if (x->skel) {
 		roxe_xdp_bpf__destroy(x->skel);
 	} else {
@@ -259,6 +262,24 @@ static int online_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* Attach x's program in mode (XDP_FLAGS_DRV_MODE or _SKB_MODE), unless
+ * a program is there already: through a BPF link this process owns, or
+ * through netlink (it stays until detached). 0 or a negative errno. */
+static int attach_prog(struct roxe_xdp *x, bool owned, uint32_t mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = mode);
+	int fd;
+
+	if (!owned)
+		return bpf_xdp_attach(x->ifindex, x->prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode,
+				      NULL);
+	fd = bpf_link_create(x->prog_fd, x->ifindex, BPF_XDP, &lo);
+	if (fd < 0)
+		return fd;
+	x->link_fd = fd;
+	return 0;
+}
+
 int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		    struct roxe_xdp **out, uint32_t *other_prog_id)
 {
@@ -317,14 +338,12 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 
 	err = -EOPNOTSUPP;
 	if (!o || o->mode != ROXE_XDP_GENERIC) {
-		err = bpf_xdp_attach(ifindex, x->prog_fd,
-				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+		err = attach_prog(x, o && o->owned, XDP_FLAGS_DRV_MODE);
 		x->mode = ROXE_XDP_NATIVE;
 	}
 	if (err && err != -EBUSY && err != -EEXIST && err != -EPERM &&
 	    (!o || o->mode != ROXE_XDP_NATIVE)) {
-		err = bpf_xdp_attach(ifindex, x->prog_fd,
-				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE, NULL);
+		err = attach_prog(x, o && o->owned, XDP_FLAGS_SKB_MODE);
 		x->mode = ROXE_XDP_GENERIC;
 	}
 	if (err == -EEXIST) {

@@ -39,6 +39,11 @@ struct roxe_xdp_attach_opts {
 	unsigned	engines;	/* 0: one per online CPU */
 	bool		pass_unknown_qp;
 	bool		no_pin;		/* do not pin the maps */
+	/* Attach through a BPF link owned by this process: the program goes
+	 * away with the handle (roxe_xdp_close) or with the process, even one
+	 * killed by SIGKILL. Without it the attachment outlives the process
+	 * (roxectl attach) until roxe_xdp_detach. */
+	bool		owned;
 };
 
 /* One interface with roxe's program on it. */
@@ -56,6 +61,7 @@ struct roxe_xdp {
 	int		config_fd;
 	struct roxe_qp_stats *qp_stats;	/* mmapped roxe_qp_stats, or NULL */
 	void		*skel;		/* the skeleton when this process loaded it */
+	int		link_fd;	/* owned attachment (BPF link); -1: none */
 };
 
 /* Load, configure and attach; refuses if any XDP program is attached. */
@@ -65,7 +71,8 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_prog_id);
 /* Detach roxe's program (only if it is roxe's) and remove the pins. */
 int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id);
-/* Close the handle; the program stays attached. */
+/* Close the handle; the program stays attached unless the handle owns it
+ * (attach_opts.owned). */
 void roxe_xdp_close(struct roxe_xdp *x);
 
 /* Steering: QP qpn belongs to engine (0 .. engines-1), or to nobody. */

@@ -9,6 +9,7 @@ ksft_skip=4
 here=$(cd "$(dirname "$0")" && pwd -P)
 TOP=${TOP:-$(cd "$here/../.." && pwd)}
 ROXECTL=${ROXECTL:-$TOP/build/bin/roxectl}
+TOP_BIN=$TOP/build/bin
 name=rxsh$(( $$ % 1000 ))
 a=$name-a b=$name-b
 fails=0
@@ -73,6 +74,27 @@ check "stats after detach says not attached" sh -c "ip netns exec $b $ROXECTL st
 check "generic mode attach and detach" sh -c \
 	"ip netns exec $a $ROXECTL attach $a --mode generic --engines 1 | grep -q generic && ip netns exec $a $ROXECTL detach $a"
 check "help is a manual" sh -c "$ROXECTL --help | grep -q '^SYNOPSIS'"
+
+# A program that attached roxe itself owns the attachment (a BPF link): it
+# goes with the program, even one killed with SIGKILL.
+killed_owner_detaches() {
+	local pid i
+	ip netns exec "$b" "$TOP_BIN/roxe-pingpong" -d "$b" -e >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 50); do
+		ip -n "$b" link show "$b" | grep -q 'prog/xdp' && break
+		sleep 0.1
+	done
+	ip -n "$b" link show "$b" | grep -q 'prog/xdp' || { kill $pid; return 1; }
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	for i in $(seq 50); do
+		ip -n "$b" link show "$b" | grep -q xdp || return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "SIGKILL of a program that attached roxe detaches it" killed_owner_detaches
 
 rm -f /tmp/$name.out
 [ $fails = 0 ]
