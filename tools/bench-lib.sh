@@ -34,6 +34,8 @@
 #   BENCH_RAW_PORT  18520 (roxe-rawperf control)
 #   BENCH_TCP_PORT  18530 (sockperf; iperf3 uses BENCH_TCP_PORT + 1)
 #   BENCH_RAW_SECONDS 2   BENCH_LAT_ITERS 100000   BENCH_TCP_SECONDS 3
+#   BENCH_REPEAT    1: run each figure N times, report the median run
+#                   (by its first number); sweeps use it too
 #
 # Example (as root):
 #   . tools/netns.sh; . tools/bench-lib.sh
@@ -111,25 +113,43 @@ _raw_run() {
 	grep '^{' "$tag.client.log"
 }
 
-# raw_bw BACKEND SIZE [SECONDS] -> "gbps mpps" as received by the server.
-raw_bw() {
+# Run a measurement BENCH_REPEAT times (default 1) and print the run whose
+# first number is the median (the upper one of an even count); failed runs
+# are left out, 1 if all failed.
+_bench_repeat() {
+	local n=${BENCH_REPEAT:-1} i out lines=()
+	for ((i = 0; i < n; i++)); do
+		out=$("$@") && lines+=("$out")
+	done
+	[ ${#lines[@]} -gt 0 ] || return 1
+	printf '%s\n' "${lines[@]}" | sort -g -k1,1 | sed -n "$(( ${#lines[@]} / 2 + 1 ))p"
+}
+
+_raw_bw_once() {
 	local json
 	json=$(_raw_run bw "$1" "$2" -D "${3:-$BENCH_RAW_SECONDS}") || return 1
 	jq -r '"\(.gbps) \(.mpps)"' <<< "$json"
 }
 
-# raw_lat BACKEND SIZE [ITERS] -> "median_us p99_us" of the round trip.
-raw_lat() {
+_raw_lat_once() {
 	local json
 	json=$(_raw_run lat "$1" "$2" -n "${3:-$BENCH_LAT_ITERS}") || return 1
 	jq -r '"\(.rtt_us.median) \(.rtt_us.p99)"' <<< "$json"
 }
 
+# raw_bw BACKEND SIZE [SECONDS] -> "gbps mpps" as received by the server.
+raw_bw() { _bench_repeat _raw_bw_once "$@"; }
+
+# raw_lat BACKEND SIZE [ITERS] -> "median_us p99_us" of the round trip.
+raw_lat() { _bench_repeat _raw_lat_once "$@"; }
+
 # tcp_latency NS_SERVER NS_CLIENT ADDR SIZE [SECONDS] -> "median_us p99_us"
 # of the round trip: sockperf ping-pong over TCP, both ends blocking in
 # recv() (sockperf's default). sockperf's messages carry a 14-byte header:
 # smaller sizes are raised to 14 (said on stderr).
-tcp_latency() {
+tcp_latency() { _bench_repeat _tcp_latency_once "$@"; }
+
+_tcp_latency_once() {
 	local ns_s=$1 ns_c=$2 addr=$3 size=$4 secs=${5:-$BENCH_TCP_SECONDS} server log
 	log=$BENCH_OUT/sockperf-$size.log
 	mkdir -p "$BENCH_OUT"
@@ -160,7 +180,9 @@ tcp_latency() {
 # tcp_bandwidth NS_SERVER NS_CLIENT ADDR [SIZE] [SECONDS] -> "gbps" received:
 # iperf3, one TCP stream, SIZE bytes per write (iperf3's -l; default its
 # own 128 KiB).
-tcp_bandwidth() {
+tcp_bandwidth() { _bench_repeat _tcp_bandwidth_once "$@"; }
+
+_tcp_bandwidth_once() {
 	local ns_s=$1 ns_c=$2 addr=$3 size=${4:-} secs=${5:-$BENCH_TCP_SECONDS} server log rc
 	local port=$((BENCH_TCP_PORT + 1))
 	log=$BENCH_OUT/iperf3-${size:-default}.json

@@ -28,8 +28,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include "roxe/frame.h"
 #include "port.h"
@@ -96,8 +98,8 @@ static const char usage_text[] =
 "         rate is over the server's window from first to last frame. Loss is\n"
 "         sent minus received; with afxdp it is split into frames the XDP\n"
 "         program never steered (lost before it) and frames dropped at the\n"
-"         socket (RX ring full), with udp the namespace's UDP receive-buffer\n"
-"         errors are shown.\n"
+"         socket (RX ring full, or no free buffer in the fill ring), with udp\n"
+"         the namespace's UDP receive-buffer errors are shown.\n"
 "    lat  Ping-pong of one frame; both sides spin on their RX ring (no poll\n"
 "         or sleep). The client times -n round trips after --warmup ones and\n"
 "         prints min, median, p99, p99.9, max and mean of the round trip and\n"
@@ -133,8 +135,10 @@ static const char usage_text[] =
 "    family (4 or 6), size (payload bytes), frame_bytes.\n"
 "    bw:  batch, sent {frames, seconds, mpps, gbps, frame_gbps},\n"
 "         received {frames, seconds, mpps, gbps, frame_gbps, bad},\n"
-"         lost, loss_pct, lost_before_xdp, dropped_at_socket (afxdp) or\n"
-"         udp_rcvbuf_errors (udp) (-1: unknown), and gbps, mpps: the\n"
+"         lost, loss_pct; afxdp: lost_before_xdp, dropped_at_socket, and\n"
+"         the kernel's reasons for the latter (XDP_STATISTICS of the server's\n"
+"         sockets) xsk_rx_ring_full, xsk_fill_ring_empty, xsk_rx_dropped_other;\n"
+"         udp: udp_rcvbuf_errors; -1 where unknown. gbps, mpps: the\n"
 "         received figures, the result.\n"
 "    lat: iters, warmup, lost, rtt_us and half_rtt_us, each {min, median,\n"
 "         p99, p999, max, mean}; the server prints served (frames answered).\n"
@@ -847,12 +851,46 @@ static int64_t rx_drop_counter(const struct opts *o, const struct side *s)
 	return ret;
 }
 
+/*
+ * The kernel's drop counters of this process's AF_XDP sockets, summed
+ * (XDP_STATISTICS): why frames died at the socket. The port layer keeps
+ * its socket descriptors to itself, and this process has no other AF_XDP
+ * sockets, so ask every open descriptor; others refuse the option.
+ */
+static bool xsk_stats(struct xdp_statistics *sum)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	bool any = false;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!d)
+		return false;
+	while ((e = readdir(d))) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] == '.' || fd == dirfd(d) ||
+		    getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+			continue;
+		sum->rx_dropped += st.rx_dropped;
+		sum->rx_ring_full += st.rx_ring_full;
+		sum->rx_fill_ring_empty_descs += st.rx_fill_ring_empty_descs;
+		any = true;
+	}
+	closedir(d);
+	return any;
+}
+
 /* --- bw ------------------------------------------------------------------------------ */
 struct bw_result {
 	uint64_t	sent, sent_ns;
 	uint64_t	rx_frames, rx_bytes, rx_ns, bad;
 	int64_t		xdp_steered;	/* afxdp: steered by XDP; -1 unknown */
 	int64_t		udp_errors;	/* udp: receive-buffer errors; -1 unknown */
+	/* afxdp, the kernel's socket counters (XDP_STATISTICS); -1 unknown */
+	int64_t		xsk_ring_full, xsk_fill_empty, xsk_other;
 	uint64_t	tx_kicks;
 };
 
@@ -899,7 +937,10 @@ static int bw_client(const struct opts *o, struct side *s, const struct tmpl *t,
 	    ctrl_recv(cfd, line, sizeof(line), CTRL_TIMEOUT_MS) || strncmp(line, "RESULT ", 7) ||
 	    !kv_u64(line, "frames", &r->rx_frames) || !kv_u64(line, "bytes", &r->rx_bytes) ||
 	    !kv_u64(line, "ns", &r->rx_ns) || !kv_u64(line, "bad", &r->bad) ||
-	    !kv_i64(line, "steered", &r->xdp_steered) || !kv_i64(line, "udp_errors", &r->udp_errors)) {
+	    !kv_i64(line, "steered", &r->xdp_steered) || !kv_i64(line, "udp_errors", &r->udp_errors) ||
+	    !kv_i64(line, "ring_full", &r->xsk_ring_full) ||
+	    !kv_i64(line, "fill_empty", &r->xsk_fill_empty) ||
+	    !kv_i64(line, "other", &r->xsk_other)) {
 		err_msg("no result from the server");
 		return -1;
 	}
@@ -912,6 +953,8 @@ static int bw_server(const struct opts *o, struct side *s, uint32_t size, int cf
 	struct roxe_port *p = s->port;
 	uint64_t first = 0, last = 0, idle_since = 0, idle = 0;
 	int64_t steered0 = rx_drop_counter(o, s);
+	struct xdp_statistics x0, x1;
+	bool have_x = o->backend == BACKEND_AFXDP && xsk_stats(&x0);
 	char line[MSG_MAX];
 	bool done = false;
 
@@ -970,15 +1013,25 @@ static int bw_server(const struct opts *o, struct side *s, uint32_t size, int cf
 
 		r->xdp_steered = steered0 >= 0 && steered1 >= 0 ? steered1 - steered0 : -1;
 		r->udp_errors = -1;
+		have_x = have_x && xsk_stats(&x1);
 	} else {
 		int64_t e1 = rx_drop_counter(o, s);
 
 		r->udp_errors = steered0 >= 0 && e1 >= 0 ? e1 - steered0 : -1;
 		r->xdp_steered = -1;
 	}
+	r->xsk_ring_full = have_x ? (int64_t)(x1.rx_ring_full - x0.rx_ring_full) : -1;
+	r->xsk_fill_empty = have_x ? (int64_t)(x1.rx_fill_ring_empty_descs -
+					       x0.rx_fill_ring_empty_descs) : -1;
+	/* rx_dropped counts the fill-ring misses too: keep the rest. */
+	r->xsk_other = have_x ? (int64_t)(x1.rx_dropped - x0.rx_dropped) - r->xsk_fill_empty : -1;
+	if (have_x && r->xsk_other < 0)
+		r->xsk_other = 0;
 	if (ctrl_send(cfd, "RESULT frames=%" PRIu64 " bytes=%" PRIu64 " ns=%" PRIu64 " bad=%" PRIu64
-		      " steered=%" PRId64 " udp_errors=%" PRId64, r->rx_frames, r->rx_bytes,
-		      r->rx_ns, r->bad, r->xdp_steered, r->udp_errors)) {
+		      " steered=%" PRId64 " udp_errors=%" PRId64 " ring_full=%" PRId64
+		      " fill_empty=%" PRId64 " other=%" PRId64, r->rx_frames, r->rx_bytes,
+		      r->rx_ns, r->bad, r->xdp_steered, r->udp_errors, r->xsk_ring_full,
+		      r->xsk_fill_empty, r->xsk_other)) {
 		err_msg("cannot send the result to the client");
 		return -1;
 	}
@@ -1019,8 +1072,10 @@ static void bw_print(const struct opts *o, const struct side *s, bool server, ui
 		       r->rx_frames, r->rx_ns / 1e9, r_pps / 1e6, r_pps * size * 8 / 1e9,
 		       r_pps * frame_bytes * 8 / 1e9, r->bad, lost, loss_pct);
 		if (o->backend == BACKEND_AFXDP)
-			printf("\"lost_before_xdp\":%" PRId64 ",\"dropped_at_socket\":%" PRId64 ",",
-			       before, at_sock);
+			printf("\"lost_before_xdp\":%" PRId64 ",\"dropped_at_socket\":%" PRId64 ","
+			       "\"xsk_rx_ring_full\":%" PRId64 ",\"xsk_fill_ring_empty\":%" PRId64
+			       ",\"xsk_rx_dropped_other\":%" PRId64 ",", before, at_sock, r->xsk_ring_full,
+			       r->xsk_fill_empty, r->xsk_other);
 		else
 			printf("\"udp_rcvbuf_errors\":%" PRId64 ",", r->udp_errors);
 		if (!server)
@@ -1038,10 +1093,14 @@ static void bw_print(const struct opts *o, const struct side *s, bool server, ui
 	printf("  %-9s %12" PRIu64 " %9.3f %9.3f %10.3f %12.3f\n", "received", r->rx_frames,
 	       r->rx_ns / 1e9, r_pps / 1e6, r_pps * size * 8 / 1e9, r_pps * frame_bytes * 8 / 1e9);
 	printf("  lost %" PRId64 " (%.2f%%)", lost, loss_pct);
-	if (o->backend == BACKEND_AFXDP && before >= 0)
+	if (o->backend == BACKEND_AFXDP && before >= 0) {
 		printf(": %" PRId64 " before the XDP program, %" PRId64 " at the socket",
 		       before, at_sock);
-	else if (o->backend == BACKEND_UDP && r->udp_errors >= 0)
+		if (r->xsk_ring_full >= 0)
+			printf(" (kernel: RX ring full %" PRId64 ", fill ring empty %" PRId64
+			       ", other %" PRId64 ")", r->xsk_ring_full, r->xsk_fill_empty,
+			       r->xsk_other);
+	} else if (o->backend == BACKEND_UDP && r->udp_errors >= 0)
 		printf("; UDP receive-buffer errors %" PRId64, r->udp_errors);
 	if (r->bad)
 		printf("; %" PRIu64 " unexpected frames", r->bad);
@@ -1265,9 +1324,11 @@ static int check_size(const struct opts *o, const struct side *s, uint32_t size,
 			 size, o->ifname, s->mtu, (s->mtu - hdrs) & ~3u);
 		return -1;
 	}
-	if (14 + ip_bytes(v4, size) > s->port->frame_size) {
+	unsigned cap = s->port->frame_size < MAX_FRAME ? s->port->frame_size : MAX_FRAME;
+
+	if (14 + ip_bytes(v4, size) > cap) {
 		snprintf(why, len, "%u payload bytes do not fit a %s buffer (%u B frames)", size,
-			 backend_names[o->backend], s->port->frame_size);
+			 backend_names[o->backend], cap);
 		return -1;
 	}
 	return 0;
