@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# bench-plot.gp: make bench's throughput plots (gnuplot 5.4, pngcairo from
+# gnuplot-nox).
+#
+#   gnuplot -e "tsv='build/bench/sweep.tsv'; outdir='build/bench'" tools/bench-plot.gp
+#
+# Reads a TSV of points, one a line:  series <TAB> bytes <TAB> gbps <TAB> mpps
+# (lines starting with # are comments), e.g. series roxe-write-afxdp,
+# roxe-write-udp, raw-afxdp, raw-udp, tcp; a series name has no spaces.
+# Draws outdir/bandwidth.png, payload Gb/s against message size (log2 x),
+# and outdir/msgrate.png, millions of messages per second. Series keep the
+# order of their first line; repeated points of one series and size are
+# averaged (several runs of a noisy figure).
+
+if (!exists("tsv")) tsv = "build/bench/sweep.tsv"
+if (!exists("outdir")) outdir = "build/bench"
+if (!exists("subtitle")) subtitle = system("printf '%s, %s cores' \"$(uname -r)\" \"$(nproc)\"")
+
+# Series names in order of appearance.
+series = system(sprintf("grep -v '^#' '%s' | cut -f1 | awk 'NF && !seen[$0]++' | tr '\\n' ' '", tsv))
+if (words(series) == 0) {
+	print sprintf("bench-plot.gp: no data in %s", tsv)
+	exit status 1
+}
+
+set datafile separator "\t"
+set datafile commentschars "#"
+set terminal pngcairo size 1000,620 enhanced font "DejaVu Sans,11" linewidth 1.5
+set logscale x 2
+set format x "%.0f"
+set xtics (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+set grid xtics ytics lc rgb "#c8c8c8"
+set key top left box opaque
+set xlabel "message size (bytes of payload)"
+set yrange [0:*]
+set offsets graph 0.02, graph 0.02, graph 0.05, 0
+
+# Raw paths dashed (the limits), roxe solid, TCP grey.
+dash(s) = s[1:3] eq "raw" ? 2 : 1
+colour(i) = word("#1f77b4 #d62728 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #17becf", (i - 1) % 8 + 1)
+pick(col, s) = strcol(1) eq s ? column(col) : NaN
+
+set output outdir."/bandwidth.png"
+set title sprintf("roxe throughput vs message size, veth between two namespaces\n{/*0.8 %s}", subtitle)
+set ylabel "throughput (Gb/s of payload)"
+plot for [i = 1:words(series)] tsv using 2:(pick(3, word(series, i))) smooth unique \
+	with linespoints dt dash(word(series, i)) pt (i + 5) ps 1.2 \
+	lc rgb (word(series, i) eq "tcp" ? "#606060" : colour(i)) title word(series, i)
+
+set output outdir."/msgrate.png"
+set title sprintf("roxe message rate vs message size, veth between two namespaces\n{/*0.8 %s}", subtitle)
+set ylabel "message rate (millions per second)"
+set key top right
+plot for [i = 1:words(series)] tsv using 2:(pick(4, word(series, i))) smooth unique \
+	with linespoints dt dash(word(series, i)) pt (i + 5) ps 1.2 \
+	lc rgb (word(series, i) eq "tcp" ? "#606060" : colour(i)) title word(series, i)
+unset output
