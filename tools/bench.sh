@@ -145,6 +145,8 @@ done
 
 idle=$(idle_cpu)
 "$bin/roxe-microbench" --json > "$out/microbench.json"
+# one series after the other (gnuplot joins a series' consecutive rows)
+sort -s -t "$(printf '\t')" -k1,1 -o "$tsv" "$tsv"
 bench_plot "$tsv" "$out" 2>/dev/null || echo "bench: gnuplot failed" >&2
 
 # --- the targets ---------------------------------------------------------------
