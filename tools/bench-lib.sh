@@ -9,6 +9,8 @@
 #   raw_lat BACKEND SIZE [ITERS]      -> "median_us p99_us" roxe-rawperf lat
 #   tcp_latency NS_SERVER NS_CLIENT ADDR SIZE [SECONDS]
 #                                     -> "median_us p99_us" sockperf ping-pong --tcp
+#   tcp_latency_spin (same arguments) -> the same, both ends spinning on
+#                                        nonblocking sockets (as roxe-rawperf lat)
 #   tcp_bandwidth NS_SERVER NS_CLIENT ADDR [SIZE] [SECONDS]
 #                                     -> "gbps"             iperf3, one TCP stream
 #   raw_sweep BACKEND SIZE...         -> TSV rows: raw-BACKEND bytes gbps mpps
@@ -146,18 +148,24 @@ raw_lat() { _bench_repeat _raw_lat_once "$@"; }
 # tcp_latency NS_SERVER NS_CLIENT ADDR SIZE [SECONDS] -> "median_us p99_us"
 # of the round trip: sockperf ping-pong over TCP, both ends blocking in
 # recv() (sockperf's default). sockperf's messages carry a 14-byte header:
-# smaller sizes are raised to 14 (said on stderr).
-tcp_latency() { _bench_repeat _tcp_latency_once "$@"; }
+# smaller sizes are raised to 14 (said on stderr). In a VM every blocking
+# round trip pays two wake-ups from idle: on this project's 2-core VM that
+# is 15-70 us against 8 us spinning, depending on what else runs.
+tcp_latency() { _bench_repeat _tcp_latency_once "" "$@"; }
+
+# tcp_latency_spin: the same with nonblocking sockets at both ends, so both
+# spin in recv() like roxe-rawperf lat (sockperf --nonblocked).
+tcp_latency_spin() { _bench_repeat _tcp_latency_once --nonblocked "$@"; }
 
 _tcp_latency_once() {
-	local ns_s=$1 ns_c=$2 addr=$3 size=$4 secs=${5:-$BENCH_TCP_SECONDS} server log
-	log=$BENCH_OUT/sockperf-$size.log
+	local spin=$1 ns_s=$2 ns_c=$3 addr=$4 size=$5 secs=${6:-$BENCH_TCP_SECONDS} server log
+	log=$BENCH_OUT/sockperf-$size${spin:+-spin}.log
 	mkdir -p "$BENCH_OUT"
 	if [ "$size" -lt 14 ]; then
 		_bench_err "sockperf messages are at least 14 bytes: $size B measured as 14 B"
 		size=14
 	fi
-	ip netns exec "$ns_s" sockperf server --tcp -i "$addr" -p "$BENCH_TCP_PORT" \
+	ip netns exec "$ns_s" sockperf server --tcp -i "$addr" -p "$BENCH_TCP_PORT" ${spin:+"$spin"} \
 		> "$BENCH_OUT/sockperf-server.log" 2>&1 &
 	server=$!
 	if ! _bench_wait_listen "$ns_s" "$BENCH_TCP_PORT"; then
@@ -166,7 +174,7 @@ _tcp_latency_once() {
 		return 1
 	fi
 	ip netns exec "$ns_c" sockperf ping-pong --tcp -i "$addr" -p "$BENCH_TCP_PORT" \
-		-m "$size" -t "$secs" --full-rtt > "$log" 2>&1
+		-m "$size" -t "$secs" --full-rtt ${spin:+"$spin"} > "$log" 2>&1
 	local rc=$?
 	_bench_stop "$server"
 	# sockperf colours some lines: strip escapes before reading.

@@ -30,7 +30,7 @@ set terminal pngcairo size 1000,620 enhanced font "DejaVu Sans,11" linewidth 1.5
 set logscale x 2
 set format x "%.0f"
 set xtics (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
-set grid xtics ytics lc rgb "#c8c8c8"
+set grid xtics ytics lc rgb "#b0b0b0" dt 3
 set key top left box opaque
 set xlabel "message size (bytes of payload)"
 set yrange [0:*]
