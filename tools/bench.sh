@@ -8,7 +8,8 @@
 #   raw AF_XDP              roxe-rawperf: valid RoCE frames through roxe's
 #                           XDP program and port layer, no transport (the
 #                           limit under us); and raw UDP sockets
-#   kernel TCP              sockperf ping-pong, iperf3 (one stream)
+#   kernel TCP              sockperf ping-pong (both ends spinning), iperf3
+#                           (one stream)
 # Figures: RC WRITE/READ/SEND bandwidth over a size sweep, SEND latency
 # (median, p99), the 64 B message rate, an idle engine's CPU, the per-frame
 # hot paths; then the targets of the tools issue with the ratios measured.
@@ -132,7 +133,7 @@ lat[roxe-afxdp]=$(perf_lat afxdp 8) || lat[roxe-afxdp]="- -"
 lat[roxe-udp]=$(perf_lat udp 8) || lat[roxe-udp]="- -"
 lat[raw-afxdp]=$(raw_lat afxdp 8) || lat[raw-afxdp]="- -"
 lat[raw-udp]=$(raw_lat udp 8) || lat[raw-udp]="- -"
-lat[tcp]=$(tcp_latency "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -"
+lat[tcp]=$(tcp_latency_spin "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -"
 printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half)\n'
 printf '  %-26s %10s %10s %12s\n' path median p99 "one way"
 for k in roxe-afxdp roxe-udp raw-afxdp raw-udp tcp; do
@@ -140,7 +141,7 @@ for k in roxe-afxdp roxe-udp raw-afxdp raw-udp tcp; do
 	printf '  %-26s %10s %10s %12s\n' \
 		"$(case $k in roxe-afxdp) echo "roxe RC SEND, AF_XDP";; roxe-udp) echo "roxe RC SEND, UDP";;
 		raw-afxdp) echo "raw AF_XDP frames";; raw-udp) echo "raw UDP datagrams";;
-		tcp) echo "kernel TCP (sockperf, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
+		tcp) echo "kernel TCP (sockperf spin, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
 done
 
 idle=$(idle_cpu)
