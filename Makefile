@@ -6,6 +6,8 @@
 #   make check      install deps, build, run every kselftest
 #   make demo       install deps, build, run the two-namespace demo
 #   make bench      install deps, build, run the benchmarks
+#   make soak       install deps, build, 10 minutes of verified RC traffic
+#                   through a lossy hop (manual, not in check)
 #   make kmod       build build/kmod/roxe.ko against Debian's 6.1 headers
 #   make clean
 
@@ -60,7 +62,7 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
-.PHONY: all deps check check-unit demo bench kmod clean
+.PHONY: all deps check check-unit demo bench soak kmod clean
 all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
 deps:
@@ -142,9 +144,9 @@ check-vm: deps
 vm-shell: deps all
 	@$(TOP)/tools/vm/run.sh --shell
 
-# --- demo, bench -----------------------------------------------------------
-# tools/demo.sh and tools/bench.sh arrive with the tools issue.
-demo bench: deps
+# --- demo, bench, soak ------------------------------------------------------
+# tools/NAME.sh: the demo, the benchmarks, the 10-minute soak (manual).
+demo bench soak: deps
 	@$(MAKE) --no-print-directory all
 	@if [ ! -x $(TOP)/tools/$@.sh ]; then \
 		echo "$@: tools/$@.sh is not written yet" >&2; exit 1; fi

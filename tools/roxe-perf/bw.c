@@ -247,12 +247,56 @@ static int post_recvs(struct bw_run *b, unsigned qi)
 	return 0;
 }
 
+static void count_recv(struct bw_run *b, const struct ibv_wc *wc, double now);
+
+/* One received SEND: checked with --verify, counted. */
+static void count_recv(struct bw_run *b, const struct ibv_wc *wc, double now)
+{
+	struct perf_ctx *c = b->c;
+	unsigned qi = WRID_QP(wc->wr_id);
+	struct perf_qp *q = &c->qp[qi];
+	uint64_t msg = WRID_MSG(wc->wr_id);
+
+	if (c->o->verify) {
+		if (wc->byte_len != b->size) {
+			fprintf(stderr, "verify: SEND %llu on QP %u: %u bytes, expected %u\n",
+				(unsigned long long)msg, qi, wc->byte_len, b->size);
+			c->verify_errors++;
+		} else {
+			c->verify_errors += perf_pattern_check(
+				q->buf + (size_t)(msg % b->slots) * b->size, b->size, qi, msg,
+				"SEND data");
+		}
+	}
+	q->completed = msg + 1;
+	account(b, 1, now);
+}
+
+/* -D: take the completions still in the CQ (no sleeping: they are all
+ * there once the client has said it is done; 10 ms without one ends it). */
+static void drain(struct bw_run *b, double *now)
+{
+	struct ibv_wc wc[64];
+	double quiet_until = perf_now() + 0.01;
+
+	while (perf_now() < quiet_until) {
+		int n = roxe_poll_cq(b->c->cq, 64, wc);
+
+		for (int k = 0; k < n; k++)
+			if (wc[k].status == IBV_WC_SUCCESS)
+				count_recv(b, &wc[k], *now);
+		if (n > 0) {
+			*now = perf_now();
+			quiet_until = *now + 0.01;
+		}
+	}
+}
+
 /* SEND server: count (and check) every message; ends when each QP got
  * `total`, or, in duration mode, when the client says it is done. */
 static int send_server(struct bw_run *b, struct perf_result *r)
 {
 	struct perf_ctx *c = b->c;
-	const struct perf_opts *o = c->o;
 	uint64_t want = b->total == UINT64_MAX ? UINT64_MAX : b->total * c->nqps;
 	double now = perf_now(), next_look = now;
 	bool started = false;
@@ -266,8 +310,12 @@ static int send_server(struct bw_run *b, struct perf_result *r)
 
 		if (perf_interrupted)
 			return -1;
-		if (c->watch_peer && (c->peer_spoke || (now >= next_look && perf_oob_readable(c))))
+		if (c->watch_peer && (c->peer_spoke || (now >= next_look && perf_oob_readable(c)))) {
+			/* The client spoke after its last SEND was acknowledged:
+			 * every message is in the CQ, maybe not reaped yet. */
+			drain(b, &now);
 			break;
+		}
 		next_look = now + 0.001;
 		n = perf_poll(c, wc, 64);
 		if (n < 0)
@@ -278,24 +326,8 @@ static int send_server(struct bw_run *b, struct perf_result *r)
 			b->t0 = b->part_t[0] = now;
 		}
 		for (int k = 0; k < n; k++) {
-			unsigned qi = WRID_QP(wc[k].wr_id);
-			struct perf_qp *q = &c->qp[qi];
-			uint64_t msg = WRID_MSG(wc[k].wr_id);
-
-			if (o->verify) {
-				if (wc[k].byte_len != b->size) {
-					fprintf(stderr, "verify: SEND %llu on QP %u: %u bytes, expected %u\n",
-						(unsigned long long)msg, qi, wc[k].byte_len, b->size);
-					c->verify_errors++;
-				} else {
-					c->verify_errors += perf_pattern_check(
-						q->buf + (size_t)(msg % b->slots) * b->size, b->size,
-						qi, msg, "SEND data");
-				}
-			}
-			q->completed = msg + 1;
-			account(b, 1, now);
-			if (post_recvs(b, qi))
+			count_recv(b, &wc[k], now);
+			if (post_recvs(b, WRID_QP(wc[k].wr_id)))
 				return -1;
 		}
 	}
