@@ -151,7 +151,14 @@ static const char usage_text[] =
 "    ip netns exec h2 roxe-rawperf -d veth2 bw &\n"
 "    ip netns exec h1 roxe-rawperf -d veth1 -s 1024 -D 3 bw 10.99.0.2\n"
 "    ip netns exec h2 roxe-rawperf -d veth2 --backend udp lat &\n"
-"    ip netns exec h1 roxe-rawperf -d veth1 --backend udp --json lat 10.99.0.2\n";
+"    ip netns exec h1 roxe-rawperf -d veth1 --backend udp --json lat 10.99.0.2\n"
+"\n"
+"NOTES\n"
+"    On veth in copy mode the sender's CPU does the receive side's XDP work\n"
+"    and copies too, inside its sendto(); each end spins on a core of its\n"
+"    own, so other work on the machine shows in every figure. Pinning with\n"
+"    -c did not help on a 2-core VM (longer tails). tools/bench-lib.sh runs\n"
+"    this tool between two namespaces for make bench.\n";
 
 enum backend { BACKEND_AFXDP, BACKEND_UDP };
 enum mode { MODE_BW, MODE_LAT };
@@ -394,7 +401,7 @@ static int iface_query(const char *ifname, struct side *s)
 {
 	struct ifreq ifr = { 0 };
 	struct ifaddrs *ifa, *i;
-	bool have6 = false;
+	bool have4 = false, have6 = false;
 	int fd, err = 0;
 
 	if (!if_nametoindex(ifname)) {
@@ -427,8 +434,7 @@ static int iface_query(const char *ifname, struct side *s)
 			continue;
 		if (i->ifa_addr->sa_family == AF_INET) {
 			roxe_gid_from_v4(s->gid, ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
-			have6 = false;
-			err = 1;
+			have4 = true;
 			break;
 		}
 		if (i->ifa_addr->sa_family == AF_INET6 && !have6) {
@@ -441,7 +447,7 @@ static int iface_query(const char *ifname, struct side *s)
 		}
 	}
 	freeifaddrs(ifa);
-	if (err != 1 && !have6) {
+	if (!have4 && !have6) {
 		err_msg("%s has no IPv4 or global IPv6 address (the RoCE v2 GID)", ifname);
 		return -1;
 	}
