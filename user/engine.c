@@ -30,7 +30,8 @@
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
-/* A batch of plain ACKs waits this long for a reply to go along (tx_turn_end). */
+/* A plain ACK waits at most this long, coalescing with newer ones (see the
+ * transmit batch). */
 #define ACK_HOLD_NS	10000
 
 /*
@@ -214,9 +215,31 @@ static uint64_t timers_turn(struct roxe_engine *e)
 	return next;
 }
 
-/* --- transmit batch ------------------------------------------------------------ */
+/* --- transmit batch ------------------------------------------------------------
+ *
+ * Plain ACKs are coalesced: a QP's ACK waits in the batch (tx_held[]) up to
+ * ACK_HOLD_NS, and a newer ACK of the same QP overwrites it in place (ACKs
+ * are cumulative). Everything else leaves at the end of the turn that made
+ * it; held ACKs stay behind. In a ping-pong the reply then goes alone, and
+ * an ACK leaves about once per ACK_HOLD_NS instead of once per message: on
+ * copy-mode AF_XDP every frame costs the sender the receiver's XDP work
+ * too, on the round trip's critical path. The requester's retransmit timer
+ * is milliseconds: microseconds of ACK delay cost nothing. Replies whose
+ * order matters (READ responses, atomic ACKs, NAKs) release their QP's
+ * held ACK to go before them (roxe_engine_tx_commit_resp).
+ */
+static void held_release(struct roxe_engine *e, unsigned i)
+{
+	e->tx_held[i]->held_ack_slot = -1;
+	e->tx_held[i] = NULL;
+}
+
+/* Everything, held ACKs included. */
 static void tx_flush(struct roxe_engine *e)
 {
+	for (unsigned i = 0; i < e->ntx; i++)
+		if (e->tx_held[i])
+			held_release(e, i);
 	if (e->ntx) {
 		roxe_port_tx(e->port, e->tx, e->ntx);
 		e->ntx = 0;
@@ -226,18 +249,42 @@ static void tx_flush(struct roxe_engine *e)
 	e->ack_held_since = 0;
 }
 
-/*
- * End of a turn: send the batch, unless it holds nothing but plain ACKs
- * younger than ACK_HOLD_NS. The application that just got the message
- * often answers within a microsecond; its reply then leaves with the ACK
- * in one transmit call instead of two (copy-mode AF_XDP pays a syscall per
- * call, on the round trip's critical path). The requester's retransmit
- * timer is milliseconds: a few microseconds of ACK delay cost nothing.
- */
+/* All but the held ACKs, which move to the front of the batch. */
+static void tx_flush_unheld(struct roxe_engine *e)
+{
+	struct roxe_buf out[ROXE_RX_BURST];
+	unsigned n = 0, kept = 0;
+
+	for (unsigned i = 0; i < e->ntx; i++) {
+		if (!e->tx_held[i]) {
+			out[n++] = e->tx[i];
+			continue;
+		}
+		e->tx[kept] = e->tx[i];
+		e->tx_held[kept] = e->tx_held[i];
+		e->tx_held[kept]->held_ack_slot = (int)kept;
+		kept++;
+	}
+	for (unsigned i = kept; i < e->ntx; i++)
+		e->tx_held[i] = NULL;
+	e->ntx = kept;
+	if (n) {
+		roxe_port_tx(e->port, out, n);
+		roxe_port_flush(e->port);
+	}
+	e->tx_urgent = false;
+}
+
+/* End of a turn: what is not a held ACK leaves; held ACKs too once the
+ * oldest has waited ACK_HOLD_NS. */
 static void tx_turn_end(struct roxe_engine *e)
 {
-	if (e->ntx && (e->tx_urgent || e->now - e->ack_held_since >= ACK_HOLD_NS))
+	if (!e->ntx)
+		return;
+	if (e->ack_held_since && e->now - e->ack_held_since >= ACK_HOLD_NS)
 		tx_flush(e);
+	else if (e->tx_urgent)
+		tx_flush_unheld(e);
 }
 
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
@@ -252,26 +299,50 @@ struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
 	return NULL;
 }
 
-/* A plain ACK may wait for company (tx_turn_end). */
-void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b)
 {
-	bool urgent = e->tx_urgent;
-
-	roxe_engine_tx_commit(e, qp, b);
-	e->tx_urgent = urgent;
-	if (!e->ack_held_since)
-		e->ack_held_since = e->now;
-}
-
-void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
-{
-	e->tx_urgent = true;
 	if (trace > 0)
 		trace_frame(e, "tx", b->data, b->len);
 	if (qp) {
 		qp->stats->tx_packets++;
 		qp->stats->tx_bytes += b->len;
 	}
+}
+
+/* A plain ACK (b, just borrowed with roxe_engine_tx_buf): held. */
+void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	int slot = qp->held_ack_slot;
+
+	count_tx(e, qp, b);
+	if (slot >= 0 && e->tx[slot].cap >= b->len) {
+		/* the newer ACK replaces the held one */
+		memcpy(e->tx[slot].data, b->data, b->len);
+		e->tx[slot].len = b->len;
+		roxe_port_tx_free(e->port, b, 1);
+		qp->stats->tx_packets--;
+		qp->stats->tx_bytes -= b->len;
+		return;
+	}
+	qp->held_ack_slot = (int)e->ntx;
+	e->tx_held[e->ntx++] = qp;
+	if (!e->ack_held_since)
+		e->ack_held_since = e->now;
+}
+
+/* A responder's frame that must not overtake the QP's held ACK. */
+void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	if (qp->held_ack_slot >= 0)
+		held_release(e, (unsigned)qp->held_ack_slot);
+	roxe_engine_tx_commit(e, qp, b);
+}
+
+void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	e->tx_urgent = true;
+	count_tx(e, qp, b);
+	e->tx_held[e->ntx] = NULL;
 	e->ntx++;
 }
 
@@ -338,7 +409,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			 * the QP) before this turn's ACK for it left: send what the
 			 * responder owes, or the requester retries forever. */
 			roxe_responder_send(qp);
-			e->tx_urgent = true;	/* nobody will answer along */
+			tx_flush(e);	/* its held ACK too: the QP is going away */
 			ready_remove(e, qp);
 			roxe_timer_disarm(qp);
 			atomic_store(&qp->detached, true);

@@ -202,6 +202,7 @@ struct roxe_qp {
 	struct roxe_queue	sq;		/* consumer: oldest WQE not completed */
 	struct roxe_queue	rq;		/* consumer: next receive WQE */
 	struct roxe_qp		*ready_next;	/* engine's list of QPs to serve */
+	int			held_ack_slot;	/* its ACK held in the engine's batch; -1 */
 	bool			on_ready;
 	struct roxe_qp		*timer_next, **timer_pprev;
 	int			eng_state;	/* state the engine acted on */
@@ -272,8 +273,9 @@ struct roxe_engine {
 	/* tx batch */
 	struct roxe_buf		tx[ROXE_RX_BURST];
 	unsigned		ntx;
-	bool			tx_urgent;	/* the batch holds more than plain ACKs */
-	uint64_t		ack_held_since;	/* first plain ACK of the batch; 0: none */
+	struct roxe_qp		*tx_held[ROXE_RX_BURST];	/* a QP's held ACK; NULL: not one */
+	bool			tx_urgent;	/* the batch holds more than held ACKs */
+	uint64_t		ack_held_since;	/* oldest held ACK; 0: none */
 };
 
 struct roxe_xdp;
@@ -320,6 +322,7 @@ void roxe_dev_quiesce(struct roxe_device *dev);
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
+void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_timer_arm(struct roxe_qp *qp);
 void roxe_timer_disarm(struct roxe_qp *qp);

@@ -225,6 +225,7 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 		return err;
 	}
 	qp->eng = &dev->engines[qp->qpn % dev->nengines];
+	qp->held_ack_slot = -1;
 	qp->stats = &dev->qp_stats[qp->qpn];
 	memset(qp->stats, 0, sizeof(*qp->stats));
 	/* Steer the QP's frames to its engine's sockets. */

@@ -124,7 +124,7 @@ static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint3
 	if (opcode == ROXE_OP_RC_ACKNOWLEDGE && (syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
 		roxe_engine_tx_commit_ack(qp->eng, qp, b);
 	else
-		roxe_engine_tx_commit(qp->eng, qp, b);
+		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 	return true;
 }
 
@@ -246,7 +246,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 		if (len)
 			memcpy(b->data + pkt.payload_off, (const void *)(uintptr_t)r->va, len);
 		b->len = roxe_frame_seal(b->data, &pkt);
-		roxe_engine_tx_commit(qp->eng, qp, b);
+		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;
 		r->va += len;
 		r->resid -= len;
