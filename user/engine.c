@@ -268,6 +268,8 @@ static void tx_flush_unheld(struct roxe_engine *e)
 	for (unsigned i = kept; i < e->ntx; i++)
 		e->tx_held[i] = NULL;
 	e->ntx = kept;
+	if (!kept)
+		e->ack_held_since = 0;	/* the next held ACK starts its own wait */
 	if (n) {
 		roxe_port_tx(e->port, out, n);
 		roxe_port_flush(e->port);
