@@ -170,15 +170,14 @@ int perf_oob_prefix(struct perf_ctx *c, struct perf_opts *o, enum ibv_mtu *mtu)
 		fprintf(stderr, "The peer's perftest version \"%s\" is older than 5.70\n", rver);
 		return -1;
 	}
-	/* Page size and cache line: perftest sizes its cycling by the larger. */
+	/* Page size and cache line: perftest cycles addresses by the larger;
+	 * roxe-perf lays out its slots its own way and needs neither. */
 	v = htonl((uint32_t)sysconf(_SC_PAGESIZE));
 	if (exchange(c, &rv, &v, 4))
 		return oob_fail("page sizes");
-	c->page = ntohl(rv) > ntohl(v) ? ntohl(rv) : ntohl(v);
 	v = htonl(64);
 	if (exchange(c, &rv, &v, 4))
 		return oob_fail("cache line sizes");
-	c->cache_line = ntohl(rv) > 64 ? ntohl(rv) : 64;
 	m[0] = (char)('0' + *mtu);
 	m[1] = 0;
 	if (exchange(c, rm, m, 2))

@@ -129,7 +129,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 
 	*o = (struct perf_opts){
 		.port = PERF_DEF_PORT, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .qps = 1,
-		.rx_depth = 512, .cq_mod = 100, .report_gbits = true, .argv0 = argv[0],
+		.rx_depth = 512, .cq_mod = 100,
 		.progress = isatty(STDERR_FILENO),
 	};
 	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
@@ -298,7 +298,8 @@ static int hs_all(struct perf_ctx *c)
 }
 
 /* How much of the peer's buffer we may use: a roxe-perf peer sized it from
- * the same options; of perftest we assume only max(size, page). */
+ * the same options; perftest, given the same -s/-a, exposes at least the
+ * largest message (8 MiB with -a). */
 static void set_remote_len(struct perf_ctx *c)
 {
 	for (unsigned i = 0; i < c->nqps; i++)

@@ -50,9 +50,7 @@ struct perf_opts {
 	bool		verify;
 	bool		json;
 	bool		perftest;	/* the peer may be a real perftest tool */
-	bool		report_gbits;	/* always true: Gb/s, as --report_gbits */
 	bool		progress;	/* a progress line on stderr, once a second */
-	const char	*argv0;
 };
 
 /* One QP's address as the two ends swap it (perftest's pingpong_dest). */
@@ -88,7 +86,6 @@ struct perf_ctx {
 	uint32_t		max_size;	/* largest message of the run */
 	unsigned		out_reads;	/* READ/ATOMIC outstanding per QP */
 	int			sock;		/* the out-of-band connection */
-	uint32_t		page, cache_line;	/* the larger of both ends' */
 	enum ibv_mtu		mtu;		/* path MTU both ends agreed on */
 	uint64_t		verify_errors;
 	bool			watch_peer;	/* a CQ wait also ends when ... */
