@@ -64,22 +64,6 @@ have_dev() { [ -e "$SYS/$1" ]; }
 no_dev() { [ ! -e "$SYS/$1" ]; }
 port_is() { grep -q "$2" "$SYS/$1/ports/1/state"; }
 
-# RoCE v2 GID of ADDR (IPv4-mapped) on DEV: its index, or failure
-gid_index() {
-	local port=$SYS/$1/ports/1 want t i
-	local IFS=.
-	# shellcheck disable=SC2086 # split the address at the dots
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $2)
-	for t in "$port"/gid_attrs/types/*; do
-		i=${t##*/}
-		[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
-		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 start_roxed() {
 	"$ROXED" -d eth0 --foreground "$@" 2>>/tmp/roxed.log &
 	ROXED_PID=$!
@@ -120,8 +104,8 @@ step_devinfo() {
 	grep -q 'transport:[[:space:]]*InfiniBand' <<<"$out" && ok "ibv_devinfo: transport InfiniBand" ||
 		bad "ibv_devinfo: transport is not InfiniBand"
 	# the IPv4 GIDs appear asynchronously (the core's netdev scan)
-	if wait_for 10 gid_index roxe0 "$ROXE_VM_GUEST_ADDR"; then
-		g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
+	if wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR"; then
+		g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
 		ok "RoCE v2 GID $g = $(cat $SYS/roxe0/ports/1/gids/"$g") ($ROXE_VM_GUEST_ADDR)"
 	else
 		bad "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR"
@@ -138,7 +122,7 @@ step_devinfo() {
 # The verbs objects through the stock provider (kmod_verbs.c).
 step_verbs() {
 	local g out rc=0
-	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "verbs: no GID"; return; }
+	g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "verbs: no GID"; return; }
 	out=$(timeout 60 "$VERBS" roxe0 "$g" 2>&1) || rc=$?
 	echo "$out" | sed 's/^/    verbs: /'
 	[ $rc = 0 ] && ok "verbs objects: $(grep -c '^ok:' <<<"$out") checks passed" ||
@@ -157,7 +141,7 @@ step_verbs() {
 # channel's timeout (2 s), nothing hangs; once it answers again, all is well.
 step_timeout() {
 	local g out rc=0 t0
-	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "timeout: no GID"; return; }
+	g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR") || { bad "timeout: no GID"; return; }
 	kill -STOP "$ROXED_PID"
 	t0=$(date +%s)
 	out=$(timeout 30 "$VERBS" roxe0 "$g" --cq 2>&1) || rc=$?
@@ -235,8 +219,8 @@ step_netdev_gone() {
 step_mapped_unload() {
 	local g w rc=0 hold=/tmp/kmod_verbs.hold
 	start_roxed || { bad "roxed did not come back"; return; }
-	wait_for 10 gid_index roxe0 "$ROXE_VM_GUEST_ADDR" || { bad "no GID"; return; }
-	g=$(gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
+	wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR" || { bad "no GID"; return; }
+	g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
 	rm -f $hold
 	"$VERBS" roxe0 "$g" --hold $hold >/tmp/hold.log 2>&1 &
 	w=$!
@@ -339,6 +323,7 @@ host_main() {
 	rm -rf "$out"
 	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" --add "$bin" \
+		--add "$top/selftests/vm/vm_lib.sh" \
 		--env "ROXE_KMOD_ROUNDS=$ROUNDS" --script "$(readlink -f "$0")" &
 	local pid=$!
 	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
@@ -355,6 +340,7 @@ host_main() {
 }
 
 if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# vm_gid_index (added to the image)
 	guest_main
 else
 	host_main

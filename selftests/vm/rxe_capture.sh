@@ -68,29 +68,13 @@ setup_veth() {
 	ping -c 1 -W 5 $B >/dev/null || { log "no IP path $A -> $B over the veth"; return 1; }
 }
 
-# gid_index DEV ADDR: index of the RoCE v2 GID holding ADDR (IPv4-mapped)
-gid_index() {
-	local port=/sys/class/infiniband/$1/ports/1 want i t
-	local IFS=.
-	# shellcheck disable=SC2086 # split the address at the dots
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $2)
-	for t in "$port"/gid_attrs/types/*; do
-		i=${t##*/}
-		[ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
-		[ "$(cat "$port/gids/$i")" = "$want" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 setup_rxe() {
 	local i
 	rdma link add rxe0 type rxe netdev rxa
 	rdma link add rxe1 type rxe netdev rxb
 	# the IPv4 GIDs appear asynchronously (netdev events)
 	for i in $(seq 50); do
-		G0=$(gid_index rxe0 $A) && G1=$(gid_index rxe1 $B) && break
+		G0=$(vm_gid_index rxe0 $A) && G1=$(vm_gid_index rxe1 $B) && break
 		sleep 0.1
 	done
 	if [ -z "${G0:-}" ] || [ -z "${G1:-}" ]; then
@@ -192,7 +176,8 @@ host_main() {
 	rm -rf "$out"
 	# kselftest's runner times out with SIGTERM: pass it on so the harness
 	# tears its namespace and QEMU down
-	"$top/tools/vm/run.sh" --quiet --timeout 240 --out "$out" --script "$(readlink -f "$0")" &
+	"$top/tools/vm/run.sh" --quiet --timeout 240 --out "$out" --add "$top/selftests/vm/vm_lib.sh" \
+		--script "$(readlink -f "$0")" &
 	local pid=$!
 	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
 	wait $pid || rc=$?
@@ -226,6 +211,7 @@ host_main() {
 }
 
 if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# vm_gid_index (added to the image)
 	guest_main
 else
 	host_main
