@@ -18,7 +18,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define ROXE_KABI_VERSION	1
+#define ROXE_KABI_VERSION	2
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -133,13 +133,22 @@ struct roxe_kabi_qp_attr {
 	__u8	pad[6];
 };
 
+/*
+ * A user MR: the application's pages, pinned by the module, mapped into
+ * roxed by mmap(fd, token, map_bytes). Byte iova + i of the MR is at
+ * mapping + page_off + i. The module revokes the mapping (it faults from
+ * then on) when the MR is deregistered, after roxed answered DEREG_MR or
+ * its timeout passed: roxed must stop touching it before answering.
+ */
 struct roxe_kabi_mr {
 	__u32	key;			/* lkey == rkey */
 	__u32	pdn;
 	__u32	access;
-	__u32	pad;
+	__u32	page_off;		/* of the MR's first byte in its page */
 	__u64	iova;
 	__u64	length;
+	__u64	token;			/* mmap offset on /dev/roxe */
+	__u64	map_bytes;		/* page multiple */
 };
 
 struct roxe_kabi_cmd {
@@ -161,7 +170,64 @@ struct roxe_kabi_reply {
 	__s32	status;			/* 0 or a negative errno */
 };
 
+/*
+ * The data path: state the module and roxed share without system calls,
+ * one mapping per device: mmap(fd, ROXE_KABI_SHARED_TOKEN,
+ * sizeof(struct roxe_kabi_shared)), valid after ROXE_IOC_SERVE.
+ *
+ * Doorbells. The rxe provider rings a QP's send doorbell with a zero-WR
+ * post_send; the module puts the QPN on ring qpn % nengines and signals
+ * that engine's eventfd (given in ROXE_IOC_SERVE). A full ring sets
+ * overflow instead: roxed clears it and then looks at every QP of that
+ * engine. Receive queues have no doorbell: roxed reads them when a
+ * request arrives.
+ *
+ * CQ arming. req_notify_cq stores IB_CQ_SOLICITED (1) or IB_CQ_NEXT_COMP
+ * (2) in cq_armed[cqn], then a full barrier. roxed, after producing a CQE,
+ * issues a full barrier, reads cq_armed[cqn] and, if the CQE qualifies
+ * (any CQE for 2; a solicited or an error CQE for 1), calls
+ * ROXE_IOC_CQ_EVENT: the module disarms the CQ and raises the completion
+ * event (ibv_get_cq_event returns).
+ */
+#define ROXE_KABI_SHARED_TOKEN	(1ULL << 55)
+#define ROXE_KABI_MR_TOKEN_BASE	(1ULL << 56)	/* MR tokens are above */
+#define ROXE_KABI_MAX_ENGINES	16
+#define ROXE_KABI_DB_SLOTS	1024		/* power of two */
+#define ROXE_KABI_MAX_CQ	16384
+
+struct roxe_kabi_db_ring {
+	__u32	prod;			/* module: free-running count */
+	__u32	overflow;		/* module sets, roxed clears */
+	__u8	pad1[56];
+	__u32	cons;			/* roxed: free-running count */
+	__u8	pad2[60];
+	__u32	qpn[ROXE_KABI_DB_SLOTS];	/* [count % ROXE_KABI_DB_SLOTS] */
+};
+
+struct roxe_kabi_shared {
+	__u8			cq_armed[ROXE_KABI_MAX_CQ];
+	struct roxe_kabi_db_ring db[ROXE_KABI_MAX_ENGINES];
+};
+
+/* ROXE_IOC_SERVE: roxed's engines are ready; doorbells go to them. */
+struct roxe_kabi_serve {
+	__u32	nengines;		/* 1..ROXE_KABI_MAX_ENGINES */
+	__s32	efd[ROXE_KABI_MAX_ENGINES];	/* eventfd per engine */
+	__u32	pad;
+};
+
+/* ROXE_IOC_EVENT: an asynchronous event roxed's engine raised. */
+struct roxe_kabi_event {
+	__u32	type;			/* enum ib_event_type: QP_FATAL,
+					 * QP_REQ_ERR, QP_ACCESS_ERR,
+					 * SQ_DRAINED, CQ_ERR, SRQ_LIMIT_REACHED */
+	__u32	id;			/* qpn, cqn or srqn */
+};
+
 #define ROXE_IOC_ATTACH		_IOWR(ROXE_IOC_MAGIC, 1, struct roxe_kabi_attach)
 #define ROXE_IOC_INFO		_IOR(ROXE_IOC_MAGIC, 2, struct roxe_kabi_info)
+#define ROXE_IOC_SERVE		_IOW(ROXE_IOC_MAGIC, 3, struct roxe_kabi_serve)
+#define ROXE_IOC_CQ_EVENT	_IOW(ROXE_IOC_MAGIC, 4, __u32)
+#define ROXE_IOC_EVENT		_IOW(ROXE_IOC_MAGIC, 5, struct roxe_kabi_event)
 
 #endif /* ROXE_KABI_H */
