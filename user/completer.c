@@ -272,7 +272,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		return;
 	}
 	if (pkt->payload_len &&
-	    roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, offset,
+	    roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w), offset,
 			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
@@ -293,7 +293,7 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 	if (!w || (w->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
 		return;
-	if (roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, 0, &orig, 8, true)) {
+	if (roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w), 0, &orig, 8, true)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -124,6 +124,29 @@ int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
 	return 0;
 }
 
+int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
+			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
+			  void *ctx, struct roxe_cq **out)
+{
+	struct roxe_cq *cq;
+
+	if (!dev || !buf || !event || !out)
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->dev = dev;
+	cq->buf = buf;
+	cq->id = id;
+	cq->cqe = (int)buf->index_mask;
+	cq->served_event = event;
+	cq->served_ctx = ctx;
+	roxe_queue_init_producer(&cq->prod, buf);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	*out = cq;
+	return 0;
+}
+
 int roxe_destroy_cq(struct roxe_cq *cq)
 {
 	struct roxe_comp_channel *ch;
@@ -146,7 +169,8 @@ int roxe_destroy_cq(struct roxe_cq *cq)
 		atomic_fetch_sub(&ch->users, 1);
 	}
 	pthread_spin_destroy(&cq->lock);
-	free(cq->buf);
+	if (!cq->served_event)
+		free(cq->buf);
 	free(cq);
 	return 0;
 }
@@ -180,6 +204,10 @@ bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solici
 	 * fence on both sides each may miss the other's store, and the
 	 * event is lost while the CQE sits unseen. */
 	atomic_thread_fence(memory_order_seq_cst);
+	if (cq->served_event) {
+		cq->served_event(cq->served_ctx, cq, solicited || wc->status != IBV_WC_SUCCESS);
+		return true;
+	}
 	armed = atomic_load_explicit(&cq->armed, memory_order_relaxed);
 	if (cq->channel && armed != ARM_NONE &&
 	    (armed == ARM_ANY || solicited || wc->status != IBV_WC_SUCCESS) &&

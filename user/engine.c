@@ -423,6 +423,60 @@ static bool doorbell_turn(struct roxe_engine *e)
 	return true;
 }
 
+/*
+ * roxed: the doorbells roxe.ko queued for this engine (kabi.h). The ring is
+ * shared with the kernel, which we trust to count, but every QPN is still
+ * bounds-checked and must name a served QP of this engine. After an
+ * overflow every served QP of the engine is looked at.
+ */
+void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring)
+{
+	uint64_t one = 1;
+
+	e->kdb_cons = __atomic_load_n(&ring->cons, __ATOMIC_RELAXED);
+	atomic_store_explicit(&e->kdb, ring, memory_order_release);
+	/* Doorbells rung before the engine knew the ring: look now. */
+	if (write(e->efd, &one, sizeof(one)) < 0)
+		perror("roxe: engine wakeup");
+}
+
+static void kdb_ring(struct roxe_engine *e, uint32_t qpn)
+{
+	struct roxe_qp *qp;
+
+	if (qpn >= ROXE_MAX_QPS)
+		return;
+	qp = atomic_load_explicit(&e->dev->qps[qpn], memory_order_acquire);
+	if (qp && qp->served && qp->eng == e && !atomic_load(&qp->dying)) {
+		roxe_qp_engine_sync(qp);	/* in ERR: flush what was posted */
+		roxe_engine_ready(e, qp);
+	}
+}
+
+static bool kdb_turn(struct roxe_engine *e)
+{
+	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
+	uint32_t prod, cons;
+
+	if (!r)
+		return false;
+	prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
+	cons = e->kdb_cons;
+	if (prod == cons && !__atomic_load_n(&r->overflow, __ATOMIC_RELAXED))
+		return false;
+	if (__atomic_exchange_n(&r->overflow, 0, __ATOMIC_ACQ_REL) ||
+	    prod - cons > ROXE_KABI_DB_SLOTS) {
+		for (uint32_t qpn = e->id; qpn < ROXE_MAX_QPS; qpn += e->dev->nengines)
+			kdb_ring(e, qpn);
+	} else {
+		for (; cons != prod; cons++)
+			kdb_ring(e, r->qpn[cons % ROXE_KABI_DB_SLOTS]);
+	}
+	e->kdb_cons = prod;
+	__atomic_store_n(&r->cons, prod, __ATOMIC_RELEASE);
+	return true;
+}
+
 static bool ready_turn(struct roxe_engine *e)
 {
 	struct roxe_qp *qp = e->ready_head;
@@ -477,6 +531,7 @@ static bool engine_turn(struct roxe_engine *e)
 	e->now = roxe_now_ns();
 	busy = rx_turn(e);
 	busy |= doorbell_turn(e);
+	busy |= kdb_turn(e);
 	busy |= ready_turn(e);
 	if (e->timers && (!e->next_timer || e->now >= e->next_timer || busy))
 		e->next_timer = timers_turn(e);

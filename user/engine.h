@@ -29,6 +29,7 @@
 #include "roxe/queue.h"
 #include "roxe/frame.h"
 #include "roxe/maps.h"
+#include "roxe/kabi.h"
 #include "port.h"
 
 #define ROXE_MAX_MR		(1u << 16)
@@ -72,7 +73,8 @@ struct roxe_pd {
 struct roxe_mr_priv {
 	struct roxe_mr		pub;
 	struct roxe_pd		*pd;
-	uint64_t		iova;		/* == addr: roxe registers by VA */
+	uint64_t		iova;		/* the MR's first byte as the wire names it */
+	uint8_t			*host;		/* ... and where it is in this process */
 	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
 };
 
@@ -101,6 +103,12 @@ struct roxe_cq {
 	atomic_bool		overflow_polled;	/* -EOVERFLOW returned (poller) */
 	atomic_uint		users;		/* QPs */
 	atomic_uint		events_unacked;
+	/* Served CQs (roxed): the ring is another process's; a CQE that may
+	 * raise a completion event calls this instead of the channel logic
+	 * (solicited: a solicited or an error CQE). */
+	void			(*served_event)(void *ctx, struct roxe_cq *cq, bool solicited);
+	void			*served_ctx;
+	uint32_t		id;		/* served: the owner's CQ number */
 };
 
 struct roxe_srq {
@@ -114,6 +122,8 @@ struct roxe_srq {
 	uint32_t		max_wr, max_sge;
 	atomic_uint		limit;		/* 0: disarmed */
 	atomic_uint		users;
+	bool			served;		/* the ring is another process's */
+	uint32_t		id;		/* served: the owner's SRQ number */
 };
 
 /* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
@@ -149,6 +159,7 @@ struct roxe_read_out {
 	uint32_t		psn;		/* next response PSN */
 	uint32_t		first_psn, last_psn;
 	uint64_t		va;		/* next byte */
+	uint32_t		rkey;
 	uint32_t		resid;
 };
 
@@ -173,6 +184,12 @@ struct roxe_qp {
 	struct ibv_qp_cap	cap;
 	struct rxe_queue_buf	*sq_buf, *rq_buf;
 	uint32_t		sq_elem_size, rq_elem_size;
+	/* Served QPs (roxed): the rings belong to an application that posts
+	 * into them directly and may rewrite a WQE at any time, so whatever
+	 * bounds a memory access is clamped to what a slot holds. */
+	bool			served;
+	uint32_t		sq_slot_sge;	/* SGEs a send slot holds */
+	uint32_t		sq_slot_inline;	/* inline bytes a send slot holds */
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
@@ -233,6 +250,7 @@ struct roxe_qp {
 		bool		rwqe_valid;
 		struct roxe_rwqe rwqe;
 		uint64_t	wr_va;
+		uint32_t	wr_rkey;	/* looked up again per packet */
 		uint32_t	wr_resid;
 		uint32_t	wr_len;		/* the WRITE's DMA length */
 		bool		nak_sent;	/* seq NAK already sent for this gap */
@@ -267,6 +285,9 @@ struct roxe_engine {
 	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
+	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
+	_Atomic(struct roxe_kabi_db_ring *) kdb;
+	uint32_t		kdb_cons;
 	struct roxe_qp		*ready_head, *ready_tail;
 	struct roxe_qp		*timers;	/* QPs with a timer armed */
 	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
@@ -333,6 +354,10 @@ struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool 
  * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
 int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 		  uint64_t va, uint64_t len, unsigned access);
+/* Where [va, va+len) of the MR that rkey names is in this process, after
+ * roxe_mr_check()'s checks; NULL if any fails. */
+void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
+		  uint64_t va, uint64_t len, unsigned access);
 /* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
  * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
  * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
@@ -361,6 +386,7 @@ void roxe_qp_to_error(struct roxe_qp *qp, enum ibv_event_type ev);
 void roxe_qp_send_error(struct roxe_qp *qp);
 void roxe_qp_sq_drain_check(struct roxe_qp *qp);	/* SQD: drained yet? */
 void roxe_qp_engine_sync(struct roxe_qp *qp);	/* act on a state change */
+enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
 
 /* --- requester.c, completer.c, responder.c --- */
@@ -371,6 +397,43 @@ void roxe_completer_timeout(struct roxe_qp *qp);
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st);
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_responder_send(struct roxe_qp *qp);			/* ACKs, READ responses */
+
+/* --- served objects (roxed): queues and memory of roxe.ko's applications --
+ * Created at the numbers and keys the module chose, on rings and pages it
+ * mapped into this process; the application posts and polls without us. */
+struct roxe_served_qp_init {
+	uint32_t		qpn;
+	enum ibv_qp_type	type;
+	struct roxe_cq		*send_cq, *recv_cq;
+	struct roxe_srq		*srq;
+	struct rxe_queue_buf	*sq_buf, *rq_buf;	/* rq_buf NULL with an SRQ */
+	struct ibv_qp_cap	cap;
+	bool			sq_sig_all;
+};
+int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
+			  struct roxe_qp **qp);
+/* As roxe_modify_qp, but the source GID and the peer's MAC come from the
+ * module (it resolved them for the GID index the application chose). */
+int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
+			  const uint8_t sgid[16], const uint8_t dmac[6]);
+int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
+			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
+			  void *ctx, struct roxe_cq **cq);
+int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
+			   uint32_t max_sge, uint32_t limit, struct roxe_srq **srq);
+/* An MR at the module's key; byte iova of it is at host. */
+int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
+		       unsigned access, void *host, struct roxe_mr **mr);
+/* Start taking doorbells from roxe.ko's ring for engine e. */
+void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);
+
+/* SGEs of a send WQE the engine may read (see roxe_qp.served). */
+static inline uint32_t roxe_wqe_num_sge(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	uint32_t n = __atomic_load_n(&w->dma.num_sge, __ATOMIC_RELAXED);
+
+	return n < qp->sq_slot_sge ? n : qp->sq_slot_sge;
+}
 
 static inline struct rxe_send_wqe *roxe_sq_wqe(const struct roxe_qp *qp, uint32_t slot)
 {

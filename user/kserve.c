@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * roxed's side of /dev/roxe's command channel (include/roxe/kabi.h): the
- * module announces CQs, SRQs, QPs (with every modify) and MRs; we map each
- * queue the application maps, check its header, keep the attributes and
- * answer. The transport over these queues is the engine's next step: for
- * now the module refuses the send doorbell, so nothing waits on us.
+ * roxed's side of /dev/roxe (include/roxe/kabi.h): the module announces
+ * CQs, SRQs, QPs (with every modify) and MRs of the applications using its
+ * ib_device; we map each queue and each MR's pinned pages into this
+ * process and create the engine's served objects on them, at the numbers
+ * and keys the module chose. From then on the engine runs the transport
+ * over the application's own rings:
+ *   - send doorbells arrive on the module's per-engine rings (the engines
+ *     read them, engine.c), receive queues need none;
+ *   - a CQE that may raise a completion event checks the module's arm
+ *     byte and, if armed, asks the module to raise it (ROXE_IOC_CQ_EVENT);
+ *   - the engine's asynchronous events go to the module (ROXE_IOC_EVENT).
+ * A command is answered only once the engine has acted on it: a destroyed
+ * QP has left its engine, a deregistered MR is no longer touched (the
+ * module revokes our mapping right after).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,42 +22,58 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <rdma/rdma_user_rxe.h>
 #include "roxe/kabi.h"
+#include "engine.h"
 #include "kserve.h"
 
-#define KS_MAX_CQ	16384
+#define KS_MAX_CQ	ROXE_KABI_MAX_CQ
 #define KS_MAX_SRQ	16384
-#define KS_MAX_QP	32768
-#define KS_MAX_MR	65536
+#define KS_MAX_QP	ROXE_MAX_QPS
+#define KS_MAX_MR	ROXE_MAX_MR
+#define KS_MAX_PD	65536
 
 struct ks_map {
-	struct rxe_queue_buf	*buf;
+	void			*p;
 	size_t			bytes;
 };
 
+struct ks_cq {
+	struct ks_map		map;
+	struct roxe_cq		*cq;
+};
+
+struct ks_srq {
+	struct ks_map		map;
+	struct roxe_srq		*srq;
+};
+
 struct ks_qp {
-	bool			live;
-	struct roxe_kabi_qp	info;
 	struct ks_map		sq, rq;
-	unsigned		state;		/* enum ib_qp_state */
-	struct roxe_kabi_qp_attr attr;		/* merged over every modify */
+	struct roxe_qp		*qp;
+	unsigned		type;
+	unsigned		state;		/* enum ib_qp_state, for the logs */
 };
 
 struct ks_mr {
-	bool			live;
-	struct roxe_kabi_mr	info;
+	struct ks_map		map;
+	struct roxe_mr		*mr;
 };
 
 struct roxe_kserve {
 	int			fd;
+	struct roxe_device	*dev;
 	roxe_kserve_log_fn	log;
 	int			verbose;
-	struct ks_map		cq[KS_MAX_CQ];
-	struct ks_map		srq[KS_MAX_SRQ];
-	struct ks_qp		*qp;		/* KS_MAX_QP */
+	struct roxe_kabi_shared	*shared;
+	size_t			shared_bytes;
+	struct ks_cq		*cq;		/* KS_MAX_CQ, by cqn */
+	struct ks_srq		*srq;		/* KS_MAX_SRQ, by srqn */
+	struct ks_qp		*qp;		/* KS_MAX_QP, by qpn */
 	struct ks_mr		*mr;		/* KS_MAX_MR, by key >> 8 */
+	struct roxe_pd		**pd;		/* KS_MAX_PD, by pdn, made on first use */
 };
 
 static const char *const state_names[] = {
@@ -68,125 +93,339 @@ static const char *type_name(unsigned t)
 	return t < 5 && type_names[t] ? type_names[t] : "?";
 }
 
-/* Map one queue and check that its header says what the command says. */
-static int map_queue(struct roxe_kserve *ks, const struct roxe_kabi_queue *q,
-		     struct ks_map *m)
+static int map_token(struct roxe_kserve *ks, uint64_t token, uint64_t bytes, struct ks_map *m)
 {
 	void *p;
 
-	if (!q->bytes || q->bytes > (1ULL << 32) || q->slots & (q->slots - 1))
+	if (!bytes || bytes > (1ULL << 40))
 		return -EINVAL;
-	p = mmap(NULL, q->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ks->fd,
-		 (off_t)q->token);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ks->fd, (off_t)token);
 	if (p == MAP_FAILED)
 		return -errno;
-	m->buf = p;
-	m->bytes = q->bytes;
-	if (m->buf->index_mask != q->slots - 1 || m->buf->log2_elem_size != q->log2_elem) {
-		munmap(p, q->bytes);
-		m->buf = NULL;
+	m->p = p;
+	m->bytes = bytes;
+	return 0;
+}
+
+/* Map one queue and check that its header says what the command says. */
+static int map_queue(struct roxe_kserve *ks, const struct roxe_kabi_queue *q, struct ks_map *m)
+{
+	const struct rxe_queue_buf *b;
+	int err;
+
+	if (q->slots < 2 || q->slots & (q->slots - 1) || q->log2_elem > 16 ||
+	    q->bytes < roxe_queue_bytes(__builtin_ctz(q->slots), q->log2_elem))
+		return -EINVAL;
+	err = map_token(ks, q->token, q->bytes, m);
+	if (err)
+		return err;
+	b = m->p;
+	if (b->index_mask != q->slots - 1 || b->log2_elem_size != q->log2_elem) {
+		munmap(m->p, m->bytes);
+		m->p = NULL;
 		return -EPROTO;
 	}
 	return 0;
 }
 
-static void unmap_queue(struct ks_map *m)
+static void unmap(struct ks_map *m)
 {
-	if (m->buf)
-		munmap(m->buf, m->bytes);
-	m->buf = NULL;
+	if (m->p)
+		munmap(m->p, m->bytes);
+	m->p = NULL;
 	m->bytes = 0;
 }
 
-static void qp_forget(struct ks_qp *qp)
+static struct roxe_pd *pd_get(struct roxe_kserve *ks, uint32_t pdn)
 {
-	unmap_queue(&qp->sq);
-	unmap_queue(&qp->rq);
-	memset(qp, 0, sizeof(*qp));
+	if (pdn >= KS_MAX_PD)
+		return NULL;
+	if (!ks->pd[pdn] && roxe_alloc_pd(ks->dev, &ks->pd[pdn]))
+		return NULL;
+	return ks->pd[pdn];
+}
+
+/* --- completion events and asynchronous events -------------------------------- */
+/* A CQE went in (roxe_cq_post fenced already): raise the module's
+ * completion event if the application armed the CQ for this one. */
+static void cq_event(void *ctx, struct roxe_cq *cq, bool solicited)
+{
+	struct roxe_kserve *ks = ctx;
+	uint32_t cqn = cq->id;
+	uint8_t armed = __atomic_load_n(&ks->shared->cq_armed[cqn], __ATOMIC_RELAXED);
+
+	if ((armed == 2 || (armed == 1 && solicited)) &&
+	    ioctl(ks->fd, ROXE_IOC_CQ_EVENT, &cqn) < 0 && errno != ENOENT)
+		ks->log(LOG_WARNING, "cq %u: completion event: %s", cqn, strerror(errno));
+}
+
+/* The engine's events name objects by pointer; the pointer is only
+ * compared, never followed (the object may be gone by now). */
+static int event_id(const struct roxe_kserve *ks, const struct roxe_async_event *ev,
+		    uint32_t *id)
+{
+	switch (ev->type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_SQ_DRAINED:
+		for (uint32_t i = 0; i < KS_MAX_QP; i++)
+			if (ks->qp[i].qp && ks->qp[i].qp == ev->element.qp)
+				return *id = i, 0;
+		return -ENOENT;
+	case IBV_EVENT_CQ_ERR:
+		for (uint32_t i = 0; i < KS_MAX_CQ; i++)
+			if (ks->cq[i].cq && ks->cq[i].cq == ev->element.cq)
+				return *id = i, 0;
+		return -ENOENT;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		for (uint32_t i = 0; i < KS_MAX_SRQ; i++)
+			if (ks->srq[i].srq && ks->srq[i].srq == ev->element.srq)
+				return *id = i, 0;
+		return -ENOENT;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ibv_event_type and ib_event_type agree on these values. */
+static void forward_events(struct roxe_kserve *ks)
+{
+	struct roxe_async_event ev;
+	uint64_t n;
+
+	if (read(roxe_async_fd(ks->dev), &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	while (roxe_get_async_event(ks->dev, &ev) == 0) {
+		struct roxe_kabi_event k = { .type = ev.type };
+
+		if (event_id(ks, &ev, &k.id))
+			continue;	/* its object went away meanwhile */
+		if (ks->verbose)
+			ks->log(LOG_DEBUG, "event %u on %u", k.type, k.id);
+		if (ioctl(ks->fd, ROXE_IOC_EVENT, &k) < 0 && errno != ENOENT)
+			ks->log(LOG_WARNING, "event %u on %u: %s", k.type, k.id, strerror(errno));
+	}
+}
+
+/* --- the objects ---------------------------------------------------------------- */
+static void qp_forget(struct ks_qp *q)
+{
+	if (q->qp)
+		roxe_destroy_qp(q->qp);	/* returns once its engine let go */
+	unmap(&q->sq);
+	unmap(&q->rq);
+	memset(q, 0, sizeof(*q));
+}
+
+static void cq_forget(struct ks_cq *c)
+{
+	if (c->cq && roxe_destroy_cq(c->cq) == -EBUSY)
+		return;		/* a QP still uses it: the module destroys QPs first */
+	c->cq = NULL;
+	unmap(&c->map);
+}
+
+static void srq_forget(struct ks_srq *s)
+{
+	if (s->srq && roxe_destroy_srq(s->srq) == -EBUSY)
+		return;
+	s->srq = NULL;
+	unmap(&s->map);
+}
+
+static void mr_forget(struct ks_mr *m)
+{
+	if (m->mr)
+		roxe_dereg_mr(m->mr);	/* returns once no engine touches it */
+	m->mr = NULL;
+	unmap(&m->map);
+}
+
+static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
+{
+	struct ks_cq *c;
+	int err;
+
+	if (k->cqn >= KS_MAX_CQ)
+		return -EINVAL;
+	c = &ks->cq[k->cqn];
+	cq_forget(c);		/* a create we answered too late, undone since */
+	err = map_queue(ks, &k->q, &c->map);
+	if (!err)
+		err = roxe_served_cq_create(ks->dev, k->cqn, c->map.p, cq_event, ks, &c->cq);
+	if (err) {
+		cq_forget(c);
+		return err;
+	}
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "create cq %u: %u entries", k->cqn, k->q.slots - 1);
+	return 0;
+}
+
+static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
+{
+	struct roxe_pd *pd = pd_get(ks, k->pdn);
+	struct ks_srq *s;
+	int err;
+
+	if (k->srqn >= KS_MAX_SRQ || !pd)
+		return -EINVAL;
+	s = &ks->srq[k->srqn];
+	srq_forget(s);
+	err = map_queue(ks, &k->q, &s->map);
+	if (!err)
+		err = roxe_served_srq_create(pd, k->srqn, s->map.p, k->max_sge, k->limit, &s->srq);
+	if (err) {
+		srq_forget(s);
+		return err;
+	}
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "create srq %u: %u x %u B", k->srqn, k->q.slots - 1,
+			1u << k->q.log2_elem);
+	return 0;
 }
 
 static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 {
-	struct ks_qp *qp;
+	struct roxe_served_qp_init in = { 0 };
+	struct roxe_pd *pd = pd_get(ks, k->pdn);
+	struct ks_qp *q;
 	int err;
 
-	if (k->qpn >= KS_MAX_QP || k->send_cqn >= KS_MAX_CQ || k->recv_cqn >= KS_MAX_CQ)
+	if (k->qpn >= KS_MAX_QP || k->send_cqn >= KS_MAX_CQ || k->recv_cqn >= KS_MAX_CQ || !pd)
 		return -EINVAL;
-	if (!ks->cq[k->send_cqn].buf || !ks->cq[k->recv_cqn].buf)
+	if (!ks->cq[k->send_cqn].cq || !ks->cq[k->recv_cqn].cq)
 		return -ENOENT;		/* a CQ we were never told about */
-	if (k->srqn != ~0U && (k->srqn >= KS_MAX_SRQ || !ks->srq[k->srqn].buf))
+	if (k->srqn != ~0U && (k->srqn >= KS_MAX_SRQ || !ks->srq[k->srqn].srq))
 		return -ENOENT;
-	qp = &ks->qp[k->qpn];
-	qp_forget(qp);		/* a create we answered too late, undone since */
-	err = map_queue(ks, &k->sq, &qp->sq);
-	if (!err && k->rq.bytes)
-		err = map_queue(ks, &k->rq, &qp->rq);
-	if (err) {
-		qp_forget(qp);
-		return err;
-	}
-	qp->info = *k;
-	qp->live = true;
+	q = &ks->qp[k->qpn];
+	qp_forget(q);
+	err = map_queue(ks, &k->sq, &q->sq);
+	if (!err && k->srqn == ~0U)
+		err = map_queue(ks, &k->rq, &q->rq);
+	if (err)
+		goto fail;
+	in.qpn = k->qpn;
+	in.type = (enum ibv_qp_type)k->type;
+	in.send_cq = ks->cq[k->send_cqn].cq;
+	in.recv_cq = ks->cq[k->recv_cqn].cq;
+	in.srq = k->srqn != ~0U ? ks->srq[k->srqn].srq : NULL;
+	in.sq_buf = q->sq.p;
+	in.rq_buf = q->rq.p;
+	in.cap.max_send_wr = k->sq.slots - 1;
+	in.cap.max_recv_wr = k->srqn == ~0U ? k->rq.slots - 1 : 0;
+	in.cap.max_send_sge = k->max_send_sge;
+	in.cap.max_recv_sge = k->max_recv_sge;
+	in.cap.max_inline_data = k->max_inline;
+	in.sq_sig_all = k->sq_sig_all;
+	err = roxe_served_qp_create(pd, &in, &q->qp);
+	if (err)
+		goto fail;
+	q->type = k->type;
 	if (ks->verbose)
-		ks->log(LOG_DEBUG, "create qp %u (%s): sq %u x %u B, rq %s%u x %u B, cq %u/%u",
+		ks->log(LOG_DEBUG, "create qp %u (%s): sq %u x %u B, rq %s%u, cq %u/%u",
 			k->qpn, type_name(k->type), k->sq.slots - 1, 1u << k->sq.log2_elem,
-			k->srqn != ~0U ? "srq " : "",
-			k->srqn != ~0U ? k->srqn : k->rq.slots - 1,
-			k->srqn != ~0U ? 0 : 1u << k->rq.log2_elem, k->send_cqn, k->recv_cqn);
+			k->srqn != ~0U ? "srq " : "", k->srqn != ~0U ? k->srqn : k->rq.slots - 1,
+			k->send_cqn, k->recv_cqn);
 	return 0;
+fail:
+	qp_forget(q);
+	return err;
 }
 
+/* The module checked the transition (ib_modify_qp_is_ok) and resolved the
+ * path; the engine checks again against its own table. */
 static int modify_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp_attr *a)
 {
-	struct ks_qp *qp;
+	const int known = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_DEST_QPN;
+	struct ibv_qp_attr attr = { 0 };
+	struct ks_qp *q;
+	int mask, err;
 
-	if (a->qpn >= KS_MAX_QP || !ks->qp[a->qpn].live)
+	if (a->qpn >= KS_MAX_QP || !ks->qp[a->qpn].qp)
 		return -ENOENT;
-	qp = &ks->qp[a->qpn];
-	qp->attr = *a;
+	q = &ks->qp[a->qpn];
+	mask = (int)a->mask & known;
+	if ((mask & IBV_QP_AV) && a->sgid_type != 2)	/* IB_GID_TYPE_ROCE_UDP_ENCAP */
+		return -EOPNOTSUPP;	/* RoCE v1 GIDs: roxe speaks RoCE v2 only */
+	attr.qp_state = (enum ibv_qp_state)a->state;
+	attr.qp_access_flags = a->access;
+	attr.pkey_index = 0;
+	attr.port_num = 1;
+	attr.qkey = a->qkey;
+	attr.path_mtu = (enum ibv_mtu)a->path_mtu;
+	attr.dest_qp_num = a->dest_qpn;
+	attr.rq_psn = a->rq_psn;
+	attr.sq_psn = a->sq_psn;
+	attr.timeout = a->timeout;
+	attr.retry_cnt = a->retry_cnt;
+	attr.rnr_retry = a->rnr_retry;
+	attr.min_rnr_timer = a->min_rnr_timer;
+	attr.max_rd_atomic = a->max_rd_atomic;
+	attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.port_num = 1;
+	memcpy(attr.ah_attr.grh.dgid.raw, a->dgid, 16);
+	attr.ah_attr.grh.hop_limit = a->hop_limit;
+	attr.ah_attr.grh.traffic_class = a->traffic_class;
+	attr.ah_attr.grh.flow_label = a->flow_label;
+	err = roxe_served_modify_qp(q->qp, &attr, mask, a->sgid, a->dmac);
 	if (ks->verbose)
-		ks->log(LOG_DEBUG, "modify qp %u: %s -> %s (mask 0x%x)", a->qpn,
-			state_name(qp->state), state_name(a->state), a->mask);
-	qp->state = a->state;
+		ks->log(LOG_DEBUG, "modify qp %u: %s -> %s (mask 0x%x)%s%s", a->qpn,
+			state_name(q->state), state_name(a->state), a->mask,
+			err ? ": " : "", err ? strerror(-err) : "");
+	if (!err && (mask & IBV_QP_STATE))
+		q->state = a->state;
+	return err;
+}
+
+static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k)
+{
+	struct roxe_pd *pd = pd_get(ks, k->pdn);
+	struct ks_mr *m;
+	int err;
+
+	if (!pd || (k->key >> 8) == 0 || (k->key >> 8) >= KS_MAX_MR || k->page_off >= 4096 ||
+	    k->map_bytes < k->page_off + k->length)
+		return -EINVAL;
+	m = &ks->mr[k->key >> 8];
+	mr_forget(m);
+	err = map_token(ks, k->token, k->map_bytes, &m->map);
+	if (!err)
+		err = roxe_served_mr_add(pd, k->key, k->iova, k->length, k->access,
+					 (uint8_t *)m->map.p + k->page_off, &m->mr);
+	if (err) {
+		mr_forget(m);
+		return err;
+	}
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "reg mr 0x%x: %llu bytes at 0x%llx, access 0x%x", k->key,
+			(unsigned long long)k->length, (unsigned long long)k->iova, k->access);
 	return 0;
 }
 
 static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 {
-	int err;
-
 	switch (c->op) {
 	case ROXE_KOP_CREATE_CQ:
-		if (c->cq.cqn >= KS_MAX_CQ)
-			return -EINVAL;
-		unmap_queue(&ks->cq[c->cq.cqn]);
-		err = map_queue(ks, &c->cq.q, &ks->cq[c->cq.cqn]);
-		if (!err && ks->verbose)
-			ks->log(LOG_DEBUG, "create cq %u: %u entries", c->cq.cqn, c->cq.q.slots - 1);
-		return err;
+		return create_cq(ks, &c->cq);
 	case ROXE_KOP_DESTROY_CQ:
 		if (c->id >= KS_MAX_CQ)
 			return -EINVAL;
-		unmap_queue(&ks->cq[c->id]);
-		if (ks->verbose)
-			ks->log(LOG_DEBUG, "destroy cq %u", c->id);
-		return 0;
+		cq_forget(&ks->cq[c->id]);
+		break;
 	case ROXE_KOP_CREATE_SRQ:
-		if (c->srq.srqn >= KS_MAX_SRQ)
-			return -EINVAL;
-		unmap_queue(&ks->srq[c->srq.srqn]);
-		err = map_queue(ks, &c->srq.q, &ks->srq[c->srq.srqn]);
-		if (!err && ks->verbose)
-			ks->log(LOG_DEBUG, "create srq %u: %u x %u B", c->srq.srqn,
-				c->srq.q.slots - 1, 1u << c->srq.q.log2_elem);
-		return err;
+		return create_srq(ks, &c->srq);
 	case ROXE_KOP_DESTROY_SRQ:
 		if (c->id >= KS_MAX_SRQ)
 			return -EINVAL;
-		unmap_queue(&ks->srq[c->id]);
-		if (ks->verbose)
-			ks->log(LOG_DEBUG, "destroy srq %u", c->id);
-		return 0;
+		srq_forget(&ks->srq[c->id]);
+		break;
 	case ROXE_KOP_CREATE_QP:
 		return create_qp(ks, &c->qp);
 	case ROXE_KOP_MODIFY_QP:
@@ -195,34 +434,27 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		if (c->id >= KS_MAX_QP)
 			return -EINVAL;
 		qp_forget(&ks->qp[c->id]);
-		if (ks->verbose)
-			ks->log(LOG_DEBUG, "destroy qp %u", c->id);
-		return 0;
+		break;
 	case ROXE_KOP_REG_MR:
-		if ((c->mr.key >> 8) >= KS_MAX_MR)
-			return -EINVAL;
-		ks->mr[c->mr.key >> 8] = (struct ks_mr){ .live = true, .info = c->mr };
-		if (ks->verbose)
-			ks->log(LOG_DEBUG, "reg mr 0x%x: %llu bytes at 0x%llx, access 0x%x",
-				c->mr.key, (unsigned long long)c->mr.length,
-				(unsigned long long)c->mr.iova, c->mr.access);
-		return 0;
+		return reg_mr(ks, &c->mr);
 	case ROXE_KOP_DEREG_MR:
 		if ((c->id >> 8) >= KS_MAX_MR)
 			return -EINVAL;
-		ks->mr[c->id >> 8].live = false;
-		if (ks->verbose)
-			ks->log(LOG_DEBUG, "dereg mr 0x%x", c->id);
-		return 0;
+		mr_forget(&ks->mr[c->id >> 8]);
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "command %u on %u done", c->op, c->id);
+	return 0;
 }
 
 int roxe_kserve_run(struct roxe_kserve *ks)
 {
 	struct roxe_kabi_cmd c;
 
+	forward_events(ks);
 	for (;;) {
 		ssize_t n = read(ks->fd, &c, sizeof(c));
 		struct roxe_kabi_reply r;
@@ -241,36 +473,90 @@ int roxe_kserve_run(struct roxe_kserve *ks)
 	}
 }
 
-struct roxe_kserve *roxe_kserve_new(int fd, roxe_kserve_log_fn log, int verbose)
+int roxe_kserve_event_fd(const struct roxe_kserve *ks)
+{
+	return roxe_async_fd(ks->dev);
+}
+
+/* Tell the module where doorbells go, map what we share with it, and let
+ * each engine read its ring. */
+static int serve(struct roxe_kserve *ks)
+{
+	struct roxe_kabi_serve s = { .nengines = ks->dev->nengines };
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (s.nengines > ROXE_KABI_MAX_ENGINES)
+		return -E2BIG;
+	for (unsigned i = 0; i < s.nengines; i++)
+		s.efd[i] = ks->dev->engines[i].efd;
+	if (ioctl(ks->fd, ROXE_IOC_SERVE, &s) < 0)
+		return -errno;
+	ks->shared_bytes = (sizeof(struct roxe_kabi_shared) + (size_t)page - 1) &
+			   ~((size_t)page - 1);
+	p = mmap(NULL, ks->shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ks->fd,
+		 (off_t)ROXE_KABI_SHARED_TOKEN);
+	if (p == MAP_FAILED)
+		return -errno;
+	ks->shared = p;
+	for (unsigned i = 0; i < s.nengines; i++)
+		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i]);
+	return 0;
+}
+
+int roxe_kserve_new(int fd, struct roxe_device *dev, roxe_kserve_log_fn log, int verbose,
+		    struct roxe_kserve **out)
 {
 	struct roxe_kserve *ks = calloc(1, sizeof(*ks));
+	int err;
 
 	if (!ks)
-		return NULL;
-	ks->qp = calloc(KS_MAX_QP, sizeof(*ks->qp));
-	ks->mr = calloc(KS_MAX_MR, sizeof(*ks->mr));
-	if (!ks->qp || !ks->mr) {
-		roxe_kserve_free(ks);
-		return NULL;
-	}
+		return -ENOMEM;
 	ks->fd = fd;
+	ks->dev = dev;
 	ks->log = log;
 	ks->verbose = verbose;
-	return ks;
+	ks->cq = calloc(KS_MAX_CQ, sizeof(*ks->cq));
+	ks->srq = calloc(KS_MAX_SRQ, sizeof(*ks->srq));
+	ks->qp = calloc(KS_MAX_QP, sizeof(*ks->qp));
+	ks->mr = calloc(KS_MAX_MR, sizeof(*ks->mr));
+	ks->pd = calloc(KS_MAX_PD, sizeof(*ks->pd));
+	err = ks->cq && ks->srq && ks->qp && ks->mr && ks->pd ? serve(ks) : -ENOMEM;
+	if (err) {
+		roxe_kserve_free(ks);
+		return err;
+	}
+	*out = ks;
+	return 0;
 }
 
 void roxe_kserve_free(struct roxe_kserve *ks)
 {
 	if (!ks)
 		return;
+	/* QPs first: they hold the CQs, SRQs and PDs. */
 	for (unsigned i = 0; ks->qp && i < KS_MAX_QP; i++)
 		qp_forget(&ks->qp[i]);
-	for (unsigned i = 0; i < KS_MAX_CQ; i++)
-		unmap_queue(&ks->cq[i]);
-	for (unsigned i = 0; i < KS_MAX_SRQ; i++)
-		unmap_queue(&ks->srq[i]);
+	for (unsigned i = 0; ks->mr && i < KS_MAX_MR; i++)
+		mr_forget(&ks->mr[i]);
+	for (unsigned i = 0; ks->srq && i < KS_MAX_SRQ; i++)
+		srq_forget(&ks->srq[i]);
+	for (unsigned i = 0; ks->cq && i < KS_MAX_CQ; i++)
+		cq_forget(&ks->cq[i]);
+	for (unsigned i = 0; ks->pd && i < KS_MAX_PD; i++)
+		if (ks->pd[i])
+			roxe_dealloc_pd(ks->pd[i]);
+	if (ks->shared) {
+		for (unsigned i = 0; i < ks->dev->nengines; i++)
+			atomic_store(&ks->dev->engines[i].kdb, NULL);
+		roxe_dev_quiesce(ks->dev);	/* no engine reads a ring now */
+		munmap(ks->shared, ks->shared_bytes);
+	}
+	free(ks->cq);
+	free(ks->srq);
 	free(ks->qp);
 	free(ks->mr);
+	free(ks->pd);
 	free(ks);
 }
 
@@ -279,11 +565,11 @@ void roxe_kserve_counts(const struct roxe_kserve *ks, unsigned *cqs, unsigned *q
 {
 	*cqs = *qps = *srqs = *mrs = 0;
 	for (unsigned i = 0; i < KS_MAX_CQ; i++)
-		*cqs += !!ks->cq[i].buf;
+		*cqs += ks->cq[i].cq != NULL;
 	for (unsigned i = 0; i < KS_MAX_SRQ; i++)
-		*srqs += !!ks->srq[i].buf;
+		*srqs += ks->srq[i].srq != NULL;
 	for (unsigned i = 0; i < KS_MAX_QP; i++)
-		*qps += ks->qp[i].live;
+		*qps += ks->qp[i].qp != NULL;
 	for (unsigned i = 0; i < KS_MAX_MR; i++)
-		*mrs += ks->mr[i].live;
+		*mrs += ks->mr[i].mr != NULL;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * roxed's side of /dev/roxe's command channel: the objects roxe.ko tells
- * us about, with their queues mapped into this process.
+ * roxed's side of /dev/roxe: the objects roxe.ko tells us about, served by
+ * the engine over their queues and memory mapped into this process.
  */
 #ifndef ROXE_KSERVE_H
 #define ROXE_KSERVE_H
@@ -10,16 +10,23 @@
 #include <stdint.h>
 
 struct roxe_kserve;
+struct roxe_device;
 
 /* log(prio, fmt, ...) with syslog priorities; verbose: log every command. */
 typedef void (*roxe_kserve_log_fn)(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-struct roxe_kserve *roxe_kserve_new(int fd, roxe_kserve_log_fn log, int verbose);
+/* Serve the device attached on fd with dev's engines (ROXE_IOC_SERVE):
+ * 0 or a negative errno. */
+int roxe_kserve_new(int fd, struct roxe_device *dev, roxe_kserve_log_fn log, int verbose,
+		    struct roxe_kserve **ks);
 void roxe_kserve_free(struct roxe_kserve *ks);
-/* Read and answer every queued command; 0, or a negative errno when the
- * channel failed (the device went away). */
+/* Forward the engine's asynchronous events, then read and answer every
+ * queued command; 0, or a negative errno when the channel failed (the
+ * device went away). Call it when fd or roxe_kserve_event_fd() is
+ * readable. */
 int roxe_kserve_run(struct roxe_kserve *ks);
+int roxe_kserve_event_fd(const struct roxe_kserve *ks);
 /* Live objects, for the logs. */
 void roxe_kserve_counts(const struct roxe_kserve *ks, unsigned *cqs, unsigned *qps,
 			unsigned *srqs, unsigned *mrs);

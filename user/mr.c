@@ -40,50 +40,83 @@ int roxe_dealloc_pd(struct roxe_pd *pd)
 	return 0;
 }
 
-int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
-		struct roxe_mr **out)
+/* Publish mr at key (0: a free index of our own, with the next generation). */
+static int mr_publish(struct roxe_pd *pd, struct roxe_mr_priv *mr, uint32_t key)
 {
-	struct roxe_device *dev;
-	struct roxe_mr_priv *mr;
-	uint32_t idx, tries;
+	struct roxe_device *dev = pd->dev;
+	uint32_t idx = key >> 8, tries;
 
-	if (!pd || !out || (!addr && length) || (access & ~KNOWN_ACCESS))
+	pthread_mutex_lock(&dev->lock);
+	if (key) {
+		if (idx == 0 || idx >= ROXE_MAX_MR || atomic_load(&dev->mrs[idx])) {
+			pthread_mutex_unlock(&dev->lock);
+			return -EEXIST;
+		}
+	} else {
+		for (tries = 0; tries < ROXE_MAX_MR; tries++) {
+			idx = dev->next_mr++ % ROXE_MAX_MR;
+			if (idx && !atomic_load(&dev->mrs[idx]))
+				break;
+		}
+		if (tries == ROXE_MAX_MR) {
+			pthread_mutex_unlock(&dev->lock);
+			return -ENOMEM;
+		}
+		key = idx << 8 | dev->key_gen++;
+	}
+	mr->pub.lkey = key;
+	mr->pub.rkey = (mr->pub.access & REMOTE_ACCESS) ? key : 0;
+	atomic_fetch_add(&pd->users, 1);
+	atomic_store_explicit(&dev->mrs[idx], mr, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, size_t length,
+		  unsigned access, struct roxe_mr **out)
+{
+	struct roxe_mr_priv *mr;
+	int err;
+
+	if (!pd || !out || (!host && length) || (access & ~KNOWN_ACCESS))
 		return -EINVAL;
 	/* IBA 10.6.3.1: remote write or atomic needs local write. */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if ((uintptr_t)addr + length < (uintptr_t)addr)
+	if (iova + length < iova || (uintptr_t)host + length < (uintptr_t)host)
 		return -EINVAL;
-	dev = pd->dev;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
 	mr->pd = pd;
-	mr->pub.addr = addr;
+	mr->pub.addr = (void *)(uintptr_t)iova;
 	mr->pub.length = length;
 	mr->pub.access = access;
-	mr->iova = (uintptr_t)addr;
+	mr->iova = iova;
+	mr->host = host;
 	atomic_store(&mr->valid, true);
-
-	pthread_mutex_lock(&dev->lock);
-	for (tries = 0; tries < ROXE_MAX_MR; tries++) {
-		idx = dev->next_mr++ % ROXE_MAX_MR;
-		if (idx && !atomic_load(&dev->mrs[idx]))
-			break;
-	}
-	if (tries == ROXE_MAX_MR) {
-		pthread_mutex_unlock(&dev->lock);
+	err = mr_publish(pd, mr, key);
+	if (err) {
 		free(mr);
-		return -ENOMEM;
+		return err;
 	}
-	mr->pub.lkey = idx << 8 | dev->key_gen++;
-	mr->pub.rkey = (access & REMOTE_ACCESS) ? mr->pub.lkey : 0;
-	atomic_fetch_add(&pd->users, 1);
-	atomic_store_explicit(&dev->mrs[idx], mr, memory_order_release);
-	pthread_mutex_unlock(&dev->lock);
 	*out = &mr->pub;
 	return 0;
+}
+
+int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
+		struct roxe_mr **out)
+{
+	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, out);
+}
+
+int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
+		       unsigned access, void *host, struct roxe_mr **out)
+{
+	if (!key)
+		return -EINVAL;
+	return mr_new(pd, key, iova, host, length, access, out);
 }
 
 int roxe_dereg_mr(struct roxe_mr *pub)
@@ -124,6 +157,16 @@ int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 	return 0;
 }
 
+void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
+		  uint64_t va, uint64_t len, unsigned access)
+{
+	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, rkey, true);
+
+	if (!mr || roxe_mr_check(mr, pd, va, len, access))
+		return NULL;
+	return mr->host + (va - mr->iova);
+}
+
 int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
 		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
 {
@@ -150,9 +193,9 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
 		if (err)
 			return err;
 		if (to_sges)
-			memcpy((void *)(uintptr_t)(sge[i].addr + offset), p, n);
+			memcpy(mr->host + (sge[i].addr + offset - mr->iova), p, n);
 		else
-			memcpy(p, (const void *)(uintptr_t)(sge[i].addr + offset), n);
+			memcpy(p, mr->host + (sge[i].addr + offset - mr->iova), n);
 		p += n;
 		len -= n;
 	}

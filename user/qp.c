@@ -140,13 +140,55 @@ static int alloc_qpn(struct roxe_device *dev, struct roxe_qp *qp)
 
 static void qp_free(struct roxe_qp *qp)
 {
-	free(qp->sq_buf);
-	free(qp->rq_buf);
+	if (!qp->served) {
+		free(qp->sq_buf);
+		free(qp->rq_buf);
+	}
 	free(qp->resp.res);
 	pthread_mutex_destroy(&qp->modify_lock);
 	pthread_spin_destroy(&qp->sq_post_lock);
 	pthread_spin_destroy(&qp->rq_post_lock);
 	free(qp);
+}
+
+/* What a send slot holds: the bounds on a WQE's SGEs and inline data. */
+static void qp_slot_caps(struct roxe_qp *qp)
+{
+	uint32_t room = qp->sq_elem_size > sizeof(struct rxe_send_wqe) ?
+			qp->sq_elem_size - (uint32_t)sizeof(struct rxe_send_wqe) : 0;
+
+	qp->sq_slot_sge = room / sizeof(struct rxe_sge);
+	if (qp->sq_slot_sge > ROXE_MAX_SGE)
+		qp->sq_slot_sge = ROXE_MAX_SGE;
+	qp->sq_slot_inline = room < ROXE_MAX_INLINE ? room : ROXE_MAX_INLINE;
+}
+
+/* The QP has its number: give it its engine, counters and XDP steering,
+ * and take its references. On failure the QP is unpublished and freed. */
+static int qp_attach(struct roxe_pd *pd, struct roxe_qp *qp)
+{
+	struct roxe_device *dev = pd->dev;
+	int err;
+
+	qp->eng = &dev->engines[qp->qpn % dev->nengines];
+	qp->held_ack_slot = -1;
+	qp->stats = &dev->qp_stats[qp->qpn];
+	memset(qp->stats, 0, sizeof(*qp->stats));
+	/* Steer the QP's frames to its engine's sockets. */
+	if (dev->xdp) {
+		err = roxe_xdp_set_qp(dev->xdp, qp->qpn, qp->eng->id);
+		if (err) {
+			atomic_store(&dev->qps[qp->qpn], NULL);
+			qp_free(qp);
+			return err;
+		}
+	}
+	atomic_fetch_add(&pd->users, 1);
+	atomic_fetch_add(&qp->scq->users, 1);
+	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, 1);
+	return 0;
 }
 
 int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe_qp **out)
@@ -212,6 +254,7 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 	}
 	roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
 	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	qp_slot_caps(qp);
 	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
 	if (!qp->resp.res)
 		goto nomem;
@@ -224,30 +267,76 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 		qp_free(qp);
 		return err;
 	}
-	qp->eng = &dev->engines[qp->qpn % dev->nengines];
-	qp->held_ack_slot = -1;
-	qp->stats = &dev->qp_stats[qp->qpn];
-	memset(qp->stats, 0, sizeof(*qp->stats));
-	/* Steer the QP's frames to its engine's sockets. */
-	if (dev->xdp) {
-		err = roxe_xdp_set_qp(dev->xdp, qp->qpn, qp->eng->id);
-		if (err) {
-			atomic_store(&dev->qps[qp->qpn], NULL);
-			qp_free(qp);
-			return err;
-		}
-	}
-	atomic_fetch_add(&pd->users, 1);
-	atomic_fetch_add(&qp->scq->users, 1);
-	atomic_fetch_add(&qp->rcq->users, 1);
-	if (qp->srq)
-		atomic_fetch_add(&qp->srq->users, 1);
+	err = qp_attach(pd, qp);
+	if (err)
+		return err;
 	ia->cap = qp->cap;
 	*out = qp;
 	return 0;
 nomem:
 	qp_free(qp);
 	return -ENOMEM;
+}
+
+int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *in,
+			  struct roxe_qp **out)
+{
+	struct roxe_device *dev;
+	struct roxe_qp *qp;
+	int err;
+
+	if (!pd || !in || !out || !in->send_cq || !in->recv_cq || !in->sq_buf ||
+	    !in->srq == !in->rq_buf || in->qpn < 2 || in->qpn >= ROXE_MAX_QPS)
+		return -EINVAL;
+	if (in->type != IBV_QPT_RC && in->type != IBV_QPT_UC && in->type != IBV_QPT_UD)
+		return -EINVAL;
+	dev = pd->dev;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->served = true;
+	qp->scq = in->send_cq;
+	qp->rcq = in->recv_cq;
+	qp->srq = in->srq;
+	qp->type = in->type;
+	qp->sq_sig_all = in->sq_sig_all;
+	qp->cap = in->cap;
+	pthread_mutex_init(&qp->modify_lock, NULL);
+	pthread_spin_init(&qp->sq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->sq_buf = in->sq_buf;
+	qp->sq_elem_size = 1u << qp->sq_buf->log2_elem_size;
+	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	if (in->rq_buf) {
+		qp->rq_buf = in->rq_buf;
+		qp->rq_elem_size = 1u << qp->rq_buf->log2_elem_size;
+		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+	}
+	qp_slot_caps(qp);
+	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
+	if (!qp->resp.res) {
+		qp_free(qp);
+		return -ENOMEM;
+	}
+	atomic_store(&qp->state, IBV_QPS_RESET);
+	qp->eng_state = IBV_QPS_RESET;
+	qp->mtu = dev->mtu;
+	qp->qpn = in->qpn;
+	pthread_mutex_lock(&dev->lock);
+	if (atomic_load(&dev->qps[qp->qpn])) {
+		pthread_mutex_unlock(&dev->lock);
+		qp_free(qp);
+		return -EEXIST;
+	}
+	atomic_store_explicit(&dev->qps[qp->qpn], qp, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	err = qp_attach(pd, qp);
+	if (err)
+		return err;
+	*out = qp;
+	return 0;
 }
 
 uint32_t roxe_qp_num(const struct roxe_qp *qp)
@@ -285,7 +374,9 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 }
 
 /* --- modify / query ---------------------------------------------------------- */
-static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask)
+/* sgid: the source GID the path will use (the device's, or a served QP's). */
+static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask,
+		       const uint8_t sgid[16])
 {
 	struct roxe_device *dev = qp->dev;
 
@@ -319,17 +410,18 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 	if (mask & IBV_QP_AV) {
 		const struct ibv_ah_attr *ah = &a->ah_attr;
 
-		/* RoCE needs a GRH: the GID is the peer's IP address. */
-		if (!ah->is_global || ah->port_num > 1 || ah->grh.sgid_index != 0)
+		/* RoCE needs a GRH: the GID is the peer's IP address. A served
+		 * QP's GID index is the module's; it sent the GID itself. */
+		if (!ah->is_global || ah->port_num > 1 || (!qp->served && ah->grh.sgid_index != 0))
 			return -EINVAL;
-		if (roxe_gid_is_v4(ah->grh.dgid.raw) != roxe_gid_is_v4(dev->gid))
+		if (roxe_gid_is_v4(ah->grh.dgid.raw) != roxe_gid_is_v4(sgid))
 			return -EINVAL;
 	}
 	return 0;
 }
 
 static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask,
-			const uint8_t dmac[6])
+			const uint8_t sgid[16], const uint8_t dmac[6])
 {
 	struct ibv_qp_attr *q = &qp->attr;
 
@@ -363,7 +455,7 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 		const struct ibv_global_route *g = &a->ah_attr.grh;
 
 		memcpy(p->smac, qp->dev->mac, 6);
-		memcpy(p->sgid, qp->dev->gid, 16);
+		memcpy(p->sgid, sgid, 16);
 		memcpy(p->dgid, g->dgid.raw, 16);
 		p->tclass = g->traffic_class;
 		p->hop_limit = g->hop_limit;
@@ -382,14 +474,14 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
  * the attributes are put back and the caller gets -EINVAL.
  */
 static int change_state(struct roxe_qp *qp, const struct ibv_qp_attr *attr, int mask,
-			const uint8_t dmac[6], int cur, int next)
+			const uint8_t sgid[16], const uint8_t dmac[6], int cur, int next)
 {
 	struct ibv_qp_attr old_attr = qp->attr;
 	struct roxe_frame_addr old_path = qp->path;
 	uint32_t old_mtu = qp->mtu;
 	uint64_t old_timeout = qp->timeout_ns;
 
-	apply_attrs(qp, attr, mask, dmac);
+	apply_attrs(qp, attr, mask, sgid, dmac);
 	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
 		qp->sqd_notify = (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify;
 		atomic_store(&qp->sq_draining, true);
@@ -411,14 +503,16 @@ static int change_state(struct roxe_qp *qp, const struct ibv_qp_attr *attr, int 
 	return 0;
 }
 
-int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
+/* sgid, dmac: the served QP's path as the module resolved it; NULL: ours. */
+static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
+		     const uint8_t *sgid, const uint8_t *served_dmac)
 {
 	const struct transition *t;
 	uint8_t dmac[6] = { 0 };
 	int cur, next, ti, err;
 
-	if (!qp || !attr)
-		return -EINVAL;
+	if (!sgid)
+		sgid = qp->dev->gid;
 	pthread_mutex_lock(&qp->modify_lock);
 	cur = roxe_qp_state(qp);
 	if ((mask & IBV_QP_CUR_STATE) && (int)attr->cur_qp_state != cur &&
@@ -436,12 +530,14 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 		goto out;
 	if (mask & ~(t->req[ti] | t->opt[ti] | IBV_QP_STATE))
 		goto out;
-	err = check_attrs(qp, attr, mask);
+	err = check_attrs(qp, attr, mask, sgid);
 	if (err)
 		goto out;
 	/* The peer's MAC, before anything changes: unreachable fails cleanly. */
-	if ((mask & IBV_QP_AV) &&
-	    roxe_dev_resolve_mac(qp->dev, attr->ah_attr.grh.dgid.raw, dmac)) {
+	if (served_dmac)
+		memcpy(dmac, served_dmac, 6);
+	else if ((mask & IBV_QP_AV) &&
+		 roxe_dev_resolve_mac(qp->dev, attr->ah_attr.grh.dgid.raw, dmac)) {
 		err = -EHOSTUNREACH;
 		goto out;
 	}
@@ -461,16 +557,33 @@ int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
 		while (qp->eng_state != IBV_QPS_RESET)
 			wait_engine(qp);
 		memset(&qp->attr, 0, sizeof(qp->attr));
-		roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
-		if (qp->rq_buf)
-			roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
+		if (!qp->served) {
+			roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
+			if (qp->rq_buf)
+				roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
+		}
 		err = 0;
 		goto out;
 	}
-	err = change_state(qp, attr, mask, dmac, cur, next);
+	err = change_state(qp, attr, mask, sgid, dmac, cur, next);
 out:
 	pthread_mutex_unlock(&qp->modify_lock);
 	return err;
+}
+
+int roxe_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	if (!qp || !attr || qp->served)
+		return -EINVAL;
+	return qp_modify(qp, attr, mask, NULL, NULL);
+}
+
+int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
+			  const uint8_t sgid[16], const uint8_t dmac[6])
+{
+	if (!qp || !attr || !sgid || !dmac || !qp->served)
+		return -EINVAL;
+	return qp_modify(qp, attr, mask, sgid, dmac);
 }
 
 int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
@@ -517,6 +630,30 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	default:
 		return false;
 	}
+}
+
+/* A served QP's send WQE, as the application wrote it: IBV_WC_SUCCESS, or
+ * the status it fails with (the same rules roxe_post_send applies). */
+enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	uint32_t op = w->wr.opcode, len = w->dma.length;
+	bool rd_at = op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		     op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	if (!opcode_ok(qp->type, (enum ibv_wr_opcode)op))
+		return IBV_WC_LOC_QP_OP_ERR;
+	if ((w->wr.send_flags & IBV_SEND_INLINE) && !rd_at) {
+		if (len > qp->sq_slot_inline)
+			return IBV_WC_LOC_LEN_ERR;
+	} else if (w->dma.num_sge > qp->sq_slot_sge) {
+		return IBV_WC_LOC_LEN_ERR;
+	}
+	if (len > 0x80000000u || (qp->type == IBV_QPT_UD && len > qp->dev->mtu))
+		return IBV_WC_LOC_LEN_ERR;
+	if ((op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (w->dma.num_sge != 1 || len != 8))
+		return IBV_WC_LOC_LEN_ERR;
+	return IBV_WC_SUCCESS;
 }
 
 static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struct ibv_send_wr *wr)
@@ -741,6 +878,19 @@ static void reset(struct roxe_qp *qp)
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	memset(res, 0, ROXE_MAX_RD_ATOMIC * sizeof(*res));
 	qp->resp.res = res;
+	if (qp->served) {
+		/* The application's rings: drop what it posted, as rxe does. */
+		roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+		qp->sq.index = roxe_queue_producer_index(&qp->sq);
+		__atomic_store_n(&qp->sq_buf->consumer_index, qp->sq.index, __ATOMIC_RELEASE);
+		if (qp->rq_buf) {
+			roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+			qp->rq.index = roxe_queue_producer_index(&qp->rq);
+			__atomic_store_n(&qp->rq_buf->consumer_index, qp->rq.index,
+					 __ATOMIC_RELEASE);
+		}
+		return;
+	}
 	/* Empty both rings; posting is refused in RESET, the locks make sure
 	 * no post is half done. */
 	pthread_spin_lock(&qp->sq_post_lock);

@@ -25,6 +25,7 @@
  * queue: RC goes to ERR, UC and UD to SQE (roxe_qp_send_error).
  */
 #include <string.h>
+#include <sys/socket.h>
 #include "engine.h"
 #include "roxe/psn.h"
 
@@ -103,7 +104,14 @@ static void ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe *w, struct rox
 	memset(a, 0, sizeof(*a));
 	memcpy(a->smac, qp->dev->mac, 6);
 	memcpy(a->dmac, av->dmac, 6);
-	memcpy(a->sgid, qp->dev->gid, 16);
+	/* The AV's source address (a served QP's application chose a GID
+	 * index); roxe's own AVs leave it empty: the device's GID. */
+	if (av->sgid_addr._sockaddr_in.sin_family == AF_INET)
+		roxe_gid_from_v4(a->sgid, av->sgid_addr._sockaddr_in.sin_addr.s_addr);
+	else if (av->sgid_addr._sockaddr_in.sin_family == AF_INET6)
+		memcpy(a->sgid, &av->sgid_addr._sockaddr_in6.sin6_addr, 16);
+	else
+		memcpy(a->sgid, qp->dev->gid, 16);
 	memcpy(a->dgid, av->grh.dgid.raw, 16);
 	a->tclass = av->grh.traffic_class;
 	a->hop_limit = av->grh.hop_limit;
@@ -166,11 +174,14 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 			    &h, payload, &pkt))
 		goto local_error;
 	dst = b->data + pkt.payload_off;
-	if (payload && (w->wr.send_flags & IBV_SEND_INLINE))
+	if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
+		if (off + payload > qp->sq_slot_inline)	/* rewritten since it started */
+			goto local_error;
 		memcpy(dst, w->dma.inline_data + off, payload);
-	else if (payload && roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, w->dma.num_sge, off,
-					  dst, payload, false))
+	} else if (payload && roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w),
+					    off, dst, payload, false)) {
 		goto local_error;
+	}
 	b->len = roxe_frame_seal(b->data, &pkt);
 	roxe_engine_tx_commit(e, qp, b);
 
@@ -225,6 +236,12 @@ void roxe_requester(struct roxe_qp *qp)
 			/* SQD: finish what was started, start nothing new. */
 			if (st == IBV_QPS_SQD || !may_start(qp, w))
 				return;
+			/* A served QP's WQE comes straight from the application. */
+			if (qp->served && (w->status = roxe_qp_check_send_wqe(qp, w))) {
+				w->state = ROXE_WQE_SENDING;
+				roxe_qp_send_error(qp);
+				return;
+			}
 			w->first_psn = qp->req.psn;
 			w->last_psn = roxe_psn_add(qp->req.psn, roxe_qp_send_wqe_psns(qp, w) - 1);
 			w->state = ROXE_WQE_SENDING;

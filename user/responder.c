@@ -43,8 +43,18 @@ static bool take_rwqe(struct roxe_qp *qp)
 	if (!roxe_queue_empty(q)) {
 		uint32_t n;
 
+		/* Bounded by what a slot holds: a served QP's application may
+		 * have written anything there. */
+		uint32_t slot = 1u << q->log2_elem_size;
+		uint32_t room = slot > sizeof(*w) ? (slot - (uint32_t)sizeof(*w)) /
+				(uint32_t)sizeof(struct rxe_sge) : 0;
+
 		w = roxe_queue_consumer_slot(q);
-		n = w->dma.num_sge <= ROXE_MAX_SGE ? w->dma.num_sge : ROXE_MAX_SGE;
+		n = w->dma.num_sge;
+		if (n > room)
+			n = room;
+		if (n > ROXE_MAX_SGE)
+			n = ROXE_MAX_SGE;
 		qp->resp.rwqe.wr_id = w->wr_id;
 		qp->resp.rwqe.length = w->dma.length;
 		qp->resp.rwqe.num_sge = n;
@@ -164,6 +174,7 @@ static void start_read(struct roxe_qp *qp, const struct roxe_rd_res *r, uint32_t
 	o->last_psn = r->last_psn;
 	o->psn = psn;
 	o->va = r->va + skip;
+	o->rkey = r->rkey;
 	o->resid = r->length - (skip < r->length ? skip : r->length);
 }
 
@@ -240,11 +251,19 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 			   first ? ROXE_OP_RC_RDMA_READ_RESPONSE_FIRST :
 			   last ? ROXE_OP_RC_RDMA_READ_RESPONSE_LAST :
 			   ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		const void *src = NULL;
+
+		/* Looked up again per packet: the MR may have gone meanwhile. */
+		if (len && !(src = roxe_mr_map(qp->dev, qp->pd, r->rkey, r->va, len,
+					       IBV_ACCESS_REMOTE_READ))) {
+			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
+			return false;
+		}
 		b = build(qp, &h, len, &pkt);
 		if (!b)
 			return false;
 		if (len)
-			memcpy(b->data + pkt.payload_off, (const void *)(uintptr_t)r->va, len);
+			memcpy(b->data + pkt.payload_off, src, len);
 		b->len = roxe_frame_seal(b->data, &pkt);
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;
@@ -465,6 +484,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 			}
 		}
 		qp->resp.wr_va = h->va;
+		qp->resp.wr_rkey = h->rkey;
 		qp->resp.wr_resid = h->dma_len;
 		qp->resp.wr_len = h->dma_len;	/* byte_len of an immediate */
 	}
@@ -473,8 +493,17 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
 		return;
 	}
-	if (pkt->payload_len)
-		memcpy((void *)(uintptr_t)qp->resp.wr_va, frame + pkt->payload_off, pkt->payload_len);
+	if (pkt->payload_len) {
+		/* Looked up again per packet: the MR may have gone meanwhile. */
+		void *dst = roxe_mr_map(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+					pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
+
+		if (!dst) {
+			fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+			return;
+		}
+		memcpy(dst, frame + pkt->payload_off, pkt->payload_len);
+	}
 	qp->resp.wr_va += pkt->payload_len;
 	qp->resp.wr_resid -= pkt->payload_len;
 	qp->resp.in_msg = ROXE_OPK_WRITE;
@@ -523,8 +552,8 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-	uint64_t *p = (uint64_t *)(uintptr_t)h->va;
 	struct roxe_rd_res *r;
+	uint64_t *p;
 	uint64_t orig;
 
 	if (h->va & 7) {
@@ -536,6 +565,7 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
 	}
+	p = (uint64_t *)(mr->host + (h->va - mr->iova));
 	/* Atomic against every engine and the local CPU alike. */
 	if (h->opcode == ROXE_OP_RC_COMPARE_SWAP) {
 		orig = h->compare;
@@ -649,15 +679,21 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 							 IBV_ACCESS_REMOTE_WRITE)))
 				goto drop;
 			qp->resp.wr_va = h->va;
+			qp->resp.wr_rkey = h->rkey;
 			qp->resp.wr_resid = h->dma_len;
 			qp->resp.wr_len = h->dma_len;
 		}
 		if (pkt->payload_len > qp->resp.wr_resid ||
 		    (last && pkt->payload_len != qp->resp.wr_resid))
 			goto drop;
-		if (pkt->payload_len)
-			memcpy((void *)(uintptr_t)qp->resp.wr_va, frame + pkt->payload_off,
-			       pkt->payload_len);
+		if (pkt->payload_len) {
+			void *dst = roxe_mr_map(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+						pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
+
+			if (!dst)
+				goto drop;
+			memcpy(dst, frame + pkt->payload_off, pkt->payload_len);
+		}
 		qp->resp.wr_va += pkt->payload_len;
 		qp->resp.wr_resid -= pkt->payload_len;
 		if (last && imm)

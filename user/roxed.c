@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include "roxe/kabi.h"
+#include "roxe/verbs.h"
 #include "kserve.h"
 
 static const char usage[] =
@@ -30,7 +31,7 @@ static const char usage[] =
 "    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
 "\n"
 "SYNOPSIS\n"
-"    roxed -d IFACE [-v] [--foreground]\n"
+"    roxed -d IFACE [-e N] [--backend afxdp|udp] [-v] [--foreground]\n"
 "    roxed --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -41,12 +42,22 @@ static const char usage[] =
 "    the port goes DOWN and the device is unregistered. The same happens if\n"
 "    roxed dies, so the kernel never waits for it.\n"
 "\n"
+"    The transport runs in roxed's engines (one thread per engine), over\n"
+"    XDP and AF_XDP on IFACE by default: applications' queues and pinned\n"
+"    memory are mapped into roxed, doorbells and completion events pass\n"
+"    through shared rings, so no data goes through the kernel module.\n"
+"\n"
 "    Without --foreground roxed detaches from the terminal once the device\n"
 "    is registered and logs to syslog (daemon facility); in the foreground\n"
 "    it logs to stderr.\n"
 "\n"
 "OPTIONS\n"
 "    -d, --device IFACE   the network interface to serve\n"
+"    -e, --engines N      engine threads (default: one per online core,\n"
+"                         at most 16)\n"
+"    -b, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
+"                         socket on port 4791: slower, for interfaces\n"
+"                         without XDP)\n"
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
@@ -151,9 +162,10 @@ static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *k
 		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
 {
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-				       { .fd = fd, .events = POLLIN } };
-		int n = poll(p, 2, 1000), err;
+		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = fd, .events = POLLIN },
+				       { .fd = roxe_kserve_event_fd(ks), .events = POLLIN } };
+		int n = poll(p, 3, 1000), err;
 
 		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "poll: %s", strerror(errno));
@@ -167,7 +179,7 @@ static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *k
 				return 0;
 			}
 		}
-		if (n > 0 && (p[1].revents & POLLIN)) {
+		if (n > 0 && ((p[1].revents | p[2].revents) & POLLIN)) {
 			err = roxe_kserve_run(ks);
 			if (err) {
 				logmsg(LOG_ERR, "command channel: %s", strerror(-err));
@@ -199,18 +211,31 @@ static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *k
 /* The serve loop: answer the module's commands (objects created,
  * modified, destroyed), watch the device (netdev gone, port state) and wait
  * for a signal. */
-static int serve(int fd, int sfd, const char *ifname)
+static int serve(int fd, int sfd, const struct roxe_device_attr *da)
 {
 	struct roxe_kabi_info info, last = { 0 };
-	struct roxe_kserve *ks = roxe_kserve_new(fd, logmsg, verbose);
-	int rc;
+	struct roxe_device *dev;
+	struct roxe_kserve *ks;
+	int rc, err;
 
-	if (!ks) {
-		logmsg(LOG_ERR, "out of memory");
+	err = roxe_device_open(da, &dev);
+	if (err) {
+		logmsg(LOG_ERR, "%s: engine: %s", da->ifname, strerror(-err));
 		return 1;
 	}
-	rc = serve_loop(fd, sfd, ifname, ks, &info, &last);
+	err = roxe_kserve_new(fd, dev, logmsg, verbose, &ks);
+	if (err) {
+		logmsg(LOG_ERR, "%s: serve: %s%s", da->ifname, strerror(-err),
+		       err == -ENOTTY ? " (roxe.ko is older than roxed)" : "");
+		roxe_device_close(dev);
+		return 1;
+	}
+	logmsg(LOG_INFO, "%s: transport over %s, %u engine%s", da->ifname,
+	       da->backend == ROXE_BACKEND_UDP ? "UDP" : "XDP and AF_XDP", da->engines,
+	       da->engines == 1 ? "" : "s");
+	rc = serve_loop(fd, sfd, da->ifname, ks, &info, &last);
 	roxe_kserve_free(ks);
+	roxe_device_close(dev);
 	return rc;
 }
 
@@ -218,21 +243,44 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
+		{ "engines", required_argument, NULL, 'e' },
+		{ "backend", required_argument, NULL, 'b' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
 	struct roxe_kabi_attach a;
 	const char *ifname = NULL;
+	char *end;
 	bool foreground = false;
 	sigset_t sigs;
 	int o, fd, sfd, rc;
 
-	while ((o = getopt_long(argc, argv, "d:fvh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "d:e:b:fvh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			ifname = optarg;
+			break;
+		case 'e':
+			errno = 0;
+			da.engines = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || *end || da.engines < 1 || da.engines > ROXE_KABI_MAX_ENGINES) {
+				fprintf(stderr, "roxed: --engines: 1..%u, not '%s'\n",
+					ROXE_KABI_MAX_ENGINES, optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			if (!strcmp(optarg, "afxdp")) {
+				da.backend = ROXE_BACKEND_AFXDP;
+			} else if (!strcmp(optarg, "udp")) {
+				da.backend = ROXE_BACKEND_UDP;
+			} else {
+				fprintf(stderr, "roxed: --backend: afxdp or udp, not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'f':
 			foreground = true;
@@ -277,7 +325,15 @@ int main(int argc, char **argv)
 		close(fd);
 		return 1;
 	}
-	rc = serve(fd, sfd, ifname);
+	/* after the fork too: the engines are threads */
+	da.ifname = ifname;
+	if (!da.engines) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		da.engines = n < 1 ? 1 : n > ROXE_KABI_MAX_ENGINES ? ROXE_KABI_MAX_ENGINES :
+			     (unsigned)n;
+	}
+	rc = serve(fd, sfd, &da);
 	/* closing the file is the detach: port DOWN, device unregistered */
 	close(fd);
 	close(sfd);

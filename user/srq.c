@@ -44,6 +44,32 @@ int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct rox
 	return 0;
 }
 
+int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
+			   uint32_t max_sge, uint32_t limit, struct roxe_srq **out)
+{
+	struct roxe_srq *srq;
+
+	if (!pd || !buf || !out || max_sge > ROXE_MAX_SGE)
+		return -EINVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return -ENOMEM;
+	srq->dev = pd->dev;
+	srq->pd = pd;
+	srq->buf = buf;
+	srq->served = true;
+	srq->id = id;
+	srq->max_wr = buf->index_mask;
+	srq->max_sge = max_sge;
+	atomic_store(&srq->limit, limit);
+	roxe_queue_init_consumer(&srq->cons, buf);
+	pthread_spin_init(&srq->post_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	atomic_fetch_add(&pd->users, 1);
+	*out = srq;
+	return 0;
+}
+
 int roxe_modify_srq(struct roxe_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	if (!srq || !attr || (mask & ~(IBV_SRQ_LIMIT | IBV_SRQ_MAX_WR)))
@@ -76,7 +102,8 @@ int roxe_destroy_srq(struct roxe_srq *srq)
 	atomic_fetch_sub(&srq->pd->users, 1);
 	pthread_spin_destroy(&srq->post_lock);
 	pthread_spin_destroy(&srq->lock);
-	free(srq->buf);
+	if (!srq->served)
+		free(srq->buf);
 	free(srq);
 	return 0;
 }

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Served objects, as roxed runs them for roxe.ko's applications: a QP, CQ
+ * and MR whose rings and memory belong to an "application" (this test,
+ * writing WQEs the way the rdma-core rxe provider does), created at given
+ * numbers and keys, with the MR's bytes at a host address unlike its iova,
+ * doorbells through a kabi doorbell ring, and completion events through the
+ * served-CQ hook. The peer is an ordinary roxe QP over a loop wire.
+ * Hostile WQEs (more SGEs or inline bytes than a slot holds) must end in
+ * error completions, never in a crash.
+ */
+#include <arpa/inet.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include "kselftest_harness.h"
+#include "pair.h"
+#include "engine.h"
+
+#define BUF		(1u << 20)
+#define APP_IOVA	0x7e0000000000ull	/* the application's address of its buffer */
+#define APP_KEY		(77u << 8 | 5)
+#define APP_QPN		4242u
+#define APP_CQN		9u
+#define SQ_SGE		4
+#define RQ_SGE		2
+
+struct app {
+	struct rxe_queue_buf	*sq, *rq, *cqb;
+	struct roxe_queue	sq_prod, rq_prod, cq_cons;
+	struct roxe_kabi_db_ring ring;
+	struct roxe_cq		*cq;
+	struct roxe_qp		*qp;
+	struct roxe_mr		*mr;
+	uint8_t			*buf;		/* at APP_IOVA for the wire */
+	uint32_t		ssn;
+	atomic_int		events, solicited;
+};
+
+static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
+{
+	struct app *a = ctx;
+
+	(void)cq;
+	atomic_fetch_add(&a->events, 1);
+	if (solicited)
+		atomic_fetch_add(&a->solicited, 1);
+}
+
+/* The send doorbell as roxe.ko rings it: the QPN on the ring, then the
+ * engine's eventfd. */
+static void doorbell(struct app *a, struct roxe_device *dev)
+{
+	uint64_t one = 1;
+
+	a->ring.qpn[a->ring.prod % ROXE_KABI_DB_SLOTS] = APP_QPN;
+	__atomic_store_n(&a->ring.prod, a->ring.prod + 1, __ATOMIC_RELEASE);
+	if (write(dev->engines[0].efd, &one, sizeof(one)) < 0)
+		perror("doorbell");
+}
+
+/* A send WQE as the rxe provider writes it (one SGE, or inline bytes). */
+static struct rxe_send_wqe *app_wqe(struct app *a, uint32_t op, uint64_t id, uint64_t iova,
+				    uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
+
+	memset(w, 0, 1u << a->sq->log2_elem_size);
+	w->wr.wr_id = id;
+	w->wr.opcode = op;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->wr.wr.rdma.remote_addr = raddr;
+	w->wr.wr.rdma.rkey = rkey;
+	w->iova = raddr;
+	w->dma.length = w->dma.resid = len;
+	w->dma.num_sge = 1;
+	w->dma.sge[0].addr = iova;
+	w->dma.sge[0].length = len;
+	w->dma.sge[0].lkey = APP_KEY;
+	w->ssn = a->ssn++;
+	return w;
+}
+
+static void app_post(struct app *a, struct roxe_device *dev)
+{
+	roxe_queue_produce(&a->sq_prod);
+	doorbell(a, dev);
+}
+
+static void app_recv(struct app *a, uint64_t id, uint64_t iova, uint32_t len, uint32_t num_sge)
+{
+	struct rxe_recv_wqe *w = roxe_queue_producer_slot(&a->rq_prod);
+
+	memset(w, 0, 1u << a->rq->log2_elem_size);
+	w->wr_id = id;
+	w->dma.length = w->dma.resid = len;
+	w->dma.num_sge = num_sge;
+	w->dma.sge[0].addr = iova;
+	w->dma.sge[0].length = len;
+	w->dma.sge[0].lkey = APP_KEY;
+	roxe_queue_produce(&a->rq_prod);
+}
+
+/* The application's poll: the next CQE of its ring within timeout_ms. */
+static int app_poll(struct app *a, struct ib_uverbs_wc *wc, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms * 10; i++) {
+		if (!roxe_queue_empty(&a->cq_cons)) {
+			*wc = *(struct ib_uverbs_wc *)roxe_queue_consumer_slot(&a->cq_cons);
+			roxe_queue_consume(&a->cq_cons);
+			return 1;
+		}
+		usleep(100);
+	}
+	return 0;
+}
+
+static int served_connect(struct roxe_qp *qp, struct side *peer, uint32_t peer_qpn,
+			  const uint8_t sgid[16], const uint8_t dmac[6])
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						     IBV_ACCESS_REMOTE_ATOMIC };
+	int err = roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_ACCESS_FLAGS, sgid, dmac);
+
+	if (err)
+		return err;
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTR;
+	at.path_mtu = IBV_MTU_1024;
+	at.dest_qp_num = peer_qpn;
+	at.rq_psn = 100;
+	at.max_dest_rd_atomic = 4;
+	at.min_rnr_timer = 1;
+	at.ah_attr.is_global = 1;
+	at.ah_attr.port_num = 1;
+	at.ah_attr.grh.sgid_index = 3;	/* the module's index: not ours to check */
+	at.ah_attr.grh.hop_limit = 64;
+	roxe_query_gid(peer->dev, 0, &at.ah_attr.grh.dgid);
+	err = roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER, sgid, dmac);
+	if (err)
+		return err;
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 200;
+	at.timeout = 14;
+	at.retry_cnt = 7;
+	at.rnr_retry = 7;
+	at.max_rd_atomic = 4;
+	return roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC, sgid, dmac);
+}
+
+FIXTURE(served) {
+	struct pair p;
+	struct app a;
+};
+
+FIXTURE_SETUP(served)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_served_qp_init in = { 0 };
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	uint32_t granted;
+
+	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
+	a->sq = roxe_queue_buf_alloc(63, sizeof(struct rxe_send_wqe) + SQ_SGE * sizeof(struct rxe_sge),
+				     &granted);
+	a->rq = roxe_queue_buf_alloc(63, sizeof(struct rxe_recv_wqe) + RQ_SGE * sizeof(struct rxe_sge),
+				     &granted);
+	a->cqb = roxe_queue_buf_alloc(255, sizeof(struct ib_uverbs_wc), &granted);
+	a->buf = aligned_alloc(4096, BUF);
+	ASSERT_TRUE(a->sq && a->rq && a->cqb && a->buf);
+	memset(a->buf, 0, BUF);
+	roxe_queue_init_producer(&a->sq_prod, a->sq);
+	roxe_queue_init_producer(&a->rq_prod, a->rq);
+	roxe_queue_init_consumer(&a->cq_cons, a->cqb);
+
+	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->cqb, on_event, a, &a->cq));
+	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+					a->buf, &a->mr));
+	in.qpn = APP_QPN;
+	in.type = IBV_QPT_RC;
+	in.send_cq = in.recv_cq = a->cq;
+	in.sq_buf = a->sq;
+	in.rq_buf = a->rq;
+	in.cap = (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 };
+	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &a->qp));
+	ASSERT_EQ(APP_QPN, roxe_qp_num(a->qp));
+	roxe_engine_set_kdb(&s1->dev->engines[0], &a->ring);
+
+	ASSERT_EQ(0, qp_create(s0, IBV_QPT_RC, &s0->qp));
+	ASSERT_EQ(0, qp_connect(s0->qp, s1->dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
+				14, 7, 7));
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	ASSERT_EQ(0, served_connect(a->qp, s0, roxe_qp_num(s0->qp), sgid, dmac));
+}
+
+FIXTURE_TEARDOWN(served)
+{
+	struct app *a = &self->a;
+
+	atomic_store(&self->p.s[1].dev->engines[0].kdb, NULL);
+	if (a->qp)
+		roxe_destroy_qp(a->qp);
+	if (a->mr)
+		roxe_dereg_mr(a->mr);
+	if (a->cq)
+		roxe_destroy_cq(a->cq);
+	pair_close(&self->p);
+	free(a->sq);
+	free(a->rq);
+	free(a->cqb);
+	free(a->buf);
+	EXPECT_EQ(0, leak_check());
+}
+
+/* Every operation in both directions, data checked at the iova/host
+ * translation: the wire names APP_IOVA, the bytes live at a->buf. */
+TEST_F(served, rc_all_operations)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct ibv_wc wc;
+	uint64_t *counter = (uint64_t *)(a->buf + 64 * 1024);
+
+	(void)s1;
+	/* peer SEND (3 packets) into the application's receive queue */
+	fill_pattern(s0->buf, 3000, 1);
+	app_recv(a, 11, APP_IOVA + 8192, 4000, 1);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_SEND, 1, s0->buf, 3000, s0->mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED | IBV_SEND_SOLICITED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(11u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(IBV_WC_RECV, uwc.opcode);
+	EXPECT_EQ(3000u, uwc.byte_len);
+	EXPECT_EQ(APP_QPN, uwc.qp_num);
+	EXPECT_EQ(0, memcmp(a->buf + 8192, s0->buf, 3000));
+	EXPECT_GE(atomic_load(&a->solicited), 1);
+
+	/* the application SENDs 5000 bytes from its MR */
+	fill_pattern(a->buf + 100000, 5000, 2);
+	ASSERT_EQ(0, post_recv1(s0->qp, 2, s0->buf + 200000, 8000, s0->mr->lkey));
+	app_wqe(a, IBV_WR_SEND, 12, APP_IOVA + 100000, 5000, 0, 0);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(12u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(5000u, wc.byte_len);
+	EXPECT_EQ(0, memcmp(s0->buf + 200000, a->buf + 100000, 5000));
+
+	/* peer WRITE into, READ out of and FETCH_AND_ADD on the served MR */
+	fill_pattern(s0->buf + 300000, 8000, 3);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_WRITE, 3, s0->buf + 300000, 8000,
+				s0->mr->lkey, APP_IOVA + 300000, APP_KEY, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf + 300000, s0->buf + 300000, 8000));
+	fill_pattern(a->buf + 400000, 6000, 4);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_READ, 4, s0->buf + 400000, 6000,
+				s0->mr->lkey, APP_IOVA + 400000, APP_KEY, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(s0->buf + 400000, a->buf + 400000, 6000));
+	*counter = 40;
+	{
+		struct ibv_sge sge = { (uintptr_t)(s0->buf + 500000), 8, s0->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.atomic.remote_addr = APP_IOVA + 64 * 1024;
+		wr.wr.atomic.rkey = APP_KEY;
+		wr.wr.atomic.compare_add = 2;
+		ASSERT_EQ(0, roxe_post_send(s0->qp, &wr, &bad));
+	}
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(40u, *(uint64_t *)(s0->buf + 500000));
+	EXPECT_EQ(42u, *counter);
+
+	/* the application WRITEs to and READs from the peer */
+	fill_pattern(a->buf + 600000, 7000, 5);
+	app_wqe(a, IBV_WR_RDMA_WRITE, 13, APP_IOVA + 600000, 7000,
+		(uintptr_t)(s0->buf + 600000), s0->mr->rkey);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(0, memcmp(s0->buf + 600000, a->buf + 600000, 7000));
+	fill_pattern(s0->buf + 700000, 9000, 6);
+	app_wqe(a, IBV_WR_RDMA_READ, 14, APP_IOVA + 700000, 9000,
+		(uintptr_t)(s0->buf + 700000), s0->mr->rkey);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(14u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(0, memcmp(a->buf + 700000, s0->buf + 700000, 9000));
+	EXPECT_GE(atomic_load(&a->events), 4);
+}
+
+/* A send WQE claiming more SGEs than its slot holds: a local length error
+ * completion, the RC QP goes to ERR, nothing read out of bounds. */
+TEST_F(served, hostile_send_wqe)
+{
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct rxe_send_wqe *w;
+
+	w = app_wqe(a, IBV_WR_SEND, 21, APP_IOVA, 100, 0, 0);
+	w->dma.num_sge = 100000;
+	app_post(a, self->p.s[1].dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(21u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
+	w = app_wqe(a, IBV_WR_SEND, 22, APP_IOVA, 100, 0, 0);
+	app_post(a, self->p.s[1].dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(22u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
+}
+
+/* Inline bytes beyond what the slot holds. */
+TEST_F(served, hostile_inline)
+{
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct rxe_send_wqe *w;
+
+	w = app_wqe(a, IBV_WR_SEND, 31, APP_IOVA, 60000, 0, 0);
+	w->wr.send_flags |= IBV_SEND_INLINE;
+	app_post(a, self->p.s[1].dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(31u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
+}
+
+TEST_F(served, hostile_opcode)
+{
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct rxe_send_wqe *w;
+
+	w = app_wqe(a, IBV_WR_SEND, 41, APP_IOVA, 10, 0, 0);
+	w->wr.opcode = 200;
+	app_post(a, self->p.s[1].dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(41u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, uwc.status);
+}
+
+/* A receive WQE claiming 100000 SGEs: only what the slot holds is read
+ * (its second SGE is zeroed: a key that names no MR), so the SEND lands in
+ * an error completion instead of a read past the ring. */
+TEST_F(served, hostile_recv_wqe)
+{
+	struct side *s0 = &self->p.s[0];
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct ibv_wc wc;
+
+	app_recv(a, 51, APP_IOVA, 100, 100000);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_SEND, 6, s0->buf, 200, s0->mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(51u, uwc.wr_id);
+	EXPECT_NE(IBV_WC_SUCCESS, uwc.status);
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 3000));
+	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
+}
+
+TEST_HARNESS_MAIN
