@@ -411,42 +411,48 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k)
 
 static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 {
+	const char *what;
+
 	switch (c->op) {
 	case ROXE_KOP_CREATE_CQ:
 		return create_cq(ks, &c->cq);
-	case ROXE_KOP_DESTROY_CQ:
-		if (c->id >= KS_MAX_CQ)
-			return -EINVAL;
-		cq_forget(&ks->cq[c->id]);
-		break;
 	case ROXE_KOP_CREATE_SRQ:
 		return create_srq(ks, &c->srq);
-	case ROXE_KOP_DESTROY_SRQ:
-		if (c->id >= KS_MAX_SRQ)
-			return -EINVAL;
-		srq_forget(&ks->srq[c->id]);
-		break;
 	case ROXE_KOP_CREATE_QP:
 		return create_qp(ks, &c->qp);
 	case ROXE_KOP_MODIFY_QP:
 		return modify_qp(ks, &c->modify);
+	case ROXE_KOP_REG_MR:
+		return reg_mr(ks, &c->mr);
+	case ROXE_KOP_DESTROY_CQ:
+		if (c->id >= KS_MAX_CQ)
+			return -EINVAL;
+		cq_forget(&ks->cq[c->id]);
+		what = "destroy cq %u";
+		break;
+	case ROXE_KOP_DESTROY_SRQ:
+		if (c->id >= KS_MAX_SRQ)
+			return -EINVAL;
+		srq_forget(&ks->srq[c->id]);
+		what = "destroy srq %u";
+		break;
 	case ROXE_KOP_DESTROY_QP:
 		if (c->id >= KS_MAX_QP)
 			return -EINVAL;
 		qp_forget(&ks->qp[c->id]);
+		what = "destroy qp %u";
 		break;
-	case ROXE_KOP_REG_MR:
-		return reg_mr(ks, &c->mr);
 	case ROXE_KOP_DEREG_MR:
 		if ((c->id >> 8) >= KS_MAX_MR)
 			return -EINVAL;
 		mr_forget(&ks->mr[c->id >> 8]);
+		what = "dereg mr 0x%x";
 		break;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (ks->verbose)
-		ks->log(LOG_DEBUG, "command %u on %u done", c->op, c->id);
+		ks->log(LOG_DEBUG, what, c->id);
 	return 0;
 }
 

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Unmodified libibverbs programs on roxe0 (roxe.ko + roxed) against kernel
+# rxe, both in the guest, joined by a veth pair:
+#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0: roxed -d rxb,
+#                                        XDP + AF_XDP)
+# Each program runs once with roxe0 as the server and once as the client:
+#   - ibv_rc_pingpong -c (data checked), polling, with CQ events (-e) and
+#     with the new post-send API (-N); 1 packet and 16 packets a message;
+#   - ibv_uc_pingpong -c, ibv_ud_pingpong -c;
+#   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw;
+#   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0
+#     ends with an error instead of hanging, and rmmod roxe succeeds.
+# rxe's error counters must stay 0 through the clean runs.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+A=10.77.2.1 B=10.77.2.2
+
+# ============================ guest side ==================================
+IP=/usr/sbin/ip
+KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+ROXED=${ROXE_TOP:-}/build/bin/roxed
+fail=0
+
+log() { echo "kmod_interop: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
+no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
+listening() { netstat -ltn | grep ":$1 " >/dev/null; }
+
+# Both ends local: packets to the other end's address leave through the
+# veth (policy routes), static neighbours, no reverse-path filter.
+setup_veth() {
+	local f
+	$IP link add rxa type veth peer name rxb
+	$IP addr add $A/24 dev rxa
+	$IP addr add $B/24 dev rxb
+	for f in all/accept_local rxa/accept_local rxb/accept_local; do
+		echo 1 >/proc/sys/net/ipv4/conf/$f
+	done
+	for f in all rxa rxb; do echo 0 >/proc/sys/net/ipv4/conf/$f/rp_filter; done
+	$IP link set rxa up
+	$IP link set rxb up
+	$IP neigh replace $B lladdr "$(cat /sys/class/net/rxb/address)" dev rxa nud permanent
+	$IP neigh replace $A lladdr "$(cat /sys/class/net/rxa/address)" dev rxb nud permanent
+	$IP rule add pref 10 iif lo to $B lookup 101
+	$IP rule add pref 11 iif lo to $A lookup 102
+	$IP rule add pref 100 lookup local
+	$IP rule del pref 0
+	$IP route add $B/32 dev rxa src $A table 101
+	$IP route add $A/32 dev rxb src $B table 102
+	ping -c 1 -W 5 $B >/dev/null || { log "no IP path $A -> $B over the veth"; return 1; }
+}
+
+start_roxed() {
+	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
+	ROXED_PID=$!
+	wait_for 20 have_dev roxe0
+}
+
+setup() {
+	setup_veth || return 1
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	rdma link add rxe0 type rxe netdev rxa
+	start_roxed || { bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
+	wait_for 10 vm_gid_index rxe0 $A && wait_for 10 vm_gid_index roxe0 $B ||
+		{ bad "no RoCE v2 GIDs"; return 1; }
+	GX=$(vm_gid_index rxe0 $A)
+	GR=$(vm_gid_index roxe0 $B)
+	ok "rxe0 on rxa ($A, gid $GX), roxe0 on rxb ($B, gid $GR)"
+}
+
+# run NAME PROG ARGS...: PROG's server on one device, client on the other,
+# both ways round. pingpong programs take -g, perftest -x.
+PORT=19000
+run() {
+	local name=$1 prog=$2 gopt=-x
+	shift 2
+	case "$prog" in ibv_*) gopt=-g ;; esac
+	run_one "$name roxe0 server" "$prog" roxe0 "$GR" rxe0 "$GX" $B "$gopt" "$@"
+	run_one "$name rxe0 server" "$prog" rxe0 "$GX" roxe0 "$GR" $A "$gopt" "$@"
+}
+
+run_one() {
+	local label=$1 prog=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 saddr=$7 gopt=$8 rc=0 spid n
+	shift 8
+	local logf=$ROXE_VM_OUT/${label// /_}.log
+	PORT=$((PORT + 1))
+	"$prog" -d "$sdev" "$gopt" "$sg" -p $PORT "$@" >"$logf.srv" 2>&1 &
+	spid=$!
+	if ! wait_for 20 listening $PORT; then
+		bad "$label: server did not listen"
+		rc=1
+	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p $PORT "$@" "$saddr" >"$logf.cli" 2>&1; then
+		bad "$label: client failed"
+		rc=1
+	fi
+	n=100
+	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	if kill -0 $spid 2>/dev/null; then
+		bad "$label: server hung"
+		kill -KILL $spid
+		rc=1
+	fi
+	wait $spid || { [ $rc != 0 ] || bad "$label: server failed"; rc=1; }
+	if [ $rc = 0 ]; then
+		ok "$label: $(grep -hE 'bytes in|^ *[0-9]+ +[0-9]+ ' "$logf.cli" | tail -1 | tr -s ' ')"
+	else
+		sed 's/^/    srv: /' "$logf.srv" | tail -15
+		sed 's/^/    cli: /' "$logf.cli" | tail -15
+	fi
+}
+
+rxe_counters() {
+	local d=/sys/class/infiniband/rxe0/ports/1/hw_counters f
+	for f in "$d"/*; do echo "$(basename "$f") $(cat "$f")"; done
+}
+
+# SIGKILL to roxed under traffic: the roxe0 side must end, not hang.
+step_kill() {
+	local spid cpid rc=0 n
+	PORT=$((PORT + 1))
+	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
+	spid=$!
+	wait_for 20 listening $PORT || { bad "kill: server did not listen"; return; }
+	ib_write_bw -d roxe0 -x "$GR" -p $PORT -D 30 $A >"$ROXE_VM_OUT/kill.cli" 2>&1 &
+	cpid=$!
+	sleep 3
+	kill -0 $cpid 2>/dev/null || { bad "kill: ib_write_bw ended early"; sed 's/^/    /' "$ROXE_VM_OUT/kill.cli"; }
+	kill -KILL "$ROXED_PID"
+	wait "$ROXED_PID" 2>/dev/null || true
+	n=200
+	while kill -0 $cpid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	if kill -0 $cpid 2>/dev/null; then
+		bad "kill: the application on roxe0 hangs after roxed died"
+		kill -KILL $cpid
+	else
+		wait $cpid || rc=$?
+		[ $rc != 0 ] && ok "kill: ib_write_bw on roxe0 ended with status $rc: $(grep -iE 'error|fail' "$ROXE_VM_OUT/kill.cli" | head -1)" ||
+			bad "kill: ib_write_bw on roxe0 exited 0 although roxed died"
+	fi
+	kill -KILL $spid 2>/dev/null || true
+	wait $spid 2>/dev/null || true
+	wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
+	rmmod roxe && ok "kill: rmmod roxe" || bad "kill: rmmod roxe failed"
+	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace' >/dev/null; then
+		bad "dmesg has warnings"
+		dmesg | grep -E -A5 'WARNING|BUG|Oops|Call Trace' | head -30 | sed 's/^/    /'
+	fi
+}
+
+guest_main() {
+	setup || { log "setup failed"; exit 1; }
+	local before=$ROXE_VM_OUT/rxe-before after=$ROXE_VM_OUT/rxe-after
+	rxe_counters >"$before"
+	run "rc_pingpong 4 KiB" ibv_rc_pingpong -c -s 4096 -n 200
+	run "rc_pingpong 16 KiB events" ibv_rc_pingpong -c -e -s 16384 -n 100
+	run "rc_pingpong new API" ibv_rc_pingpong -c -N -s 1024 -n 200
+	run "uc_pingpong" ibv_uc_pingpong -c -s 2048 -n 200
+	run "ud_pingpong" ibv_ud_pingpong -c -s 1000 -n 200
+	run "ib_write_bw" ib_write_bw -s 65536 -n 200
+	run "ib_read_bw" ib_read_bw -s 65536 -n 200
+	run "ib_send_bw" ib_send_bw -s 65536 -n 200
+	run "ib_atomic_bw" ib_atomic_bw -n 200
+	rxe_counters >"$after"
+	vm_check_rxe_counters "$after" "rxe0 after the clean runs" || bad "rxe counted errors"
+	step_kill
+	[ $fail = 0 ] && log "all passed" || log "FAILED"
+	exit $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "kmod_interop: SKIP: $*"; exit $KSFT_SKIP; }
+
+host_main() {
+	local top out rc=0
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$top/build/vm/kmod-interop
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
+		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
+	fi
+	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	rm -rf "$out"
+	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/selftests/vm/vm_lib.sh" --script "$(readlink -f "$0")" &
+	local pid=$!
+	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
+	wait $pid || rc=$?
+	trap - TERM INT
+	grep -a '^kmod_interop:\|^    ' "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
+	if [ $rc != 0 ]; then
+		echo "kmod_interop: FAIL: guest exited with $rc; console tail:"
+		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
+		exit $KSFT_FAIL
+	fi
+	echo "kmod_interop: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
+	guest_main
+else
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
+	host_main
+fi
