@@ -49,8 +49,9 @@ static int roxe_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-static long roxe_ioc_attach(struct roxe_file *rf, void __user *uarg)
+static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 {
+	struct roxe_file *rf = filp->private_data;
 	struct roxe_kabi_attach a;
 	struct net_device *ndev;
 	struct ib_device *other;
@@ -85,7 +86,7 @@ static long roxe_ioc_attach(struct roxe_file *rf, void __user *uarg)
 		ib_device_put(other);
 		goto out_put;
 	}
-	rdev = roxe_dev_add(ndev, rf);
+	rdev = roxe_dev_add(ndev, rf, filp->f_mapping);
 	if (IS_ERR(rdev)) {
 		err = PTR_ERR(rdev);
 		goto out_put;
@@ -130,21 +131,6 @@ static long roxe_ioc_info(struct roxe_file *rf, void __user *uarg)
 	return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
 }
 
-static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
-{
-	struct roxe_file *rf = filp->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	switch (cmd) {
-	case ROXE_IOC_ATTACH:
-		return roxe_ioc_attach(rf, uarg);
-	case ROXE_IOC_INFO:
-		return roxe_ioc_info(rf, uarg);
-	default:
-		return -ENOTTY;
-	}
-}
-
 /* The device this file serves, once attached (it lives as long as the
  * file: only release detaches).
  */
@@ -157,6 +143,67 @@ static struct roxe_dev *file_dev(struct file *filp)
 	rdev = rf->rdev;
 	mutex_unlock(&rf->lock);
 	return rdev;
+}
+
+/* roxed's engines are ready: doorbells go to their eventfds. */
+static long roxe_ioc_serve(struct roxe_file *rf, void __user *uarg)
+{
+	struct roxe_kabi_serve s;
+	long err;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&s, uarg, sizeof(s)))
+		return -EFAULT;
+	mutex_lock(&rf->lock);		/* one SERVE at a time */
+	err = rf->rdev ? roxe_serve(rf->rdev, &s) : -ENOTCONN;
+	mutex_unlock(&rf->lock);
+	return err;
+}
+
+static long roxe_ioc_cq_event(struct file *filp, u32 __user *uarg)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+	u32 cqn;
+
+	if (!rdev)
+		return -ENOTCONN;
+	if (get_user(cqn, uarg))
+		return -EFAULT;
+	return roxe_cq_event(rdev, cqn);
+}
+
+static long roxe_ioc_event(struct file *filp, void __user *uarg)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+	struct roxe_kabi_event e;
+
+	if (!rdev)
+		return -ENOTCONN;
+	if (copy_from_user(&e, uarg, sizeof(e)))
+		return -EFAULT;
+	return roxe_async_event(rdev, &e);
+}
+
+static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct roxe_file *rf = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case ROXE_IOC_ATTACH:
+		return roxe_ioc_attach(filp, uarg);
+	case ROXE_IOC_INFO:
+		return roxe_ioc_info(rf, uarg);
+	case ROXE_IOC_SERVE:
+		return roxe_ioc_serve(rf, uarg);
+	case ROXE_IOC_CQ_EVENT:
+		return roxe_ioc_cq_event(filp, uarg);
+	case ROXE_IOC_EVENT:
+		return roxe_ioc_event(filp, uarg);
+	default:
+		return -ENOTTY;
+	}
 }
 
 /* roxed reads commands... */
@@ -194,13 +241,17 @@ static __poll_t roxe_poll(struct file *filp, poll_table *wait)
 	return mask;
 }
 
-/* roxed maps a queue by its token. */
+/* roxed maps by token: queues (small tokens), the shared area, MRs. */
 static int roxe_file_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct roxe_dev *rdev = file_dev(filp);
 
 	if (!rdev)
 		return -ENOTCONN;
+	if (vma->vm_pgoff >= ROXE_KABI_MR_TOKEN_BASE >> PAGE_SHIFT)
+		return roxe_mr_mmap(rdev, vma);
+	if (vma->vm_pgoff == ROXE_KABI_SHARED_TOKEN >> PAGE_SHIFT)
+		return roxe_shared_mmap(rdev, vma);
 	return roxe_kqueue_mmap(rdev, vma);
 }
 

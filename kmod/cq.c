@@ -2,6 +2,8 @@
 /*
  * Completion queues: a queue of struct ib_uverbs_wc that roxed produces
  * into and the application (through the rxe provider) consumes from.
+ * Arming lives in the shared area (datapath.c), where roxed reads it after
+ * each CQE; roxed raises the event with ROXE_IOC_CQ_EVENT.
  */
 #include <rdma/ib_user_verbs.h>
 #include "roxe.h"
@@ -29,6 +31,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (id < 0)
 		return id;
 	cq->cqn = id;
+	roxe_cq_reset_arm(rdev, cq->cqn);
 	entries = attr->cqe;
 	err = roxe_kqueue_alloc(rdev, &cq->q, &entries, sizeof(struct ib_uverbs_wc));
 	if (err)
@@ -46,6 +49,10 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		goto undo;
 	ibcq->cqe = entries;
+	/* last: roxed's events find only CQs the core knows complete */
+	err = xa_insert(&rdev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto undo;
 	return 0;
 
 undo:
@@ -62,20 +69,24 @@ int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct roxe_dev *rdev = to_rdev(ibcq->device);
 	struct roxe_cq *cq = to_rcq(ibcq);
 
+	/* waits for a CQ_EVENT or a flush that holds it; none comes after */
+	xa_erase(&rdev->cqs, cq->cqn);
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_CQ, cq->cqn);
+	roxe_cq_reset_arm(rdev, cq->cqn);
 	roxe_kqueue_free(rdev, &cq->q);
 	ida_free(&rdev->cqn_ida, cq->cqn);
 	return 0;
 }
 
-/* Armed until the next completion event; roxed raises it (to come). */
+/* Armed until the next completion event, which roxed raises (CQ_EVENT). */
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct roxe_cq *cq = to_rcq(ibcq);
-	u32 want = flags & IB_CQ_SOLICITED_MASK;
 
-	/* NEXT_COMP wins over SOLICITED when both were asked for */
-	if (want == IB_CQ_NEXT_COMP || READ_ONCE(cq->armed) != IB_CQ_NEXT_COMP)
-		WRITE_ONCE(cq->armed, want);
+	if (flags & IB_CQ_NEXT_COMP)
+		roxe_cq_arm(to_rdev(ibcq->device), cq->cqn, IB_CQ_NEXT_COMP);
+	else if (flags & IB_CQ_SOLICITED)
+		roxe_cq_arm(to_rdev(ibcq->device), cq->cqn, IB_CQ_SOLICITED);
+	/* user CQs: uverbs ignores IB_CQ_REPORT_MISSED_EVENTS' answer */
 	return 0;
 }

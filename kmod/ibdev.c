@@ -136,7 +136,7 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = 0;
 	attr->sys_image_guid = rdev->ib.node_guid;
-	attr->max_mr_size = ~0ULL;
+	attr->max_mr_size = ROXE_MAX_MR_SIZE;
 	attr->page_size_cap = 0xfffff000;
 	attr->vendor_id = 0xffffff;	/* no OUI: a software device */
 	attr->vendor_part_id = 0;
@@ -272,7 +272,10 @@ static const struct ib_device_ops roxe_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, roxe_ucontext, ibuc),
 };
 
-/* Every object is gone by now (unregistration destroyed what users left). */
+/* Every object is gone by now (unregistration destroyed what users left)
+ * and no verb runs: the ids, the lookup tables, the shared area and the
+ * engines' eventfds go.
+ */
 static void roxe_dev_free_ids(struct roxe_dev *rdev)
 {
 	ida_destroy(&rdev->qpn_ida);
@@ -282,13 +285,21 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	ida_destroy(&rdev->pdn_ida);
 	WARN_ON(!xa_empty(&rdev->queues));
 	xa_destroy(&rdev->queues);
+	WARN_ON(!xa_empty(&rdev->qps) || !xa_empty(&rdev->cqs) ||
+		!xa_empty(&rdev->srqs));
+	xa_destroy(&rdev->qps);
+	xa_destroy(&rdev->cqs);
+	xa_destroy(&rdev->srqs);
+	roxe_shared_free(rdev);
 }
 
-/* Register roxe%d on ndev for the daemon `owner`. Not under roxe_devs_lock:
- * registration takes RTNL (GID rescan), the netdev notifier holds RTNL and
- * then takes roxe_devs_lock.
+/* Register roxe%d on ndev for the daemon `owner`, whose file's mapping
+ * holds roxed's MR mappings. Not under roxe_devs_lock: registration takes
+ * RTNL (GID rescan), the netdev notifier holds RTNL and then takes
+ * roxe_devs_lock.
  */
-struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
+struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
+			      struct address_space *daemon_mapping)
 {
 	struct roxe_dev *rdev;
 	int err;
@@ -301,6 +312,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 	rdev->ndev = ndev;
 	rdev->ifindex = ndev->ifindex;
 	rdev->owner = owner;
+	rdev->daemon_mapping = daemon_mapping;
 	rdev->last_state = IB_PORT_DOWN;
 	atomic64_set(&rdev->ucontexts, 0);
 	ida_init(&rdev->qpn_ida);
@@ -310,6 +322,12 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner)
 	ida_init(&rdev->pdn_ida);
 	roxe_chan_init(&rdev->chan);
 	xa_init_flags(&rdev->queues, XA_FLAGS_ALLOC);
+	xa_init(&rdev->qps);
+	xa_init(&rdev->cqs);
+	xa_init(&rdev->srqs);
+	err = roxe_shared_alloc(rdev);
+	if (err)
+		goto fail;
 
 	rdev->ib.node_type = RDMA_NODE_IB_CA;
 	rdev->ib.phys_port_cnt = 1;
@@ -357,8 +375,10 @@ fail:
 	return ERR_PTR(err);
 }
 
-/* The daemon detached: port DOWN (an event for whoever listens), then the
- * device goes. Users of uverbs are disassociated, kernel ULPs removed.
+/* The daemon detached: what it left undone is flushed (completions and
+ * events while the application's objects still exist), the port goes DOWN
+ * (an event for whoever listens), then the device goes. Users of uverbs
+ * are disassociated, kernel ULPs removed.
  */
 void roxe_dev_remove(struct roxe_dev *rdev)
 {
@@ -368,12 +388,15 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	list_del(&rdev->list);
 	mutex_unlock(&roxe_devs_lock);
 
+	/* doorbells answer EIO from here on */
 	WRITE_ONCE(rdev->detached, true);
-	roxe_port_update(rdev);
-	/* from here on every command fails at once: the destroys that
-	 * unregistration runs do not wait for the daemon that just left
+	/* from here on every command fails at once: neither a verb racing
+	 * with the flush nor the destroys that unregistration runs wait for
+	 * the daemon that just left
 	 */
 	roxe_chan_kill(&rdev->chan);
+	roxe_flush_all(rdev);
+	roxe_port_update(rdev);
 	ib_unregister_device(&rdev->ib);
 
 	spin_lock_irq(&rdev->ndev_lock);

@@ -69,6 +69,7 @@ static void __exit roxe_exit(void)
 	roxe_cdev_exit();
 	unregister_netdevice_notifier(&roxe_netdev_nb);
 	WARN_ON(!list_empty(&roxe_devs));
+	roxe_mr_maps_destroy();
 	pr_info("unloaded\n");
 }
 

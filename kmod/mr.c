@@ -1,14 +1,175 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Memory regions: user buffers pinned with ib_umem_get() so roxed can reach
- * them for as long as the MR lives (mapping them into roxed through
- * /dev/roxe is still to come; roxed learns key, PD, access and range). Keys are
+ * Memory regions: user buffers pinned with ib_umem_get() for as long as the
+ * MR lives, and mapped into roxed through /dev/roxe at the MR's token, so
+ * the engine reads and writes the application's memory directly. Keys are
  * an index (the upper 24 bits) and a generation byte, so a stale key of a
  * reused index does not match.
+ *
+ * The pinned pages are the application's, mostly anonymous, and
+ * vm_insert_page() refuses anonymous pages: roxed's mapping is a
+ * VM_PFNMAP one, whose PTEs hold no page references.
+ * That makes revocation the module's job: on dereg the MR is marked
+ * revoked, roxed's PTEs are zapped (unmap_mapping_range() on its file),
+ * and only then is the umem released. PTEs are installed by faults, not by
+ * mmap(): a driver's mmap runs before the VMA is linked into the file's
+ * mapping, where a concurrent zap could not find what it installed; a
+ * fault always finds the VMA linked, and checks `revoked` under map_sem.
  */
 #include <rdma/ib_umem.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include "roxe.h"
+
+/* MRs by the id in their token, across every device and daemon file: all
+ * /dev/roxe files share an inode, whose mapping revocation zaps by offset,
+ * so no two live MRs may share a token range. Ids are handed out
+ * cyclically, so a daemon's stale mapping of a gone MR does not name a new
+ * one soon.
+ */
+static DEFINE_XARRAY_ALLOC(roxe_mr_maps);
+static u32 roxe_mr_next_id;
+
+#define ROXE_MR_ID_SHIFT	36	/* a token's range: 64 GiB */
+#define ROXE_MR_ID_MAX		((1U << 24) - 1)
+static_assert(ROXE_MAX_MR_SIZE + PAGE_SIZE <= 1ULL << ROXE_MR_ID_SHIFT);
+/* tokens stay positive as an off_t, with room for the mapping */
+static_assert(ROXE_KABI_MR_TOKEN_BASE +
+	      ((u64)(ROXE_MR_ID_MAX + 1) << ROXE_MR_ID_SHIFT) < 1ULL << 63);
+
+/* pages one fault maps at most (from the faulting one on) */
+#define ROXE_MR_FAULT_PAGES	512
+
+static u64 mr_token(u32 id)
+{
+	return ROXE_KABI_MR_TOKEN_BASE + ((u64)id << ROXE_MR_ID_SHIFT);
+}
+
+static void mr_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct roxe_mr, ref));
+}
+
+/* The MR of rdev whose token range holds page offset pgoff, referenced. */
+static struct roxe_mr *mr_get(struct roxe_dev *rdev, unsigned long pgoff)
+{
+	u64 off = (u64)pgoff << PAGE_SHIFT;
+	struct roxe_mr *mr;
+	u64 id;
+
+	if (off < ROXE_KABI_MR_TOKEN_BASE)
+		return NULL;
+	id = (off - ROXE_KABI_MR_TOKEN_BASE) >> ROXE_MR_ID_SHIFT;
+	if (id > ROXE_MR_ID_MAX)
+		return NULL;
+	xa_lock(&roxe_mr_maps);
+	mr = xa_load(&roxe_mr_maps, id);
+	/* another daemon's MR is not ours to map */
+	if (mr && mr->rdev == rdev)
+		kref_get(&mr->ref);	/* the table's reference keeps it */
+	else
+		mr = NULL;
+	xa_unlock(&roxe_mr_maps);
+	return mr;
+}
+
+static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct roxe_mr *mr = mr_get(vma->vm_private_data, vmf->pgoff);
+	unsigned long first, idx, end, addr;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	if (!mr)
+		return VM_FAULT_SIGBUS;
+	down_read(&mr->map_sem);
+	if (mr->revoked)
+		goto out;
+	first = mr->token >> PAGE_SHIFT;
+	idx = vmf->pgoff - first;
+	if (vmf->pgoff < first || idx >= mr->npages)
+		goto out;
+	/* a window from the faulting page: one fault per 2 MiB, not per page */
+	end = min(mr->npages, idx + ROXE_MR_FAULT_PAGES);
+	end = min(end, vma->vm_pgoff + vma_pages(vma) - first);
+	addr = vma->vm_start + ((vmf->pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+	ret = vmf_insert_pfn(vma, addr, page_to_pfn(mr->pages[idx]));
+	/* the rest is a bonus: a failure there is the next fault's */
+	while (ret == VM_FAULT_NOPAGE && ++idx < end) {
+		addr += PAGE_SIZE;
+		if (vmf_insert_pfn(vma, addr, page_to_pfn(mr->pages[idx])) !=
+		    VM_FAULT_NOPAGE)
+			break;
+	}
+out:
+	up_read(&mr->map_sem);
+	kref_put(&mr->ref, mr_free);
+	return ret;
+}
+
+static const struct vm_operations_struct roxe_mr_vm_ops = {
+	.fault = roxe_mr_fault,
+};
+
+/* roxed's mmap of an MR token: the whole MR, shared, at its token.
+ * Writable whatever the MR's access: 6.1's ib_umem_get() pins every MR
+ * for writing (FOLL_FORCE for read-only ones), so the pages are the
+ * application's own and nothing shared shows through; honouring the
+ * access flags is roxed's part.
+ */
+int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma)
+{
+	struct roxe_mr *mr = mr_get(rdev, vma->vm_pgoff);
+	int err = -EINVAL;
+
+	if (!mr)
+		return -EINVAL;
+	down_read(&mr->map_sem);
+	if (mr->revoked || vma->vm_pgoff != mr->token >> PAGE_SHIFT ||
+	    vma->vm_end - vma->vm_start != mr->map_bytes ||
+	    !(vma->vm_flags & VM_SHARED))
+		goto out;
+	/* no fork copies (revocation would have more to find), no growth */
+	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
+			 VM_DONTCOPY;
+	vma->vm_ops = &roxe_mr_vm_ops;
+	vma->vm_private_data = rdev;	/* the VMA holds the file, the file rdev */
+	err = 0;
+out:
+	up_read(&mr->map_sem);
+	kref_put(&mr->ref, mr_free);
+	return err;
+}
+
+/* No fault maps the MR's pages from here on, and none stays mapped. */
+static void mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr)
+{
+	xa_erase(&roxe_mr_maps, mr->map_id);	/* no new lookups */
+	down_write(&mr->map_sem);		/* waits out faults in progress */
+	mr->revoked = true;
+	up_write(&mr->map_sem);
+	unmap_mapping_range(rdev->daemon_mapping, mr->token, mr->map_bytes, 1);
+}
+
+/* The umem's pages in order, for the fault handler. */
+static int mr_collect_pages(struct roxe_mr *mr)
+{
+	struct sg_page_iter it;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	if (mr->npages != mr->map_bytes >> PAGE_SHIFT)
+		return -EINVAL;
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
+		if (i == mr->npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	return i == mr->npages ? 0 : -EINVAL;
+}
 
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
@@ -22,9 +183,15 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
 		return ERR_PTR(-EOPNOTSUPP);
+	/* one token's range holds the mapping (max_mr_size) */
+	if (!length || length > ROXE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->rdev = rdev;
+	kref_init(&mr->ref);
+	init_rwsem(&mr->map_sem);
 	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
 	if (idx < 0) {
 		err = idx;
@@ -35,6 +202,17 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr->umem);
 		goto free_idx;
 	}
+	mr->page_off = start & ~PAGE_MASK;
+	mr->map_bytes = PAGE_ALIGN(mr->page_off + length);
+	err = mr_collect_pages(mr);
+	if (err)
+		goto release;
+	err = xa_alloc_cyclic(&roxe_mr_maps, &mr->map_id, mr,
+			      XA_LIMIT(0, ROXE_MR_ID_MAX), &roxe_mr_next_id,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto release;
+	mr->token = mr_token(mr->map_id);
 	mr->index = idx;
 	mr->access = access;
 	key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
@@ -46,29 +224,50 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	cmd.mr.key = key;
 	cmd.mr.pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
 	cmd.mr.access = access;
+	cmd.mr.page_off = mr->page_off;
 	cmd.mr.iova = iova;
 	cmd.mr.length = length;
-	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, key);
-	if (err)
+	cmd.mr.token = mr->token;
+	cmd.mr.map_bytes = mr->map_bytes;
+	err = roxe_chan_call(&rdev->chan, &cmd);
+	if (err) {
+		/* roxed may have mapped it already: it forgets the MR (its
+		 * answer or the timeout) before the pages go
+		 */
+		if (err != -ENODEV)
+			roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, key);
+		mr_revoke(rdev, mr);
 		goto release;
+	}
 	return &mr->ibmr;
 
 release:
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 free_idx:
 	ida_free(&rdev->mr_ida, idx);
 free_mr:
-	kfree(mr);
+	kref_put(&mr->ref, mr_free);
 	return ERR_PTR(err);
 }
 
 int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	struct roxe_dev *rdev = to_rdev(ibmr->device);
 	struct roxe_mr *mr = to_rmr(ibmr);
 
-	roxe_chan_destroy(to_rdev(ibmr->device), ROXE_KOP_DEREG_MR, ibmr->lkey);
+	/* roxed stops touching the pages before it answers */
+	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, ibmr->lkey);
+	mr_revoke(rdev, mr);
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
-	ida_free(&to_rdev(ibmr->device)->mr_ida, mr->index);
-	kfree(mr);
+	ida_free(&rdev->mr_ida, mr->index);
+	kref_put(&mr->ref, mr_free);	/* or the last fault that holds it */
 	return 0;
+}
+
+void roxe_mr_maps_destroy(void)
+{
+	WARN_ON(!xa_empty(&roxe_mr_maps));
+	xa_destroy(&roxe_mr_maps);
 }

@@ -3,7 +3,9 @@
  * Queue pairs: a send queue of struct rxe_send_wqe and, without an SRQ, a
  * receive queue of struct rxe_recv_wqe, both produced by the application
  * (the rxe provider posts without a system call and rings the doorbell with
- * a zero-WR post_send); the state machine and the attributes.
+ * a zero-WR post_send, which puts the QPN on an engine's doorbell ring);
+ * the state machine and the attributes. roxed may move a QP to ERR on its
+ * own (ROXE_IOC_EVENT), and so does roxed's death (flush.c).
  */
 #include <rdma/ib_cache.h>
 #include "roxe.h"
@@ -89,6 +91,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return qpn;
 	ibqp->qp_num = qpn;
 	mutex_init(&qp->lock);
+	spin_lock_init(&qp->state_lock);
 
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	entries = max_t(u32, cap->max_send_wr, 1);
@@ -136,6 +139,10 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.port_num = 1;
+	/* last: doorbells and roxed's events find only complete QPs */
+	err = xa_insert(&rdev->qps, qpn, qp, GFP_KERNEL);
+	if (err)
+		goto undo;
 	return 0;
 
 undo:
@@ -270,7 +277,13 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->attr.dest_qp_num = attr->dest_qp_num & 0xffffff;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
-	qp->attr.qp_state = next;
+	spin_lock_irq(&qp->state_lock);
+	/* an error roxed raised while it considered this modify stands:
+	 * from ERR only RESET leads away
+	 */
+	if (qp->attr.qp_state != IB_QPS_ERR || next == IB_QPS_RESET)
+		WRITE_ONCE(qp->attr.qp_state, next);
+	spin_unlock_irq(&qp->state_lock);
 	qp->attr_mask |= mask;
 	err = 0;
 out:
@@ -286,6 +299,7 @@ int roxe_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	mutex_lock(&qp->lock);
 	*attr = qp->attr;
 	mutex_unlock(&qp->lock);
+	attr->qp_state = READ_ONCE(qp->attr.qp_state);
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mig_state = IB_MIG_MIGRATED;
 	attr->cap = qp->cap;
@@ -307,6 +321,8 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct roxe_dev *rdev = to_rdev(ibqp->device);
 	struct roxe_qp *qp = to_rqp(ibqp);
 
+	/* waits out an event or a flush in progress; none comes after */
+	xa_erase(&rdev->qps, ibqp->qp_num);
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_QP, ibqp->qp_num);
 	roxe_kqueue_free(rdev, &qp->rq);
 	roxe_kqueue_free(rdev, &qp->sq);
@@ -315,13 +331,41 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* The provider's doorbell (no WRs) and kernel posts. Until roxed serves
- * QPs, say so rather than accept work that nothing would ever send.
+/* roxed raised an error on the QP, or died: query_qp reports ERR. Any
+ * context.
+ */
+void roxe_qp_set_error(struct roxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
+/* The provider's doorbell: a zero-WR post_send after it wrote WQEs into
+ * the mapped send queue. Until roxed serves (ROXE_IOC_SERVE), say so
+ * rather than accept work nothing would ever send. Never sleeps.
  */
 int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
+	struct roxe_dev *rdev = to_rdev(ibqp->device);
+	int err;
+
+	if (!READ_ONCE(rdev->nengines)) {
+		err = -EOPNOTSUPP;
+	} else if (wr) {
+		/* user QPs post through their queue; kernel QPs: not yet */
+		err = -EINVAL;
+	} else if (READ_ONCE(to_rqp(ibqp)->attr.qp_state) < IB_QPS_RTS) {
+		err = -EINVAL;		/* as rxe: no sends before RTS */
+	} else if (READ_ONCE(rdev->detached)) {
+		err = -EIO;		/* roxed is gone; the flush ran */
+	} else {
+		return roxe_doorbell(rdev, ibqp->qp_num);
+	}
 	if (bad_wr)
 		*bad_wr = wr;
-	return -EOPNOTSUPP;
+	return err;
 }

@@ -10,6 +10,8 @@
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/kref.h>
 #include <linux/netdevice.h>
 #include <linux/idr.h>
 #include <rdma/ib_verbs.h>
@@ -30,6 +32,7 @@
 #define ROXE_MAX_CQ		16384
 #define ROXE_MAX_CQE		65535
 #define ROXE_MAX_MR		65536
+#define ROXE_MAX_MR_SIZE	((1ULL << 36) - PAGE_SIZE)	/* a token's range */
 #define ROXE_MAX_PD		65536
 #define ROXE_MAX_AH		65536
 #define ROXE_MAX_SRQ		16384
@@ -50,6 +53,15 @@ struct roxe_chan {
 	bool			dead;
 };
 
+/* One doorbell ring of the shared page: producers (post_send) serialise
+ * here; prod is our own copy, the shared one is only ever written.
+ */
+struct roxe_db {
+	spinlock_t		lock;
+	u32			prod;
+	struct eventfd_ctx	*efd;		/* the engine's, from SERVE */
+} ____cacheline_aligned_in_smp;
+
 struct roxe_dev {
 	struct ib_device	ib;
 	struct list_head	list;		/* roxe_devs, while attached */
@@ -69,6 +81,20 @@ struct roxe_dev {
 	atomic_t		key_gen;	/* low byte of the next key */
 	struct roxe_chan	chan;
 	struct xarray		queues;		/* token >> PAGE_SHIFT -> roxe_mmap */
+	/* Objects roxed names by number (events, CQ_EVENT, the death flush).
+	 * Handlers run under the xarray's lock, which destroy takes to erase:
+	 * an object found there is not freed under us.
+	 */
+	struct xarray		qps;		/* qpn -> roxe_qp */
+	struct xarray		cqs;		/* cqn -> roxe_cq */
+	struct xarray		srqs;		/* srqn -> roxe_srq */
+	/* the data path shared with roxed (datapath.c) */
+	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
+	struct roxe_kabi_shared	*shared;	/* vmalloc_user(): arming, doorbells */
+	size_t			shared_size;
+	u32			nengines;	/* 0 until ROXE_IOC_SERVE */
+	struct roxe_db		db[ROXE_KABI_MAX_ENGINES];
+	u32			flush_events;	/* raised by the death flush */
 };
 
 /* Queue memory user space maps: one rdma mmap entry per buffer. The entry
@@ -96,8 +122,10 @@ struct roxe_kqueue {
 struct roxe_cq {
 	struct ib_cq		ibcq;
 	struct roxe_kqueue	q;
-	u32			cqn;
-	u32			armed;		/* 0, IB_CQ_SOLICITED, IB_CQ_NEXT_COMP */
+	u32			cqn;		/* arming: shared->cq_armed[cqn] */
+	/* the death flush's notes (flush.c only) */
+	bool			flushed;	/* got flush completions */
+	u32			lost;		/* flush completions that did not fit */
 };
 
 struct roxe_srq {
@@ -111,7 +139,8 @@ struct roxe_srq {
 struct roxe_qp {
 	struct ib_qp		ibqp;
 	struct roxe_kqueue	sq, rq;		/* rq unused with an SRQ */
-	struct mutex		lock;		/* attr, state */
+	struct mutex		lock;		/* attr (modify, query) */
+	spinlock_t		state_lock;	/* attr.qp_state: also set by events */
 	struct ib_qp_attr	attr;		/* as last modified */
 	int			attr_mask;	/* attributes ever set */
 	struct ib_qp_cap	cap;		/* granted */
@@ -121,11 +150,25 @@ struct roxe_qp {
 	enum ib_gid_type	sgid_type;
 };
 
+/* An MR's pinned pages are mapped into roxed on demand (faults), looked up
+ * by token; revocation marks the MR revoked under map_sem, then zaps the
+ * daemon's PTEs, so no fault can map a page after the umem is released.
+ */
 struct roxe_mr {
 	struct ib_mr		ibmr;
+	struct roxe_dev		*rdev;		/* ibmr.device is set after reg */
 	struct ib_umem		*umem;		/* pinned user pages */
 	u32			index;
 	int			access;
+	u32			map_id;		/* in roxe_mr_maps: token's id */
+	u64			token;		/* mmap offset for roxed */
+	u32			page_off;
+	u64			map_bytes;
+	unsigned long		npages;
+	struct page		**pages;	/* the umem's pages, in order */
+	struct rw_semaphore	map_sem;	/* faults read; revoke writes */
+	bool			revoked;
+	struct kref		ref;		/* the MR, faults in progress */
 };
 
 struct roxe_ah {
@@ -158,7 +201,8 @@ extern struct list_head roxe_devs;
 extern struct mutex roxe_devs_lock;
 
 /* ibdev.c */
-struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner);
+struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
+			      struct address_space *daemon_mapping);
 void roxe_dev_remove(struct roxe_dev *rdev);
 void roxe_port_update(struct roxe_dev *rdev);
 enum ib_port_state roxe_port_state(struct roxe_dev *rdev);
@@ -169,6 +213,22 @@ bool roxe_serves(struct net_device *ndev);
 /* cdev.c */
 int roxe_cdev_init(void);
 void roxe_cdev_exit(void);
+
+/* datapath.c: the shared page, doorbells, arming, events from roxed */
+int roxe_shared_alloc(struct roxe_dev *rdev);
+void roxe_shared_free(struct roxe_dev *rdev);
+int roxe_shared_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
+int roxe_serve(struct roxe_dev *rdev, const struct roxe_kabi_serve *s);
+int roxe_doorbell(struct roxe_dev *rdev, u32 qpn);
+void roxe_cq_arm(struct roxe_dev *rdev, u32 cqn, u8 want);
+void roxe_cq_reset_arm(struct roxe_dev *rdev, u32 cqn);
+bool roxe_cq_fire(struct roxe_dev *rdev, struct roxe_cq *cq);
+int roxe_cq_event(struct roxe_dev *rdev, u32 cqn);
+int roxe_async_event(struct roxe_dev *rdev, const struct roxe_kabi_event *e);
+void roxe_qp_set_error(struct roxe_qp *qp);
+
+/* flush.c: roxed died; complete what it left */
+void roxe_flush_all(struct roxe_dev *rdev);
 
 /* ucontext.c, pd.c: verbs objects */
 int roxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
@@ -247,6 +307,8 @@ int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 
 /* mr.c */
+int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
+void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);

@@ -59,6 +59,10 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto undo;
 	init->attr.max_wr = entries;
 	init->attr.max_sge = srq->max_sge;
+	/* last: roxed's events find only SRQs the core knows complete */
+	err = xa_insert(&rdev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (err)
+		goto undo;
 	return 0;
 
 undo:
@@ -100,6 +104,7 @@ int roxe_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct roxe_dev *rdev = to_rdev(ibsrq->device);
 	struct roxe_srq *srq = to_rsrq(ibsrq);
 
+	xa_erase(&rdev->srqs, srq->srqn);	/* waits out an event in progress */
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
 	roxe_kqueue_free(rdev, &srq->q);
 	ida_free(&rdev->srqn_ida, srq->srqn);

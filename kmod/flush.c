@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * roxed is gone (its /dev/roxe file closed) and left work behind: before
+ * the device is unregistered the module stands in for it once. Every QP
+ * goes to ERR; every WQE still on a send queue, or on a receive queue of
+ * the QP's own, completes with IB_WC_WR_FLUSH_ERR into its CQ; armed CQs
+ * that got completions raise their event; every QP gets
+ * IB_EVENT_QP_FATAL. An application blocked in ibv_get_cq_event wakes,
+ * and finds its flush completions in its mapped CQ, which stays readable
+ * after disassociation.
+ *
+ * The file is closed for good, so roxed maps nothing any more: the module
+ * is the only producer of every CQ and the only consumer of every work
+ * queue. The application still runs, so its indices are read with acquire
+ * loads, and every index read from shared memory is masked with our own
+ * copy of the queue's size.
+ */
+#include <linux/delay.h>
+#include <rdma/ib_user_verbs.h>
+#include "roxe.h"
+
+/* How long the dying device lets woken event readers run (see the end). */
+#define ROXE_FLUSH_GRACE_MS	20
+
+static void *slot(const struct roxe_kqueue *q, u32 index)
+{
+	return q->buf->data + ((size_t)index << q->log2_elem);
+}
+
+/* A flushed send WQE's completion opcode, from its (user) WR opcode. */
+static u32 flush_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;	/* SEND, SEND_WITH_IMM, SEND_WITH_INV */
+	}
+}
+
+/* Complete every WQE of wq between its consumer and producer index with a
+ * flush error into cq, advancing both queues; stop where the CQ is full
+ * (those WQEs stay on the queue and are counted in cq->lost).
+ */
+static void flush_wq(struct roxe_kqueue *wq, struct roxe_cq *cq, u32 qpn,
+		     bool send)
+{
+	struct rxe_queue_buf *wb = wq->buf, *cb = cq->q.buf;
+	u32 wmask = wq->slots - 1, cmask = cq->q.slots - 1;
+	u32 cons = READ_ONCE(wb->consumer_index) & wmask;	/* roxed's */
+	u32 prod = smp_load_acquire(&wb->producer_index) & wmask;
+	u32 cprod = READ_ONCE(cb->producer_index) & cmask;	/* roxed's */
+	struct ib_uverbs_wc *wc;
+	u32 n = 0;
+
+	while (cons != prod) {
+		/* the application frees CQ slots with a release store */
+		if (((cprod + 1) & cmask) ==
+		    (smp_load_acquire(&cb->consumer_index) & cmask)) {
+			cq->lost += (prod - cons) & wmask;
+			break;
+		}
+		wc = slot(&cq->q, cprod);
+		memset(wc, 0, sizeof(*wc));
+		if (send) {
+			struct rxe_send_wqe *wqe = slot(wq, cons);
+
+			wc->wr_id = READ_ONCE(wqe->wr.wr_id);
+			wc->opcode = flush_opcode(READ_ONCE(wqe->wr.opcode));
+		} else {
+			struct rxe_recv_wqe *wqe = slot(wq, cons);
+
+			wc->wr_id = READ_ONCE(wqe->wr_id);
+			wc->opcode = IB_WC_RECV;
+		}
+		wc->status = IB_WC_WR_FLUSH_ERR;
+		wc->qp_num = qpn;
+		cprod = (cprod + 1) & cmask;
+		cons = (cons + 1) & wmask;
+		n++;
+	}
+	if (!n)
+		return;
+	/* the CQEs before the index that shows them; the WQEs read before
+	 * the index that frees their slots
+	 */
+	smp_store_release(&cb->producer_index, cprod);
+	smp_store_release(&wb->consumer_index, cons);
+	cq->flushed = true;
+}
+
+/* Under the QP xarray's lock: the QP and its CQs stay (a CQ cannot be
+ * destroyed before the QPs that use it, and their destroy waits for us).
+ */
+static void flush_qp(struct roxe_dev *rdev, void *obj)
+{
+	struct roxe_qp *qp = obj;
+	u32 qpn = qp->ibqp.qp_num;
+
+	roxe_qp_set_error(qp);
+	flush_wq(&qp->sq, to_rcq(qp->ibqp.send_cq), qpn, true);
+	if (qp->rq.m)
+		flush_wq(&qp->rq, to_rcq(qp->ibqp.recv_cq), qpn, false);
+}
+
+/* The CQ's event after its flush: completion if armed, CQ_ERR (IB's word
+ * for an overrun) if completions did not fit.
+ */
+static void flush_cq_events(struct roxe_dev *rdev, void *obj)
+{
+	struct roxe_cq *cq = obj;
+	struct ib_event ev = {
+		.device = &rdev->ib,
+		.event = IB_EVENT_CQ_ERR,
+		.element.cq = &cq->ibcq,
+	};
+
+	if (cq->flushed && roxe_cq_fire(rdev, cq))
+		rdev->flush_events++;
+	if (cq->lost) {
+		pr_warn("%s: cq %u full: %u flush completions not written\n",
+			dev_name(&rdev->ib.dev), cq->cqn, cq->lost);
+		if (cq->ibcq.event_handler)
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+}
+
+static void qp_fatal(struct roxe_dev *rdev, void *obj)
+{
+	struct roxe_qp *qp = obj;
+	struct ib_event ev = {
+		.device = &rdev->ib,
+		.event = IB_EVENT_QP_FATAL,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler) {
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+		rdev->flush_events++;
+	}
+}
+
+/* fn on every object of xa, under the xarray's lock one object at a time:
+ * a long flush holds off neither destroys nor the CPU for all of it.
+ */
+static void each_locked(struct roxe_dev *rdev, struct xarray *xa,
+			void (*fn)(struct roxe_dev *rdev, void *obj))
+{
+	unsigned long i = 0;
+	void *obj;
+
+	for (;;) {
+		xa_lock(xa);
+		obj = xa_find(xa, &i, ULONG_MAX, XA_PRESENT);
+		if (obj)
+			fn(rdev, obj);
+		xa_unlock(xa);
+		if (!obj || i == ULONG_MAX)
+			return;
+		i++;
+		cond_resched();
+	}
+}
+
+/* roxed's file is closing; the command channel is dead already (nothing
+ * waits on it). Before unregistration: the application's events and
+ * completions go out while its objects still exist.
+ */
+void roxe_flush_all(struct roxe_dev *rdev)
+{
+	rdev->flush_events = 0;
+	each_locked(rdev, &rdev->qps, flush_qp);
+	each_locked(rdev, &rdev->cqs, flush_cq_events);
+	each_locked(rdev, &rdev->qps, qp_fatal);
+	/* Unregistration destroys the application's CQs and QPs, and uverbs
+	 * drops the events still queued for them: give a thread we just
+	 * woke in ibv_get_cq_event or ibv_get_async_event the chance to
+	 * read its event first. Best effort: one that comes later gets EIO
+	 * (its flush completions are in its mapped CQ all the same).
+	 */
+	if (rdev->flush_events)
+		msleep(ROXE_FLUSH_GRACE_MS);
+}

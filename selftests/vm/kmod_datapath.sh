@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# roxe.ko's data path (control ABI v2) in the guest, against a fake roxed.
+#
+# Host side: builds build/kmod/roxe.ko if it is missing and
+# build/vm/kmod_datapath from kmod_datapath.c, boots the VM harness with
+# both and this file as the guest script, prints the guest's findings.
+# Guest side (ROXE_VM_GUEST=1):
+#   - insmod roxe.ko; kmod_datapath eth0: a fake daemon attaches eth0 and
+#     SERVEs two engines, an application uses roxe0 through the stock rxe
+#     provider; doorbells, MR mapping and revocation, CQ arming and events,
+#     a daemon-written CQE, async events, and the daemon's death with work
+#     outstanding (flush completions, the CQ event, no hang), see the
+#     program's comment;
+#   - roxe0 is gone afterwards; dmesg counts the flush completions that
+#     did not fit an overfilled CQ; a second run on a fresh device passes
+#     too; rmmod roxe succeeds;
+#   - dmesg holds no WARNING, BUG, Oops or call trace.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+
+# ============================ guest side ==================================
+KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+PROG=${ROXE_TOP:-}/build/vm/kmod_datapath
+fail=0
+
+log() { echo "kmod_datapath: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+no_dev() { [ ! -e /sys/class/infiniband/roxe0 ]; }
+
+guest_main() {
+	local t0=$SECONDS t1 out rc=0 n hits
+	dmesg -c >/dev/null
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	t1=$SECONDS
+	out=$(timeout 120 "$PROG" eth0 2>&1) || rc=$?
+	echo "$out" | sed 's/^/    /'
+	n=$(grep -c '^ok:' <<<"$out" || true)
+	if [ $rc = 0 ] && ! grep -q '^FAIL' <<<"$out"; then
+		ok "data path: $n checks passed in $((SECONDS - t1)) s"
+	else
+		bad "kmod_datapath exited $rc ($n checks passed)"
+	fi
+	for i in $(seq 50); do no_dev && break; sleep 0.1; done
+	no_dev && ok "roxe0 gone" || bad "roxe0 still registered"
+	dmesg | grep -q 'roxe0: cq [0-9]* full: 2 flush completions not written' &&
+		ok "dmesg: the overfilled CQ's 2 lost flush completions are counted" ||
+		bad "dmesg does not count the overfilled CQ's lost completions"
+	# again on a fresh device: nothing of the first one is left over
+	rc=0
+	out=$(timeout 120 "$PROG" eth0 2>&1) || rc=$?
+	n=$(grep -c '^ok:' <<<"$out" || true)
+	if [ $rc = 0 ] && ! grep -q '^FAIL' <<<"$out"; then
+		ok "second run: $n checks passed"
+	else
+		echo "$out" | sed 's/^/    2nd: /'
+		bad "second run: kmod_datapath exited $rc"
+	fi
+	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe failed"
+	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
+	if [ -n "$hits" ]; then
+		bad "dmesg:"
+		dmesg | tail -n 60 | sed 's/^/    /'
+	else
+		ok "dmesg: no WARNING/BUG/Oops"
+	fi
+	dmesg | grep -E 'roxe' | tail -n 8 | sed 's/^/    dmesg: /'
+	log "guest part took $((SECONDS - t0)) s"
+	return $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "kmod_datapath: SKIP: $*"; exit $KSFT_SKIP; }
+
+host_main() {
+	local top out rc=0
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$top/build/vm/kmod_datapath.out
+
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
+		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
+	fi
+	# the guest's fake daemon and application, against the host's
+	# libibverbs (the image carries the same libraries)
+	local src=$top/selftests/vm/kmod_datapath.c bin=$top/build/vm/kmod_datapath
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/include/roxe/kabi.h" -nt "$bin" ]; then
+		mkdir -p "$top/build/vm"
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" -pthread \
+			-o "$bin" "$src" -libverbs ||
+			{ echo "kmod_datapath: FAIL: cannot build kmod_datapath"; exit $KSFT_FAIL; }
+	fi
+
+	rm -rf "$out"
+	"$top/tools/vm/run.sh" --quiet --timeout 200 --out "$out" \
+		--add "$top/build/kmod/roxe.ko" --add "$bin" \
+		--script "$(readlink -f "$0")" &
+	local pid=$!
+	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
+	wait $pid || rc=$?
+	trap - TERM INT
+	grep -a '^kmod_datapath:\|^    ' "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
+	if [ $rc != 0 ]; then
+		echo "kmod_datapath: FAIL: guest exited with $rc; console tail:"
+		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
+		exit $KSFT_FAIL
+	fi
+	echo "kmod_datapath: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	guest_main
+else
+	host_main
+fi
