@@ -180,6 +180,9 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	int err, idx;
 	u32 key;
 
+	/* optional flags (relaxed ordering: perftest asks) are hints a
+	 * device may ignore; nothing here reorders anyway */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
 		return ERR_PTR(-EOPNOTSUPP);

@@ -195,7 +195,7 @@ static void tell_modify(struct roxe_qp *qp, const struct ib_qp_attr *a,
 	k->retry_cnt = a->retry_cnt;
 	k->rnr_retry = a->rnr_retry;
 	k->min_rnr_timer = a->min_rnr_timer;
-	k->max_rd_atomic = a->max_rd_atomic;
+	k->max_rd_atomic = min_t(u8, a->max_rd_atomic, ROXE_MAX_RD_ATOMIC);
 	k->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & IB_QP_AV) {
 		const struct ib_global_route *g = rdma_ah_read_grh(&a->ah_attr);
@@ -230,9 +230,10 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
 		goto out;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > ROXE_MAX_RD_ATOMIC)
-		goto out;
+	/* An initiator depth above ours is lowered to it, not refused:
+	 * perftest passes the peer's responder depth (rxe: 128), and fewer
+	 * READs/atomics in flight is always safe.
+	 */
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > ROXE_MAX_RD_ATOMIC)
 		goto out;
@@ -266,7 +267,8 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_RQ_PSN)
 		qp->attr.rq_psn = attr->rq_psn & 0xffffff;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+		qp->attr.max_rd_atomic = min_t(u8, attr->max_rd_atomic,
+					       ROXE_MAX_RD_ATOMIC);
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		qp->attr.min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_SQ_PSN)

@@ -660,7 +660,22 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 	return 0;
 }
 
+static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg);
+
+/* Kernels before 6.6 refuse XDP_USE_SG (multi-buffer AF_XDP) with EINVAL:
+ * go on with single-buffer frames there. */
 struct roxe_afxdp *roxe_afxdp_open(const struct roxe_afxdp_config *cfg)
+{
+	struct roxe_afxdp_config single = *cfg;
+	struct roxe_afxdp *g = afxdp_open(cfg);
+
+	if (g || errno != EINVAL || cfg->no_multibuf)
+		return g;
+	single.no_multibuf = true;
+	return afxdp_open(&single);
+}
+
+static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 {
 	struct roxe_afxdp *g = calloc(1, sizeof(*g));
 	int err = -ENOMEM;
