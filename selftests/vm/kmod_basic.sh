@@ -12,8 +12,7 @@
 #     `rdma link` lists roxe0/1 on eth0;
 #   - kmod_verbs.c through the stock provider: PD, pinned MR, CQ, SRQ,
 #     RC/UC/UD QPs (with and without SRQ) to RTS, query, AH, receive posts
-#     into the mapped queues, limits, and the send doorbell answering
-#     EOPNOTSUPP until roxed serves QPs;
+#     into the mapped queues, limits, and the send doorbell taken;
 #   - roxed hears of every object (its -v log) and maps its queues; a
 #     stopped roxed makes create_cq time out (ETIMEDOUT), not hang;
 #   - the port follows the link: eth0 down -> DOWN, up -> ACTIVE;
@@ -202,6 +201,7 @@ step_sigkill_busy() {
 step_netdev_gone() {
 	local rc=0
 	$IP link add rxa type veth peer name rxb
+	$IP addr add 10.77.3.1/24 dev rxa	# roxed's engine needs an address
 	$IP link set rxa up
 	$IP link set rxb up
 	"$ROXED" -d rxa --foreground 2>>/tmp/roxed.log &
