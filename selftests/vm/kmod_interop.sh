@@ -20,7 +20,6 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.2.1 B=10.77.2.2
 
 # ============================ guest side ==================================
-IP=/usr/sbin/ip
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 fail=0
@@ -43,30 +42,6 @@ have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 
-# Both ends local: packets to the other end's address leave through the
-# veth (policy routes), static neighbours, no reverse-path filter.
-setup_veth() {
-	local f
-	$IP link add rxa type veth peer name rxb
-	$IP addr add $A/24 dev rxa
-	$IP addr add $B/24 dev rxb
-	for f in all/accept_local rxa/accept_local rxb/accept_local; do
-		echo 1 >/proc/sys/net/ipv4/conf/$f
-	done
-	for f in all rxa rxb; do echo 0 >/proc/sys/net/ipv4/conf/$f/rp_filter; done
-	$IP link set rxa up
-	$IP link set rxb up
-	$IP neigh replace $B lladdr "$(cat /sys/class/net/rxb/address)" dev rxa nud permanent
-	$IP neigh replace $A lladdr "$(cat /sys/class/net/rxa/address)" dev rxb nud permanent
-	$IP rule add pref 10 iif lo to $B lookup 101
-	$IP rule add pref 11 iif lo to $A lookup 102
-	$IP rule add pref 100 lookup local
-	$IP rule del pref 0
-	$IP route add $B/32 dev rxa src $A table 101
-	$IP route add $A/32 dev rxb src $B table 102
-	ping -c 1 -W 5 $B >/dev/null || { log "no IP path $A -> $B over the veth"; return 1; }
-}
-
 start_roxed() {
 	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
@@ -74,7 +49,7 @@ start_roxed() {
 }
 
 setup() {
-	setup_veth || return 1
+	vm_veth_pair rxa $A rxb $B || return 1
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
 	start_roxed || { bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }

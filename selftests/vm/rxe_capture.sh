@@ -38,35 +38,8 @@ uc_write_bw   20 ib_write_bw -F -n 5 -m 1024 -c UC -s 4096
 
 # ============================ guest side ==================================
 A=10.77.1.1 B=10.77.1.2
-IP=/usr/sbin/ip
 
 log() { echo "rxe_capture: $*"; }
-
-# accept packets whose source address is local (the other end of the veth
-# is a local address too), with static neighbours so ARP is not needed
-setup_veth() {
-	local f
-	$IP link add rxa type veth peer name rxb
-	$IP addr add $A/24 dev rxa
-	$IP addr add $B/24 dev rxb
-	for f in all/accept_local rxa/accept_local rxb/accept_local; do
-		echo 1 >/proc/sys/net/ipv4/conf/$f
-	done
-	for f in all rxa rxb; do echo 0 >/proc/sys/net/ipv4/conf/$f/rp_filter; done
-	$IP link set rxa up
-	$IP link set rxb up
-	$IP neigh replace $B lladdr "$(cat /sys/class/net/rxb/address)" dev rxa nud permanent
-	$IP neigh replace $A lladdr "$(cat /sys/class/net/rxa/address)" dev rxb nud permanent
-	# locally sent packets to the other end go out of the veth; the local
-	# table (moved behind these rules) still delivers what arrives
-	$IP rule add pref 10 iif lo to $B lookup 101
-	$IP rule add pref 11 iif lo to $A lookup 102
-	$IP rule add pref 100 lookup local
-	$IP rule del pref 0
-	$IP route add $B/32 dev rxa src $A table 101
-	$IP route add $A/32 dev rxb src $B table 102
-	ping -c 1 -W 5 $B >/dev/null || { log "no IP path $A -> $B over the veth"; return 1; }
-}
 
 setup_rxe() {
 	local i
@@ -143,7 +116,7 @@ run_pair() {
 
 guest_main() {
 	local fail=0 t0=$SECONDS
-	setup_veth
+	vm_veth_pair rxa $A rxb $B
 	setup_rxe
 	local name min cmd port=18515
 	while read -r name min cmd; do

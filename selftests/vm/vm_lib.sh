@@ -92,3 +92,31 @@ vm_verify_capture() {
 	[[ "$VM_CAPTURE" =~ ^[0-9]+\ frames,\ ([0-9]+)\ roce,\ ([0-9]+)\ icrc\ ok,\ 0\ icrc\ bad,\ 0\ malformed ]] &&
 		[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
 }
+
+# --- guest only ---------------------------------------------------------------
+
+# vm_veth_pair A_IF A_ADDR B_IF B_ADDR: a veth pair in the guest's one
+# namespace whose ends really talk over the veth: packets to the other end's
+# address leave through it (policy routes ahead of the local table), static
+# neighbours, local sources accepted, no reverse-path filter.
+vm_veth_pair() {
+	local ip=/usr/sbin/ip a=$1 aa=$2 b=$3 ba=$4 f
+	$ip link add "$a" type veth peer name "$b"
+	$ip addr add "$aa/24" dev "$a"
+	$ip addr add "$ba/24" dev "$b"
+	for f in all/accept_local "$a/accept_local" "$b/accept_local"; do
+		echo 1 >"/proc/sys/net/ipv4/conf/$f"
+	done
+	for f in all "$a" "$b"; do echo 0 >"/proc/sys/net/ipv4/conf/$f/rp_filter"; done
+	$ip link set "$a" up
+	$ip link set "$b" up
+	$ip neigh replace "$ba" lladdr "$(cat "/sys/class/net/$b/address")" dev "$a" nud permanent
+	$ip neigh replace "$aa" lladdr "$(cat "/sys/class/net/$a/address")" dev "$b" nud permanent
+	$ip rule add pref 10 iif lo to "$ba" lookup 101
+	$ip rule add pref 11 iif lo to "$aa" lookup 102
+	$ip rule add pref 100 lookup local
+	$ip rule del pref 0
+	$ip route add "$ba/32" dev "$a" src "$aa" table 101
+	$ip route add "$aa/32" dev "$b" src "$ba" table 102
+	ping -c 1 -W 5 "$ba" >/dev/null || { echo "vm_veth_pair: no IP path $aa -> $ba"; return 1; }
+}
