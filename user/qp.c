@@ -191,6 +191,37 @@ static int qp_attach(struct roxe_pd *pd, struct roxe_qp *qp)
 	return 0;
 }
 
+/* A QP in RESET with what both kinds share; its queues are the caller's. */
+static struct roxe_qp *qp_new(struct roxe_pd *pd, enum ibv_qp_type type, struct roxe_cq *scq,
+			      struct roxe_cq *rcq, struct roxe_srq *srq, bool sq_sig_all,
+			      const struct ibv_qp_cap *cap)
+{
+	struct roxe_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp)
+		return NULL;
+	qp->dev = pd->dev;
+	qp->pd = pd;
+	qp->scq = scq;
+	qp->rcq = rcq;
+	qp->srq = srq;
+	qp->type = type;
+	qp->sq_sig_all = sq_sig_all;
+	qp->cap = *cap;
+	pthread_mutex_init(&qp->modify_lock, NULL);
+	pthread_spin_init(&qp->sq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
+	if (!qp->resp.res) {
+		qp_free(qp);
+		return NULL;
+	}
+	atomic_store(&qp->state, IBV_QPS_RESET);
+	qp->eng_state = IBV_QPS_RESET;
+	qp->mtu = pd->dev->mtu;	/* UD's for good; RC/UC's until RTR sets the path MTU */
+	return qp;
+}
+
 int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe_qp **out)
 {
 	struct roxe_device *dev;
@@ -209,22 +240,10 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 	if (ia->srq && ia->srq->pd != pd)
 		return -EINVAL;
 	dev = pd->dev;
-	qp = calloc(1, sizeof(*qp));
+	qp = qp_new(pd, ia->qp_type, ia->send_cq, ia->recv_cq, ia->srq, ia->sq_sig_all, &ia->cap);
 	if (!qp)
 		return -ENOMEM;
-	qp->dev = dev;
-	qp->pd = pd;
-	qp->scq = ia->send_cq;
-	qp->rcq = ia->recv_cq;
-	qp->srq = ia->srq;
-	qp->type = ia->qp_type;
-	qp->sq_sig_all = ia->sq_sig_all;
 	qp->context = ia->qp_context;
-	pthread_mutex_init(&qp->modify_lock, NULL);
-	pthread_spin_init(&qp->sq_post_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_post_lock, PTHREAD_PROCESS_PRIVATE);
-
-	qp->cap = ia->cap;
 	if (qp->cap.max_send_sge < 1)
 		qp->cap.max_send_sge = 1;
 	if (qp->cap.max_recv_sge < 1)
@@ -255,13 +274,6 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 	roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
 	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
 	qp_slot_caps(qp);
-	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
-	if (!qp->resp.res)
-		goto nomem;
-	atomic_store(&qp->state, IBV_QPS_RESET);
-	qp->eng_state = IBV_QPS_RESET;
-	qp->mtu = dev->mtu;	/* UD's for good; RC/UC's until RTR sets the path MTU */
-
 	err = alloc_qpn(dev, qp);
 	if (err) {
 		qp_free(qp);
@@ -291,21 +303,10 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 	if (in->type != IBV_QPT_RC && in->type != IBV_QPT_UC && in->type != IBV_QPT_UD)
 		return -EINVAL;
 	dev = pd->dev;
-	qp = calloc(1, sizeof(*qp));
+	qp = qp_new(pd, in->type, in->send_cq, in->recv_cq, in->srq, in->sq_sig_all, &in->cap);
 	if (!qp)
 		return -ENOMEM;
-	qp->dev = dev;
-	qp->pd = pd;
-	qp->served = true;
-	qp->scq = in->send_cq;
-	qp->rcq = in->recv_cq;
-	qp->srq = in->srq;
-	qp->type = in->type;
-	qp->sq_sig_all = in->sq_sig_all;
-	qp->cap = in->cap;
-	pthread_mutex_init(&qp->modify_lock, NULL);
-	pthread_spin_init(&qp->sq_post_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_post_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->served = true;	/* before anything fails: the rings are not ours to free */
 	qp->sq_buf = in->sq_buf;
 	qp->sq_elem_size = 1u << qp->sq_buf->log2_elem_size;
 	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
@@ -315,14 +316,6 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
 	}
 	qp_slot_caps(qp);
-	qp->resp.res = calloc(ROXE_MAX_RD_ATOMIC, sizeof(*qp->resp.res));
-	if (!qp->resp.res) {
-		qp_free(qp);
-		return -ENOMEM;
-	}
-	atomic_store(&qp->state, IBV_QPS_RESET);
-	qp->eng_state = IBV_QPS_RESET;
-	qp->mtu = dev->mtu;
 	qp->qpn = in->qpn;
 	pthread_mutex_lock(&dev->lock);
 	if (atomic_load(&dev->qps[qp->qpn])) {
