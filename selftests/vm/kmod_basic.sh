@@ -48,17 +48,6 @@ log() { echo "kmod_basic: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-# wait_for SECONDS CMD...: retry CMD every 0.1 s
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-
 have_dev() { [ -e "$SYS/$1" ]; }
 no_dev() { [ ! -e "$SYS/$1" ]; }
 port_is() { grep -q "$2" "$SYS/$1/ports/1/state"; }
@@ -66,7 +55,7 @@ port_is() { grep -q "$2" "$SYS/$1/ports/1/state"; }
 start_roxed() {
 	"$ROXED" -d eth0 --foreground "$@" 2>>/tmp/roxed.log &
 	ROXED_PID=$!
-	wait_for 20 have_dev roxe0
+	vm_wait_for 20 have_dev roxe0
 }
 
 # stop_roxed SIGNAL: the device must be gone within 10 s and roxed reaped
@@ -74,7 +63,7 @@ stop_roxed() {
 	kill "-$1" "$ROXED_PID" 2>/dev/null || true
 	local rc=0
 	wait "$ROXED_PID" || rc=$?
-	wait_for 10 no_dev roxe0 || return 1
+	vm_wait_for 10 no_dev roxe0 || return 1
 	return 0
 }
 
@@ -89,7 +78,7 @@ step_load() {
 	ok "roxed -d eth0: roxe0 registered"
 	# eth0 was brought up just before the script: its operational state
 	# may reach UP (link watch) only now
-	wait_for 10 port_is roxe0 ACTIVE || bad "port 1 stays $(cat $SYS/roxe0/ports/1/state)"
+	vm_wait_for 10 port_is roxe0 ACTIVE || bad "port 1 stays $(cat $SYS/roxe0/ports/1/state)"
 }
 
 step_devinfo() {
@@ -103,7 +92,7 @@ step_devinfo() {
 	grep -q 'transport:[[:space:]]*InfiniBand' <<<"$out" && ok "ibv_devinfo: transport InfiniBand" ||
 		bad "ibv_devinfo: transport is not InfiniBand"
 	# the IPv4 GIDs appear asynchronously (the core's netdev scan)
-	if wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR"; then
+	if vm_wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR"; then
 		g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
 		ok "RoCE v2 GID $g = $(cat $SYS/roxe0/ports/1/gids/"$g") ($ROXE_VM_GUEST_ADDR)"
 	else
@@ -155,9 +144,9 @@ step_timeout() {
 
 step_link() {
 	$IP link set eth0 down
-	wait_for 5 port_is roxe0 DOWN && ok "eth0 down: port DOWN" || bad "eth0 down: port $(cat $SYS/roxe0/ports/1/state)"
+	vm_wait_for 5 port_is roxe0 DOWN && ok "eth0 down: port DOWN" || bad "eth0 down: port $(cat $SYS/roxe0/ports/1/state)"
 	$IP link set eth0 up
-	wait_for 10 port_is roxe0 ACTIVE && ok "eth0 up: port ACTIVE" || bad "eth0 up: port $(cat $SYS/roxe0/ports/1/state)"
+	vm_wait_for 10 port_is roxe0 ACTIVE && ok "eth0 up: port ACTIVE" || bad "eth0 up: port $(cat $SYS/roxe0/ports/1/state)"
 }
 
 step_sigterm() {
@@ -173,7 +162,7 @@ step_daemon() {
 	have_dev roxe0 && ok "daemon mode: roxe0 there when roxed returns" || bad "daemon mode: no roxe0"
 	pid=$(pidof roxed) || { bad "daemon mode: no roxed process"; return; }
 	kill -TERM "$pid"
-	wait_for 10 no_dev roxe0 && ok "daemon mode: SIGTERM detaches" || bad "daemon mode: roxe0 stays"
+	vm_wait_for 10 no_dev roxe0 && ok "daemon mode: SIGTERM detaches" || bad "daemon mode: roxe0 stays"
 }
 
 step_sigkill_busy() {
@@ -206,9 +195,9 @@ step_netdev_gone() {
 	$IP link set rxb up
 	"$ROXED" -d rxa --foreground 2>>/tmp/roxed.log &
 	ROXED_PID=$!
-	wait_for 20 have_dev roxe0 || { bad "roxed -d rxa: no roxe0"; return; }
+	vm_wait_for 20 have_dev roxe0 || { bad "roxed -d rxa: no roxe0"; return; }
 	timeout 10 $IP link del rxa && ok "veth deleted under roxe0" || bad "ip link del rxa hangs or fails"
-	wait_for 10 no_dev roxe0 && ok "netdev gone: roxe0 unregistered" || bad "netdev gone: roxe0 stays"
+	vm_wait_for 10 no_dev roxe0 && ok "netdev gone: roxe0 unregistered" || bad "netdev gone: roxe0 stays"
 	wait "$ROXED_PID" || rc=$?
 	[ $rc = 1 ] && ok "roxed exited 1 (interface gone)" || bad "roxed exited $rc after its netdev went"
 }
@@ -219,12 +208,12 @@ step_netdev_gone() {
 step_mapped_unload() {
 	local g w rc=0 hold=/tmp/kmod_verbs.hold
 	start_roxed || { bad "roxed did not come back"; return; }
-	wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR" || { bad "no GID"; return; }
+	vm_wait_for 10 vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR" || { bad "no GID"; return; }
 	g=$(vm_gid_index roxe0 "$ROXE_VM_GUEST_ADDR")
 	rm -f $hold
 	"$VERBS" roxe0 "$g" --hold $hold >/tmp/hold.log 2>&1 &
 	w=$!
-	wait_for 20 test -e $hold || { bad "hold: the application did not get ready"; cat /tmp/hold.log; return; }
+	vm_wait_for 20 test -e $hold || { bad "hold: the application did not get ready"; cat /tmp/hold.log; return; }
 	stop_roxed KILL && ok "SIGKILL with mapped queues: roxe0 unregistered" ||
 		bad "SIGKILL with mapped queues: roxe0 stays"
 	rmmod roxe && ok "rmmod roxe while the application still maps queues" ||

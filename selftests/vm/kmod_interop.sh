@@ -28,16 +28,6 @@ log() { echo "kmod_interop: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-
 have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 listening() { netstat -ltn | grep ":$1 " >/dev/null; }
@@ -45,7 +35,7 @@ listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 start_roxed() {
 	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
-	wait_for 20 have_dev roxe0
+	vm_wait_for 20 have_dev roxe0
 }
 
 setup() {
@@ -53,7 +43,7 @@ setup() {
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
 	start_roxed || { bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
-	wait_for 10 vm_gid_index rxe0 $A && wait_for 10 vm_gid_index roxe0 $B ||
+	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
 		{ bad "no RoCE v2 GIDs"; return 1; }
 	GX=$(vm_gid_index rxe0 $A)
 	GR=$(vm_gid_index roxe0 $B)
@@ -78,7 +68,7 @@ run_one() {
 	PORT=$((PORT + 1))
 	"$prog" -d "$sdev" "$gopt" "$sg" -p $PORT "$@" >"$logf.srv" 2>&1 &
 	spid=$!
-	if ! wait_for 20 listening $PORT; then
+	if ! vm_wait_for 20 listening $PORT; then
 		bad "$label: server did not listen"
 		rc=1
 	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p $PORT "$@" "$saddr" >"$logf.cli" 2>&1; then
@@ -112,7 +102,7 @@ step_kill() {
 	PORT=$((PORT + 1))
 	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
 	spid=$!
-	wait_for 20 listening $PORT || { bad "kill: server did not listen"; return; }
+	vm_wait_for 20 listening $PORT || { bad "kill: server did not listen"; return; }
 	ib_write_bw -d roxe0 -x "$GR" -p $PORT -D 30 $A >"$ROXE_VM_OUT/kill.cli" 2>&1 &
 	cpid=$!
 	sleep 3
@@ -131,7 +121,7 @@ step_kill() {
 	fi
 	kill -KILL $spid 2>/dev/null || true
 	wait $spid 2>/dev/null || true
-	wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
+	vm_wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
 	rmmod roxe && ok "kill: rmmod roxe" || bad "kill: rmmod roxe failed"
 	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace' >/dev/null; then
 		bad "dmesg has warnings"

@@ -59,17 +59,6 @@ setup_rxe() {
 	ibv_devinfo -d rxe0 | grep -E 'state|active_mtu' || true
 }
 
-# wait_for COUNT-SECONDS CMD...: retry CMD every 0.1 s
-wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
-	done
-}
-
 # (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
 listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 capturing() { grep -q 'listening on' "$1"; }
@@ -85,11 +74,11 @@ run_pair() {
 	: >"$logf"
 	tcpdump -i rxa -nn -U --immediate-mode -s 0 -Z root -w "$pcap" udp port 4791 2>/tmp/tcpdump.err &
 	dpid=$!
-	wait_for 20 capturing /tmp/tcpdump.err || { log "$name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
+	vm_wait_for 20 capturing /tmp/tcpdump.err || { log "$name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
 
 	"${srv[@]}" -d rxe0 -p "$port" >>"$logf" 2>&1 &
 	spid=$!
-	if ! wait_for 20 listening "$port"; then
+	if ! vm_wait_for 20 listening "$port"; then
 		log "$name: server did not listen on $port"
 		rc=1
 	elif ! timeout 60 "${cli[@]}" -d rxe1 -p "$port" $A >>"$logf" 2>&1; then

@@ -95,6 +95,18 @@ vm_verify_capture() {
 
 # --- guest only ---------------------------------------------------------------
 
+# vm_wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds; 1 if
+# it never did.
+vm_wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
 # vm_veth_pair A_IF A_ADDR B_IF B_ADDR: a veth pair in the guest's one
 # namespace whose ends really talk over the veth: packets to the other end's
 # address leave through it (policy routes ahead of the local table), static
