@@ -159,6 +159,9 @@ demo bench soak: deps
 KDIR ?= $(lastword $(wildcard /usr/src/linux-headers-6.1*-amd64))
 KMOD_OUT := $(BUILD)/kmod
 KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
+# the VM suite's kernel ULP (selftests/vm/kverbs/), built the same way
+KTEST_OUT := $(BUILD)/kmod-test
+KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.c)
 .PHONY: kmod-clean
 kmod:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
@@ -169,9 +172,13 @@ kmod:
 	@find $(KMOD_OUT) -maxdepth 1 -xtype l -delete
 	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/; done
 	$(MAKE) -C $(KDIR) M=$(KMOD_OUT) modules
+	@mkdir -p $(KTEST_OUT)
+	@find $(KTEST_OUT) -maxdepth 1 -xtype l -delete
+	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/; done
+	$(MAKE) -C $(KDIR) M=$(KTEST_OUT) modules
 
 kmod-clean:
-	rm -rf $(KMOD_OUT)
+	rm -rf $(KMOD_OUT) $(KTEST_OUT)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Completion queues: a queue of struct ib_uverbs_wc that roxed produces
- * into and the application (through the rxe provider) consumes from.
+ * into and the application (through the rxe provider) consumes from; a
+ * kernel ULP's CQ the module consumes (roxe_poll_cq, kverbs.c).
  * Arming lives in the shared area (datapath.c), where roxed reads it after
  * each CQE; roxed raises the event with ROXE_IOC_CQ_EVENT.
  */
@@ -18,14 +19,21 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 entries;
 	int err, id;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel CQs: not yet */
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > ROXE_MAX_CQE)
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
+	/* Kernel clients (ib_mad) attach while the device registers, inside
+	 * roxed's ATTACH, before roxed can answer: fail now, not after
+	 * ROXE_KABI_TIMEOUT_MS, which would hold up uverbs' device too.
+	 */
+	if (!udata && !READ_ONCE(rdev->nengines))
+		return -EOPNOTSUPP;
+	cq->kernel = !udata;
+	spin_lock_init(&cq->poll_lock);
+	cq->cons = 0;
 
 	id = ida_alloc_max(&rdev->cqn_ida, ROXE_MAX_CQ - 1, GFP_KERNEL);
 	if (id < 0)
@@ -36,18 +44,22 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = roxe_kqueue_alloc(rdev, &cq->q, &entries, sizeof(struct ib_uverbs_wc));
 	if (err)
 		goto free_id;
-	err = roxe_kqueue_export(&cq->q, udata, &resp.mi);
-	if (err)
-		goto free_q;
+	if (udata) {
+		err = roxe_kqueue_export(&cq->q, udata, &resp.mi);
+		if (err)
+			goto free_q;
+	}
 	cmd.op = ROXE_KOP_CREATE_CQ;
 	cmd.cq.cqn = cq->cqn;
 	roxe_kqueue_describe(&cq->q, &cmd.cq.q);
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_CQ, cq->cqn);
 	if (err)
 		goto free_q;
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto undo;
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto undo;
+	}
 	ibcq->cqe = entries;
 	/* last: roxed's events find only CQs the core knows complete */
 	err = xa_insert(&rdev->cqs, cq->cqn, cq, GFP_KERNEL);
@@ -88,5 +100,7 @@ int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	else if (flags & IB_CQ_SOLICITED)
 		roxe_cq_arm(to_rdev(ibcq->device), cq->cqn, IB_CQ_SOLICITED);
 	/* user CQs: uverbs ignores IB_CQ_REPORT_MISSED_EVENTS' answer */
+	if (cq->kernel && (flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return !roxe_kcq_empty(cq);
 	return 0;
 }

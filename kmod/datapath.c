@@ -170,8 +170,10 @@ int roxe_cq_event(struct roxe_dev *rdev, u32 cqn)
 static int qp_event(struct roxe_dev *rdev, struct ib_event *ev, u32 qpn)
 {
 	struct roxe_qp *qp;
+	unsigned long flags;
 
-	xa_lock(&rdev->qps);
+	/* irq-safe: kernel ULPs poll their CQs from any context (kverbs.c) */
+	xa_lock_irqsave(&rdev->qps, flags);
 	qp = xa_load(&rdev->qps, qpn);
 	if (qp) {
 		if (ev->event != IB_EVENT_SQ_DRAINED)
@@ -180,7 +182,7 @@ static int qp_event(struct roxe_dev *rdev, struct ib_event *ev, u32 qpn)
 		if (qp->ibqp.event_handler)
 			qp->ibqp.event_handler(ev, qp->ibqp.qp_context);
 	}
-	xa_unlock(&rdev->qps);
+	xa_unlock_irqrestore(&rdev->qps, flags);
 	return qp ? 0 : -ENOENT;
 }
 

@@ -164,11 +164,11 @@ static void each_locked(struct roxe_dev *rdev, struct xarray *xa,
 	void *obj;
 
 	for (;;) {
-		xa_lock(xa);
+		xa_lock_irq(xa);	/* the QPs': kernel ULPs poll in any context */
 		obj = xa_find(xa, &i, ULONG_MAX, XA_PRESENT);
 		if (obj)
 			fn(rdev, obj);
-		xa_unlock(xa);
+		xa_unlock_irq(xa);
 		if (!obj || i == ULONG_MAX)
 			return;
 		i++;

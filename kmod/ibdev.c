@@ -247,6 +247,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.destroy_qp = roxe_destroy_qp,
 	.destroy_srq = roxe_destroy_srq,
 	.disassociate_ucontext = roxe_disassociate_ucontext,
+	.get_dma_mr = roxe_get_dma_mr,
 	.get_link_layer = roxe_get_link_layer,
 	.get_netdev = roxe_get_netdev,
 	.get_port_immutable = roxe_get_port_immutable,
@@ -254,6 +255,8 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.mmap_free = roxe_mmap_free,
 	.modify_qp = roxe_modify_qp,
 	.modify_srq = roxe_modify_srq,
+	.poll_cq = roxe_poll_cq,
+	.post_recv = roxe_post_recv,
 	.post_send = roxe_post_send,
 	.query_ah = roxe_query_ah,
 	.query_device = roxe_query_device,
@@ -290,6 +293,7 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	xa_destroy(&rdev->qps);
 	xa_destroy(&rdev->cqs);
 	xa_destroy(&rdev->srqs);
+	xa_destroy(&rdev->kmrs);
 	roxe_shared_free(rdev);
 }
 
@@ -325,6 +329,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	xa_init(&rdev->qps);
 	xa_init(&rdev->cqs);
 	xa_init(&rdev->srqs);
+	xa_init(&rdev->kmrs);
 	err = roxe_shared_alloc(rdev);
 	if (err)
 		goto fail;

@@ -259,6 +259,8 @@ int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct roxe_dev *rdev = to_rdev(ibmr->device);
 	struct roxe_mr *mr = to_rmr(ibmr);
 
+	if (!mr->umem)
+		return roxe_dereg_dma_mr(rdev, mr);
 	/* roxed stops touching the pages before it answers */
 	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, ibmr->lkey);
 	mr_revoke(rdev, mr);

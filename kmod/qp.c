@@ -47,8 +47,9 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 	k->send_cqn = to_rcq(init->send_cq)->cqn;
 	k->recv_cqn = to_rcq(init->recv_cq)->cqn;
 	k->srqn = init->srq ? to_rsrq(init->srq)->srqn : ~0U;
-	k->max_send_sge = init->cap.max_send_sge;
-	k->max_recv_sge = init->cap.max_recv_sge;
+	/* a kernel QP's WQEs name one bounce SGE whatever the ULP's list */
+	k->max_send_sge = qp->k ? 1 : init->cap.max_send_sge;
+	k->max_recv_sge = qp->k ? 1 : init->cap.max_recv_sge;
 	k->max_inline = init->cap.max_inline_data;
 	k->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	roxe_kqueue_describe(&qp->sq, &k->sq);
@@ -64,11 +65,10 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct rxe_create_qp_resp resp = {};
 	struct roxe_kabi_cmd cmd = {};
 	struct ib_qp_cap *cap = &init->cap;
+	bool kernel = !udata;	/* a kernel ULP's: kverbs.c */
 	u32 entries, room;
 	int err, qpn;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel QPs: not yet */
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
@@ -82,7 +82,11 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = check_cap(init);
 	if (err)
 		return err;
-	if (udata->outlen < sizeof(resp))
+	if (kernel && init->srq)
+		return -EOPNOTSUPP;	/* kernel SRQs are not offered */
+	if (kernel && !READ_ONCE(rdev->nengines))
+		return -EOPNOTSUPP;	/* as kernel CQs (cq.c) */
+	if (!kernel && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
 	qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN, ROXE_MAX_QP - 1,
@@ -96,57 +100,73 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	entries = max_t(u32, cap->max_send_wr, 1);
 	err = roxe_kqueue_alloc(rdev, &qp->sq, &entries,
-				send_wqe_size(cap->max_send_sge, cap->max_inline_data));
+				send_wqe_size(kernel ? 1 : cap->max_send_sge,
+					      cap->max_inline_data));
 	if (err)
 		goto free_qpn;
-	err = roxe_kqueue_export(&qp->sq, udata, &resp.sq_mi);
-	if (err)
-		goto free_sq;
-	/* grant what the slot holds: the provider checks posts against it */
 	cap->max_send_wr = entries;
 	room = (1U << qp->sq.log2_elem) - sizeof(struct rxe_send_wqe);
-	cap->max_send_sge = min_t(u32, room / sizeof(struct rxe_sge), ROXE_MAX_SGE);
 	cap->max_inline_data = min_t(u32, room, ROXE_MAX_INLINE);
+	if (!kernel) {
+		err = roxe_kqueue_export(&qp->sq, udata, &resp.sq_mi);
+		if (err)
+			goto free_sq;
+		/* grant what the slot holds: the provider checks posts */
+		cap->max_send_sge = min_t(u32, room / sizeof(struct rxe_sge),
+					  ROXE_MAX_SGE);
+	}
 
 	if (!init->srq) {
 		cap->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
 		entries = max_t(u32, cap->max_recv_wr, 1);
 		err = roxe_kqueue_alloc(rdev, &qp->rq, &entries,
-					recv_wqe_size(cap->max_recv_sge));
+					recv_wqe_size(kernel ? 1 : cap->max_recv_sge));
 		if (err)
 			goto free_sq;
-		err = roxe_kqueue_export(&qp->rq, udata, &resp.rq_mi);
-		if (err)
-			goto free_rq;
 		cap->max_recv_wr = entries;
-		room = (1U << qp->rq.log2_elem) - sizeof(struct rxe_recv_wqe);
-		cap->max_recv_sge = min_t(u32, room / sizeof(struct rxe_sge),
-					  ROXE_MAX_SGE);
+		if (!kernel) {
+			err = roxe_kqueue_export(&qp->rq, udata, &resp.rq_mi);
+			if (err)
+				goto free_rq;
+			room = (1U << qp->rq.log2_elem) -
+			       sizeof(struct rxe_recv_wqe);
+			cap->max_recv_sge = min_t(u32, room / sizeof(struct rxe_sge),
+						  ROXE_MAX_SGE);
+		}
 	} else {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	}
 
+	if (kernel) {
+		err = roxe_kqp_create(rdev, qp, init);
+		if (err)
+			goto free_rq;
+	}
 	tell_create(qp, init, &cmd);
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_QP, qpn);
 	if (err)
-		goto free_rq;
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto undo;
+		goto free_k;
+	if (!kernel) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto undo;
+	}
 	qp->cap = *cap;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.port_num = 1;
 	/* last: doorbells and roxed's events find only complete QPs */
-	err = xa_insert(&rdev->qps, qpn, qp, GFP_KERNEL);
+	err = xa_insert_irq(&rdev->qps, qpn, qp, GFP_KERNEL);
 	if (err)
 		goto undo;
 	return 0;
 
 undo:
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_QP, qpn);
+free_k:
+	roxe_kqp_destroy(rdev, qp);
 free_rq:
 	roxe_kqueue_free(rdev, &qp->rq);
 free_sq:
@@ -324,8 +344,9 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct roxe_qp *qp = to_rqp(ibqp);
 
 	/* waits out an event or a flush in progress; none comes after */
-	xa_erase(&rdev->qps, ibqp->qp_num);
+	xa_erase_irq(&rdev->qps, ibqp->qp_num);
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_QP, ibqp->qp_num);
+	roxe_kqp_destroy(rdev, qp);
 	roxe_kqueue_free(rdev, &qp->rq);
 	roxe_kqueue_free(rdev, &qp->sq);
 	ida_free(&rdev->qpn_ida, ibqp->qp_num);
@@ -346,8 +367,9 @@ void roxe_qp_set_error(struct roxe_qp *qp)
 }
 
 /* The provider's doorbell: a zero-WR post_send after it wrote WQEs into
- * the mapped send queue. Until roxed serves (ROXE_IOC_SERVE), say so
- * rather than accept work nothing would ever send. Never sleeps.
+ * the mapped send queue; a kernel ULP's WRs (kverbs.c). Until roxed
+ * serves (ROXE_IOC_SERVE), say so rather than accept work nothing would
+ * ever send. Never sleeps.
  */
 int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
@@ -357,13 +379,15 @@ int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (!READ_ONCE(rdev->nengines)) {
 		err = -EOPNOTSUPP;
-	} else if (wr) {
-		/* user QPs post through their queue; kernel QPs: not yet */
+	} else if (!!wr != !!to_rqp(ibqp)->k) {
+		/* user QPs post through their queue, kernel QPs WRs */
 		err = -EINVAL;
 	} else if (READ_ONCE(to_rqp(ibqp)->attr.qp_state) < IB_QPS_RTS) {
 		err = -EINVAL;		/* as rxe: no sends before RTS */
 	} else if (READ_ONCE(rdev->detached)) {
 		err = -EIO;		/* roxed is gone; the flush ran */
+	} else if (wr) {
+		return roxe_kpost_send(to_rqp(ibqp), wr, bad_wr);
 	} else {
 		return roxe_doorbell(rdev, ibqp->qp_num);
 	}

@@ -23,6 +23,40 @@ static void roxe_mmap_release(struct kref *ref)
 	kfree(m);
 }
 
+/* size bytes of zeroed vmalloc_user() memory that roxed can map at the
+ * token token_id << PAGE_SHIFT (queues, kernel QPs' bounce regions).
+ */
+struct roxe_mmap *roxe_kbuf_alloc(struct roxe_dev *rdev, size_t size,
+				  u32 *token_id)
+{
+	struct roxe_mmap *m;
+	int err;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	m->buf = vmalloc_user(size);
+	if (!m->buf) {
+		kfree(m);
+		return ERR_PTR(-ENOMEM);
+	}
+	m->size = size;
+	kref_init(&m->ref);
+	err = xa_alloc(&rdev->queues, token_id, m, xa_limit_31b, GFP_KERNEL);
+	if (err) {
+		kref_put(&m->ref, roxe_mmap_release);
+		return ERR_PTR(err);
+	}
+	return m;
+}
+
+/* Unfindable by token; freed when the last mapping goes. */
+void roxe_kbuf_free(struct roxe_dev *rdev, struct roxe_mmap *m, u32 token_id)
+{
+	xa_erase(&rdev->queues, token_id);
+	kref_put(&m->ref, roxe_mmap_release);
+}
+
 /* Round *entries up so that a queue of 2^k slots holds them (one slot stays
  * empty), allocate it and report back what it holds.
  */
@@ -33,26 +67,13 @@ int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
 	u64 slots = roundup_pow_of_two((u64)*entries + 1);
 	struct roxe_mmap *m;
 	size_t size;
-	int err;
 
 	if (!*entries || slots > (1U << 20) || log2_elem > 16)
 		return -EINVAL;
 	size = PAGE_ALIGN(sizeof(struct rxe_queue_buf) + (slots << log2_elem));
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
-	m->buf = vmalloc_user(size);
-	if (!m->buf) {
-		kfree(m);
-		return -ENOMEM;
-	}
-	m->size = size;
-	kref_init(&m->ref);
-	err = xa_alloc(&rdev->queues, &q->token_id, m, xa_limit_31b, GFP_KERNEL);
-	if (err) {
-		kref_put(&m->ref, roxe_mmap_release);
-		return err;
-	}
+	m = roxe_kbuf_alloc(rdev, size, &q->token_id);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
 	q->m = m;
 	q->buf = m->buf;
 	q->size = size;
@@ -102,10 +123,9 @@ void roxe_kqueue_free(struct roxe_dev *rdev, struct roxe_kqueue *q)
 {
 	if (!q->m)
 		return;
-	xa_erase(&rdev->queues, q->token_id);
 	if (q->exported)
 		rdma_user_mmap_entry_remove(&q->m->rdma);	/* -> mmap_free */
-	kref_put(&q->m->ref, roxe_mmap_release);
+	roxe_kbuf_free(rdev, q->m, q->token_id);
 	q->m = NULL;
 	q->buf = NULL;
 }

@@ -88,6 +88,8 @@ struct roxe_dev {
 	struct xarray		qps;		/* qpn -> roxe_qp */
 	struct xarray		cqs;		/* cqn -> roxe_cq */
 	struct xarray		srqs;		/* srqn -> roxe_srq */
+	/* DMA MRs (kernel ULPs' local keys): MR index -> kmr_value() */
+	struct xarray		kmrs;
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
 	struct roxe_kabi_shared	*shared;	/* vmalloc_user(): arming, doorbells */
@@ -123,6 +125,10 @@ struct roxe_cq {
 	struct ib_cq		ibcq;
 	struct roxe_kqueue	q;
 	u32			cqn;		/* arming: shared->cq_armed[cqn] */
+	/* a kernel ULP's CQ: the module consumes it (kverbs.c) */
+	bool			kernel;
+	spinlock_t		poll_lock;
+	u32			cons;		/* our consumer index */
 	/* the death flush's notes (flush.c only) */
 	bool			flushed;	/* got flush completions */
 	u32			lost;		/* flush completions that did not fit */
@@ -136,9 +142,43 @@ struct roxe_srq {
 	u32			limit;
 };
 
+/* kverbs.c: a kernel QP's work queue, produced by the module. Slot i of
+ * the ring holds the WQE with cookie i (mod slots); struct roxe_kslot
+ * keeps what the ULP gave for it until its completion is polled.
+ */
+struct roxe_kslot {
+	u64			wr_id;		/* the ULP's */
+	u64			bend;		/* bounce head after it: freed to here */
+	u32			boff;		/* its bytes in the bounce region */
+	u32			len;
+	u32			opcode;		/* enum ib_wr_opcode; receives: 0 */
+	u32			num_sge;	/* copy-out targets: READ, atomic, recv */
+	struct ib_sge		sge[];
+};
+
+struct roxe_kwq {
+	spinlock_t		lock;		/* post and poll */
+	u64			posted;		/* the next WR's cookie */
+	u64			retired;	/* WRs whose completion was polled */
+	u32			max_sge;	/* the ULP's, per WR */
+	size_t			slot_size;	/* of a struct roxe_kslot */
+	void			*slots;		/* one per ring slot */
+	u32			bbase, bsize;	/* its bytes of the bounce region */
+	u64			bhead, btail;	/* free-running byte ring */
+};
+
+struct roxe_kqp {
+	struct roxe_kwq		sq, rq;
+	struct roxe_mmap	*bounce;	/* mapped into roxed as an MR */
+	u32			bounce_token_id;
+	u32			bounce_idx;	/* in mr_ida */
+	u32			bounce_key;
+};
+
 struct roxe_qp {
 	struct ib_qp		ibqp;
 	struct roxe_kqueue	sq, rq;		/* rq unused with an SRQ */
+	struct roxe_kqp		*k;		/* kernel QPs only */
 	struct mutex		lock;		/* attr (modify, query) */
 	spinlock_t		state_lock;	/* attr.qp_state: also set by events */
 	struct ib_qp_attr	attr;		/* as last modified */
@@ -174,6 +214,7 @@ struct roxe_mr {
 struct roxe_ah {
 	struct ib_ah		ibah;
 	struct rdma_ah_attr	attr;		/* sgid_attr not kept */
+	struct rxe_av		av;		/* kernel UD sends copy it */
 };
 
 struct roxe_ucontext {
@@ -240,6 +281,9 @@ int roxe_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int roxe_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* queue.c */
+struct roxe_mmap *roxe_kbuf_alloc(struct roxe_dev *rdev, size_t size,
+				  u32 *token_id);
+void roxe_kbuf_free(struct roxe_dev *rdev, struct roxe_mmap *m, u32 token_id);
 int roxe_kqueue_alloc(struct roxe_dev *rdev, struct roxe_kqueue *q,
 		      u32 *entries, size_t elem_size);
 int roxe_kqueue_export(struct roxe_kqueue *q, struct ib_udata *udata,
@@ -312,6 +356,19 @@ void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* kverbs.c: kernel ULPs' QPs and CQs */
+int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
+		    const struct ib_qp_init_attr *init);
+void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp);
+int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+int roxe_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+bool roxe_kcq_empty(struct roxe_cq *cq);
+struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access);
+int roxe_dereg_dma_mr(struct roxe_dev *rdev, struct roxe_mr *mr);
 
 /* ah.c */
 int roxe_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -78,12 +78,20 @@ int roxe_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct roxe_srq *srq = to_rsrq(ibsrq);
+	struct roxe_kabi_cmd cmd = { .op = ROXE_KOP_MODIFY_SRQ };
+	int err;
 
 	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;	/* resizing: not yet */
 	if (mask & IB_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->q.slots - 1)
 			return -EINVAL;
+		/* roxed's engine watches the level and raises the event */
+		cmd.srq.srqn = srq->srqn;
+		cmd.srq.limit = attr->srq_limit;
+		err = roxe_chan_call(&to_rdev(ibsrq->device)->chan, &cmd);
+		if (err)
+			return err;
 		WRITE_ONCE(srq->limit, attr->srq_limit);
 	}
 	return 0;

@@ -9,6 +9,9 @@
 #     with the new post-send API (-N); 1 packet and 16 packets a message;
 #   - ibv_uc_pingpong -c, ibv_ud_pingpong -c;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw;
+#   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
+#     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
+#     READ, atomics, streams, CQ events, UD, bad posts, error flush;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0
 #     ends with an error instead of hanging, and rmmod roxe succeeds.
 # rxe's error counters must stay 0 through the clean runs.
@@ -21,6 +24,7 @@ A=10.77.2.1 B=10.77.2.2
 
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 fail=0
 
@@ -30,6 +34,7 @@ bad() { log "FAIL: $*"; fail=1; }
 
 have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
+verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
 listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 
 start_roxed() {
@@ -43,6 +48,8 @@ setup() {
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
 	start_roxed || { bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
+	# registered is not yet visible to libibverbs: uverbs comes last
+	vm_wait_for 10 verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
 	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
 		{ bad "no RoCE v2 GIDs"; return 1; }
 	GX=$(vm_gid_index rxe0 $A)
@@ -96,6 +103,22 @@ rxe_counters() {
 	for f in "$d"/*; do echo "$(basename "$f") $(cat "$f")"; done
 }
 
+# The kernel ULP: its load runs the checks and fails unless all pass.
+step_kverbs() {
+	local rc=0 mark
+	mark=$(dmesg | wc -l)
+	insmod "$KVERBS_KO" roxe=roxe0 peer=rxe0 || rc=$?
+	dmesg | tail -n +$((mark + 1)) >"$ROXE_VM_OUT/kverbs.log"
+	grep -a 'roxe_kverbs_test: \|roxe' "$ROXE_VM_OUT/kverbs.log" |
+		sed 's/^\[[ 0-9.]*\] //; s/^roxe_kverbs_test: /kverbs: /; s/^/    /'
+	if [ $rc = 0 ]; then
+		ok "kernel verbs on roxe0: $(grep -ao '[0-9]* passed, [0-9]* failed' "$ROXE_VM_OUT/kverbs.log" | tail -1)"
+		rmmod roxe_kverbs_test || bad "rmmod roxe_kverbs_test"
+	else
+		bad "kernel verbs on roxe0 (insmod exited $rc)"
+	fi
+}
+
 # SIGKILL to roxed under traffic: the roxe0 side must end, not hang.
 step_kill() {
 	local spid cpid rc=0 n
@@ -142,6 +165,7 @@ guest_main() {
 	run "ib_read_bw" ib_read_bw -s 65536 -n 200
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
+	step_kverbs
 	rxe_counters >"$after"
 	vm_check_rxe_counters "$after" "rxe0 after the clean runs" || bad "rxe counted errors"
 	step_kill
@@ -158,13 +182,14 @@ host_main() {
 	out=$top/build/vm/kmod-interop
 	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
 	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
+	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ]; then
 		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
 	fi
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	rm -rf "$out"
 	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
 		--add "$top/selftests/vm/vm_lib.sh" --script "$(readlink -f "$0")" &
 	local pid=$!
 	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT

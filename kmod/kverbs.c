@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Kernel ULPs' verbs: QPs and CQs created without udata, which the module
+ * produces into and consumes from itself, in the same rxe-layout queues
+ * roxed serves for applications. post_send, post_recv and poll_cq never
+ * sleep: spinlocks, copies and a doorbell (an eventfd signal).
+ *
+ * roxed cannot reach kernel memory, so a kernel WR's local bytes travel
+ * through a bounce region: vmalloc memory that roxed maps and knows as an
+ * MR of the QP's PD, with local access only. post_send copies a SEND's or
+ * a WRITE's gather list into it (inline data goes in the WQE instead);
+ * poll_cq copies a receive's, a READ's or an atomic's bytes out of it into
+ * the ULP's scatter list. Each work queue owns half of the region as a
+ * byte ring, allocated in posting order and freed when the completion that
+ * covers a WR is polled (a work queue completes in order, and an
+ * unsignaled WR is covered by the next completion), so bytes stay put
+ * until their completion is seen. Local keys are those of DMA MRs
+ * (get_dma_mr: the PD's local_dma_lkey), whose addresses are kernel
+ * virtual addresses (the device has no DMA device: ib_uses_virt_dma()).
+ *
+ * Each WQE carries a cookie instead of the ULP's wr_id: the free-running
+ * count of WRs posted on its queue. A completion's cookie names the slot
+ * that keeps the ULP's wr_id, scatter list and bounce bytes. A cookie
+ * outside the queue's outstanding range (roxed would be wrong) is dropped.
+ *
+ * The cost, against a device that DMAs from the ULP's pages: one memcpy of
+ * every payload byte on the CPU that posts (sends) or polls (receives,
+ * READs), and the bounce memory, 2 x kbounce_kib per QP.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_user_verbs.h>
+#include "roxe.h"
+
+static unsigned int kbounce_kib = 1024;
+module_param(kbounce_kib, uint, 0444);
+MODULE_PARM_DESC(kbounce_kib,
+		 "bounce bytes per kernel work queue, KiB (64..65536, default 1024)");
+
+/* Where the bounce region sits in its MR's address space (roxed's iova). */
+#define ROXE_KBOUNCE_IOVA	0x100000000000ULL
+#define ROXE_KBOUNCE_ALIGN	64
+
+/* --- DMA MRs: the local keys of kernel SGEs -------------------------------- */
+
+/* What kmrs holds for a DMA MR: its PD, local write and the key's byte. */
+static unsigned long kmr_value(u32 pdn, int access, u32 key)
+{
+	return ((unsigned long)pdn << 9) |
+	       (access & IB_ACCESS_LOCAL_WRITE ? 0x100 : 0) | (key & 0xff);
+}
+
+static bool kmr_ok(struct roxe_dev *rdev, u32 pdn, u32 lkey, bool write)
+{
+	void *v = xa_load(&rdev->kmrs, lkey >> 8);	/* RCU: any context */
+	unsigned long x;
+
+	if (!xa_is_value(v))
+		return false;
+	x = xa_to_value(v);
+	return (x & 0xff) == (lkey & 0xff) && (x >> 9) == pdn &&
+	       (!write || (x & 0x100));
+}
+
+/* roxed never hears of a DMA MR: only the module reads kernel memory, and
+ * remote access to it is not offered (roxed could not reach it).
+ */
+struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct roxe_dev *rdev = to_rdev(ibpd->device);
+	u32 pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
+	struct roxe_mr *mr;
+	int idx, err;
+	u32 key;
+
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
+	if (idx < 0) {
+		kfree(mr);
+		return ERR_PTR(idx);
+	}
+	key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
+	err = xa_err(xa_store(&rdev->kmrs, idx,
+			      xa_mk_value(kmr_value(pdn, access, key)),
+			      GFP_KERNEL));
+	if (err) {
+		ida_free(&rdev->mr_ida, idx);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->rdev = rdev;
+	kref_init(&mr->ref);
+	mr->index = idx;
+	mr->access = access;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = 0;	/* no remote access */
+	mr->ibmr.length = U64_MAX;
+	return &mr->ibmr;
+}
+
+int roxe_dereg_dma_mr(struct roxe_dev *rdev, struct roxe_mr *mr)
+{
+	xa_erase(&rdev->kmrs, mr->index);
+	ida_free(&rdev->mr_ida, mr->index);
+	kfree(mr);
+	return 0;
+}
+
+/* --- kernel QPs ------------------------------------------------------------- */
+
+static struct roxe_kslot *kslot(struct roxe_kwq *wq, u32 mask, u64 cookie)
+{
+	return wq->slots + (cookie & mask) * wq->slot_size;
+}
+
+static void *wqe_at(const struct roxe_kqueue *q, u64 cookie)
+{
+	return q->buf->data + ((cookie & (q->slots - 1)) << q->log2_elem);
+}
+
+static int kwq_init(struct roxe_kwq *wq, u32 slots, u32 max_sge, u32 bbase,
+		    u32 bsize)
+{
+	spin_lock_init(&wq->lock);
+	wq->max_sge = max_sge;
+	wq->slot_size = struct_size((struct roxe_kslot *)NULL, sge, max_sge);
+	wq->slots = kvcalloc(slots, wq->slot_size, GFP_KERNEL);
+	wq->bbase = bbase;
+	wq->bsize = bsize;
+	return wq->slots ? 0 : -ENOMEM;
+}
+
+/* The bounce region (a registered MR in roxed) and the slots' notes. Before
+ * the QP's create command: roxed knows the key when the first WQE comes.
+ */
+int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
+		    const struct ib_qp_init_attr *init)
+{
+	u32 half = clamp(kbounce_kib, 64U, 65536U) * 1024;
+	struct roxe_kabi_cmd cmd = {};
+	struct roxe_kqp *k;
+	int err, idx;
+
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return -ENOMEM;
+	err = kwq_init(&k->sq, qp->sq.slots, init->cap.max_send_sge, 0, half);
+	if (!err)
+		err = kwq_init(&k->rq, qp->rq.slots, init->cap.max_recv_sge, half,
+			       half);
+	if (err)
+		goto free;
+	k->bounce = roxe_kbuf_alloc(rdev, 2 * half, &k->bounce_token_id);
+	if (IS_ERR(k->bounce)) {
+		err = PTR_ERR(k->bounce);
+		goto free;
+	}
+	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
+	if (idx < 0) {
+		err = idx;
+		goto free_bounce;
+	}
+	k->bounce_idx = idx;
+	k->bounce_key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
+	cmd.op = ROXE_KOP_REG_MR;
+	cmd.mr.key = k->bounce_key;
+	cmd.mr.pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
+	cmd.mr.access = IB_ACCESS_LOCAL_WRITE;
+	cmd.mr.iova = ROXE_KBOUNCE_IOVA;
+	cmd.mr.length = 2 * half;
+	cmd.mr.token = (u64)k->bounce_token_id << PAGE_SHIFT;
+	cmd.mr.map_bytes = 2 * half;
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, k->bounce_key);
+	if (err)
+		goto free_idx;
+	qp->k = k;
+	return 0;
+
+free_idx:
+	ida_free(&rdev->mr_ida, idx);
+free_bounce:
+	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
+free:
+	kvfree(k->sq.slots);
+	kvfree(k->rq.slots);
+	kfree(k);
+	return err;
+}
+
+/* After roxed forgot the QP: it stops using the bounce MR, then it goes. */
+void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp)
+{
+	struct roxe_kqp *k = qp->k;
+
+	if (!k)
+		return;
+	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, k->bounce_key);
+	ida_free(&rdev->mr_ida, k->bounce_idx);
+	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
+	kvfree(k->sq.slots);
+	kvfree(k->rq.slots);
+	kfree(k);
+	qp->k = NULL;
+}
+
+/* len bytes of wq's byte ring, in posting order: their offset in the
+ * bounce region, -ENOMEM while the ring is full, -EINVAL if they never fit.
+ * *end is the ring's head after them.
+ */
+static long bounce_alloc(struct roxe_kwq *wq, u32 len, u64 *end)
+{
+	u64 head = wq->bhead;
+	u32 need = ALIGN(len, ROXE_KBOUNCE_ALIGN);
+	u64 pos = head % wq->bsize;
+
+	*end = head;
+	if (!len)
+		return wq->bbase;
+	if (need > wq->bsize)
+		return -EINVAL;
+	if (pos + need > wq->bsize)
+		head += wq->bsize - pos;	/* the end is too short: wrap */
+	if (head + need - wq->btail > wq->bsize)
+		return -ENOMEM;
+	*end = head + need;
+	return wq->bbase + head % wq->bsize;
+}
+
+/* The bytes of a gather or scatter list; every key must be a DMA MR of the
+ * QP's PD (with local write where the device writes).
+ */
+static int sg_bytes(struct roxe_dev *rdev, struct roxe_qp *qp,
+		    const struct ib_sge *sg, int n, bool write, u64 *bytes)
+{
+	u32 pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
+	u64 sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!sg[i].length)
+			continue;
+		if (!kmr_ok(rdev, pdn, sg[i].lkey, write))
+			return -EINVAL;
+		sum += sg[i].length;
+	}
+	if (sum > 1U << 31)		/* IBA: 2^31 bytes a message */
+		return -EINVAL;
+	*bytes = sum;
+	return 0;
+}
+
+static void gather(void *dst, const struct ib_sge *sg, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(dst, (void *)(uintptr_t)sg[i].addr, sg[i].length);
+		dst += sg[i].length;
+	}
+}
+
+static void scatter(const struct ib_sge *sg, int n, const void *src, u32 len)
+{
+	int i;
+
+	for (i = 0; i < n && len; i++) {
+		u32 c = min(len, sg[i].length);
+
+		memcpy((void *)(uintptr_t)sg[i].addr, src, c);
+		src += c;
+		len -= c;
+	}
+}
+
+static bool kopcode_ok(enum ib_qp_type t, enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return t == IB_QPT_RC || t == IB_QPT_UC;
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_SEND_WITH_INV:
+		return t == IB_QPT_RC;
+	default:
+		return false;	/* REG_MR, LOCAL_INV...: no kernel MRs */
+	}
+}
+
+static void fill_remote(struct rxe_send_wqe *w, const struct ib_send_wr *wr,
+			enum ib_qp_type t)
+{
+	switch (wr->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.wr.atomic.swap = atomic_wr(wr)->swap;
+		w->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		w->iova = atomic_wr(wr)->remote_addr;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		w->iova = rdma_wr(wr)->remote_addr;
+		break;
+	default:
+		if (t == IB_QPT_UD) {
+			w->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn & 0xffffff;
+			w->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+			w->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
+			w->wr.wr.ud.av = to_rah(ud_wr(wr)->ah)->av;
+		}
+	}
+}
+
+/* One WR into the next send slot; the caller holds the queue's lock. */
+static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
+			  const struct ib_send_wr *wr)
+{
+	struct roxe_kwq *wq = &qp->k->sq;
+	enum ib_qp_type t = qp->ibqp.qp_type;
+	bool atomic = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	bool in = atomic || wr->opcode == IB_WR_RDMA_READ;	/* bytes come back */
+	bool inl = (wr->send_flags & IB_SEND_INLINE) && !in;
+	struct rxe_send_wqe *w;
+	struct roxe_kslot *s;
+	u64 len, end;
+	long off = 0;
+	int err;
+
+	if (!kopcode_ok(t, wr->opcode) || wr->num_sge < 0 ||
+	    wr->num_sge > wq->max_sge)
+		return -EINVAL;
+	if (t == IB_QPT_UD && !ud_wr(wr)->ah)
+		return -EINVAL;
+	err = sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, in, &len);
+	if (err)
+		return err;
+	if ((atomic && len != 8) || (inl && len > qp->cap.max_inline_data))
+		return -EINVAL;
+	if (wq->posted - wq->retired >= qp->sq.slots - 1)
+		return -ENOMEM;
+	end = wq->bhead;
+	if (!inl) {
+		off = bounce_alloc(wq, len, &end);
+		if (off < 0)
+			return off;
+	}
+
+	w = wqe_at(&qp->sq, wq->posted);
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = wq->posted;
+	w->wr.opcode = wr->opcode;
+	w->wr.send_flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
+					     IB_SEND_SOLICITED);
+	if (qp->sq_sig_all)
+		w->wr.send_flags |= IB_SEND_SIGNALED;
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		w->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+	else
+		w->wr.ex.imm_data = wr->ex.imm_data;
+	fill_remote(w, wr, t);
+	w->dma.length = len;
+	w->dma.resid = len;
+	if (inl) {
+		w->wr.send_flags |= IB_SEND_INLINE;
+		gather(w->dma.inline_data, wr->sg_list, wr->num_sge);
+	} else if (len) {
+		w->dma.num_sge = 1;
+		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
+		w->dma.sge[0].length = len;
+		w->dma.sge[0].lkey = qp->k->bounce_key;
+		if (!in)
+			gather(qp->k->bounce->buf + off, wr->sg_list, wr->num_sge);
+	}
+
+	s = kslot(wq, qp->sq.slots - 1, wq->posted);
+	s->wr_id = wr->wr_id;
+	s->opcode = wr->opcode;
+	s->boff = off;
+	s->len = len;
+	s->bend = end;
+	s->num_sge = in ? wr->num_sge : 0;
+	if (in)
+		memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(*s->sge));
+	wq->bhead = end;
+	wq->posted++;
+	return 0;
+}
+
+/* The caller (roxe_post_send) checked the QP's and the device's state. */
+int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct roxe_dev *rdev = to_rdev(qp->ibqp.device);
+	struct roxe_kwq *wq = &qp->k->sq;
+	unsigned long flags;
+	int err = 0, n = 0;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	for (; wr; wr = wr->next, n++) {
+		err = kpost_one_send(rdev, qp, wr);
+		if (err)
+			break;
+	}
+	/* the WQEs before the index that shows them */
+	if (n)
+		smp_store_release(&qp->sq.buf->producer_index,
+				  wq->posted & (qp->sq.slots - 1));
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (n)
+		roxe_doorbell(rdev, qp->ibqp.qp_num);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+static int kpost_one_recv(struct roxe_dev *rdev, struct roxe_qp *qp,
+			  const struct ib_recv_wr *wr)
+{
+	struct roxe_kwq *wq = &qp->k->rq;
+	struct rxe_recv_wqe *w;
+	struct roxe_kslot *s;
+	u64 len, end;
+	long off;
+	int err;
+
+	if (wr->num_sge < 0 || wr->num_sge > wq->max_sge)
+		return -EINVAL;
+	err = sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, true, &len);
+	if (err)
+		return err;
+	if (wq->posted - wq->retired >= qp->rq.slots - 1)
+		return -ENOMEM;
+	off = bounce_alloc(wq, len, &end);
+	if (off < 0)
+		return off;
+
+	w = wqe_at(&qp->rq, wq->posted);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wq->posted;
+	w->dma.length = len;
+	w->dma.resid = len;
+	if (len) {
+		w->dma.num_sge = 1;
+		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
+		w->dma.sge[0].length = len;
+		w->dma.sge[0].lkey = qp->k->bounce_key;
+	}
+	s = kslot(wq, qp->rq.slots - 1, wq->posted);
+	s->wr_id = wr->wr_id;
+	s->opcode = 0;
+	s->boff = off;
+	s->len = len;
+	s->bend = end;
+	s->num_sge = wr->num_sge;
+	memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(*s->sge));
+	wq->bhead = end;
+	wq->posted++;
+	return 0;
+}
+
+/* Receive queues have no doorbell: roxed reads them when a request comes.
+ * In ERR it rings one, so roxed flushes the new WRs (ib_drain_rq).
+ */
+int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct roxe_dev *rdev = to_rdev(ibqp->device);
+	struct roxe_qp *qp = to_rqp(ibqp);
+	enum ib_qp_state st = READ_ONCE(qp->attr.qp_state);
+	struct roxe_kwq *wq;
+	unsigned long flags;
+	int err = 0, n = 0;
+
+	if (!qp->k || ibqp->srq || st == IB_QPS_RESET) {
+		err = -EINVAL;		/* user QPs post into their queue */
+	} else if (READ_ONCE(rdev->detached)) {
+		err = -EIO;
+	}
+	if (err) {
+		*bad_wr = wr;
+		return err;
+	}
+	wq = &qp->k->rq;
+	spin_lock_irqsave(&wq->lock, flags);
+	for (; wr; wr = wr->next, n++) {
+		err = kpost_one_recv(rdev, qp, wr);
+		if (err)
+			break;
+	}
+	if (n)
+		smp_store_release(&qp->rq.buf->producer_index,
+				  wq->posted & (qp->rq.slots - 1));
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (n && st == IB_QPS_ERR)
+		roxe_doorbell(rdev, ibqp->qp_num);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+/* --- kernel CQs ------------------------------------------------------------- */
+
+/* A UD receive's GRH area holds an IPv6 header, or an IPv4 one in its last
+ * 20 bytes (the rxe layout): the core parses it by this type.
+ */
+static void set_network_type(struct ib_wc *wc, const u8 *grh)
+{
+	wc->network_hdr_type = (grh[0] >> 4) == 6 ? RDMA_NETWORK_IPV6 :
+						      RDMA_NETWORK_IPV4;
+	wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+}
+
+/* Retire the WRs of wq up to u's cookie (copying out what came back) and
+ * fill wc. Under the QP xarray's lock: the QP stays.
+ */
+static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
+		    const struct ib_uverbs_wc *u, struct ib_wc *wc)
+{
+	const void *bounce = qp->k->bounce->buf;
+	bool recv = u->opcode & IB_WC_RECV;
+	struct roxe_kslot *s = NULL;
+	u64 cookie = u->wr_id;
+
+	spin_lock(&wq->lock);
+	if (cookie < wq->retired || cookie >= wq->posted) {
+		spin_unlock(&wq->lock);
+		return false;
+	}
+	for (; wq->retired <= cookie; wq->retired++) {
+		s = kslot(wq, mask, wq->retired);
+		/* WRs before this one completed well (else they'd have their
+		 * own completion); a receive of a WRITE's immediate has none
+		 */
+		if (s->num_sge && (wq->retired < cookie ||
+				   u->status == IB_WC_SUCCESS) &&
+		    u->opcode != IB_WC_RECV_RDMA_WITH_IMM)
+			scatter(s->sge, s->num_sge, bounce + s->boff,
+				recv ? min(u->byte_len, s->len) : s->len);
+		wq->btail = s->bend;
+	}
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = s->wr_id;
+	wc->status = u->status;
+	wc->opcode = u->opcode;
+	wc->vendor_err = u->vendor_err;
+	wc->byte_len = u->byte_len;
+	wc->qp = &qp->ibqp;
+	wc->ex.imm_data = u->ex.imm_data;
+	wc->src_qp = u->src_qp;
+	wc->wc_flags = u->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+				      IB_WC_WITH_INVALIDATE);
+	wc->pkey_index = u->pkey_index;
+	wc->sl = u->sl;
+	wc->port_num = 1;
+	if (recv && (wc->wc_flags & IB_WC_GRH) && s->len >= 40 &&
+	    u->status == IB_WC_SUCCESS)
+		set_network_type(wc, bounce + s->boff);
+	spin_unlock(&wq->lock);
+	return true;
+}
+
+static bool kcomplete(struct roxe_dev *rdev, const struct ib_uverbs_wc *u,
+		      struct ib_wc *wc)
+{
+	struct roxe_qp *qp;
+	unsigned long flags;
+	bool ok = false;
+
+	xa_lock_irqsave(&rdev->qps, flags);
+	qp = xa_load(&rdev->qps, u->qp_num);
+	if (qp && qp->k) {
+		if (u->opcode & IB_WC_RECV)
+			ok = kretire(qp, &qp->k->rq, qp->rq.slots - 1, u, wc);
+		else
+			ok = kretire(qp, &qp->k->sq, qp->sq.slots - 1, u, wc);
+	}
+	xa_unlock_irqrestore(&rdev->qps, flags);
+	if (!ok)
+		pr_warn_ratelimited("%s: dropped a completion for qp %u (wr %llu)\n",
+				    dev_name(&rdev->ib.dev), u->qp_num, u->wr_id);
+	return ok;
+}
+
+int roxe_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct roxe_dev *rdev = to_rdev(ibcq->device);
+	struct roxe_cq *cq = to_rcq(ibcq);
+	struct rxe_queue_buf *b = cq->q.buf;
+	u32 mask = cq->q.slots - 1;
+	struct ib_uverbs_wc u;
+	unsigned long flags;
+	int n = 0;
+
+	if (!cq->kernel)
+		return -EINVAL;		/* the provider polls user CQs */
+	spin_lock_irqsave(&cq->poll_lock, flags);
+	while (n < num &&
+	       cq->cons != (smp_load_acquire(&b->producer_index) & mask)) {
+		memcpy(&u, b->data + ((size_t)cq->cons << cq->q.log2_elem),
+		       sizeof(u));
+		cq->cons = (cq->cons + 1) & mask;
+		/* read before the index that frees the slot */
+		smp_store_release(&b->consumer_index, cq->cons);
+		if (kcomplete(rdev, &u, &wc[n]))
+			n++;
+	}
+	spin_unlock_irqrestore(&cq->poll_lock, flags);
+	return n;
+}
+
+/* For IB_CQ_REPORT_MISSED_EVENTS: a completion may have come before the
+ * arming, and roxed's event with it.
+ */
+bool roxe_kcq_empty(struct roxe_cq *cq)
+{
+	return READ_ONCE(cq->cons) ==
+	       (smp_load_acquire(&cq->q.buf->producer_index) & (cq->q.slots - 1));
+}
