@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * roxectl: attach roxe's XDP program to an interface, detach it, show what
- * is attached and read its counters.
+ * is attached and read its counters; list the RDMA devices roxed serves.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/libbpf.h>
+#include "roxe/ctl.h"
 #include "roxe/maps.h"
 #include "roxe/frame.h"
 #include "xdp.h"
@@ -26,6 +28,7 @@ static const char usage[] =
 "    roxectl detach IFACE\n"
 "    roxectl status\n"
 "    roxectl stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n"
+"    roxectl devices [IFACE] [--json]\n"
 "    roxectl --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -50,6 +53,14 @@ static const char usage[] =
 "            shows only QP N, with every counter. --watch repeats every\n"
 "            SECS seconds (default 1) and shows rates. --json prints one\n"
 "            JSON object per interface and round.\n"
+"\n"
+"    devices The RDMA devices (roxe0, ...) that roxed daemons serve for\n"
+"            roxe.ko, asked from each roxed over its status socket\n"
+"            /run/roxe/IFACE.sock: interface, port state and MTU, engines\n"
+"            and backend, roxed's pid and uptime, open user contexts, live\n"
+"            QPs, CQs, SRQs and MRs, the module's commands answered and\n"
+"            refused, asynchronous and completion events raised. A socket\n"
+"            that no roxed answers (it was killed) is reported as stale.\n"
 "\n"
 "    Counters: passed (not RoCE), redirected (to an engine), redirect_failed\n"
 "    (the owner has no socket on the queue), unknown_qp (dropped or passed),\n"
@@ -449,6 +460,106 @@ static int cmd_stats(int argc, char **argv)
 	return ret;
 }
 
+/* --- devices: what roxed daemons serve ------------------------------------- */
+static const char *const ctl_keys[] = {
+	"device", "interface", "port", "mtu", "engines", "backend", "pid", "uptime_s",
+	"user_contexts", "qps", "cqs", "srqs", "mrs", "commands", "command_errors",
+	"async_events", "cq_events",
+};
+#define NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
+
+/* The value of key in roxed's "key value" lines, or "-". */
+static void ctl_value(const char *text, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+		if (!strncmp(l, key, kl) && l[kl] == ' ') {
+			size_t n = strcspn(l + kl + 1, "\n");
+
+			snprintf(out, len, "%.*s", (int)n, l + kl + 1);
+			return;
+		}
+	}
+	snprintf(out, len, "-");
+}
+
+/* Columns: names left-aligned, numbers right-aligned under their heads. */
+static void print_cell(size_t k, const char *v)
+{
+	static const int width[NKEYS] = { -7, -6, -7, 5, 7, -7, 7, 7, 8, 5, 5, 5, 5, 8, 7, 6, 9 };
+
+	printf("%s%*s", k ? " " : "", width[k], v);
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+	static const char *const head[NKEYS] = {
+		"DEVICE", "IFACE", "PORT", "MTU", "ENGINES", "BACKEND", "PID", "UPTIME",
+		"CONTEXTS", "QPS", "CQS", "SRQS", "MRS", "COMMANDS", "REFUSED", "EVENTS",
+		"CQ_EVENTS",
+	};
+	const char *ifname = NULL;
+	bool json = false;
+	char pattern[256], text[ROXE_CTL_MAX], v[64];
+	unsigned shown = 0;
+	glob_t g;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] != '-' && !ifname)
+			ifname = argv[i];
+		else {
+			fprintf(stderr, "roxectl: devices: unexpected '%s' (roxectl --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	snprintf(pattern, sizeof(pattern), "%s/%s%s", ROXE_CTL_DIR, ifname ? ifname : "*",
+		 ROXE_CTL_SUFFIX);
+	if (glob(pattern, 0, NULL, &g)) {
+		g.gl_pathc = 0;
+		g.gl_pathv = NULL;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int n = roxe_ctl_query(g.gl_pathv[i], text, sizeof(text));
+
+		if (n < 0) {
+			fprintf(stderr, "roxectl: %s: %s%s\n", g.gl_pathv[i], strerror(-n),
+				n == -ECONNREFUSED ? " (stale: its roxed is gone)" : "");
+			if (n != -ECONNREFUSED)
+				ret = 1;
+			continue;
+		}
+		if (!json && !shown++) {
+			for (size_t k = 0; k < NKEYS; k++)
+				print_cell(k, head[k]);
+			printf("\n");
+		}
+		if (json)
+			printf("{");
+		for (size_t k = 0; k < NKEYS; k++) {
+			ctl_value(text, ctl_keys[k], v, sizeof(v));
+			if (json) {
+				bool num = strspn(v, "0123456789") == strlen(v) && *v;
+
+				printf("%s\"%s\": %s%s%s", k ? ", " : "", ctl_keys[k], num ? "" : "\"", v,
+				       num ? "" : "\"");
+			} else {
+				print_cell(k, v);
+			}
+		}
+		printf(json ? "}\n" : "\n");
+		shown += json;
+	}
+	if (!shown && !ret)
+		printf("roxectl: no roxed serves %s%s\n", ifname ? ifname : "any interface",
+		       ifname ? "" : " (roxed -d IFACE starts one)");
+	globfree(&g);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -468,6 +579,8 @@ int main(int argc, char **argv)
 		return cmd_status(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stats"))
 		return cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(cmd, "devices"))
+		return cmd_devices(argc - 1, argv + 1);
 	fprintf(stderr, "roxectl: unknown command '%s' (roxectl --help)\n", cmd);
 	return 2;
 }

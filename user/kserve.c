@@ -74,6 +74,8 @@ struct roxe_kserve {
 	struct ks_qp		*qp;		/* KS_MAX_QP, by qpn */
 	struct ks_mr		*mr;		/* KS_MAX_MR, by key >> 8 */
 	struct roxe_pd		**pd;		/* KS_MAX_PD, by pdn, made on first use */
+	uint64_t		commands, command_errors, async_events;
+	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
 };
 
 static const char *const state_names[] = {
@@ -154,8 +156,10 @@ static void cq_event(void *ctx, struct roxe_cq *cq, bool solicited)
 	uint32_t cqn = cq->id;
 	uint8_t armed = __atomic_load_n(&ks->shared->cq_armed[cqn], __ATOMIC_RELAXED);
 
-	if ((armed == 2 || (armed == 1 && solicited)) &&
-	    ioctl(ks->fd, ROXE_IOC_CQ_EVENT, &cqn) < 0 && errno != ENOENT)
+	if (!(armed == 2 || (armed == 1 && solicited)))
+		return;
+	atomic_fetch_add_explicit(&ks->cq_events, 1, memory_order_relaxed);
+	if (ioctl(ks->fd, ROXE_IOC_CQ_EVENT, &cqn) < 0 && errno != ENOENT)
 		ks->log(LOG_WARNING, "cq %u: completion event: %s", cqn, strerror(errno));
 }
 
@@ -203,6 +207,7 @@ static void forward_events(struct roxe_kserve *ks)
 			continue;	/* its object went away meanwhile */
 		if (ks->verbose)
 			ks->log(LOG_DEBUG, "event %u on %u", k.type, k.id);
+		ks->async_events++;
 		if (ioctl(ks->fd, ROXE_IOC_EVENT, &k) < 0 && errno != ENOENT)
 			ks->log(LOG_WARNING, "event %u on %u: %s", k.type, k.id, strerror(errno));
 	}
@@ -384,6 +389,22 @@ static int modify_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp_attr *a)
 	return err;
 }
 
+/* ibv_modify_srq's limit: the engine raises SRQ_LIMIT_REACHED (forwarded
+ * as ROXE_IOC_EVENT) when the SRQ's level drops below it. */
+static int modify_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
+{
+	struct ibv_srq_attr attr = { .srq_limit = k->limit };
+	int err;
+
+	if (k->srqn >= KS_MAX_SRQ || !ks->srq[k->srqn].srq)
+		return -ENOENT;
+	err = roxe_modify_srq(ks->srq[k->srqn].srq, &attr, IBV_SRQ_LIMIT);
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "modify srq %u: limit %u%s%s", k->srqn, k->limit,
+			err ? ": " : "", err ? strerror(-err) : "");
+	return err;
+}
+
 static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k)
 {
 	struct roxe_pd *pd = pd_get(ks, k->pdn);
@@ -424,6 +445,8 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		return modify_qp(ks, &c->modify);
 	case ROXE_KOP_REG_MR:
 		return reg_mr(ks, &c->mr);
+	case ROXE_KOP_MODIFY_SRQ:
+		return modify_srq(ks, &c->srq);
 	case ROXE_KOP_DESTROY_CQ:
 		if (c->id >= KS_MAX_CQ)
 			return -EINVAL;
@@ -471,6 +494,8 @@ int roxe_kserve_run(struct roxe_kserve *ks)
 			return -EPROTO;
 		r.seq = c.seq;
 		r.status = handle(ks, &c);
+		ks->commands++;
+		ks->command_errors += r.status != 0;
 		if (r.status)
 			ks->log(LOG_WARNING, "command %u (seq %u) failed: %s", c.op, c.seq,
 				strerror(-r.status));
@@ -566,16 +591,19 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 	free(ks);
 }
 
-void roxe_kserve_counts(const struct roxe_kserve *ks, unsigned *cqs, unsigned *qps,
-			unsigned *srqs, unsigned *mrs)
+void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *st)
 {
-	*cqs = *qps = *srqs = *mrs = 0;
+	memset(st, 0, sizeof(*st));
 	for (unsigned i = 0; i < KS_MAX_CQ; i++)
-		*cqs += ks->cq[i].cq != NULL;
+		st->cqs += ks->cq[i].cq != NULL;
 	for (unsigned i = 0; i < KS_MAX_SRQ; i++)
-		*srqs += ks->srq[i].srq != NULL;
+		st->srqs += ks->srq[i].srq != NULL;
 	for (unsigned i = 0; i < KS_MAX_QP; i++)
-		*qps += ks->qp[i].qp != NULL;
+		st->qps += ks->qp[i].qp != NULL;
 	for (unsigned i = 0; i < KS_MAX_MR; i++)
-		*mrs += ks->mr[i].mr != NULL;
+		st->mrs += ks->mr[i].mr != NULL;
+	st->commands = ks->commands;
+	st->command_errors = ks->command_errors;
+	st->async_events = ks->async_events;
+	st->cq_events = atomic_load_explicit(&ks->cq_events, memory_order_relaxed);
 }

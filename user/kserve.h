@@ -27,8 +27,14 @@ void roxe_kserve_free(struct roxe_kserve *ks);
  * readable. */
 int roxe_kserve_run(struct roxe_kserve *ks);
 int roxe_kserve_event_fd(const struct roxe_kserve *ks);
-/* Live objects, for the logs. */
-void roxe_kserve_counts(const struct roxe_kserve *ks, unsigned *cqs, unsigned *qps,
-			unsigned *srqs, unsigned *mrs);
+/* Live objects and what was done for them (logs, roxectl devices). */
+struct roxe_kserve_stats {
+	unsigned	qps, cqs, srqs, mrs;
+	uint64_t	commands;	/* the module's, answered */
+	uint64_t	command_errors;	/* of those, refused */
+	uint64_t	async_events;	/* forwarded to the module */
+	uint64_t	cq_events;	/* completion events raised */
+};
+void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *st);
 
 #endif /* ROXE_KSERVE_H */

@@ -22,6 +22,8 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
+#include "roxe/ctl.h"
 #include "roxe/kabi.h"
 #include "roxe/verbs.h"
 #include "kserve.h"
@@ -49,7 +51,8 @@ static const char usage[] =
 "\n"
 "    Without --foreground roxed detaches from the terminal once the device\n"
 "    is registered and logs to syslog (daemon facility); in the foreground\n"
-"    it logs to stderr.\n"
+"    it logs to stderr. `roxectl devices` shows what it serves, through\n"
+"    the status socket /run/roxe/IFACE.sock.\n"
 "\n"
 "OPTIONS\n"
 "    -d, --device IFACE   the network interface to serve\n"
@@ -158,14 +161,41 @@ static int daemonize(void)
 	return 0;
 }
 
-static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *ks,
-		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
+/* What `roxectl devices` shows (include/roxe/ctl.h). */
+static void status_text(char *buf, size_t len, const struct roxe_device_attr *da,
+			const struct roxe_kabi_info *info, const struct roxe_kserve *ks,
+			time_t started)
 {
+	struct roxe_kserve_stats st;
+
+	roxe_kserve_stats(ks, &st);
+	snprintf(buf, len,
+		 "pid %d\ninterface %s\nifindex %u\ndevice %s\nport %s\nmtu %u\n"
+		 "backend %s\nengines %u\nuptime_s %lld\nuser_contexts %llu\n"
+		 "qps %u\ncqs %u\nsrqs %u\nmrs %u\ncommands %llu\ncommand_errors %llu\n"
+		 "async_events %llu\ncq_events %llu\n",
+		 (int)getpid(), da->ifname, info->ifindex, info->ibdev,
+		 port_state_name(info->port_state), info->port_mtu,
+		 da->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", da->engines,
+		 (long long)(time(NULL) - started), (unsigned long long)info->ucontexts,
+		 st.qps, st.cqs, st.srqs, st.mrs, (unsigned long long)st.commands,
+		 (unsigned long long)st.command_errors, (unsigned long long)st.async_events,
+		 (unsigned long long)st.cq_events);
+}
+
+static int serve_loop(int fd, int sfd, int cfd, const struct roxe_device_attr *da,
+		      struct roxe_kserve *ks, struct roxe_kabi_info *info,
+		      struct roxe_kabi_info *last)
+{
+	const char *ifname = da->ifname;
+	time_t started = time(NULL);
+
 	for (;;) {
-		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = fd, .events = POLLIN },
-				       { .fd = roxe_kserve_event_fd(ks), .events = POLLIN } };
-		int n = poll(p, 3, 1000), err;
+				       { .fd = roxe_kserve_event_fd(ks), .events = POLLIN },
+				       { .fd = cfd, .events = POLLIN } };
+		int n = poll(p, 4, 1000), err;
 
 		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "poll: %s", strerror(errno));
@@ -198,11 +228,18 @@ static int serve_loop(int fd, int sfd, const char *ifname, struct roxe_kserve *k
 			logmsg(LOG_INFO, "%s: port %s, mtu %u", info->ibdev,
 			       port_state_name(info->port_state), info->port_mtu);
 		if (info->ucontexts != last->ucontexts) {
-			unsigned cqs, qps, srqs, mrs;
+			struct roxe_kserve_stats st;
 
-			roxe_kserve_counts(ks, &cqs, &qps, &srqs, &mrs);
+			roxe_kserve_stats(ks, &st);
 			logmsg(LOG_DEBUG, "%s: %llu user contexts (%u QPs, %u CQs, %u SRQs, %u MRs)",
-			       info->ibdev, (unsigned long long)info->ucontexts, qps, cqs, srqs, mrs);
+			       info->ibdev, (unsigned long long)info->ucontexts, st.qps, st.cqs,
+			       st.srqs, st.mrs);
+		}
+		if (n > 0 && (p[3].revents & POLLIN)) {
+			char text[ROXE_CTL_MAX];
+
+			status_text(text, sizeof(text), da, info, ks, started);
+			roxe_ctl_reply(cfd, text);
 		}
 		*last = *info;
 	}
@@ -216,7 +253,8 @@ static int serve(int fd, int sfd, const struct roxe_device_attr *da)
 	struct roxe_kabi_info info, last = { 0 };
 	struct roxe_device *dev;
 	struct roxe_kserve *ks;
-	int rc, err;
+	char path[108];
+	int rc, err, cfd;
 
 	err = roxe_device_open(da, &dev);
 	if (err) {
@@ -233,7 +271,15 @@ static int serve(int fd, int sfd, const struct roxe_device_attr *da)
 	logmsg(LOG_INFO, "%s: transport over %s, %u engine%s", da->ifname,
 	       da->backend == ROXE_BACKEND_UDP ? "UDP" : "XDP and AF_XDP", da->engines,
 	       da->engines == 1 ? "" : "s");
-	rc = serve_loop(fd, sfd, da->ifname, ks, &info, &last);
+	/* roxectl devices: a status socket (optional: serving goes on without) */
+	cfd = roxe_ctl_listen(da->ifname, path, sizeof(path));
+	if (cfd < 0)
+		logmsg(LOG_WARNING, "%s: status socket: %s", da->ifname, strerror(-cfd));
+	rc = serve_loop(fd, sfd, cfd, da, ks, &info, &last);
+	if (cfd >= 0) {
+		close(cfd);
+		unlink(path);
+	}
 	roxe_kserve_free(ks);
 	roxe_device_close(dev);
 	return rc;

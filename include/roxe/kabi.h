@@ -67,6 +67,7 @@ enum roxe_kabi_op {
 	ROXE_KOP_DESTROY_QP,
 	ROXE_KOP_REG_MR,
 	ROXE_KOP_DEREG_MR,
+	ROXE_KOP_MODIFY_SRQ,	/* struct roxe_kabi_srq: srqn and limit only */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -156,7 +157,7 @@ struct roxe_kabi_cmd {
 	__u32	seq;			/* 0: no reply wanted */
 	union {
 		struct roxe_kabi_cq		cq;
-		struct roxe_kabi_srq		srq;
+		struct roxe_kabi_srq		srq;	/* CREATE_SRQ, MODIFY_SRQ */
 		struct roxe_kabi_qp		qp;
 		struct roxe_kabi_qp_attr	modify;
 		struct roxe_kabi_mr		mr;

@@ -12,6 +12,8 @@
 #   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
 #     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
 #     READ, atomics, streams, CQ events, UD, bad posts, error flush;
+#   - roxectl devices shows roxe0 served (port, objects, commands), and
+#     its socket reported stale once roxed is killed;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0
 #     ends with an error instead of hanging, and rmmod roxe succeeds.
 # rxe's error counters must stay 0 through the clean runs.
@@ -26,6 +28,7 @@ A=10.77.2.1 B=10.77.2.2
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
+ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 fail=0
 
 log() { echo "kmod_interop: $*"; }
@@ -119,9 +122,23 @@ step_kverbs() {
 	fi
 }
 
+# roxectl asks roxed over its status socket.
+step_roxectl() {
+	local out
+	out=$("$ROXECTL" devices 2>&1) || { bad "roxectl devices: $out"; return; }
+	echo "$out" | sed 's/^/    /'
+	grep -qE '^roxe0 +rxb +ACTIVE +1024 ' <<<"$out" &&
+		ok "roxectl devices: roxe0 on rxb, ACTIVE, mtu 1024" ||
+		bad "roxectl devices does not show roxe0 ACTIVE on rxb"
+	out=$("$ROXECTL" devices rxb --json 2>&1)
+	grep -q '"device": "roxe0", "interface": "rxb".*"commands": [1-9]' <<<"$out" &&
+		ok "roxectl devices rxb --json: roxe0, commands answered" ||
+		bad "roxectl devices rxb --json: $out"
+}
+
 # SIGKILL to roxed under traffic: the roxe0 side must end, not hang.
 step_kill() {
-	local spid cpid rc=0 n
+	local spid cpid rc=0 n out
 	PORT=$((PORT + 1))
 	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
 	spid=$!
@@ -145,6 +162,10 @@ step_kill() {
 	kill -KILL $spid 2>/dev/null || true
 	wait $spid 2>/dev/null || true
 	vm_wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
+	out=$("$ROXECTL" devices 2>&1)
+	grep -q 'stale' <<<"$out" && ! grep -q '^roxe0' <<<"$out" &&
+		ok "kill: roxectl devices: $(grep stale <<<"$out")" ||
+		bad "kill: roxectl devices after roxed died: $out"
 	rmmod roxe && ok "kill: rmmod roxe" || bad "kill: rmmod roxe failed"
 	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace' >/dev/null; then
 		bad "dmesg has warnings"
@@ -166,6 +187,7 @@ guest_main() {
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
 	step_kverbs
+	step_roxectl
 	rxe_counters >"$after"
 	vm_check_rxe_counters "$after" "rxe0 after the clean runs" || bad "rxe counted errors"
 	step_kill
@@ -189,6 +211,7 @@ host_main() {
 	rm -rf "$out"
 	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/bin/roxectl" \
 		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
 		--add "$top/selftests/vm/vm_lib.sh" --script "$(readlink -f "$0")" &
 	local pid=$!

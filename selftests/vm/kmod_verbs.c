@@ -203,6 +203,11 @@ int main(int argc, char **argv)
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 50, .max_sge = 2 } };
 	srq = ibv_create_srq(pd, &sa);
 	CHECK(srq, "create_srq 50 x 2");
+	struct ibv_srq_attr sl = { .srq_limit = 5 };
+	CHECK(srq && ibv_modify_srq(srq, &sl, IBV_SRQ_LIMIT) == 0, "modify_srq limit 5");
+	sl.srq_limit = 0;
+	CHECK(srq && ibv_query_srq(srq, &sl) == 0 && sl.srq_limit == 5,
+	      "query_srq: limit 5");
 
 	for (int s = 0; s < 2; s++) {
 		for (unsigned t = 0; t < 3; t++) {
