@@ -78,7 +78,7 @@ guest_main() {
 host_skip() { echo "kmod_datapath: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
-	local top out rc=0
+	local top out
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod_datapath.out
@@ -100,20 +100,7 @@ host_main() {
 			{ echo "kmod_datapath: FAIL: cannot build kmod_datapath"; exit $KSFT_FAIL; }
 	fi
 
-	rm -rf "$out"
-	"$top/tools/vm/run.sh" --quiet --timeout 200 --out "$out" \
-		--add "$top/build/kmod/roxe.ko" --add "$bin" \
-		--script "$(readlink -f "$0")" &
-	local pid=$!
-	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
-	wait $pid || rc=$?
-	trap - TERM INT
-	grep -a '^kmod_datapath:\|^    ' "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
-	if [ $rc != 0 ]; then
-		echo "kmod_datapath: FAIL: guest exited with $rc; console tail:"
-		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
-		exit $KSFT_FAIL
-	fi
+	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/roxe.ko" --add "$bin"
 	echo "kmod_datapath: PASS"
 	exit $KSFT_PASS
 }

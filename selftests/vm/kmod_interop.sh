@@ -199,7 +199,7 @@ guest_main() {
 host_skip() { echo "kmod_interop: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
-	local top out rc=0
+	local top out
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-interop
 	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
@@ -208,22 +208,11 @@ host_main() {
 		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
 	fi
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
-	rm -rf "$out"
-	"$top/tools/vm/run.sh" --quiet --timeout 280 --out "$out" \
+	vm_run_guest kmod_interop "$out" 280 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxectl" \
 		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
-		--add "$top/selftests/vm/vm_lib.sh" --script "$(readlink -f "$0")" &
-	local pid=$!
-	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
-	wait $pid || rc=$?
-	trap - TERM INT
-	grep -a '^kmod_interop:\|^    ' "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
-	if [ $rc != 0 ]; then
-		echo "kmod_interop: FAIL: guest exited with $rc; console tail:"
-		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
-		exit $KSFT_FAIL
-	fi
+		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_interop: PASS"
 	exit $KSFT_PASS
 }

@@ -124,7 +124,7 @@ host_skip() { echo "rxe_capture: SKIP: $*"; exit $KSFT_SKIP; }
 
 
 host_main() {
-	local top out rc=0 name min n bad=0
+	local top out name min n bad=0
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/rxe_capture
@@ -135,21 +135,7 @@ host_main() {
 	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
 	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
 
-	rm -rf "$out"
-	# kselftest's runner times out with SIGTERM: pass it on so the harness
-	# tears its namespace and QEMU down
-	"$top/tools/vm/run.sh" --quiet --timeout 240 --out "$out" --add "$top/selftests/vm/vm_lib.sh" \
-		--script "$(readlink -f "$0")" &
-	local pid=$!
-	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
-	wait $pid || rc=$?
-	trap - TERM INT
-	grep -a '^rxe_capture:' "$out/console.log" 2>/dev/null || true
-	if [ $rc != 0 ]; then
-		echo "rxe_capture: FAIL: guest exited with $rc; console tail:"
-		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
-		exit $KSFT_FAIL
-	fi
+	vm_run_guest rxe_capture "$out" 240 --add "$top/selftests/vm/vm_lib.sh"
 
 	while read -r name min _; do
 		[ -n "$name" ] || continue

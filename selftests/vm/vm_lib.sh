@@ -15,6 +15,30 @@ find_top() {
 	return 1
 }
 
+# vm_run_guest NAME OUT TIMEOUT [run.sh options...]: boot the VM with the
+# calling script as its guest part (run.sh --script), results in OUT
+# (emptied first). kselftest's runner times out with SIGTERM: it is passed
+# on so the harness tears its namespace and QEMU down. Shows the guest's
+# "NAME:" lines and their indented details; returns when the guest passed,
+# else shows the console's tail and exits with KSFT_FAIL.
+vm_run_guest() {
+	local name=$1 out=$2 timeout=$3 pid rc=0
+	shift 3
+	rm -rf "$out"
+	"$(find_top)/tools/vm/run.sh" --quiet --timeout "$timeout" --out "$out" "$@" \
+		--script "$(readlink -f "$0")" &
+	pid=$!
+	trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit $KSFT_FAIL' TERM INT
+	wait $pid || rc=$?
+	trap - TERM INT
+	grep -a "^$name:\|^    " "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
+	if [ $rc != 0 ]; then
+		echo "$name: FAIL: guest exited with $rc; console tail:"
+		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
+		exit $KSFT_FAIL
+	fi
+}
+
 # --- shared by the interop tests, on the host and (added to the image with
 # run.sh --add) in the guest ----------------------------------------------
 
