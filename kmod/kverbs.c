@@ -70,8 +70,8 @@ struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct roxe_dev *rdev = to_rdev(ibpd->device);
 	u32 pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
 	struct roxe_mr *mr;
-	int idx, err;
 	u32 key;
+	int err;
 
 	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~IB_ACCESS_LOCAL_WRITE)
@@ -79,23 +79,21 @@ struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
-	if (idx < 0) {
+	err = roxe_key_alloc(rdev, &key);
+	if (err) {
 		kfree(mr);
-		return ERR_PTR(idx);
+		return ERR_PTR(err);
 	}
-	key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
-	err = xa_err(xa_store(&rdev->kmrs, idx,
+	err = xa_err(xa_store(&rdev->kmrs, key >> 8,
 			      xa_mk_value(kmr_value(pdn, access, key)),
 			      GFP_KERNEL));
 	if (err) {
-		ida_free(&rdev->mr_ida, idx);
+		roxe_key_free(rdev, key);
 		kfree(mr);
 		return ERR_PTR(err);
 	}
 	mr->rdev = rdev;
 	kref_init(&mr->ref);
-	mr->index = idx;
 	mr->access = access;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = 0;	/* no remote access */
@@ -105,8 +103,8 @@ struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access)
 
 int roxe_dereg_dma_mr(struct roxe_dev *rdev, struct roxe_mr *mr)
 {
-	xa_erase(&rdev->kmrs, mr->index);
-	ida_free(&rdev->mr_ida, mr->index);
+	xa_erase(&rdev->kmrs, mr->ibmr.lkey >> 8);
+	roxe_key_free(rdev, mr->ibmr.lkey);
 	kfree(mr);
 	return 0;
 }
@@ -144,7 +142,7 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 	u32 half = clamp(kbounce_kib, 64U, 65536U) * 1024;
 	struct roxe_kabi_cmd cmd = {};
 	struct roxe_kqp *k;
-	int err, idx;
+	int err;
 
 	k = kzalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
@@ -160,13 +158,9 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 		err = PTR_ERR(k->bounce);
 		goto free;
 	}
-	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
-	if (idx < 0) {
-		err = idx;
+	err = roxe_key_alloc(rdev, &k->bounce_key);
+	if (err)
 		goto free_bounce;
-	}
-	k->bounce_idx = idx;
-	k->bounce_key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
 	cmd.op = ROXE_KOP_REG_MR;
 	cmd.mr.key = k->bounce_key;
 	cmd.mr.pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
@@ -177,12 +171,12 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 	cmd.mr.map_bytes = 2 * half;
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, k->bounce_key);
 	if (err)
-		goto free_idx;
+		goto free_key;
 	qp->k = k;
 	return 0;
 
-free_idx:
-	ida_free(&rdev->mr_ida, idx);
+free_key:
+	roxe_key_free(rdev, k->bounce_key);
 free_bounce:
 	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
 free:
@@ -200,7 +194,7 @@ void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp)
 	if (!k)
 		return;
 	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, k->bounce_key);
-	ida_free(&rdev->mr_ida, k->bounce_idx);
+	roxe_key_free(rdev, k->bounce_key);
 	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
 	kvfree(k->sq.slots);
 	kvfree(k->rq.slots);

@@ -45,6 +45,24 @@ static u64 mr_token(u32 id)
 	return ROXE_KABI_MR_TOKEN_BASE + ((u64)id << ROXE_MR_ID_SHIFT);
 }
 
+/* A new MR key: a free index (the upper 24 bits) and the next generation
+ * byte. roxe_key_free() gives the index back.
+ */
+int roxe_key_alloc(struct roxe_dev *rdev, u32 *key)
+{
+	int idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
+
+	if (idx < 0)
+		return idx;
+	*key = ((u32)idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
+	return 0;
+}
+
+void roxe_key_free(struct roxe_dev *rdev, u32 key)
+{
+	ida_free(&rdev->mr_ida, key >> 8);
+}
+
 static void mr_free(struct kref *ref)
 {
 	kfree(container_of(ref, struct roxe_mr, ref));
@@ -177,7 +195,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct roxe_dev *rdev = to_rdev(ibpd->device);
 	struct roxe_kabi_cmd cmd = {};
 	struct roxe_mr *mr;
-	int err, idx;
+	int err;
 	u32 key;
 
 	/* optional flags (relaxed ordering: perftest asks) are hints a
@@ -195,11 +213,9 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->rdev = rdev;
 	kref_init(&mr->ref);
 	init_rwsem(&mr->map_sem);
-	idx = ida_alloc_range(&rdev->mr_ida, 1, ROXE_MAX_MR - 1, GFP_KERNEL);
-	if (idx < 0) {
-		err = idx;
+	err = roxe_key_alloc(rdev, &key);
+	if (err)
 		goto free_mr;
-	}
 	mr->umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
@@ -216,9 +232,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err < 0)
 		goto release;
 	mr->token = mr_token(mr->map_id);
-	mr->index = idx;
 	mr->access = access;
-	key = (idx << 8) | (atomic_inc_return(&rdev->key_gen) & 0xff);
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	mr->ibmr.iova = iova;
@@ -248,7 +262,7 @@ release:
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 free_idx:
-	ida_free(&rdev->mr_ida, idx);
+	roxe_key_free(rdev, key);
 free_mr:
 	kref_put(&mr->ref, mr_free);
 	return ERR_PTR(err);
@@ -266,7 +280,7 @@ int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	mr_revoke(rdev, mr);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
-	ida_free(&rdev->mr_ida, mr->index);
+	roxe_key_free(rdev, ibmr->lkey);
 	kref_put(&mr->ref, mr_free);	/* or the last fault that holds it */
 	return 0;
 }

@@ -171,7 +171,6 @@ struct roxe_kqp {
 	struct roxe_kwq		sq, rq;
 	struct roxe_mmap	*bounce;	/* mapped into roxed as an MR */
 	u32			bounce_token_id;
-	u32			bounce_idx;	/* in mr_ida */
 	u32			bounce_key;
 };
 
@@ -197,8 +196,7 @@ struct roxe_qp {
 struct roxe_mr {
 	struct ib_mr		ibmr;
 	struct roxe_dev		*rdev;		/* ibmr.device is set after reg */
-	struct ib_umem		*umem;		/* pinned user pages */
-	u32			index;
+	struct ib_umem		*umem;		/* pinned user pages; NULL: DMA MR */
 	int			access;
 	u32			map_id;		/* in roxe_mr_maps: token's id */
 	u64			token;		/* mmap offset for roxed */
@@ -351,6 +349,8 @@ int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 
 /* mr.c */
+int roxe_key_alloc(struct roxe_dev *rdev, u32 *key);
+void roxe_key_free(struct roxe_dev *rdev, u32 key);
 int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
