@@ -461,44 +461,49 @@ static int cmd_stats(int argc, char **argv)
 }
 
 /* --- devices: what roxed daemons serve ------------------------------------- */
-static const char *const ctl_keys[] = {
-	"device", "interface", "port", "mtu", "engines", "backend", "pid", "uptime_s",
-	"user_contexts", "qps", "cqs", "srqs", "mrs", "commands", "command_errors",
-	"async_events", "cq_events",
+/* The columns: roxed's key (include/roxe/ctl.h), the table's head, and its
+ * width (negative: left-aligned). */
+static const struct {
+	const char *key, *head;
+	int width;
+} ctl_cols[] = {
+	{ "device", "DEVICE", -7 },		{ "interface", "IFACE", -6 },
+	{ "port", "PORT", -7 },			{ "mtu", "MTU", 5 },
+	{ "engines", "ENGINES", 7 },		{ "backend", "BACKEND", -7 },
+	{ "pid", "PID", 7 },			{ "uptime_s", "UPTIME", 7 },
+	{ "user_contexts", "CONTEXTS", 8 },	{ "qps", "QPS", 5 },
+	{ "cqs", "CQS", 5 },			{ "srqs", "SRQS", 5 },
+	{ "mrs", "MRS", 5 },			{ "commands", "COMMANDS", 8 },
+	{ "command_errors", "REFUSED", 7 },	{ "async_events", "EVENTS", 6 },
+	{ "cq_events", "CQ_EVENTS", 9 },
 };
-#define NKEYS (sizeof(ctl_keys) / sizeof(ctl_keys[0]))
+#define NCOLS (sizeof(ctl_cols) / sizeof(ctl_cols[0]))
 
 /* The value of key in roxed's "key value" lines, or "-". */
 static void ctl_value(const char *text, const char *key, char *out, size_t len)
 {
 	size_t kl = strlen(key);
+	const char *l = text;
 
-	for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+	while (l && *l) {
 		if (!strncmp(l, key, kl) && l[kl] == ' ') {
-			size_t n = strcspn(l + kl + 1, "\n");
-
-			snprintf(out, len, "%.*s", (int)n, l + kl + 1);
+			snprintf(out, len, "%.*s", (int)strcspn(l + kl + 1, "\n"), l + kl + 1);
 			return;
 		}
+		l = strchr(l, '\n');
+		if (l)
+			l++;
 	}
 	snprintf(out, len, "-");
 }
 
-/* Columns: names left-aligned, numbers right-aligned under their heads. */
 static void print_cell(size_t k, const char *v)
 {
-	static const int width[NKEYS] = { -7, -6, -7, 5, 7, -7, 7, 7, 8, 5, 5, 5, 5, 8, 7, 6, 9 };
-
-	printf("%s%*s", k ? " " : "", width[k], v);
+	printf("%s%*s", k ? " " : "", ctl_cols[k].width, v);
 }
 
 static int cmd_devices(int argc, char **argv)
 {
-	static const char *const head[NKEYS] = {
-		"DEVICE", "IFACE", "PORT", "MTU", "ENGINES", "BACKEND", "PID", "UPTIME",
-		"CONTEXTS", "QPS", "CQS", "SRQS", "MRS", "COMMANDS", "REFUSED", "EVENTS",
-		"CQ_EVENTS",
-	};
 	const char *ifname = NULL;
 	bool json = false;
 	char pattern[256], text[ROXE_CTL_MAX], v[64];
@@ -533,18 +538,18 @@ static int cmd_devices(int argc, char **argv)
 			continue;
 		}
 		if (!json && !shown++) {
-			for (size_t k = 0; k < NKEYS; k++)
-				print_cell(k, head[k]);
+			for (size_t k = 0; k < NCOLS; k++)
+				print_cell(k, ctl_cols[k].head);
 			printf("\n");
 		}
 		if (json)
 			printf("{");
-		for (size_t k = 0; k < NKEYS; k++) {
-			ctl_value(text, ctl_keys[k], v, sizeof(v));
+		for (size_t k = 0; k < NCOLS; k++) {
+			ctl_value(text, ctl_cols[k].key, v, sizeof(v));
 			if (json) {
 				bool num = strspn(v, "0123456789") == strlen(v) && *v;
 
-				printf("%s\"%s\": %s%s%s", k ? ", " : "", ctl_keys[k], num ? "" : "\"", v,
+				printf("%s\"%s\": %s%s%s", k ? ", " : "", ctl_cols[k].key, num ? "" : "\"", v,
 				       num ? "" : "\"");
 			} else {
 				print_cell(k, v);
