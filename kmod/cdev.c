@@ -64,7 +64,7 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 		return -EFAULT;
 	if (a.abi_version != ROXE_KABI_VERSION)
 		return -EPROTO;
-	if (a.flags)
+	if (a.flags & ~ROXE_KABI_ATTACH_ON_SERVE)
 		return -EINVAL;
 
 	mutex_lock(&roxe_attach_lock);
@@ -86,13 +86,15 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 		ib_device_put(other);
 		goto out_put;
 	}
-	rdev = roxe_dev_add(ndev, rf, filp->f_mapping);
+	rdev = roxe_dev_add(ndev, rf, filp->f_mapping,
+			    a.flags & ROXE_KABI_ATTACH_ON_SERVE);
 	if (IS_ERR(rdev)) {
 		err = PTR_ERR(rdev);
 		goto out_put;
 	}
 	rf->rdev = rdev;
-	pr_info("%s: attached to %s\n", dev_name(&rdev->ib.dev), ndev->name);
+	pr_info("%s: attached to %s%s\n", dev_name(&rdev->ib.dev), ndev->name,
+		rdev->register_on_serve ? ", registering once served" : "");
 	dev_put(ndev);
 	mutex_unlock(&rf->lock);
 	mutex_unlock(&roxe_attach_lock);
@@ -121,6 +123,8 @@ static long roxe_ioc_info(struct roxe_file *rf, void __user *uarg)
 	if (rdev) {
 		i.ifindex = READ_ONCE(rdev->ifindex);
 		i.port_state = roxe_port_state(rdev);
+		if (READ_ONCE(rdev->registered))
+			i.flags |= ROXE_KABI_INFO_REGISTERED;
 		i.port_mtu = ib_mtu_enum_to_int(roxe_active_mtu(rdev));
 		i.ucontexts = atomic64_read(&rdev->ucontexts);
 		strscpy(i.ibdev, dev_name(&rdev->ib.dev), sizeof(i.ibdev));
@@ -157,6 +161,8 @@ static long roxe_ioc_serve(struct roxe_file *rf, void __user *uarg)
 		return -EFAULT;
 	mutex_lock(&rf->lock);		/* one SERVE at a time */
 	err = rf->rdev ? roxe_serve(rf->rdev, &s) : -ENOTCONN;
+	if (!err)
+		roxe_dev_served(rf->rdev);
 	mutex_unlock(&rf->lock);
 	return err;
 }

@@ -297,13 +297,85 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	roxe_shared_free(rdev);
 }
 
-/* Register roxe%d on ndev for the daemon `owner`, whose file's mapping
- * holds roxed's MR mappings. Not under roxe_devs_lock: registration takes
- * RTNL (GID rescan), the netdev notifier holds RTNL and then takes
- * roxe_devs_lock.
+/* Is name a registered ib_device's, or one of ours waiting for its
+ * registration? Under roxe_devs_lock.
+ */
+static bool roxe_name_taken(const char *name)
+{
+	struct ib_device *other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	struct roxe_dev *r;
+
+	if (other) {
+		ib_device_put(other);
+		return true;
+	}
+	list_for_each_entry(r, &roxe_devs, list)
+		if (!strcmp(dev_name(&r->ib.dev), name))
+			return true;
+	return false;
+}
+
+/* The lowest free roxe%u, chosen at attach so roxed knows its device's
+ * name before the registration. Under roxe_devs_lock and the attach lock.
+ */
+static int roxe_dev_name(struct roxe_dev *rdev)
+{
+	char name[IB_DEVICE_NAME_MAX];
+	unsigned int i;
+
+	for (i = 0; i < ROXE_MAX_DEVS; i++) {
+		snprintf(name, sizeof(name), "roxe%u", i);
+		if (!roxe_name_taken(name))
+			return dev_set_name(&rdev->ib.dev, "%s", name);
+	}
+	return -ENFILE;
+}
+
+static int roxe_dev_register(struct roxe_dev *rdev)
+{
+	char name[IB_DEVICE_NAME_MAX];
+	int err;
+
+	strscpy(name, dev_name(&rdev->ib.dev), sizeof(name));
+	err = ib_register_device(&rdev->ib, name, NULL);
+	if (err)
+		return err;
+	WRITE_ONCE(rdev->registered, true);
+	roxe_port_update(rdev);
+	return 0;
+}
+
+static void roxe_register_work(struct work_struct *work)
+{
+	struct roxe_dev *rdev = container_of(work, struct roxe_dev,
+					     register_work);
+	int err = roxe_dev_register(rdev);
+
+	if (err)
+		pr_err("%s: registration failed: %d\n", dev_name(&rdev->ib.dev),
+		       err);
+	else
+		pr_info("%s: registered\n", dev_name(&rdev->ib.dev));
+}
+
+/* roxed serves (ROXE_IOC_SERVE succeeded, once): a registration that
+ * waited for it starts. Not in the caller's context: the kernel clients
+ * create their objects inside it, and roxed must be free to answer.
+ */
+void roxe_dev_served(struct roxe_dev *rdev)
+{
+	if (rdev->register_on_serve)
+		queue_work(system_unbound_wq, &rdev->register_work);
+}
+
+/* Name roxe%u on ndev for the daemon `owner`, whose file's mapping holds
+ * roxed's MR mappings, and register it now or (register_on_serve) once
+ * roxed serves. Not under roxe_devs_lock: registration takes RTNL (GID
+ * rescan), the netdev notifier holds RTNL and then takes roxe_devs_lock.
  */
 struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
-			      struct address_space *daemon_mapping)
+			      struct address_space *daemon_mapping,
+			      bool register_on_serve)
 {
 	struct roxe_dev *rdev;
 	int err;
@@ -318,6 +390,8 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	rdev->owner = owner;
 	rdev->daemon_mapping = daemon_mapping;
 	rdev->last_state = IB_PORT_DOWN;
+	rdev->register_on_serve = register_on_serve;
+	INIT_WORK(&rdev->register_work, roxe_register_work);
 	atomic64_set(&rdev->ucontexts, 0);
 	ida_init(&rdev->qpn_ida);
 	ida_init(&rdev->cqn_ida);
@@ -349,23 +423,23 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 
 	/* on the list before registering, so NETDEV_UNREGISTER finds us */
 	mutex_lock(&roxe_devs_lock);
-	if (roxe_serves(ndev)) {
+	err = roxe_serves(ndev) ? -EBUSY : roxe_dev_name(rdev);
+	if (err) {
 		mutex_unlock(&roxe_devs_lock);
-		err = -EBUSY;
 		goto fail;
 	}
 	list_add_tail(&rdev->list, &roxe_devs);
 	mutex_unlock(&roxe_devs_lock);
 
-	err = ib_register_device(&rdev->ib, "roxe%d", NULL);
+	if (register_on_serve)
+		return rdev;
+	err = roxe_dev_register(rdev);
 	if (err) {
 		mutex_lock(&roxe_devs_lock);
 		list_del(&rdev->list);
 		mutex_unlock(&roxe_devs_lock);
 		goto fail;
 	}
-	WRITE_ONCE(rdev->registered, true);
-	roxe_port_update(rdev);
 	return rdev;
 
 fail:
@@ -382,7 +456,7 @@ fail:
 
 /* The daemon detached: what it left undone is flushed (completions and
  * events while the application's objects still exist), the port goes DOWN
- * (an event for whoever listens), then the device goes. Users of uverbs
+ * (an event for whoever listens), then the device goes (if it ever came). Users of uverbs
  * are disassociated, kernel ULPs removed.
  */
 void roxe_dev_remove(struct roxe_dev *rdev)
@@ -400,9 +474,12 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	 * the daemon that just left
 	 */
 	roxe_chan_kill(&rdev->chan);
+	/* a registration under way ends soon: its clients' commands fail */
+	cancel_work_sync(&rdev->register_work);
 	roxe_flush_all(rdev);
 	roxe_port_update(rdev);
-	ib_unregister_device(&rdev->ib);
+	if (READ_ONCE(rdev->registered))
+		ib_unregister_device(&rdev->ib);
 
 	spin_lock_irq(&rdev->ndev_lock);
 	ndev = rdev->ndev;

@@ -324,7 +324,7 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 			  const struct ib_send_wr *wr)
 {
 	struct roxe_kwq *wq = &qp->k->sq;
-	enum ib_qp_type t = qp->ibqp.qp_type;
+	enum ib_qp_type t = roxe_wire_type(&qp->ibqp);
 	bool atomic = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		      wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 	bool in = atomic || wr->opcode == IB_WR_RDMA_READ;	/* bytes come back */

@@ -42,7 +42,7 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 
 	cmd->op = ROXE_KOP_CREATE_QP;
 	k->qpn = qp->ibqp.qp_num;
-	k->type = init->qp_type;
+	k->type = roxe_wire_type(&qp->ibqp);
 	k->pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
 	k->send_cqn = to_rcq(init->send_cq)->cqn;
 	k->recv_cqn = to_rcq(init->recv_cq)->cqn;
@@ -74,8 +74,12 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_GSI:	/* ib_mad's QP1: a kernel QP */
+		if (!kernel || init->port_num != 1)
+			return -EINVAL;
+		break;
 	default:
-		return -EOPNOTSUPP;	/* GSI, XRC, raw: not supported */
+		return -EOPNOTSUPP;	/* SMI (no QP0 on RoCE), XRC, raw */
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
@@ -89,10 +93,14 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!kernel && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN, ROXE_MAX_QP - 1,
-			      GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI)
+		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_GSI_QPN, ROXE_GSI_QPN,
+				      GFP_KERNEL);
+	else
+		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN,
+				      ROXE_MAX_QP - 1, GFP_KERNEL);
 	if (qpn < 0)
-		return qpn;
+		return qpn == -ENOSPC && init->qp_type == IB_QPT_GSI ? -EBUSY : qpn;
 	ibqp->qp_num = qpn;
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->state_lock);
@@ -264,6 +272,12 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/* roxed first: its refusal leaves the QP as it was */
 	tell_modify(qp, attr, mask, next, &cmd);
+	/* QP1's INIT names no port (it is the port's own); to roxed it is a
+	 * UD QP like any other, and those do
+	 */
+	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET &&
+	    next == IB_QPS_INIT)
+		cmd.modify.mask |= IB_QP_PORT;
 	err = roxe_chan_call(&to_rdev(ibqp->device)->chan, &cmd);
 	if (err)
 		goto out;

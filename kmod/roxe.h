@@ -40,6 +40,8 @@
 #define ROXE_GID_TBL_LEN	1024
 #define ROXE_HDR_ROOM		80	/* Ethernet+IP+UDP+BTH+ICRC, as rxe */
 #define ROXE_MIN_QPN		16	/* 0, 1: SMI/GSI; a few spare */
+#define ROXE_GSI_QPN		1	/* ib_mad's QP1 */
+#define ROXE_MAX_DEVS		1024	/* roxe0 .. roxe1023 */
 
 struct roxe_file;
 
@@ -70,6 +72,8 @@ struct roxe_dev {
 	struct net_device	*ndev;		/* held; NULL once unregistered */
 	int			ifindex;	/* 0 once the netdev is gone */
 	bool			registered;
+	bool			register_on_serve;	/* ROXE_KABI_ATTACH_ON_SERVE */
+	struct work_struct	register_work;	/* that registration */
 	bool			detached;	/* daemon gone: port DOWN for good */
 	u32			last_state;	/* enum ib_port_state last reported */
 	atomic64_t		ucontexts;
@@ -235,13 +239,21 @@ static inline struct roxe_dev *to_rdev(struct ib_device *ib)
 #define to_rmr(m)	container_of(m, struct roxe_mr, ibmr)
 #define to_rah(a)	container_of(a, struct roxe_ah, ibah)
 
+/* QP1 is a UD QP on the wire and in roxed; only its verbs differ. */
+static inline enum ib_qp_type roxe_wire_type(const struct ib_qp *ibqp)
+{
+	return ibqp->qp_type == IB_QPT_GSI ? IB_QPT_UD : ibqp->qp_type;
+}
+
 /* main.c: the attached devices; the netdev notifier walks them. */
 extern struct list_head roxe_devs;
 extern struct mutex roxe_devs_lock;
 
 /* ibdev.c */
 struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
-			      struct address_space *daemon_mapping);
+			      struct address_space *daemon_mapping,
+			      bool register_on_serve);
+void roxe_dev_served(struct roxe_dev *rdev);
 void roxe_dev_remove(struct roxe_dev *rdev);
 void roxe_port_update(struct roxe_dev *rdev);
 enum ib_port_state roxe_port_state(struct roxe_dev *rdev);

@@ -298,7 +298,10 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 	int err;
 
 	if (!pd || !in || !out || !in->send_cq || !in->recv_cq || !in->sq_buf ||
-	    !in->srq == !in->rq_buf || in->qpn < 2 || in->qpn >= ROXE_MAX_QPS)
+	    !in->srq == !in->rq_buf || in->qpn == 0 || in->qpn >= ROXE_MAX_QPS)
+		return -EINVAL;
+	/* QP1 is the module's GSI QP (ib_mad's), a UD QP */
+	if (in->qpn == ROXE_QPN_GSI && in->type != IBV_QPT_UD)
 		return -EINVAL;
 	if (in->type != IBV_QPT_RC && in->type != IBV_QPT_UC && in->type != IBV_QPT_UD)
 		return -EINVAL;

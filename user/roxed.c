@@ -72,6 +72,9 @@ static const char usage[] =
 "EXAMPLE\n"
 "    insmod roxe.ko && roxed -d eth0 && ibv_devinfo -d roxe0\n";
 
+/* How long the parent of a daemonizing roxed waits for the device. */
+#define ROXED_READY_MS	30000
+
 static bool use_syslog;
 static int verbose;
 
@@ -109,6 +112,8 @@ static int attach(const char *ifname, struct roxe_kabi_attach *a)
 
 	memset(a, 0, sizeof(*a));
 	a->abi_version = ROXE_KABI_VERSION;
+	/* registered once we serve: ib_mad's QP1 is created inside it */
+	a->flags = ROXE_KABI_ATTACH_ON_SERVE;
 	a->ifindex = if_nametoindex(ifname);
 	if (!a->ifindex) {
 		logmsg(LOG_ERR, "%s: no such interface", ifname);
@@ -133,17 +138,32 @@ static int attach(const char *ifname, struct roxe_kabi_attach *a)
 	return fd;
 }
 
-/* Detach from the terminal after the device exists, so that a caller that
- * starts roxed and then uses the device finds it there. */
-static int daemonize(void)
+/* Detach from the terminal, but return to the caller only once the device
+ * is registered (the child writes to *ready then, see serve_loop), so that
+ * a caller that starts roxed and then uses the device finds it there. */
+static int daemonize(int *ready)
 {
-	pid_t pid = fork();
-	int null;
+	struct pollfd p;
+	int pfd[2], null;
+	pid_t pid;
+	char c;
 
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid > 0)
-		_exit(0);
+	if (pid > 0) {
+		close(pfd[1]);
+		p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
+		if (poll(&p, 1, ROXED_READY_MS) == 1 && read(pfd[0], &c, 1) == 1)
+			_exit(0);
+		fprintf(stderr, "roxed: the device did not come up in %d s (see syslog)\n",
+			ROXED_READY_MS / 1000);
+		_exit(1);
+	}
+	close(pfd[0]);
+	*ready = pfd[1];
 	if (setsid() < 0)
 		return -1;
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -183,7 +203,8 @@ static void status_text(char *buf, size_t len, const struct roxe_device_attr *da
 		 (unsigned long long)st.cq_events);
 }
 
-static int serve_loop(int fd, int sfd, int cfd, const struct roxe_device_attr *da,
+/* ready: written to (then closed) once the device is registered; -1: none. */
+static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_device_attr *da,
 		      struct roxe_kserve *ks, struct roxe_kabi_info *info,
 		      struct roxe_kabi_info *last)
 {
@@ -195,7 +216,9 @@ static int serve_loop(int fd, int sfd, int cfd, const struct roxe_device_attr *d
 				       { .fd = fd, .events = POLLIN },
 				       { .fd = roxe_kserve_event_fd(ks), .events = POLLIN },
 				       { .fd = cfd, .events = POLLIN } };
-		int n = poll(p, 4, 1000), err;
+		/* look at the device often while its registration runs */
+		bool up = last->flags & ROXE_KABI_INFO_REGISTERED;
+		int n = poll(p, 4, up ? 1000 : 50), err;
 
 		if (n < 0 && errno != EINTR) {
 			logmsg(LOG_ERR, "poll: %s", strerror(errno));
@@ -224,6 +247,15 @@ static int serve_loop(int fd, int sfd, int cfd, const struct roxe_device_attr *d
 			logmsg(LOG_ERR, "%s: interface gone, detaching", ifname);
 			return 1;
 		}
+		if ((info->flags & ROXE_KABI_INFO_REGISTERED) && !up) {
+			logmsg(LOG_INFO, "%s: registered", info->ibdev);
+			if (ready >= 0) {
+				if (write(ready, "r", 1) != 1)
+					logmsg(LOG_WARNING, "readiness: %s", strerror(errno));
+				close(ready);
+				ready = -1;
+			}
+		}
 		if (info->port_state != last->port_state || info->port_mtu != last->port_mtu)
 			logmsg(LOG_INFO, "%s: port %s, mtu %u", info->ibdev,
 			       port_state_name(info->port_state), info->port_mtu);
@@ -248,7 +280,7 @@ static int serve_loop(int fd, int sfd, int cfd, const struct roxe_device_attr *d
 /* The serve loop: answer the module's commands (objects created,
  * modified, destroyed), watch the device (netdev gone, port state) and wait
  * for a signal. */
-static int serve(int fd, int sfd, const struct roxe_device_attr *da)
+static int serve(int fd, int sfd, int ready, const struct roxe_device_attr *da)
 {
 	struct roxe_kabi_info info, last = { 0 };
 	struct roxe_device *dev;
@@ -275,7 +307,7 @@ static int serve(int fd, int sfd, const struct roxe_device_attr *da)
 	cfd = roxe_ctl_listen(da->ifname, path, sizeof(path));
 	if (cfd < 0)
 		logmsg(LOG_WARNING, "%s: status socket: %s", da->ifname, strerror(-cfd));
-	rc = serve_loop(fd, sfd, cfd, da, ks, &info, &last);
+	rc = serve_loop(fd, sfd, cfd, ready, da, ks, &info, &last);
 	if (cfd >= 0) {
 		close(cfd);
 		unlink(path);
@@ -302,7 +334,7 @@ int main(int argc, char **argv)
 	char *end;
 	bool foreground = false;
 	sigset_t sigs;
-	int o, fd, sfd, rc;
+	int o, fd, sfd, rc, ready = -1;
 
 	while ((o = getopt_long(argc, argv, "d:e:b:fvh", opts, NULL)) != -1) {
 		switch (o) {
@@ -359,7 +391,7 @@ int main(int argc, char **argv)
 		return 1;
 	logmsg(LOG_INFO, "%s: serving %s (ifindex %u), active mtu %u", a.ibdev, ifname,
 	       a.ifindex, a.port_mtu);
-	if (!foreground && daemonize() < 0) {
+	if (!foreground && daemonize(&ready) < 0) {
 		logmsg(LOG_ERR, "daemonize: %s", strerror(errno));
 		close(fd);
 		return 1;
@@ -379,7 +411,7 @@ int main(int argc, char **argv)
 		da.engines = n < 1 ? 1 : n > ROXE_KABI_MAX_ENGINES ? ROXE_KABI_MAX_ENGINES :
 			     (unsigned)n;
 	}
-	rc = serve(fd, sfd, &da);
+	rc = serve(fd, sfd, ready, &da);
 	/* closing the file is the detach: port DOWN, device unregistered */
 	close(fd);
 	close(sfd);

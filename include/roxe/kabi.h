@@ -5,8 +5,12 @@
  * holes, every struct a multiple of 8 bytes so 32- and 64-bit layouts agree.
  *
  * A roxed process opens /dev/roxe once per interface and issues
- * ROXE_IOC_ATTACH with the netdev's ifindex: the module registers an
- * ib_device (roxe%d) on that netdev and ties it to this open file. Closing
+ * ROXE_IOC_ATTACH with the netdev's ifindex: the module names an ib_device
+ * (roxe%d) on that netdev, registers it, and ties it to this open file.
+ * With ROXE_KABI_ATTACH_ON_SERVE the registration waits for ROXE_IOC_SERVE
+ * and runs asynchronously after it: kernel clients (ib_mad's GSI QP, which
+ * ib_cm and rdma_cm need) create their objects inside the registration,
+ * and only a serving roxed can answer for them. Closing
  * the file (roxed exits, is killed, or crashes) detaches: the port goes
  * DOWN, then the ib_device is unregistered. Applications using it through
  * uverbs are disassociated (they get IB_EVENT_DEVICE_FATAL and EIO), kernel
@@ -18,7 +22,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define ROXE_KABI_VERSION	2
+#define ROXE_KABI_VERSION	3
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -28,10 +32,13 @@
 struct roxe_kabi_attach {
 	__u32	abi_version;		/* in: ROXE_KABI_VERSION */
 	__u32	ifindex;		/* in: netdev in the caller's netns */
-	__u32	flags;			/* in: 0 */
+	__u32	flags;			/* in: ROXE_KABI_ATTACH_* */
 	__u32	port_mtu;		/* out: active IB MTU, bytes */
 	char	ibdev[ROXE_KABI_NAME_MAX];	/* out: "roxe0", ... */
 };
+
+/* Register once SERVE is done (ROXE_KABI_INFO_REGISTERED says when). */
+#define ROXE_KABI_ATTACH_ON_SERVE	(1u << 0)
 
 /* ROXE_IOC_INFO: what the device looks like now (roxectl, tests). */
 struct roxe_kabi_info {
@@ -41,7 +48,11 @@ struct roxe_kabi_info {
 	__u32	port_mtu;		/* out: active IB MTU, bytes */
 	__u64	ucontexts;		/* out: open uverbs contexts */
 	char	ibdev[ROXE_KABI_NAME_MAX];	/* out */
+	__u32	flags;			/* out: ROXE_KABI_INFO_* */
+	__u32	pad;
 };
+
+#define ROXE_KABI_INFO_REGISTERED	(1u << 0)	/* ib_device is up */
 
 /*
  * Commands: the module tells roxed about the objects applications create.
@@ -94,7 +105,8 @@ struct roxe_kabi_srq {
 
 struct roxe_kabi_qp {
 	__u32	qpn;
-	__u32	type;			/* IB_QPT_RC 2, UC 3, UD 4 */
+	__u32	type;			/* IB_QPT_RC 2, UC 3, UD 4 (also QP1,
+					 * the GSI QP: UD with qkey 0x80010000) */
 	__u32	pdn;
 	__u32	send_cqn;
 	__u32	recv_cqn;

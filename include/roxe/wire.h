@@ -44,6 +44,7 @@ static inline __be64 roxe_be64(__u64 v) { return (__force __be64)roxe_swab64(v);
 #define ROXE_BTH_TVER		0	/* transport header version */
 #define ROXE_QPN_MASK		0x00ffffffu
 #define ROXE_QPN_GSI		1	/* QP1: CM MADs */
+#define ROXE_QKEY_GSI		0x80010000u	/* QP1's Q_Key (IBA 13.4.6.1) */
 #define ROXE_DEFAULT_PKEY	0xffff
 #define ROXE_ICRC_LEN		4
 /* The ICRC covers a 64-bit LRH that RoCE v2 frames do not carry: it is

@@ -380,4 +380,104 @@ TEST_F(served, hostile_recv_wqe)
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 }
 
+/* QP1 as roxed serves it for ib_mad (roxe.ko's GSI QP): a UD QP numbered 1
+ * with the GSI Q_Key. No other number below 2 and no other type is taken;
+ * a datagram to QPN 1 with that Q_Key lands with its GRH and source QP, one
+ * with another Q_Key is dropped. */
+TEST_F(served, gsi_qp1_is_ud)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_served_qp_init in = { 0 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qkey = ROXE_QKEY_GSI };
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct rxe_queue_buf *sq, *rq;
+	struct roxe_queue rq_prod;
+	struct rxe_recv_wqe *r;
+	struct roxe_qp *gsi, *peer;
+	struct ib_uverbs_wc uwc;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	uint32_t granted;
+
+	sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge),
+				  &granted);
+	rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + sizeof(struct rxe_sge),
+				  &granted);
+	ASSERT_TRUE(sq && rq);
+	roxe_queue_init_producer(&rq_prod, rq);
+	in.type = IBV_QPT_UD;
+	in.send_cq = in.recv_cq = a->cq;
+	in.sq_buf = sq;
+	in.rq_buf = rq;
+	in.cap = (struct ibv_qp_cap){ 15, 15, 1, 1, 0 };
+	in.qpn = 0;
+	EXPECT_EQ(-EINVAL, roxe_served_qp_create(s1->pd, &in, &gsi));
+	in.qpn = ROXE_QPN_GSI;
+	in.type = IBV_QPT_RC;
+	EXPECT_EQ(-EINVAL, roxe_served_qp_create(s1->pd, &in, &gsi));
+	in.type = IBV_QPT_UD;
+	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &gsi));
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					   IBV_QP_PORT | IBV_QP_QKEY, sgid, dmac));
+	at.qp_state = IBV_QPS_RTR;
+	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE, sgid, dmac));
+	at.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE | IBV_QP_SQ_PSN, sgid, dmac));
+
+	/* the peer: a UD QP with the GSI Q_Key, as the other side's QP1 */
+	ASSERT_EQ(0, qp_create(s0, IBV_QPT_UD, &peer));
+	at.qp_state = IBV_QPS_INIT;
+	ASSERT_EQ(0, roxe_modify_qp(peer, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_QKEY));
+	at.qp_state = IBV_QPS_RTR;
+	ASSERT_EQ(0, roxe_modify_qp(peer, &at, IBV_QP_STATE));
+	at.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, roxe_modify_qp(peer, &at, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	roxe_query_gid(s1->dev, 0, &aa.grh.dgid);
+	ASSERT_EQ(0, roxe_create_ah(s0->pd, &aa, &ah));
+
+	r = roxe_queue_producer_slot(&rq_prod);
+	memset(r, 0, 1u << rq->log2_elem_size);
+	r->wr_id = 31;
+	r->dma.length = r->dma.resid = 40 + 256;
+	r->dma.num_sge = 1;
+	r->dma.sge[0] = (struct rxe_sge){ APP_IOVA + 800000, 40 + 256, APP_KEY };
+	roxe_queue_produce(&rq_prod);
+	fill_pattern(s0->buf, 256, 9);
+	for (int i = 0; i < 2; i++) {
+		/* first a stranger's Q_Key (dropped), then QP1's own (the MSB
+		 * set: the sending QP's Q_Key goes on the wire) */
+		struct ibv_sge sge = { (uintptr_t)s0->buf, 256, s0->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 40 + i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = ROXE_QPN_GSI;
+		wr.wr.ud.remote_qkey = i ? ROXE_QKEY_GSI : 0x12345678;
+		ASSERT_EQ(0, roxe_post_send(peer, &wr, &bad));
+		ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(i, app_poll(a, &uwc, i ? 2000 : 100));
+	}
+	EXPECT_EQ(31u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(IBV_WC_RECV, uwc.opcode);
+	EXPECT_EQ(40u + 256u, uwc.byte_len);
+	EXPECT_EQ(ROXE_QPN_GSI, uwc.qp_num);
+	EXPECT_EQ(roxe_qp_num(peer), uwc.src_qp);
+	EXPECT_TRUE(uwc.wc_flags & IBV_WC_GRH);
+	EXPECT_EQ(0, memcmp(a->buf + 800000 + 40, s0->buf, 256));
+
+	EXPECT_EQ(0, roxe_destroy_ah(ah));
+	EXPECT_EQ(0, roxe_destroy_qp(peer));
+	EXPECT_EQ(0, roxe_destroy_qp(gsi));
+	free(sq);
+	free(rq);
+}
+
 TEST_HARNESS_MAIN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kmod_datapath: roxe.ko's data path (control ABI v2) between a fake roxed
+ * kmod_datapath: roxe.ko's data path (control ABI v3) between a fake roxed
  * and an application on the stock libibverbs rxe provider, run in the VM
  * guest by kmod_datapath.sh.
  *

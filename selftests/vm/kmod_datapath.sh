@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# roxe.ko's data path (control ABI v2) in the guest, against a fake roxed.
+# roxe.ko's data path (control ABI v3) in the guest, against a fake roxed.
 #
 # Host side: builds build/kmod/roxe.ko if it is missing and
 # build/vm/kmod_datapath from kmod_datapath.c, boots the VM harness with

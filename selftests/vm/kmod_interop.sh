@@ -9,6 +9,9 @@
 #     with the new post-send API (-N); 1 packet and 16 packets a message;
 #   - ibv_uc_pingpong -c, ibv_ud_pingpong -c;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw;
+#   - perftest -R: RC and UD QPs connected by rdma_cm, whose ib_cm MADs
+#     (REQ/REP/RTU, SIDR) go through roxe0's QP1 (ib_mad's GSI QP, served
+#     by roxed): roxe0's CM counters must show each sent and received;
 #   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
 #     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
 #     READ, atomics, streams, CQ events, UD, bad posts, error flush;
@@ -39,6 +42,7 @@ have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
 listening() { netstat -ltn | grep ":$1 " >/dev/null; }
+cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"; }
 
 start_roxed() {
 	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
@@ -74,11 +78,13 @@ run() {
 run_one() {
 	local label=$1 prog=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 saddr=$7 gopt=$8 rc=0 spid n
 	shift 8
-	local logf=$ROXE_VM_OUT/${label// /_}.log
+	local logf=$ROXE_VM_OUT/${label// /_}.log ready=listening
+	# perftest -R: QPs connected by rdma_cm (ib_cm MADs on QP1), no TCP
+	case " $* " in *" -R "*) ready=cm_listening ;; esac
 	PORT=$((PORT + 1))
 	"$prog" -d "$sdev" "$gopt" "$sg" -p $PORT "$@" >"$logf.srv" 2>&1 &
 	spid=$!
-	if ! vm_wait_for 20 listening $PORT; then
+	if ! vm_wait_for 20 $ready $PORT; then
 		bad "$label: server did not listen"
 		rc=1
 	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p $PORT "$@" "$saddr" >"$logf.cli" 2>&1; then
@@ -104,6 +110,32 @@ run_one() {
 rxe_counters() {
 	local d=/sys/class/infiniband/rxe0/ports/1/hw_counters f
 	for f in "$d"/*; do echo "$(basename "$f") $(cat "$f")"; done
+}
+
+# ib_cm's per-port message counters (sysfs): "req 3 rep 3 ..." for DEV.
+cm_counts() {
+	local d=/sys/class/infiniband/$1/ports/1/$2 f
+	for f in req rep rtu sidr_req sidr_rep; do printf '%s %s ' $f "$(cat "$d/$f" 2>/dev/null)"; done
+}
+
+# rdma_cm over roxe0's GSI QP: ib_mad must have come up at registration,
+# and ib_cm's messages must have gone both ways through it.
+step_cm() {
+	local tx rx f n
+	if dmesg | grep -a "infiniband roxe0: Couldn't" >/dev/null; then
+		bad "ib_mad on roxe0: $(dmesg | grep -a "infiniband roxe0: Couldn't" | head -1)"
+	fi
+	run "ib_write_bw rdma_cm" ib_write_bw -R -s 65536 -n 200
+	run "ib_send_bw rdma_cm" ib_send_bw -R -s 4096 -n 200
+	run "ib_send_bw UD rdma_cm" ib_send_bw -c UD -R -s 1024 -n 200
+	tx=$(cm_counts roxe0 cm_tx_msgs)
+	rx=$(cm_counts roxe0 cm_rx_msgs)
+	for f in req rep rtu sidr_req sidr_rep; do
+		for n in "$tx" "$rx"; do
+			case " $n" in *" $f "[1-9]*) ;; *) bad "roxe0 CM: no $f in '$n'" ;; esac
+		done
+	done
+	ok "roxe0 CM messages sent: $tx; received: $rx"
 }
 
 # The kernel ULP: its load runs the checks and fails unless all pass.
@@ -186,6 +218,7 @@ guest_main() {
 	run "ib_read_bw" ib_read_bw -s 65536 -n 200
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
+	step_cm
 	step_kverbs
 	step_roxectl
 	rxe_counters >"$after"

@@ -3,7 +3,8 @@
 # Build the VM harness's guest image from the host's own files:
 #   build/vm/vmlinux             uncompressed Debian 6.1 kernel (booted via PVH)
 #   build/vm/initramfs.cpio.gz   busybox, bash, 6.1 modules (virtio, 9p, veth,
-#                                ib_core/ib_uverbs/rdma_rxe), iproute2, rdma-core,
+#                                ib_core/ib_uverbs/rdma_rxe, the CM modules),
+#                                iproute2, rdma-core,
 #                                perftest, tcpdump and every library they need
 #
 #   tools/vm/build-initramfs.sh [-f] [FILE|DIR ...]
@@ -25,6 +26,8 @@ modules=(
 	virtio_pci virtio_net 9pnet_virtio 9p veth
 	crc32_generic crc32-pclmul
 	ib_core ib_uverbs rdma_rxe
+	# connection management over QP1 MADs: rdma_cm for perftest -R
+	ib_cm iw_cm rdma_cm rdma_ucm
 )
 
 # Host programs copied with their libraries. bash runs the test scripts (the
