@@ -161,7 +161,7 @@ KMOD_OUT := $(BUILD)/kmod
 KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
 # the VM suite's kernel ULP (selftests/vm/kverbs/), built the same way
 KTEST_OUT := $(BUILD)/kmod-test
-KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.c)
+KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
 .PHONY: kmod-clean
 kmod:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \

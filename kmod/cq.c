@@ -33,6 +33,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	cq->kernel = !udata;
 	spin_lock_init(&cq->poll_lock);
+	spin_lock_init(&cq->flush_lock);
 	cq->cons = 0;
 
 	id = ida_alloc_max(&rdev->cqn_ida, ROXE_MAX_CQ - 1, GFP_KERNEL);

@@ -9,9 +9,13 @@
  * and finds its flush completions in its mapped CQ, which stays readable
  * after disassociation.
  *
+ * A kernel ULP may go on posting to its QPs until it destroys them (its
+ * remove callback runs inside the unregistration, and ib_drain_qp posts
+ * WRs whose completions it waits for): those WRs complete as flushed too.
+ *
  * The file is closed for good, so roxed maps nothing any more: the module
- * is the only producer of every CQ and the only consumer of every work
- * queue. The application still runs, so its indices are read with acquire
+ * is the only producer of every CQ (under its flush_lock) and the only
+ * consumer of every work queue. The application still runs, so its indices are read with acquire
  * loads, and every index read from shared memory is masked with our own
  * copy of the queue's size.
  */
@@ -54,7 +58,9 @@ static u32 flush_opcode(u32 wr_opcode)
 
 /* Complete every WQE of wq between its consumer and producer index with a
  * flush error into cq, advancing both queues; stop where the CQ is full
- * (those WQEs stay on the queue and are counted in cq->lost).
+ * (those WQEs stay on the queue and are counted in cq->lost). Under
+ * cq->flush_lock: it serialises the producers of cq and of wq, whose only
+ * CQ it is.
  */
 static void flush_wq(struct roxe_kqueue *wq, struct roxe_cq *cq, u32 qpn,
 		     bool send)
@@ -106,19 +112,38 @@ static void flush_wq(struct roxe_kqueue *wq, struct roxe_cq *cq, u32 qpn,
 /* Under the QP xarray's lock: the QP and its CQs stay (a CQ cannot be
  * destroyed before the QPs that use it, and their destroy waits for us).
  */
+static void flush_locked(struct roxe_qp *qp, bool send)
+{
+	struct roxe_cq *cq = to_rcq(send ? qp->ibqp.send_cq : qp->ibqp.recv_cq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->flush_lock, flags);
+	flush_wq(send ? &qp->sq : &qp->rq, cq, qp->ibqp.qp_num, send);
+	spin_unlock_irqrestore(&cq->flush_lock, flags);
+}
+
 static void flush_qp(struct roxe_dev *rdev, void *obj)
 {
 	struct roxe_qp *qp = obj;
-	u32 qpn = qp->ibqp.qp_num;
 
 	roxe_qp_set_error(qp);
-	flush_wq(&qp->sq, to_rcq(qp->ibqp.send_cq), qpn, true);
+	flush_locked(qp, true);
 	if (qp->rq.m)
-		flush_wq(&qp->rq, to_rcq(qp->ibqp.recv_cq), qpn, false);
+		flush_locked(qp, false);
+}
+
+/* A kernel ULP posted to qp after roxed died (kverbs.c saw detached once
+ * its WQEs were published): complete them now, their events from a work
+ * item, as a device's interrupt would, not from inside the ULP's post.
+ */
+void roxe_flush_posted(struct roxe_dev *rdev, struct roxe_qp *qp, bool send)
+{
+	flush_locked(qp, send);
+	queue_work(system_wq, &rdev->fire_work);
 }
 
 /* The CQ's event after its flush: completion if armed, CQ_ERR (IB's word
- * for an overrun) if completions did not fit.
+ * for an overrun) if completions did not fit. Each flush's once.
  */
 static void flush_cq_events(struct roxe_dev *rdev, void *obj)
 {
@@ -128,12 +153,21 @@ static void flush_cq_events(struct roxe_dev *rdev, void *obj)
 		.event = IB_EVENT_CQ_ERR,
 		.element.cq = &cq->ibcq,
 	};
+	unsigned long flags;
+	bool flushed;
+	u32 lost;
 
-	if (cq->flushed && roxe_cq_fire(rdev, cq))
+	spin_lock_irqsave(&cq->flush_lock, flags);
+	flushed = cq->flushed;
+	lost = cq->lost;
+	cq->flushed = false;
+	cq->lost = 0;
+	spin_unlock_irqrestore(&cq->flush_lock, flags);
+	if (flushed && roxe_cq_fire(rdev, cq))
 		rdev->flush_events++;
-	if (cq->lost) {
+	if (lost) {
 		pr_warn("%s: cq %u full: %u flush completions not written\n",
-			dev_name(&rdev->ib.dev), cq->cqn, cq->lost);
+			dev_name(&rdev->ib.dev), cq->cqn, lost);
 		if (cq->ibcq.event_handler)
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 	}
@@ -174,6 +208,14 @@ static void each_locked(struct roxe_dev *rdev, struct xarray *xa,
 		i++;
 		cond_resched();
 	}
+}
+
+/* rdev->fire_work: the events of roxe_flush_posted()'s completions. */
+void roxe_flush_fire(struct work_struct *work)
+{
+	struct roxe_dev *rdev = container_of(work, struct roxe_dev, fire_work);
+
+	each_locked(rdev, &rdev->cqs, flush_cq_events);
 }
 
 /* roxed's file is closing; the command channel is dead already (nothing

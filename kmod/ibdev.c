@@ -392,6 +392,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	rdev->last_state = IB_PORT_DOWN;
 	rdev->register_on_serve = register_on_serve;
 	INIT_WORK(&rdev->register_work, roxe_register_work);
+	INIT_WORK(&rdev->fire_work, roxe_flush_fire);
 	atomic64_set(&rdev->ucontexts, 0);
 	ida_init(&rdev->qpn_ida);
 	ida_init(&rdev->cqn_ida);
@@ -467,8 +468,12 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	list_del(&rdev->list);
 	mutex_unlock(&roxe_devs_lock);
 
-	/* doorbells answer EIO from here on */
+	/* user QPs' doorbells answer EIO from here on; kernel QPs' posts
+	 * complete as flushed (kverbs.c): either a post sees detached, or
+	 * the flush below sees its WQEs
+	 */
 	WRITE_ONCE(rdev->detached, true);
+	smp_mb();
 	/* from here on every command fails at once: neither a verb racing
 	 * with the flush nor the destroys that unregistration runs wait for
 	 * the daemon that just left
@@ -480,6 +485,8 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	roxe_port_update(rdev);
 	if (READ_ONCE(rdev->registered))
 		ib_unregister_device(&rdev->ib);
+	/* the ULPs destroyed their CQs: no event is left to raise */
+	cancel_work_sync(&rdev->fire_work);
 
 	spin_lock_irq(&rdev->ndev_lock);
 	ndev = rdev->ndev;

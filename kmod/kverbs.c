@@ -395,7 +395,22 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	return 0;
 }
 
-/* The caller (roxe_post_send) checked the QP's and the device's state. */
+/* WQEs were published: roxed's doorbell (if it has work), or, once roxed
+ * is gone, the module flushes them itself. The death flush may have run
+ * before they were there; the barrier pairs with roxe_dev_remove()'s, so
+ * either that flush saw them or we see detached.
+ */
+static void kick(struct roxe_dev *rdev, struct roxe_qp *qp, bool send,
+		 bool doorbell)
+{
+	if (doorbell)
+		roxe_doorbell(rdev, qp->ibqp.qp_num);
+	smp_mb();
+	if (READ_ONCE(rdev->detached))
+		roxe_flush_posted(rdev, qp, send);
+}
+
+/* The caller (roxe_post_send) checked the QP's state. */
 int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
@@ -416,7 +431,7 @@ int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 				  wq->posted & (qp->sq.slots - 1));
 	spin_unlock_irqrestore(&wq->lock, flags);
 	if (n)
-		roxe_doorbell(rdev, qp->ibqp.qp_num);
+		kick(rdev, qp, true, true);
 	if (err)
 		*bad_wr = wr;
 	return err;
@@ -481,13 +496,8 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err = 0, n = 0;
 
 	if (!qp->k || ibqp->srq || st == IB_QPS_RESET) {
-		err = -EINVAL;		/* user QPs post into their queue */
-	} else if (READ_ONCE(rdev->detached)) {
-		err = -EIO;
-	}
-	if (err) {
-		*bad_wr = wr;
-		return err;
+		*bad_wr = wr;		/* user QPs post into their queue */
+		return -EINVAL;
 	}
 	wq = &qp->k->rq;
 	spin_lock_irqsave(&wq->lock, flags);
@@ -500,8 +510,9 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		smp_store_release(&qp->rq.buf->producer_index,
 				  wq->posted & (qp->rq.slots - 1));
 	spin_unlock_irqrestore(&wq->lock, flags);
-	if (n && st == IB_QPS_ERR)
-		roxe_doorbell(rdev, ibqp->qp_num);
+	/* receives need roxed only in ERR, to be flushed */
+	if (n)
+		kick(rdev, qp, false, st == IB_QPS_ERR);
 	if (err)
 		*bad_wr = wr;
 	return err;

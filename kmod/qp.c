@@ -279,6 +279,12 @@ int roxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	    next == IB_QPS_INIT)
 		cmd.modify.mask |= IB_QP_PORT;
 	err = roxe_chan_call(&to_rdev(ibqp->device)->chan, &cmd);
+	/* roxed is gone and the death flush moved every QP to ERR: a move
+	 * to ERR (ib_drain_qp's first step) is done already
+	 */
+	if (err == -ENODEV && next == IB_QPS_ERR &&
+	    READ_ONCE(to_rdev(ibqp->device)->detached))
+		err = 0;
 	if (err)
 		goto out;
 
@@ -398,10 +404,11 @@ int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = -EINVAL;
 	} else if (READ_ONCE(to_rqp(ibqp)->attr.qp_state) < IB_QPS_RTS) {
 		err = -EINVAL;		/* as rxe: no sends before RTS */
+	} else if (wr) {
+		/* even with roxed gone: they complete as flushed */
+		return roxe_kpost_send(to_rqp(ibqp), wr, bad_wr);
 	} else if (READ_ONCE(rdev->detached)) {
 		err = -EIO;		/* roxed is gone; the flush ran */
-	} else if (wr) {
-		return roxe_kpost_send(to_rqp(ibqp), wr, bad_wr);
 	} else {
 		return roxe_doorbell(rdev, ibqp->qp_num);
 	}

@@ -101,6 +101,7 @@ struct roxe_dev {
 	u32			nengines;	/* 0 until ROXE_IOC_SERVE */
 	struct roxe_db		db[ROXE_KABI_MAX_ENGINES];
 	u32			flush_events;	/* raised by the death flush */
+	struct work_struct	fire_work;	/* events for later flushes */
 };
 
 /* Queue memory user space maps: one rdma mmap entry per buffer. The entry
@@ -133,7 +134,10 @@ struct roxe_cq {
 	bool			kernel;
 	spinlock_t		poll_lock;
 	u32			cons;		/* our consumer index */
-	/* the death flush's notes (flush.c only) */
+	/* the death flush's notes (flush.c only): once roxed is gone the
+	 * module produces this CQ's completions, under flush_lock
+	 */
+	spinlock_t		flush_lock;
 	bool			flushed;	/* got flush completions */
 	u32			lost;		/* flush completions that did not fit */
 };
@@ -278,8 +282,12 @@ int roxe_cq_event(struct roxe_dev *rdev, u32 cqn);
 int roxe_async_event(struct roxe_dev *rdev, const struct roxe_kabi_event *e);
 void roxe_qp_set_error(struct roxe_qp *qp);
 
-/* flush.c: roxed died; complete what it left */
+/* flush.c: roxed died; complete what it left, and what kernel ULPs post
+ * after (ib_drain_qp)
+ */
 void roxe_flush_all(struct roxe_dev *rdev);
+void roxe_flush_posted(struct roxe_dev *rdev, struct roxe_qp *qp, bool send);
+void roxe_flush_fire(struct work_struct *work);
 
 /* ucontext.c, pd.c: verbs objects */
 int roxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);

@@ -18,7 +18,10 @@
 #   - roxectl devices shows roxe0 served (port, objects, commands), and
 #     its socket reported stale once roxed is killed;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0
-#     ends with an error instead of hanging, and rmmod roxe succeeds.
+#     ends with an error instead of hanging; a kernel rdma_cm ULP
+#     (selftests/vm/kverbs/roxe_cm_test.ko) connected roxe0 -> rxe0 gets
+#     DEVICE_REMOVAL, and its ib_drain_qp() returns with the receives it
+#     held flushed (no WARNING); rmmod roxe succeeds.
 # rxe's error counters must stay 0 through the clean runs.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
@@ -30,6 +33,7 @@ A=10.77.2.1 B=10.77.2.2
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
+CM_KO=${ROXE_TOP:-}/build/kmod-test/roxe_cm_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 fail=0
@@ -138,14 +142,20 @@ step_cm() {
 	ok "roxe0 CM messages sent: $tx; received: $rx"
 }
 
+# ulp_log MARK FILE MODULE: the kernel log after line MARK into FILE, and
+# the test ULP MODULE's lines (and roxe's) shown.
+ulp_log() {
+	dmesg | tail -n +$(($1 + 1)) >"$ROXE_VM_OUT/$2"
+	grep -a "$3: \|roxe" "$ROXE_VM_OUT/$2" |
+		sed "s/^\[[ 0-9.]*\] //; s/^$3: /${3#roxe_}: /; s/^/    /"
+}
+
 # The kernel ULP: its load runs the checks and fails unless all pass.
 step_kverbs() {
 	local rc=0 mark
 	mark=$(dmesg | wc -l)
 	insmod "$KVERBS_KO" roxe=roxe0 peer=rxe0 || rc=$?
-	dmesg | tail -n +$((mark + 1)) >"$ROXE_VM_OUT/kverbs.log"
-	grep -a 'roxe_kverbs_test: \|roxe' "$ROXE_VM_OUT/kverbs.log" |
-		sed 's/^\[[ 0-9.]*\] //; s/^roxe_kverbs_test: /kverbs: /; s/^/    /'
+	ulp_log $mark kverbs.log roxe_kverbs_test
 	if [ $rc = 0 ]; then
 		ok "kernel verbs on roxe0: $(grep -ao '[0-9]* passed, [0-9]* failed' "$ROXE_VM_OUT/kverbs.log" | tail -1)"
 		rmmod roxe_kverbs_test || bad "rmmod roxe_kverbs_test"
@@ -170,7 +180,17 @@ step_roxectl() {
 
 # SIGKILL to roxed under traffic: the roxe0 side must end, not hang.
 step_kill() {
-	local spid cpid rc=0 n out
+	local spid cpid rc=0 n out mark cm=0
+	# a kernel rdma_cm ULP connected roxe0 -> rxe0 that stays, holding
+	# receives on roxe0, until roxe0 goes
+	mark=$(dmesg | wc -l)
+	if insmod "$CM_KO" src=$B dst=$A; then
+		cm=1
+		ok "kill: rdma_cm ULP (roxe_cm_test.ko) connected, holding receives"
+	else
+		bad "kill: insmod roxe_cm_test.ko"
+		ulp_log $mark cm.log roxe_cm_test
+	fi
 	PORT=$((PORT + 1))
 	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
 	spid=$!
@@ -194,6 +214,14 @@ step_kill() {
 	kill -KILL $spid 2>/dev/null || true
 	wait $spid 2>/dev/null || true
 	vm_wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
+	if [ $cm = 1 ]; then
+		rmmod roxe_cm_test || bad "kill: rmmod roxe_cm_test"
+		ulp_log $mark cm.log roxe_cm_test
+		grep -aq 'roxe_cm_test: ok: device removal' "$ROXE_VM_OUT/cm.log" &&
+			grep -aq 'roxe_cm_test: [0-9]* passed, 0 failed' "$ROXE_VM_OUT/cm.log" &&
+			ok "kill: the rdma_cm ULP drained its QP and let go of roxe0" ||
+			bad "kill: the rdma_cm ULP at roxe0's removal (see above)"
+	fi
 	out=$("$ROXECTL" devices 2>&1)
 	grep -q 'stale' <<<"$out" && ! grep -q '^roxe0' <<<"$out" &&
 		ok "kill: roxectl devices: $(grep stale <<<"$out")" ||
@@ -237,7 +265,8 @@ host_main() {
 	out=$top/build/vm/kmod-interop
 	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
 	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ]; then
+	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ] ||
+	   [ ! -f "$top/build/kmod-test/roxe_cm_test.ko" ]; then
 		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
 	fi
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
@@ -245,6 +274,7 @@ host_main() {
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxectl" \
 		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
+		--add "$top/build/kmod-test/roxe_cm_test.ko" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_interop: PASS"
 	exit $KSFT_PASS

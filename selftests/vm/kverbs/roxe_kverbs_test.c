@@ -30,6 +30,7 @@
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
+#include "ktest.h"
 
 static char *roxe = "roxe0";
 module_param(roxe, charp, 0444);
@@ -38,19 +39,6 @@ module_param(peer, charp, 0444);
 
 #define BUF_BYTES	(256 * 1024)	/* 32 messages of 8 KiB in flight */
 #define QKEY		0x11111111
-#define pfx		"roxe_kverbs_test: "
-
-static int failed, passed;
-
-#define CHECK(cond, fmt, ...) do {					\
-	if (cond) {							\
-		pr_info(pfx "ok: " fmt "\n", ##__VA_ARGS__);		\
-		passed++;						\
-	} else {							\
-		pr_info(pfx "FAIL: " fmt "\n", ##__VA_ARGS__);		\
-		failed++;						\
-	}								\
-} while (0)
 
 struct end {
 	const char *name;
@@ -255,24 +243,6 @@ static struct ib_sge sge(struct end *e, u32 off, u32 len)
 		.length = len,
 		.lkey = e->pd->local_dma_lkey,
 	};
-}
-
-static void fill(u8 *p, u32 len, u32 seed)
-{
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (u8)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static bool same(const u8 *p, u32 len, u32 seed)
-{
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (u8)(seed * 131 + i * 7 + (i >> 8)))
-			return false;
-	return true;
 }
 
 static int post_recv(struct end *e, struct ib_qp *qp, struct ib_sge *sg,
