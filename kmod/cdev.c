@@ -191,6 +191,20 @@ static long roxe_ioc_event(struct file *filp, void __user *uarg)
 	return roxe_async_event(rdev, &e);
 }
 
+static long roxe_ioc_mr_window(struct file *filp, void __user *uarg)
+{
+	struct roxe_dev *rdev = file_dev(filp);
+	struct roxe_kabi_mr_window w;
+
+	if (!rdev)
+		return -ENOTCONN;
+	if (copy_from_user(&w, uarg, sizeof(w)))
+		return -EFAULT;
+	if (w.map > 1)
+		return -EINVAL;
+	return roxe_mr_window(rdev, &w);
+}
+
 static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct roxe_file *rf = filp->private_data;
@@ -207,6 +221,8 @@ static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return roxe_ioc_cq_event(filp, uarg);
 	case ROXE_IOC_EVENT:
 		return roxe_ioc_event(filp, uarg);
+	case ROXE_IOC_MR_WINDOW:
+		return roxe_ioc_mr_window(filp, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -145,7 +145,9 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_qp_wr = ROXE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_PORT_ACTIVE_EVENT;
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;	/* fastreg.c */
+	attr->max_fast_reg_page_list_len = ROXE_MAX_FAST_REG_PAGES;
 	attr->max_send_sge = ROXE_MAX_SGE;
 	attr->max_recv_sge = ROXE_MAX_SGE;
 	attr->max_sge_rd = ROXE_MAX_SGE;
@@ -232,6 +234,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = ROXE_UVERBS_ABI_VERSION,
 
+	.alloc_mr = roxe_alloc_mr,
 	.alloc_pd = roxe_alloc_pd,
 	.alloc_ucontext = roxe_alloc_ucontext,
 	.create_ah = roxe_create_ah,
@@ -251,6 +254,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.get_link_layer = roxe_get_link_layer,
 	.get_netdev = roxe_get_netdev,
 	.get_port_immutable = roxe_get_port_immutable,
+	.map_mr_sg = roxe_map_mr_sg,
 	.mmap = roxe_mmap,
 	.mmap_free = roxe_mmap_free,
 	.modify_qp = roxe_modify_qp,
@@ -294,6 +298,8 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	xa_destroy(&rdev->cqs);
 	xa_destroy(&rdev->srqs);
 	xa_destroy(&rdev->kmrs);
+	WARN_ON(!xa_empty(&rdev->fmrs));
+	xa_destroy(&rdev->fmrs);
 	roxe_shared_free(rdev);
 }
 
@@ -405,6 +411,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	xa_init(&rdev->cqs);
 	xa_init(&rdev->srqs);
 	xa_init(&rdev->kmrs);
+	xa_init(&rdev->fmrs);
 	err = roxe_shared_alloc(rdev);
 	if (err)
 		goto fail;

@@ -17,6 +17,8 @@
  * until their completion is seen. Local keys are those of DMA MRs
  * (get_dma_mr: the PD's local_dma_lkey), whose addresses are kernel
  * virtual addresses (the device has no DMA device: ib_uses_virt_dma()).
+ * Remote access to kernel memory goes through fast registration
+ * (fastreg.c): REG_MR and LOCAL_INV WRs carry no bytes.
  *
  * Each WQE carries a cookie instead of the ULP's wr_id: the free-running
  * count of WRs posted on its queue. A completion's cookie names the slot
@@ -284,10 +286,34 @@ static bool kopcode_ok(enum ib_qp_type t, enum ib_wr_opcode op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
 		return t == IB_QPT_RC;
+	case IB_WR_REG_MR:
+		return t == IB_QPT_RC || t == IB_QPT_UC;
 	default:
-		return false;	/* REG_MR, LOCAL_INV...: no kernel MRs */
+		return false;	/* masked atomics, integrity... */
 	}
+}
+
+/* A REG_MR WR: what roxed needs to register the MR when it gets there
+ * (include/roxe/kabi.h); the MR must be a fast-reg MR of the QP's PD.
+ */
+static int fill_reg(struct roxe_qp *qp, struct rxe_send_wqe *w,
+		    const struct ib_reg_wr *reg)
+{
+	struct roxe_mr *mr = to_rmr(reg->mr);
+
+	if (reg->mr->device != qp->ibqp.device || !mr->pending ||
+	    reg->mr->pd != qp->ibqp.pd || (reg->key >> 8) != (reg->mr->lkey >> 8) ||
+	    (reg->access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			     IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	w->iova = reg->mr->iova;
+	w->wr.wr.rdma.remote_addr = ROXE_KABI_REG_MR_ADDR(reg->mr->length,
+							  READ_ONCE(mr->pending_off));
+	w->wr.wr.rdma.rkey = reg->key;
+	w->wr.wr.rdma.reserved = reg->access;
+	return 0;
 }
 
 static void fill_remote(struct rxe_send_wqe *w, const struct ib_send_wr *wr,
@@ -328,7 +354,8 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	bool atomic = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		      wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 	bool in = atomic || wr->opcode == IB_WR_RDMA_READ;	/* bytes come back */
-	bool inl = (wr->send_flags & IB_SEND_INLINE) && !in;
+	bool local = wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV;
+	bool inl = (wr->send_flags & IB_SEND_INLINE) && !in && !local;
 	struct rxe_send_wqe *w;
 	struct roxe_kslot *s;
 	u64 len, end;
@@ -340,7 +367,8 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 		return -EINVAL;
 	if (t == IB_QPT_UD && !ud_wr(wr)->ah)
 		return -EINVAL;
-	err = sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, in, &len);
+	len = 0;	/* local operations carry no bytes */
+	err = local ? 0 : sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, in, &len);
 	if (err)
 		return err;
 	if ((atomic && len != 8) || (inl && len > qp->cap.max_inline_data))
@@ -362,11 +390,17 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 					     IB_SEND_SOLICITED);
 	if (qp->sq_sig_all)
 		w->wr.send_flags |= IB_SEND_SIGNALED;
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
+	if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
 		w->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
 	else
 		w->wr.ex.imm_data = wr->ex.imm_data;
-	fill_remote(w, wr, t);
+	if (wr->opcode == IB_WR_REG_MR) {
+		err = fill_reg(qp, w, reg_wr(wr));
+		if (err)
+			return err;
+	} else {
+		fill_remote(w, wr, t);
+	}
 	w->dma.length = len;
 	w->dma.resid = len;
 	if (inl) {

@@ -68,6 +68,26 @@ static void mr_free(struct kref *ref)
 	kfree(container_of(ref, struct roxe_mr, ref));
 }
 
+void roxe_mr_put(struct roxe_mr *mr)
+{
+	kref_put(&mr->ref, mr_free);
+}
+
+/* mr's token: a range of roxe_mr_maps of its own, which roxed's faults
+ * find it by.
+ */
+int roxe_mr_token_alloc(struct roxe_mr *mr)
+{
+	int err = xa_alloc_cyclic(&roxe_mr_maps, &mr->map_id, mr,
+				  XA_LIMIT(0, ROXE_MR_ID_MAX), &roxe_mr_next_id,
+				  GFP_KERNEL);
+
+	if (err < 0)
+		return err;
+	mr->token = mr_token(mr->map_id);
+	return 0;
+}
+
 /* The MR of rdev whose token range holds page offset pgoff, referenced. */
 static struct roxe_mr *mr_get(struct roxe_dev *rdev, unsigned long pgoff)
 {
@@ -160,7 +180,7 @@ out:
 }
 
 /* No fault maps the MR's pages from here on, and none stays mapped. */
-static void mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr)
+void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr)
 {
 	xa_erase(&roxe_mr_maps, mr->map_id);	/* no new lookups */
 	down_write(&mr->map_sem);		/* waits out faults in progress */
@@ -226,12 +246,9 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = mr_collect_pages(mr);
 	if (err)
 		goto release;
-	err = xa_alloc_cyclic(&roxe_mr_maps, &mr->map_id, mr,
-			      XA_LIMIT(0, ROXE_MR_ID_MAX), &roxe_mr_next_id,
-			      GFP_KERNEL);
-	if (err < 0)
+	err = roxe_mr_token_alloc(mr);
+	if (err)
 		goto release;
-	mr->token = mr_token(mr->map_id);
 	mr->access = access;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
@@ -253,7 +270,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		 */
 		if (err != -ENODEV)
 			roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, key);
-		mr_revoke(rdev, mr);
+		roxe_mr_revoke(rdev, mr);
 		goto release;
 	}
 	return &mr->ibmr;
@@ -273,15 +290,17 @@ int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct roxe_dev *rdev = to_rdev(ibmr->device);
 	struct roxe_mr *mr = to_rmr(ibmr);
 
+	if (mr->pending)
+		return roxe_dereg_fast_mr(rdev, mr);
 	if (!mr->umem)
 		return roxe_dereg_dma_mr(rdev, mr);
 	/* roxed stops touching the pages before it answers */
 	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, ibmr->lkey);
-	mr_revoke(rdev, mr);
+	roxe_mr_revoke(rdev, mr);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	roxe_key_free(rdev, ibmr->lkey);
-	kref_put(&mr->ref, mr_free);	/* or the last fault that holds it */
+	roxe_mr_put(mr);	/* or the last fault that holds it */
 	return 0;
 }
 

@@ -94,6 +94,8 @@ struct roxe_dev {
 	struct xarray		srqs;		/* srqn -> roxe_srq */
 	/* DMA MRs (kernel ULPs' local keys): MR index -> kmr_value() */
 	struct xarray		kmrs;
+	/* fast-registration MRs: MR index -> roxe_mr */
+	struct xarray		fmrs;
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
 	struct roxe_kabi_shared	*shared;	/* vmalloc_user(): arming, doorbells */
@@ -215,6 +217,14 @@ struct roxe_mr {
 	struct rw_semaphore	map_sem;	/* faults read; revoke writes */
 	bool			revoked;
 	struct kref		ref;		/* the MR, faults in progress */
+	/* fast registration (fastreg.c): ib_map_mr_sg()'s pages, which
+	 * ROXE_IOC_MR_WINDOW puts behind the window (pages, npages)
+	 */
+	spinlock_t		pending_lock;
+	struct page		**pending;	/* NULL: not a fast-reg MR */
+	u32			npending;
+	u32			max_pages;
+	u32			pending_off;	/* iova's offset in its page */
 };
 
 struct roxe_ah {
@@ -376,6 +386,18 @@ void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+void roxe_mr_put(struct roxe_mr *mr);
+int roxe_mr_token_alloc(struct roxe_mr *mr);
+void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr);
+
+/* fastreg.c: kernel ULPs' fast-registration MRs, remote access included */
+#define ROXE_MAX_FAST_REG_PAGES	4096
+struct ib_mr *roxe_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int roxe_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int roxe_dereg_fast_mr(struct roxe_dev *rdev, struct roxe_mr *mr);
+int roxe_mr_window(struct roxe_dev *rdev, const struct roxe_kabi_mr_window *w);
 
 /* kverbs.c: kernel ULPs' QPs and CQs */
 int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,

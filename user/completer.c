@@ -52,7 +52,8 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
 	default:
-		return IBV_WC_SEND;
+		return wr_op == ROXE_KABI_WR_REG_MR ? (enum ibv_wc_opcode)ROXE_KABI_WC_REG_MR :
+		       IBV_WC_SEND;
 	}
 }
 
@@ -126,13 +127,13 @@ static void rearm(struct roxe_qp *qp)
 	roxe_engine_ready(qp->eng, qp);		/* the window moved */
 }
 
-/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV) at the head. */
+/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV, REG_MR) at the head. */
 void roxe_completer_progress(struct roxe_qp *qp)
 {
 	struct rxe_send_wqe *w;
 
 	while ((w = head_wqe(qp)) && w->state == ROXE_WQE_SENT &&
-	       w->wr.opcode == IBV_WR_LOCAL_INV)
+	       roxe_wqe_is_local(w->wr.opcode))
 		roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
 }
 
@@ -147,7 +148,7 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 	bool progress = false;
 
 	while ((w = head_wqe(qp)) && w->state >= ROXE_WQE_SENDING) {
-		if (w->wr.opcode == IBV_WR_LOCAL_INV) {
+		if (roxe_wqe_is_local(w->wr.opcode)) {
 			roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
 			continue;
 		}

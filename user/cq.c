@@ -244,7 +244,9 @@ int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc)
 		wc[i].imm_data = u->ex.imm_data;
 		wc[i].qp_num = u->qp_num;
 		wc[i].src_qp = u->src_qp;
-		wc[i].wc_flags = u->wc_flags;
+		/* the uverbs bits, in libibverbs' terms */
+		wc[i].wc_flags = (u->wc_flags & (ROXE_UWC_GRH | ROXE_UWC_WITH_IMM)) |
+				 (u->wc_flags & ROXE_UWC_WITH_INV ? IBV_WC_WITH_INV : 0);
 		wc[i].pkey_index = u->pkey_index;
 		wc[i].slid = u->slid;
 		wc[i].sl = u->sl;

@@ -70,12 +70,21 @@ struct roxe_pd {
 	atomic_uint		users;		/* MRs, QPs, SRQs, AHs */
 };
 
+/* roxe.ko's fast-registration MRs: the module puts pages behind the
+ * window (map) or takes them away (!map); 0 or -errno. */
+typedef int roxe_mr_window_fn(void *ctx, uint32_t key, bool map);
+
 struct roxe_mr_priv {
 	struct roxe_mr		pub;
 	struct roxe_pd		*pd;
 	uint64_t		iova;		/* the MR's first byte as the wire names it */
 	uint8_t			*host;		/* ... and where it is in this process */
 	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
+	/* a fast-registration MR (REG_MR WQEs register it): its window */
+	uint8_t			*window;	/* NULL: an ordinary MR */
+	uint64_t		window_bytes;
+	roxe_mr_window_fn	*window_fn;
+	void			*window_ctx;
 };
 
 struct roxe_comp_channel {
@@ -424,6 +433,21 @@ int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf
 /* An MR at the module's key; byte iova of it is at host. */
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **mr);
+/* A fast-registration MR at the module's key, invalid until a REG_MR WQE
+ * registers it within window (window_bytes); fn moves the pages. */
+int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
+			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
+/* Execute a REG_MR WQE (include/roxe/kabi.h) of qp: an IBV_WC_* status. */
+int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w);
+/* LOCAL_INV, SEND_WITH_INV: the MR goes invalid (a window empties). */
+void roxe_mr_invalidate(struct roxe_mr_priv *mr);
+
+/* WQEs that send nothing: they take effect in order and complete when the
+ * requester reaches them. */
+static inline bool roxe_wqe_is_local(uint32_t op)
+{
+	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR;
+}
 /* Start taking doorbells from roxe.ko's ring for engine e. */
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);
 

@@ -405,7 +405,22 @@ static int modify_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 	return err;
 }
 
-static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k)
+/* A fast-registration MR's pages go behind its window (or away) through
+ * the module, when the engine executes its REG_MR or an invalidation. */
+static int mr_window(void *ctx, uint32_t key, bool map)
+{
+	struct roxe_kserve *ks = ctx;
+	struct roxe_kabi_mr_window w = { .key = key, .map = map };
+
+	if (ioctl(ks->fd, ROXE_IOC_MR_WINDOW, &w) == 0)
+		return 0;
+	ks->log(LOG_WARNING, "mr 0x%x: %s its window: %s", key, map ? "filling" : "emptying",
+		strerror(errno));
+	return -errno;
+}
+
+/* REG_MR: a user MR (pinned pages); ALLOC_MR: a kernel ULP's fast-reg MR. */
+static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fast)
 {
 	struct roxe_pd *pd = pd_get(ks, k->pdn);
 	struct ks_mr *m;
@@ -417,14 +432,20 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k)
 	m = &ks->mr[k->key >> 8];
 	mr_forget(m);
 	err = map_token(ks, k->token, k->map_bytes, &m->map);
-	if (!err)
+	if (!err && fast)
+		err = roxe_served_mr_fast(pd, k->key, m->map.p, k->map_bytes, mr_window, ks,
+					  &m->mr);
+	else if (!err)
 		err = roxe_served_mr_add(pd, k->key, k->iova, k->length, k->access,
 					 (uint8_t *)m->map.p + k->page_off, &m->mr);
 	if (err) {
 		mr_forget(m);
 		return err;
 	}
-	if (ks->verbose)
+	if (ks->verbose && fast)
+		ks->log(LOG_DEBUG, "alloc mr 0x%x: fast registration, %llu pages", k->key,
+			(unsigned long long)k->map_bytes / 4096);
+	else if (ks->verbose)
 		ks->log(LOG_DEBUG, "reg mr 0x%x: %llu bytes at 0x%llx, access 0x%x", k->key,
 			(unsigned long long)k->length, (unsigned long long)k->iova, k->access);
 	return 0;
@@ -444,7 +465,9 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	case ROXE_KOP_MODIFY_QP:
 		return modify_qp(ks, &c->modify);
 	case ROXE_KOP_REG_MR:
-		return reg_mr(ks, &c->mr);
+		return reg_mr(ks, &c->mr, false);
+	case ROXE_KOP_ALLOC_MR:
+		return reg_mr(ks, &c->mr, true);
 	case ROXE_KOP_MODIFY_SRQ:
 		return modify_srq(ks, &c->srq);
 	case ROXE_KOP_DESTROY_CQ:

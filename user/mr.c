@@ -119,6 +119,63 @@ int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t l
 	return mr_new(pd, key, iova, host, length, access, out);
 }
 
+int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
+			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **out)
+{
+	struct roxe_mr_priv *mr;
+	int err;
+
+	if (!key || !window || !window_bytes || !fn)
+		return -EINVAL;
+	err = mr_new(pd, key, 0, window, 0, 0, out);
+	if (err)
+		return err;
+	mr = (struct roxe_mr_priv *)*out;
+	mr->window = window;
+	mr->window_bytes = window_bytes;
+	mr->window_fn = fn;
+	mr->window_ctx = ctx;
+	mr->pub.rkey = key;
+	atomic_store(&mr->valid, false);
+	return 0;
+}
+
+int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	uint32_t key = w->wr.wr.rdma.rkey, access = w->wr.wr.rdma.reserved;
+	uint64_t len = ROXE_KABI_REG_MR_LEN(w->wr.wr.rdma.remote_addr);
+	uint32_t off = ROXE_KABI_REG_MR_OFF(w->wr.wr.rdma.remote_addr);
+	struct roxe_mr_priv *mr;
+
+	mr = atomic_load_explicit(&qp->dev->mrs[(key >> 8) % ROXE_MAX_MR], memory_order_acquire);
+	/* IBA 10.6.3.6: only an invalid MR of the QP's PD is registered */
+	if (!mr || !mr->window || mr->pd != qp->pd || atomic_load(&mr->valid) ||
+	    (access & ~KNOWN_ACCESS) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)))
+		return IBV_WC_LOC_PROT_ERR;
+	if (off >= 4096 || len > mr->window_bytes - off || w->iova + len < w->iova)
+		return IBV_WC_LOC_LEN_ERR;
+	if (mr->window_fn(mr->window_ctx, key, true))
+		return IBV_WC_LOC_PROT_ERR;
+	mr->iova = w->iova;
+	mr->host = mr->window + off;
+	mr->pub.addr = (void *)(uintptr_t)w->iova;
+	mr->pub.length = len;
+	mr->pub.access = access;
+	mr->pub.lkey = key;
+	mr->pub.rkey = (access & REMOTE_ACCESS) ? key : 0;
+	atomic_store_explicit(&mr->valid, true, memory_order_release);
+	return IBV_WC_SUCCESS;
+}
+
+void roxe_mr_invalidate(struct roxe_mr_priv *mr)
+{
+	atomic_store(&mr->valid, false);
+	if (mr->window)
+		mr->window_fn(mr->window_ctx, mr->pub.lkey, false);
+}
+
 int roxe_dereg_mr(struct roxe_mr *pub)
 {
 	struct roxe_mr_priv *mr = (struct roxe_mr_priv *)pub;

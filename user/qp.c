@@ -636,6 +636,9 @@ enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct
 	bool rd_at = op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		     op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 
+	/* the module's fast registration, for kernel ULPs' QPs */
+	if (op == ROXE_KABI_WR_REG_MR)
+		return qp->type == IBV_QPT_UD ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_SUCCESS;
 	if (!opcode_ok(qp->type, (enum ibv_wr_opcode)op))
 		return IBV_WC_LOC_QP_OP_ERR;
 	if ((w->wr.send_flags & IBV_SEND_INLINE) && !rd_at) {

@@ -7,7 +7,8 @@
  *                 FIRST/MIDDLE/LAST or ONLY, one PSN each
  *   READ          one request, which consumes one PSN per response packet
  *   ATOMIC        one request, one PSN
- *   LOCAL_INV     no packet: takes effect in order, completes when reached
+ *   LOCAL_INV     no packet: takes effect in order, completes when reached;
+ *   REG_MR        so does a kernel QP's fast registration (roxe.ko)
  * while the RC window allows: at most ROXE_MAX_INFLIGHT PSNs unacknowledged,
  * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
  * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait.
@@ -40,15 +41,29 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 {
 	uint32_t len = w->dma.length;
 
-	switch (w->wr.opcode) {
-	case IBV_WR_LOCAL_INV:
+	if (roxe_wqe_is_local(w->wr.opcode))
 		return 0;
+	switch (w->wr.opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return 1;
 	default:
 		return len ? (len + qp->mtu - 1) / qp->mtu : 1;
 	}
+}
+
+/* LOCAL_INV and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_* status. */
+static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	struct roxe_mr_priv *mr;
+
+	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
+		return (uint32_t)roxe_mr_fast_reg(qp, w);
+	mr = roxe_mr_lookup(qp->dev, w->wr.ex.invalidate_rkey, false);
+	if (!mr || mr->pd != qp->pd)
+		return IBV_WC_MW_BIND_ERR;
+	roxe_mr_invalidate(mr);
+	return IBV_WC_SUCCESS;
 }
 
 static uint8_t rc_opcode(uint32_t wr_op, bool first, bool last)
@@ -246,20 +261,14 @@ void roxe_requester(struct roxe_qp *qp)
 			w->last_psn = roxe_psn_add(qp->req.psn, roxe_qp_send_wqe_psns(qp, w) - 1);
 			w->state = ROXE_WQE_SENDING;
 			qp->req.offset = 0;
-			if (op == IBV_WR_LOCAL_INV) {
-				struct roxe_mr_priv *mr =
-					roxe_mr_lookup(qp->dev, w->wr.ex.invalidate_rkey, false);
-
-				if (mr && mr->pd == qp->pd)
-					atomic_store(&mr->valid, false);
-				else
-					w->status = IBV_WC_MW_BIND_ERR;
+			if (roxe_wqe_is_local(op)) {
+				w->status = local_op(qp, w);
 				w->state = ROXE_WQE_SENT;
 				qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 				roxe_completer_progress(qp);
 				continue;
 			}
-		} else if (op == IBV_WR_LOCAL_INV) {
+		} else if (roxe_wqe_is_local(op)) {
 			/* Walked again after go-back-N: it already took effect. */
 			qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 			continue;

@@ -88,9 +88,9 @@ static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc
 		.wc_flags = flags,
 	};
 
-	if (h && (flags & IBV_WC_WITH_INV))
+	if (h && (flags & ROXE_UWC_WITH_INV))
 		wc.ex.invalidate_rkey = h->inv_rkey;
-	else if (h && (flags & IBV_WC_WITH_IMM))
+	else if (h && (flags & ROXE_UWC_WITH_IMM))
 		wc.ex.imm_data = h->imm;
 	if (h && qp->type == IBV_QPT_UD)
 		wc.src_qp = h->src_qpn;
@@ -446,11 +446,11 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
-			atomic_store(&mr->valid, false);
-			flags |= IBV_WC_WITH_INV;
+			roxe_mr_invalidate(mr);
+			flags |= ROXE_UWC_WITH_INV;
 		}
 		if (pkt->flags & ROXE_HDR_IMMDT)
-			flags |= IBV_WC_WITH_IMM;
+			flags |= ROXE_UWC_WITH_IMM;
 		complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, rw->offset, h, flags);
 		qp->resp.in_msg = 0;
 		qp->resp.msn++;
@@ -512,7 +512,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		qp->resp.msn++;
 		if (imm)
 			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
-				      qp->resp.wr_len, h, IBV_WC_WITH_IMM);
+				      qp->resp.wr_len, h, ROXE_UWC_WITH_IMM);
 	}
 	qp->resp.psn = roxe_psn_add(h->psn, 1);
 	if (h->ackreq)
@@ -669,7 +669,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		rw->offset += pkt->payload_len;
 		if (last)
 			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, rw->offset, h,
-				      imm ? IBV_WC_WITH_IMM : 0);
+				      imm ? ROXE_UWC_WITH_IMM : 0);
 	} else {
 		if (first) {
 			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
@@ -698,7 +698,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		qp->resp.wr_resid -= pkt->payload_len;
 		if (last && imm)
 			complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
-				      qp->resp.wr_len, h, IBV_WC_WITH_IMM);
+				      qp->resp.wr_len, h, ROXE_UWC_WITH_IMM);
 	}
 	qp->resp.in_msg = last ? 0 : info->kind;
 	return;
@@ -735,7 +735,7 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		return;
 	}
 	complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, 40 + pkt->payload_len, h,
-		      IBV_WC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? IBV_WC_WITH_IMM : 0));
+		      ROXE_UWC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? ROXE_UWC_WITH_IMM : 0));
 }
 
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt)

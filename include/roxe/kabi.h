@@ -79,6 +79,7 @@ enum roxe_kabi_op {
 	ROXE_KOP_REG_MR,
 	ROXE_KOP_DEREG_MR,
 	ROXE_KOP_MODIFY_SRQ,	/* struct roxe_kabi_srq: srqn and limit only */
+	ROXE_KOP_ALLOC_MR,	/* struct roxe_kabi_mr: a fast-registration MR */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -237,10 +238,40 @@ struct roxe_kabi_event {
 	__u32	id;			/* qpn, cqn or srqn */
 };
 
+/*
+ * Fast registration (kernel ULPs' ib_alloc_mr/ib_map_mr_sg/IB_WR_REG_MR).
+ * ROXE_KOP_ALLOC_MR gives an MR that is invalid until registered, with a
+ * token of map_bytes (its most pages) roxed maps once: its window. The
+ * module keeps the pages ib_map_mr_sg() gave; a kernel QP's REG_MR WQE
+ * then carries the rest, in struct rxe_send_wr's rdma view (the kernel's
+ * reg view, whose MR pointer roxed could not use, has the same layout):
+ *   opcode ROXE_KABI_WR_REG_MR, iova the MR's iova,
+ *   wr.rdma.remote_addr ROXE_KABI_REG_MR_ADDR(length, page_off),
+ *   wr.rdma.rkey the new key (the MR's index, a new generation byte),
+ *   wr.rdma.reserved the access flags (IB_ACCESS_*).
+ * Executing it in order, roxed calls ROXE_IOC_MR_WINDOW(key, map 1): the
+ * module puts those pages behind the window (zapping what roxed had
+ * mapped there), so byte iova + i is at window + page_off + i. Its
+ * completion opcode is ROXE_KABI_WC_REG_MR. When the MR is invalidated
+ * (LOCAL_INV, SEND_WITH_INV) roxed calls it with map 0: the window is
+ * emptied, so roxed maps no page the ULP may reuse.
+ */
+#define ROXE_KABI_WR_REG_MR		0x20	/* IB_WR_REG_MR */
+#define ROXE_KABI_WC_REG_MR		8	/* IB_WC_REG_MR */
+#define ROXE_KABI_REG_MR_ADDR(len, off)	((__u64)(len) | (__u64)(off) << 48)
+#define ROXE_KABI_REG_MR_LEN(a)		((a) & ((1ULL << 48) - 1))
+#define ROXE_KABI_REG_MR_OFF(a)		((__u32)((a) >> 48))
+
+struct roxe_kabi_mr_window {
+	__u32	key;			/* the MR's, as in its REG_MR WQE */
+	__u32	map;			/* 1: the registered pages; 0: none */
+};
+
 #define ROXE_IOC_ATTACH		_IOWR(ROXE_IOC_MAGIC, 1, struct roxe_kabi_attach)
 #define ROXE_IOC_INFO		_IOR(ROXE_IOC_MAGIC, 2, struct roxe_kabi_info)
 #define ROXE_IOC_SERVE		_IOW(ROXE_IOC_MAGIC, 3, struct roxe_kabi_serve)
 #define ROXE_IOC_CQ_EVENT	_IOW(ROXE_IOC_MAGIC, 4, __u32)
 #define ROXE_IOC_EVENT		_IOW(ROXE_IOC_MAGIC, 5, struct roxe_kabi_event)
+#define ROXE_IOC_MR_WINDOW	_IOW(ROXE_IOC_MAGIC, 6, struct roxe_kabi_mr_window)
 
 #endif /* ROXE_KABI_H */

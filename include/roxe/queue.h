@@ -21,6 +21,14 @@
 #include <linux/types.h>
 #include <rdma/rdma_user_rxe.h>
 
+/* struct ib_uverbs_wc's wc_flags are the kernel's IB_WC_* bits, as uverbs
+ * and kernel rxe write them (the rxe provider hands them on unchanged).
+ * GRH and WITH_IMM equal libibverbs' bits; WITH_INVALIDATE (bit 2) does
+ * not (IBV_WC_WITH_INV is bit 3). */
+#define ROXE_UWC_GRH		(1u << 0)
+#define ROXE_UWC_WITH_IMM	(1u << 1)
+#define ROXE_UWC_WITH_INV	(1u << 2)
+
 struct roxe_queue {
 	struct rxe_queue_buf	*buf;
 	__u32			index;		/* our side's index, private */

@@ -480,4 +480,113 @@ TEST_F(served, gsi_qp1_is_ud)
 	free(rq);
 }
 
+/* What a fast-registration MR's window calls looked like (roxe.ko's part). */
+struct window_calls {
+	int maps, unmaps;
+	uint32_t last_key;
+};
+
+static int window_fn(void *ctx, uint32_t key, bool map)
+{
+	struct window_calls *c = ctx;
+
+	if (map)
+		c->maps++;
+	else
+		c->unmaps++;
+	c->last_key = key;
+	return 0;
+}
+
+/* A REG_MR WQE as roxe.ko writes it for a kernel QP (include/roxe/kabi.h). */
+static void app_reg_mr(struct app *a, uint64_t id, uint32_t key, uint64_t iova, uint64_t len,
+		       uint32_t page_off, uint32_t access)
+{
+	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
+
+	memset(w, 0, 1u << a->sq->log2_elem_size);
+	w->wr.wr_id = id;
+	w->wr.opcode = ROXE_KABI_WR_REG_MR;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->wr.wr.rdma.remote_addr = ROXE_KABI_REG_MR_ADDR(len, page_off);
+	w->wr.wr.rdma.rkey = key;
+	w->wr.wr.rdma.reserved = access;
+	w->iova = iova;
+	w->ssn = a->ssn++;
+}
+
+/* Fast registration on a served QP: a REG_MR WQE makes the MR valid over
+ * its window (the module is asked to fill it), the peer READs and WRITEs
+ * through the rkey at the registered iova; LOCAL_INV empties the window;
+ * a new key registers again; REG_MR of a valid MR fails. */
+TEST_F(served, fast_reg_window)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	const uint32_t key = 88u << 8 | 1, acc = IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	const uint64_t iova = 0xabc00000123ull;
+	struct window_calls calls = { 0 };
+	uint8_t *window = aligned_alloc(4096, 4 * 4096);
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct roxe_mr *mr;
+	struct ibv_wc wc;
+
+	ASSERT_TRUE(window != NULL);
+	ASSERT_EQ(0, roxe_served_mr_fast(s1->pd, key, window, 4 * 4096, window_fn, &calls, &mr));
+	fill_pattern(window + 0x123, 8000, 7);
+
+	app_reg_mr(a, 41, key, iova, 8000, 0x123, acc);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(41u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ((uint32_t)ROXE_KABI_WC_REG_MR, uwc.opcode);
+	EXPECT_EQ(1, calls.maps);
+	EXPECT_EQ(key, calls.last_key);
+
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_READ, 5, s0->buf, 8000, s0->mr->lkey,
+				iova, key, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(s0->buf, window + 0x123, 8000));
+	fill_pattern(s0->buf + 10000, 1000, 8);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_WRITE, 6, s0->buf + 10000, 1000,
+				s0->mr->lkey, iova + 500, key, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(window + 0x123 + 500, s0->buf + 10000, 1000));
+
+	{
+		struct rxe_send_wqe *w = app_wqe(a, IBV_WR_LOCAL_INV, 42, 0, 0, 0, 0);
+
+		w->dma.num_sge = 0;
+		w->wr.ex.invalidate_rkey = key;
+	}
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(IBV_WC_LOCAL_INV, uwc.opcode);
+	EXPECT_EQ(1, calls.unmaps);
+
+	app_reg_mr(a, 43, key + 1, iova, 4000, 0x123, acc);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(2, calls.maps);
+	EXPECT_EQ(key + 1, mr->rkey);
+	EXPECT_EQ(4000u, mr->length);
+
+	/* registered already: IBA says invalid MRs only */
+	app_reg_mr(a, 44, key + 2, iova, 4000, 0x123, acc);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(44u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, uwc.status);
+	EXPECT_EQ(2, calls.maps);
+
+	EXPECT_EQ(0, roxe_dereg_mr(mr));
+	free(window);
+}
+
 TEST_HARNESS_MAIN

@@ -14,7 +14,8 @@
 #     by roxed): roxe0's CM counters must show each sent and received;
 #   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
 #     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
-#     READ, atomics, streams, CQ events, UD, bad posts, error flush;
+#     READ, atomics, streams, CQ events, UD, fast registration (rxe reads
+#     and writes roxe0's kernel memory), bad posts, error flush;
 #   - roxectl devices shows roxe0 served (port, objects, commands), and
 #     its socket reported stale once roxed is killed;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0

@@ -17,6 +17,10 @@
  *     rings wrap many times), every byte checked;
  *   - a completion event on an armed CQ, and IB_CQ_REPORT_MISSED_EVENTS;
  *   - UD both ways through kernel AHs (GRH, source QP, network type);
+ *   - fast registration: rxe READs and WRITEs roxe's kmalloc memory
+ *     through an rkey roxe0 registered with IB_WR_REG_MR; after LOCAL_INV
+ *     it is registered over another buffer (rxe sees the new bytes), and
+ *     after rxe's SEND_WITH_INV again;
  *   - bad posts refused: unknown local key, too many SGEs, a WRITE on UD;
  *   - a WRITE to a bad rkey ends in a remote access error, and WRs posted
  *     in the error state then complete as flushed (what ib_drain_qp needs).
@@ -612,6 +616,127 @@ out:
 		rdma_destroy_ah(ah_pr, 0);
 }
 
+/* Register len bytes at buf with IB_WR_REG_MR on roxe's RC QP, for remote
+ * read and write; sg stays DMA-mapped until the caller unmaps it.
+ */
+static int frwr_reg(struct ib_mr *mr, struct scatterlist *sg, void *buf,
+		    u32 len, u64 id)
+{
+	struct ib_reg_wr w = {
+		.wr = { .wr_id = id, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = mr, .key = mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_wc wc;
+	int err;
+
+	sg_init_one(sg, buf, len);
+	if (ib_dma_map_sg(ra.dev, sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return -EIO;
+	if (ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE) != 1)
+		return -EINVAL;
+	err = post_send(ra.rc, &w.wr) ?: poll_one(ra.scq, &wc);
+	if (!err && (wc.wr_id != id || wc.status != IB_WC_SUCCESS ||
+		     wc.opcode != IB_WC_REG_MR))
+		err = -EIO;
+	return err;
+}
+
+/* rxe's RDMA READ or WRITE of len bytes at off into mr, from pa.buf +
+ * loff: its completion status, or -errno.
+ */
+static int peer_rdma(enum ib_wr_opcode op, struct ib_mr *mr, u32 off,
+		     u32 len, u32 loff)
+{
+	struct ib_sge g = sge(&pa, loff, len);
+	struct ib_rdma_wr w = {
+		.wr = { .wr_id = 77, .opcode = op, .sg_list = &g, .num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = mr->iova + off, .rkey = mr->rkey,
+	};
+	struct ib_wc wc;
+
+	return post_send(pa.rc, &w.wr) ?: poll_one(pa.scq, &wc) ?: wc.status;
+}
+
+/* Fast registration: rxe reads and writes roxe's kmalloc memory through an
+ * rkey that roxe0 registered with IB_WR_REG_MR; after LOCAL_INV and a new
+ * key the MR is registered over another buffer and rxe sees the new
+ * bytes (roxed's window was remapped); rxe's SEND_WITH_INV invalidates it
+ * remotely, after which it registers again.
+ */
+static void test_frwr(void)
+{
+	u8 *b1 = kmalloc(4 * PAGE_SIZE, GFP_KERNEL);
+	u8 *b2 = kmalloc(4 * PAGE_SIZE, GFP_KERNEL);
+	struct ib_sge r = sge(&ra, 0, 64), g = sge(&pa, 0, 16);
+	struct ib_send_wr inv = { .wr_id = 52, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_send_wr sinv = { .wr_id = 55, .opcode = IB_WR_SEND_WITH_INV,
+				   .sg_list = &g, .num_sge = 1,
+				   .send_flags = IB_SEND_SIGNALED };
+	struct scatterlist sg1, sg2, sg3;
+	struct ib_wc wc, rwc;
+	struct ib_mr *mr;
+	int err;
+
+	mr = ib_alloc_mr(ra.pd, IB_MR_TYPE_MEM_REG, 4);
+	CHECK(!IS_ERR(mr), "ib_alloc_mr(IB_MR_TYPE_MEM_REG, 4 pages) on %s (%d)",
+	      roxe, PTR_ERR_OR_ZERO(mr));
+	if (IS_ERR(mr) || !b1 || !b2)
+		goto out;
+	fill(b1 + 100, 10000, 41);
+	err = frwr_reg(mr, &sg1, b1 + 100, 10000, 51);
+	CHECK(!err, "IB_WR_REG_MR of 10000 bytes of kmalloc memory, rkey 0x%x (err %d)",
+	      mr->rkey, err);
+	memset(pa.buf, 0, 10000);
+	err = err ?: peer_rdma(IB_WR_RDMA_READ, mr, 0, 10000, 0);
+	CHECK(!err && same(pa.buf, 10000, 41),
+	      "rxe RDMA READ of 10000 bytes through that rkey (status %d)", err);
+	fill(pa.buf + 20000, 5000, 42);
+	err = err ?: peer_rdma(IB_WR_RDMA_WRITE, mr, 3000, 5000, 20000);
+	CHECK(!err && same(b1 + 3100, 5000, 42),
+	      "rxe RDMA WRITE of 5000 bytes into roxe's kernel memory (status %d)", err);
+
+	inv.ex.invalidate_rkey = mr->rkey;
+	err = post_send(ra.rc, &inv) ?: poll_one(ra.scq, &wc);
+	CHECK(!err && wc.wr_id == 52 && wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_LOCAL_INV, "LOCAL_INV of 0x%x (err %d, status %d)",
+	      mr->rkey, err, err ? -1 : wc.status);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	fill(b2 + 50, 9000, 43);
+	err = frwr_reg(mr, &sg2, b2 + 50, 9000, 53);
+	memset(pa.buf, 0, 9000);
+	err = err ?: peer_rdma(IB_WR_RDMA_READ, mr, 0, 9000, 0);
+	CHECK(!err && same(pa.buf, 9000, 43),
+	      "registered again over another buffer, key 0x%x: rxe READs the new bytes (status %d)",
+	      mr->rkey, err);
+
+	sinv.ex.invalidate_rkey = mr->rkey;
+	err = post_recv(&ra, ra.rc, &r, 1, 54) ?: post_send(pa.rc, &sinv) ?:
+	      poll_one(pa.scq, &wc) ?: poll_one(ra.rcq, &rwc);
+	CHECK(!err && wc.status == IB_WC_SUCCESS && rwc.wr_id == 54 &&
+	      rwc.status == IB_WC_SUCCESS && (rwc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	      rwc.ex.invalidate_rkey == mr->rkey,
+	      "rxe's SEND_WITH_INV invalidated 0x%x (err %d)", mr->rkey, err);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	err = frwr_reg(mr, &sg3, b1 + 100, 10000, 56);
+	memset(pa.buf, 0, 10000);
+	err = err ?: peer_rdma(IB_WR_RDMA_READ, mr, 0, 10000, 0);
+	CHECK(!err && same(pa.buf, 3000, 41),
+	      "registered again after the remote invalidation (status %d)", err);
+	ib_dma_unmap_sg(ra.dev, &sg1, 1, DMA_BIDIRECTIONAL);
+	ib_dma_unmap_sg(ra.dev, &sg2, 1, DMA_BIDIRECTIONAL);
+	ib_dma_unmap_sg(ra.dev, &sg3, 1, DMA_BIDIRECTIONAL);
+out:
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	kfree(b1);
+	kfree(b2);
+}
+
 static void test_bad_posts(void)
 {
 	struct ib_sge g[5] = { sge(&ra, 0, 8), sge(&ra, 8, 8), sge(&ra, 16, 8),
@@ -698,6 +823,7 @@ static int __init kverbs_test_init(void)
 	      "300 SENDs of 8 KiB rxe -> roxe, 32 in flight, every byte checked");
 	test_event();
 	test_ud();
+	test_frwr();
 	test_bad_posts();
 	test_error_flush();
 out:
