@@ -36,12 +36,9 @@ struct ib_mr *roxe_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EINVAL);
 	if (!READ_ONCE(rdev->nengines))
 		return ERR_PTR(-EOPNOTSUPP);	/* as kernel CQs (cq.c) */
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = roxe_mr_new(rdev);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->rdev = rdev;
-	kref_init(&mr->ref);
-	init_rwsem(&mr->map_sem);
 	spin_lock_init(&mr->pending_lock);
 	mr->max_pages = max_num_sg;
 	mr->map_bytes = (u64)max_num_sg << PAGE_SHIFT;

@@ -262,6 +262,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.poll_cq = roxe_poll_cq,
 	.post_recv = roxe_post_recv,
 	.post_send = roxe_post_send,
+	.post_srq_recv = roxe_post_srq_recv,
 	.query_ah = roxe_query_ah,
 	.query_device = roxe_query_device,
 	.query_pkey = roxe_query_pkey,

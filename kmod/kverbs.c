@@ -135,14 +135,64 @@ static int kwq_init(struct roxe_kwq *wq, u32 slots, u32 max_sge, u32 bbase,
 	return wq->slots ? 0 : -ENOMEM;
 }
 
-/* The bounce region (a registered MR in roxed) and the slots' notes. Before
- * the QP's create command: roxed knows the key when the first WQE comes.
+/* A bounce region of bytes, known to roxed as an MR of pdn with local
+ * access at ROXE_KBOUNCE_IOVA. Before the queue's create command: roxed
+ * knows the key when the first WQE comes.
+ */
+static int kbounce_new(struct roxe_dev *rdev, u32 pdn, u32 bytes,
+		       struct roxe_kbounce *b)
+{
+	struct roxe_kabi_cmd cmd = {};
+	int err;
+
+	b->m = roxe_kbuf_alloc(rdev, bytes, &b->token_id);
+	if (IS_ERR(b->m))
+		return PTR_ERR(b->m);
+	err = roxe_key_alloc(rdev, &b->key);
+	if (err)
+		goto free_buf;
+	cmd.op = ROXE_KOP_REG_MR;
+	cmd.mr.key = b->key;
+	cmd.mr.pdn = pdn;
+	cmd.mr.access = IB_ACCESS_LOCAL_WRITE;
+	cmd.mr.iova = ROXE_KBOUNCE_IOVA;
+	cmd.mr.length = bytes;
+	cmd.mr.token = (u64)b->token_id << PAGE_SHIFT;
+	cmd.mr.map_bytes = bytes;
+	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, b->key);
+	if (!err)
+		return 0;
+	roxe_key_free(rdev, b->key);
+free_buf:
+	roxe_kbuf_free(rdev, b->m, b->token_id);
+	return err;
+}
+
+/* After roxed forgot the queue: it stops using the MR, then it goes. */
+static void kbounce_free(struct roxe_dev *rdev, struct roxe_kbounce *b)
+{
+	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, b->key);
+	roxe_key_free(rdev, b->key);
+	roxe_kbuf_free(rdev, b->m, b->token_id);
+}
+
+static u32 kbounce_half(void)
+{
+	return clamp(kbounce_kib, 64U, 65536U) * 1024;
+}
+
+static u32 pd_num(struct ib_pd *pd)
+{
+	return container_of(pd, struct roxe_pd, ibpd)->pdn;
+}
+
+/* The bounce region and the slots' notes (a receive half only without an
+ * SRQ).
  */
 int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 		    const struct ib_qp_init_attr *init)
 {
-	u32 half = clamp(kbounce_kib, 64U, 65536U) * 1024;
-	struct roxe_kabi_cmd cmd = {};
+	u32 half = kbounce_half();
 	struct roxe_kqp *k;
 	int err;
 
@@ -150,58 +200,67 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 	if (!k)
 		return -ENOMEM;
 	err = kwq_init(&k->sq, qp->sq.slots, init->cap.max_send_sge, 0, half);
-	if (!err)
+	if (!err && !init->srq)
 		err = kwq_init(&k->rq, qp->rq.slots, init->cap.max_recv_sge, half,
 			       half);
-	if (err)
-		goto free;
-	k->bounce = roxe_kbuf_alloc(rdev, 2 * half, &k->bounce_token_id);
-	if (IS_ERR(k->bounce)) {
-		err = PTR_ERR(k->bounce);
-		goto free;
+	if (!err)
+		err = kbounce_new(rdev, pd_num(qp->ibqp.pd),
+				  init->srq ? half : 2 * half, &k->b);
+	if (err) {
+		kvfree(k->sq.slots);
+		kvfree(k->rq.slots);
+		kfree(k);
+		return err;
 	}
-	err = roxe_key_alloc(rdev, &k->bounce_key);
-	if (err)
-		goto free_bounce;
-	cmd.op = ROXE_KOP_REG_MR;
-	cmd.mr.key = k->bounce_key;
-	cmd.mr.pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
-	cmd.mr.access = IB_ACCESS_LOCAL_WRITE;
-	cmd.mr.iova = ROXE_KBOUNCE_IOVA;
-	cmd.mr.length = 2 * half;
-	cmd.mr.token = (u64)k->bounce_token_id << PAGE_SHIFT;
-	cmd.mr.map_bytes = 2 * half;
-	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, k->bounce_key);
-	if (err)
-		goto free_key;
 	qp->k = k;
 	return 0;
-
-free_key:
-	roxe_key_free(rdev, k->bounce_key);
-free_bounce:
-	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
-free:
-	kvfree(k->sq.slots);
-	kvfree(k->rq.slots);
-	kfree(k);
-	return err;
 }
 
-/* After roxed forgot the QP: it stops using the bounce MR, then it goes. */
 void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp)
 {
 	struct roxe_kqp *k = qp->k;
 
 	if (!k)
 		return;
-	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, k->bounce_key);
-	roxe_key_free(rdev, k->bounce_key);
-	roxe_kbuf_free(rdev, k->bounce, k->bounce_token_id);
+	kbounce_free(rdev, &k->b);
 	kvfree(k->sq.slots);
 	kvfree(k->rq.slots);
 	kfree(k);
 	qp->k = NULL;
+}
+
+/* A kernel SRQ: one bounce ring for all its receives. */
+int roxe_ksrq_create(struct roxe_dev *rdev, struct roxe_srq *srq)
+{
+	u32 half = kbounce_half();
+	struct roxe_ksrq *k;
+	int err;
+
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return -ENOMEM;
+	err = kwq_init(&k->wq, srq->q.slots, srq->max_sge, 0, half);
+	if (!err)
+		err = kbounce_new(rdev, pd_num(srq->ibsrq.pd), half, &k->b);
+	if (err) {
+		kvfree(k->wq.slots);
+		kfree(k);
+		return err;
+	}
+	srq->k = k;
+	return 0;
+}
+
+void roxe_ksrq_destroy(struct roxe_dev *rdev, struct roxe_srq *srq)
+{
+	struct roxe_ksrq *k = srq->k;
+
+	if (!k)
+		return;
+	kbounce_free(rdev, &k->b);
+	kvfree(k->wq.slots);
+	kfree(k);
+	srq->k = NULL;
 }
 
 /* len bytes of wq's byte ring, in posting order: their offset in the
@@ -230,10 +289,9 @@ static long bounce_alloc(struct roxe_kwq *wq, u32 len, u64 *end)
 /* The bytes of a gather or scatter list; every key must be a DMA MR of the
  * QP's PD (with local write where the device writes).
  */
-static int sg_bytes(struct roxe_dev *rdev, struct roxe_qp *qp,
-		    const struct ib_sge *sg, int n, bool write, u64 *bytes)
+static int sg_bytes(struct roxe_dev *rdev, u32 pdn, const struct ib_sge *sg,
+		    int n, bool write, u64 *bytes)
 {
-	u32 pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
 	u64 sum = 0;
 	int i;
 
@@ -368,7 +426,8 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	if (t == IB_QPT_UD && !ud_wr(wr)->ah)
 		return -EINVAL;
 	len = 0;	/* local operations carry no bytes */
-	err = local ? 0 : sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, in, &len);
+	err = local ? 0 : sg_bytes(rdev, pd_num(qp->ibqp.pd), wr->sg_list,
+				   wr->num_sge, in, &len);
 	if (err)
 		return err;
 	if ((atomic && len != 8) || (inl && len > qp->cap.max_inline_data))
@@ -410,9 +469,9 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 		w->dma.num_sge = 1;
 		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
 		w->dma.sge[0].length = len;
-		w->dma.sge[0].lkey = qp->k->bounce_key;
+		w->dma.sge[0].lkey = qp->k->b.key;
 		if (!in)
-			gather(qp->k->bounce->buf + off, wr->sg_list, wr->num_sge);
+			gather(qp->k->b.m->buf + off, wr->sg_list, wr->num_sge);
 	}
 
 	s = kslot(wq, qp->sq.slots - 1, wq->posted);
@@ -471,10 +530,13 @@ int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 	return err;
 }
 
-static int kpost_one_recv(struct roxe_dev *rdev, struct roxe_qp *qp,
+/* One receive WR into the next slot of q (a QP's receive queue or an
+ * SRQ), its bytes from wq's ring in b; the caller holds wq's lock.
+ */
+static int kpost_one_recv(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
+			  struct roxe_kqueue *q, const struct roxe_kbounce *b,
 			  const struct ib_recv_wr *wr)
 {
-	struct roxe_kwq *wq = &qp->k->rq;
 	struct rxe_recv_wqe *w;
 	struct roxe_kslot *s;
 	u64 len, end;
@@ -483,16 +545,16 @@ static int kpost_one_recv(struct roxe_dev *rdev, struct roxe_qp *qp,
 
 	if (wr->num_sge < 0 || wr->num_sge > wq->max_sge)
 		return -EINVAL;
-	err = sg_bytes(rdev, qp, wr->sg_list, wr->num_sge, true, &len);
+	err = sg_bytes(rdev, pdn, wr->sg_list, wr->num_sge, true, &len);
 	if (err)
 		return err;
-	if (wq->posted - wq->retired >= qp->rq.slots - 1)
+	if (wq->posted - wq->retired >= q->slots - 1)
 		return -ENOMEM;
 	off = bounce_alloc(wq, len, &end);
 	if (off < 0)
 		return off;
 
-	w = wqe_at(&qp->rq, wq->posted);
+	w = wqe_at(q, wq->posted);
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wq->posted;
 	w->dma.length = len;
@@ -501,19 +563,45 @@ static int kpost_one_recv(struct roxe_dev *rdev, struct roxe_qp *qp,
 		w->dma.num_sge = 1;
 		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
 		w->dma.sge[0].length = len;
-		w->dma.sge[0].lkey = qp->k->bounce_key;
+		w->dma.sge[0].lkey = b->key;
 	}
-	s = kslot(wq, qp->rq.slots - 1, wq->posted);
+	s = kslot(wq, q->slots - 1, wq->posted);
 	s->wr_id = wr->wr_id;
 	s->opcode = 0;
 	s->boff = off;
 	s->len = len;
 	s->bend = end;
+	s->done = false;
 	s->num_sge = wr->num_sge;
 	memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(*s->sge));
 	wq->bhead = end;
 	wq->posted++;
 	return 0;
+}
+
+/* A list of receive WRs into q; the index published once. */
+static int kpost_recvs(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
+		       struct roxe_kqueue *q, const struct roxe_kbounce *b,
+		       const struct ib_recv_wr *wr, const struct ib_recv_wr **bad_wr,
+		       int *posted)
+{
+	unsigned long flags;
+	int err = 0, n = 0;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	for (; wr; wr = wr->next, n++) {
+		err = kpost_one_recv(rdev, pdn, wq, q, b, wr);
+		if (err)
+			break;
+	}
+	if (n)
+		smp_store_release(&q->buf->producer_index,
+				  wq->posted & (q->slots - 1));
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (err)
+		*bad_wr = wr;
+	*posted = n;
+	return err;
 }
 
 /* Receive queues have no doorbell: roxed reads them when a request comes.
@@ -525,31 +613,35 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct roxe_dev *rdev = to_rdev(ibqp->device);
 	struct roxe_qp *qp = to_rqp(ibqp);
 	enum ib_qp_state st = READ_ONCE(qp->attr.qp_state);
-	struct roxe_kwq *wq;
-	unsigned long flags;
-	int err = 0, n = 0;
+	int err, n;
 
 	if (!qp->k || ibqp->srq || st == IB_QPS_RESET) {
 		*bad_wr = wr;		/* user QPs post into their queue */
 		return -EINVAL;
 	}
-	wq = &qp->k->rq;
-	spin_lock_irqsave(&wq->lock, flags);
-	for (; wr; wr = wr->next, n++) {
-		err = kpost_one_recv(rdev, qp, wr);
-		if (err)
-			break;
-	}
-	if (n)
-		smp_store_release(&qp->rq.buf->producer_index,
-				  wq->posted & (qp->rq.slots - 1));
-	spin_unlock_irqrestore(&wq->lock, flags);
+	err = kpost_recvs(rdev, pd_num(ibqp->pd), &qp->k->rq, &qp->rq,
+			  &qp->k->b, wr, bad_wr, &n);
 	/* receives need roxed only in ERR, to be flushed */
 	if (n)
 		kick(rdev, qp, false, st == IB_QPS_ERR);
-	if (err)
-		*bad_wr = wr;
 	return err;
+}
+
+/* SRQ receives need no doorbell ever: roxed takes them as requests come
+ * (and no QP's flush takes them, IBA 10.2.9.5).
+ */
+int roxe_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	struct roxe_srq *srq = to_rsrq(ibsrq);
+	int n;
+
+	if (!srq->k) {
+		*bad_wr = wr;		/* user SRQs post into their queue */
+		return -EINVAL;
+	}
+	return kpost_recvs(to_rdev(ibsrq->device), pd_num(ibsrq->pd), &srq->k->wq,
+			   &srq->q, &srq->k->b, wr, bad_wr, &n);
 }
 
 /* --- kernel CQs ------------------------------------------------------------- */
@@ -564,13 +656,37 @@ static void set_network_type(struct ib_wc *wc, const u8 *grh)
 	wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 }
 
+/* wc for u, whose WR is s (its bytes in bounce). */
+static void kfill_wc(struct roxe_qp *qp, const struct ib_uverbs_wc *u,
+		     const struct roxe_kslot *s, const void *bounce,
+		     struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = s->wr_id;
+	wc->status = u->status;
+	wc->opcode = u->opcode;
+	wc->vendor_err = u->vendor_err;
+	wc->byte_len = u->byte_len;
+	wc->qp = &qp->ibqp;
+	wc->ex.imm_data = u->ex.imm_data;
+	wc->src_qp = u->src_qp;
+	wc->wc_flags = u->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+				      IB_WC_WITH_INVALIDATE);
+	wc->pkey_index = u->pkey_index;
+	wc->sl = u->sl;
+	wc->port_num = 1;
+	if ((u->opcode & IB_WC_RECV) && (wc->wc_flags & IB_WC_GRH) &&
+	    s->len >= 40 && u->status == IB_WC_SUCCESS)
+		set_network_type(wc, bounce + s->boff);
+}
+
 /* Retire the WRs of wq up to u's cookie (copying out what came back) and
  * fill wc. Under the QP xarray's lock: the QP stays.
  */
 static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
 		    const struct ib_uverbs_wc *u, struct ib_wc *wc)
 {
-	const void *bounce = qp->k->bounce->buf;
+	const void *bounce = qp->k->b.m->buf;
 	bool recv = u->opcode & IB_WC_RECV;
 	struct roxe_kslot *s = NULL;
 	u64 cookie = u->wr_id;
@@ -592,23 +708,41 @@ static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
 				recv ? min(u->byte_len, s->len) : s->len);
 		wq->btail = s->bend;
 	}
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = s->wr_id;
-	wc->status = u->status;
-	wc->opcode = u->opcode;
-	wc->vendor_err = u->vendor_err;
-	wc->byte_len = u->byte_len;
-	wc->qp = &qp->ibqp;
-	wc->ex.imm_data = u->ex.imm_data;
-	wc->src_qp = u->src_qp;
-	wc->wc_flags = u->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
-				      IB_WC_WITH_INVALIDATE);
-	wc->pkey_index = u->pkey_index;
-	wc->sl = u->sl;
-	wc->port_num = 1;
-	if (recv && (wc->wc_flags & IB_WC_GRH) && s->len >= 40 &&
-	    u->status == IB_WC_SUCCESS)
-		set_network_type(wc, bounce + s->boff);
+	kfill_wc(qp, u, s, bounce, wc);
+	spin_unlock(&wq->lock);
+	return true;
+}
+
+/* A receive completion of qp from its SRQ: that WR alone (the SRQ's WRs
+ * complete on any of its QPs, polled in any order), then the SRQ frees
+ * what is polled from its oldest WR on.
+ */
+static bool ksrq_retire(struct roxe_qp *qp, struct roxe_srq *srq,
+			const struct ib_uverbs_wc *u, struct ib_wc *wc)
+{
+	struct roxe_kwq *wq = &srq->k->wq;
+	const void *bounce = srq->k->b.m->buf;
+	u32 mask = srq->q.slots - 1;
+	struct roxe_kslot *s;
+	u64 cookie = u->wr_id;
+
+	spin_lock(&wq->lock);
+	s = kslot(wq, mask, cookie);
+	if (cookie < wq->retired || cookie >= wq->posted || s->done) {
+		spin_unlock(&wq->lock);
+		return false;
+	}
+	if (s->num_sge && u->status == IB_WC_SUCCESS &&
+	    u->opcode != IB_WC_RECV_RDMA_WITH_IMM)
+		scatter(s->sge, s->num_sge, bounce + s->boff,
+			min(u->byte_len, s->len));
+	kfill_wc(qp, u, s, bounce, wc);
+	s->done = true;
+	while (wq->retired < wq->posted &&
+	       (s = kslot(wq, mask, wq->retired))->done) {
+		wq->btail = s->bend;
+		wq->retired++;
+	}
 	spin_unlock(&wq->lock);
 	return true;
 }
@@ -623,7 +757,9 @@ static bool kcomplete(struct roxe_dev *rdev, const struct ib_uverbs_wc *u,
 	xa_lock_irqsave(&rdev->qps, flags);
 	qp = xa_load(&rdev->qps, u->qp_num);
 	if (qp && qp->k) {
-		if (u->opcode & IB_WC_RECV)
+		if ((u->opcode & IB_WC_RECV) && qp->ibqp.srq)
+			ok = ksrq_retire(qp, to_rsrq(qp->ibqp.srq), u, wc);
+		else if (u->opcode & IB_WC_RECV)
 			ok = kretire(qp, &qp->k->rq, qp->rq.slots - 1, u, wc);
 		else
 			ok = kretire(qp, &qp->k->sq, qp->sq.slots - 1, u, wc);

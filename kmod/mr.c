@@ -68,6 +68,19 @@ static void mr_free(struct kref *ref)
 	kfree(container_of(ref, struct roxe_mr, ref));
 }
 
+/* An MR that roxed may map by token: referenced once, not yet mapped. */
+struct roxe_mr *roxe_mr_new(struct roxe_dev *rdev)
+{
+	struct roxe_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	if (!mr)
+		return NULL;
+	mr->rdev = rdev;
+	kref_init(&mr->ref);
+	init_rwsem(&mr->map_sem);
+	return mr;
+}
+
 void roxe_mr_put(struct roxe_mr *mr)
 {
 	kref_put(&mr->ref, mr_free);
@@ -227,12 +240,9 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	/* one token's range holds the mapping (max_mr_size) */
 	if (!length || length > ROXE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = roxe_mr_new(rdev);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->rdev = rdev;
-	kref_init(&mr->ref);
-	init_rwsem(&mr->map_sem);
 	err = roxe_key_alloc(rdev, &key);
 	if (err)
 		goto free_mr;

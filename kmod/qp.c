@@ -83,11 +83,12 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
+	/* a kernel QP's SRQ is a kernel SRQ, and the other way round */
+	if (init->srq && !to_rsrq(init->srq)->k != !kernel)
+		return -EINVAL;
 	err = check_cap(init);
 	if (err)
 		return err;
-	if (kernel && init->srq)
-		return -EOPNOTSUPP;	/* kernel SRQs are not offered */
 	if (kernel && !READ_ONCE(rdev->nengines))
 		return -EOPNOTSUPP;	/* as kernel CQs (cq.c) */
 	if (!kernel && udata->outlen < sizeof(resp))

@@ -144,9 +144,12 @@ struct roxe_cq {
 	u32			lost;		/* flush completions that did not fit */
 };
 
+struct roxe_ksrq;
+
 struct roxe_srq {
 	struct ib_srq		ibsrq;
 	struct roxe_kqueue	q;
+	struct roxe_ksrq	*k;		/* kernel SRQs only */
 	u32			srqn;
 	u32			max_sge;
 	u32			limit;
@@ -163,6 +166,7 @@ struct roxe_kslot {
 	u32			len;
 	u32			opcode;		/* enum ib_wr_opcode; receives: 0 */
 	u32			num_sge;	/* copy-out targets: READ, atomic, recv */
+	bool			done;		/* SRQs: polled, out of order */
 	struct ib_sge		sge[];
 };
 
@@ -177,11 +181,25 @@ struct roxe_kwq {
 	u64			bhead, btail;	/* free-running byte ring */
 };
 
+/* A bounce region: mapped into roxed as an MR of local access. */
+struct roxe_kbounce {
+	struct roxe_mmap	*m;
+	u32			token_id;
+	u32			key;
+};
+
 struct roxe_kqp {
-	struct roxe_kwq		sq, rq;
-	struct roxe_mmap	*bounce;	/* mapped into roxed as an MR */
-	u32			bounce_token_id;
-	u32			bounce_key;
+	struct roxe_kwq		sq, rq;		/* rq unused with an SRQ */
+	struct roxe_kbounce	b;
+};
+
+/* A kernel SRQ: its WQEs complete on any of its QPs, so their completions
+ * are polled out of order; slots and bytes are freed in posting order
+ * once every earlier one was polled (the engine takes them in order).
+ */
+struct roxe_ksrq {
+	struct roxe_kwq		wq;
+	struct roxe_kbounce	b;
 };
 
 struct roxe_qp {
@@ -386,6 +404,7 @@ void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct roxe_mr *roxe_mr_new(struct roxe_dev *rdev);
 void roxe_mr_put(struct roxe_mr *mr);
 int roxe_mr_token_alloc(struct roxe_mr *mr);
 void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr);
@@ -408,6 +427,10 @@ int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 int roxe_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int roxe_ksrq_create(struct roxe_dev *rdev, struct roxe_srq *srq);
+void roxe_ksrq_destroy(struct roxe_dev *rdev, struct roxe_srq *srq);
+int roxe_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 bool roxe_kcq_empty(struct roxe_cq *cq);
 struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access);
 int roxe_dereg_dma_mr(struct roxe_dev *rdev, struct roxe_mr *mr);

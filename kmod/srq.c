@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Shared receive queues: a queue of struct rxe_recv_wqe the application
- * produces into (the rxe provider posts without a system call).
+ * produces into (the rxe provider posts without a system call), or, for
+ * a kernel ULP's SRQ, the module (kverbs.c: post_srq_recv, a bounce
+ * region).
  */
 #include "roxe.h"
 
@@ -17,18 +19,19 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct roxe_srq *srq = to_rsrq(ibsrq);
 	struct rxe_create_srq_resp resp = {};
 	struct roxe_kabi_cmd cmd = {};
+	bool kernel = !udata;
 	u32 entries;
 	int err, id;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel SRQs: not yet */
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (!init->attr.max_wr || init->attr.max_wr > ROXE_MAX_QP_WR ||
 	    init->attr.max_sge > ROXE_MAX_SGE ||
 	    init->attr.srq_limit > init->attr.max_wr)
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (kernel && !READ_ONCE(rdev->nengines))
+		return -EOPNOTSUPP;	/* as kernel CQs (cq.c) */
+	if (!kernel && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
 	id = ida_alloc_max(&rdev->srqn_ida, ROXE_MAX_SRQ - 1, GFP_KERNEL);
@@ -38,25 +41,30 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->max_sge = max_t(u32, init->attr.max_sge, 1);
 	srq->limit = init->attr.srq_limit;
 	entries = init->attr.max_wr;
-	err = roxe_kqueue_alloc(rdev, &srq->q, &entries, recv_wqe_size(srq->max_sge));
+	/* a kernel SRQ's WQEs name one bounce SGE whatever the ULP's list */
+	err = roxe_kqueue_alloc(rdev, &srq->q, &entries,
+				recv_wqe_size(kernel ? 1 : srq->max_sge));
 	if (err)
 		goto free_id;
-	err = roxe_kqueue_export(&srq->q, udata, &resp.mi);
+	err = kernel ? roxe_ksrq_create(rdev, srq) :
+		       roxe_kqueue_export(&srq->q, udata, &resp.mi);
 	if (err)
 		goto free_q;
 	cmd.op = ROXE_KOP_CREATE_SRQ;
 	cmd.srq.srqn = srq->srqn;
 	cmd.srq.pdn = container_of(ibsrq->pd, struct roxe_pd, ibpd)->pdn;
-	cmd.srq.max_sge = srq->max_sge;
+	cmd.srq.max_sge = kernel ? 1 : srq->max_sge;
 	cmd.srq.limit = srq->limit;
 	roxe_kqueue_describe(&srq->q, &cmd.srq.q);
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_SRQ, srq->srqn);
 	if (err)
-		goto free_q;
+		goto free_k;
 	resp.srq_num = srq->srqn;
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto undo;
+	if (!kernel) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto undo;
+	}
 	init->attr.max_wr = entries;
 	init->attr.max_sge = srq->max_sge;
 	/* last: roxed's events find only SRQs the core knows complete */
@@ -67,6 +75,8 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 undo:
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+free_k:
+	roxe_ksrq_destroy(rdev, srq);
 free_q:
 	roxe_kqueue_free(rdev, &srq->q);
 free_id:
@@ -114,6 +124,7 @@ int roxe_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	xa_erase(&rdev->srqs, srq->srqn);	/* waits out an event in progress */
 	roxe_chan_destroy(rdev, ROXE_KOP_DESTROY_SRQ, srq->srqn);
+	roxe_ksrq_destroy(rdev, srq);
 	roxe_kqueue_free(rdev, &srq->q);
 	ida_free(&rdev->srqn_ida, srq->srqn);
 	return 0;

@@ -15,7 +15,8 @@
 #   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
 #     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
 #     READ, atomics, streams, CQ events, UD, fast registration (rxe reads
-#     and writes roxe0's kernel memory), bad posts, error flush;
+#     and writes roxe0's kernel memory), a kernel SRQ, bad posts, error
+#     flush;
 #   - roxectl devices shows roxe0 served (port, objects, commands), and
 #     its socket reported stale once roxed is killed;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0

@@ -21,6 +21,8 @@
  *     through an rkey roxe0 registered with IB_WR_REG_MR; after LOCAL_INV
  *     it is registered over another buffer (rxe sees the new bytes), and
  *     after rxe's SEND_WITH_INV again;
+ *   - a kernel SRQ shared by two RC QPs with their own receive CQs,
+ *     polled out of order: 288 messages each whole in one receive;
  *   - bad posts refused: unknown local key, too many SGEs, a WRITE on UD;
  *   - a WRITE to a bad rkey ends in a remote access error, and WRs posted
  *     in the error state then complete as flushed (what ib_drain_qp needs).
@@ -168,7 +170,9 @@ static void av_to(struct rdma_ah_attr *ah, struct end *from, struct end *to)
 	memcpy(ah->roce.dmac, to->mac, ETH_ALEN);
 }
 
-static int rc_connect(struct end *a, struct end *b)
+/* RESET -> RTS for a's RC QP aq towards b's bq. */
+static int rc_connect_qp(struct end *a, struct ib_qp *aq, struct end *b,
+			 struct ib_qp *bq)
 {
 	struct ib_qp_attr at = {
 		.qp_state = IB_QPS_INIT, .port_num = 1,
@@ -177,19 +181,19 @@ static int rc_connect(struct end *a, struct end *b)
 	};
 	int err;
 
-	err = ib_modify_qp(a->rc, &at, IB_QP_STATE | IB_QP_PKEY_INDEX |
+	err = ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (err)
 		return err;
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IB_QPS_RTR;
 	at.path_mtu = IB_MTU_1024;
-	at.dest_qp_num = b->rc->qp_num;
+	at.dest_qp_num = bq->qp_num;
 	at.rq_psn = 0x1000;
 	at.max_dest_rd_atomic = 4;
 	at.min_rnr_timer = 12;
 	av_to(&at.ah_attr, a, b);
-	err = ib_modify_qp(a->rc, &at, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+	err = ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
 			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
 	if (err)
@@ -201,9 +205,14 @@ static int rc_connect(struct end *a, struct end *b)
 	at.rnr_retry = 7;
 	at.sq_psn = 0x1000;
 	at.max_rd_atomic = 4;
-	return ib_modify_qp(a->rc, &at, IB_QP_STATE | IB_QP_TIMEOUT |
+	return ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_TIMEOUT |
 			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int rc_connect(struct end *a, struct end *b)
+{
+	return rc_connect_qp(a, a->rc, b, b->rc);
 }
 
 static int ud_ready(struct end *e)
@@ -737,6 +746,126 @@ out:
 	kfree(b2);
 }
 
+/* What one SRQ round sends: message k's length, and its bytes (k first). */
+#define SRQ_MSGS	24
+#define SRQ_SLOT	8192
+static u32 srq_len(u32 k)
+{
+	return 600 + (k * 397) % 3400;
+}
+
+static void srq_fill(u8 *p, u32 k)
+{
+	*(u32 *)p = k;
+	fill(p + 4, srq_len(k) - 4, k + 1000);
+}
+
+/* Kernel SRQ: two RC QPs on roxe0 share it, each with its own receive CQ;
+ * rxe sends on both, and the CQs are polled one after the other, so the
+ * SRQ's WRs retire out of order. 12 rounds of 24 messages (the SRQ's
+ * ring and its bounce ring wrap); every message lands whole in the
+ * 2-entry scatter list of one receive, each receive exactly once.
+ */
+static void test_srq(void)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 2 } };
+	struct ib_cq *rcq[2] = { NULL, NULL };
+	struct ib_qp *rq[2] = { NULL, NULL }, *pq[2] = { NULL, NULL };
+	struct ib_srq *srq;
+	u32 round, k, i, got = 0, bad = 0, rounds = 12;
+	u8 *msg = kmalloc(SRQ_SLOT, GFP_KERNEL);
+	int err = 0;
+
+	srq = ib_create_srq(ra.pd, &sa);
+	CHECK(!IS_ERR(srq), "kernel SRQ on %s: %u WRs of %u SGEs (%d)", roxe,
+	      sa.attr.max_wr, sa.attr.max_sge, PTR_ERR_OR_ZERO(srq));
+	if (IS_ERR(srq) || !msg)
+		goto out;
+	for (i = 0; i < 2 && !err; i++) {
+		struct ib_qp_init_attr init = {
+			.send_cq = ra.scq, .qp_type = IB_QPT_RC, .srq = srq,
+			.sq_sig_type = IB_SIGNAL_REQ_WR,
+			.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+		};
+
+		rcq[i] = ib_alloc_cq(ra.dev, NULL, 64, 0, IB_POLL_DIRECT);
+		err = PTR_ERR_OR_ZERO(rcq[i]);
+		if (err)
+			break;
+		init.recv_cq = rcq[i];
+		rq[i] = ib_create_qp(ra.pd, &init);
+		err = PTR_ERR_OR_ZERO(rq[i]);
+		if (err)
+			break;
+		pq[i] = make_qp(&pa, IB_QPT_RC);
+		err = PTR_ERR_OR_ZERO(pq[i]) ?: rc_connect_qp(&ra, rq[i], &pa, pq[i]) ?:
+		      rc_connect_qp(&pa, pq[i], &ra, rq[i]);
+	}
+	CHECK(!err, "two RC QPs on the SRQ, each with its receive CQ, connected to rxe (err %d)",
+	      err);
+	for (round = 0; round < rounds && !err; round++) {
+		struct ib_wc wc;
+
+		for (k = 0; k < SRQ_MSGS && !err; k++) {
+			struct ib_sge g[2] = { sge(&ra, k * SRQ_SLOT, 1000),
+					       sge(&ra, k * SRQ_SLOT + 2000, 3096) };
+			struct ib_recv_wr wr = { .wr_id = round * SRQ_MSGS + k,
+						 .sg_list = g, .num_sge = 2 };
+
+			err = ib_post_srq_recv(srq, &wr, NULL);
+		}
+		for (k = 0; k < SRQ_MSGS && !err; k++) {
+			u32 id = round * SRQ_MSGS + k;
+			struct ib_sge g = sge(&pa, k * SRQ_SLOT, srq_len(id));
+			struct ib_send_wr wr = { .wr_id = id, .opcode = IB_WR_SEND,
+						 .sg_list = &g, .num_sge = 1,
+						 .send_flags = IB_SEND_SIGNALED };
+
+			srq_fill(pa.buf + k * SRQ_SLOT, id);
+			err = post_send(pq[k & 1], &wr);
+		}
+		for (k = 0; k < SRQ_MSGS && !err; k++)
+			err = poll_one(pa.scq, &wc) ?: (wc.status ? -EIO : 0);
+		/* the second QP's CQ first: out of posting order */
+		for (i = 2; i-- > 0 && !err;) {
+			for (k = 0; k < SRQ_MSGS / 2 && !err; k++) {
+				u32 slot, id;
+
+				err = poll_one(rcq[i], &wc);
+				if (err || wc.status) {
+					err = err ?: -EIO;
+					break;
+				}
+				slot = wc.wr_id % SRQ_MSGS;
+				memcpy(msg, ra.buf + slot * SRQ_SLOT, 1000);
+				memcpy(msg + 1000, ra.buf + slot * SRQ_SLOT + 2000, 3096);
+				id = *(u32 *)msg;
+				if (wc.wr_id / SRQ_MSGS != round || id / SRQ_MSGS != round ||
+				    wc.byte_len != srq_len(id) ||
+				    !same(msg + 4, srq_len(id) - 4, id + 1000) ||
+				    wc.qp != rq[i])
+					bad++;
+				got++;
+			}
+		}
+	}
+	CHECK(!err && got == rounds * SRQ_MSGS && !bad,
+	      "%u messages through the SRQ, retired out of order: %u whole and in place (err %d)",
+	      rounds * SRQ_MSGS, got - bad, err);
+out:
+	for (i = 0; i < 2; i++) {
+		if (!IS_ERR_OR_NULL(pq[i]))
+			ib_destroy_qp(pq[i]);
+		if (!IS_ERR_OR_NULL(rq[i]))
+			ib_destroy_qp(rq[i]);
+		if (!IS_ERR_OR_NULL(rcq[i]))
+			ib_free_cq(rcq[i]);
+	}
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+	kfree(msg);
+}
+
 static void test_bad_posts(void)
 {
 	struct ib_sge g[5] = { sge(&ra, 0, 8), sge(&ra, 8, 8), sge(&ra, 16, 8),
@@ -824,6 +953,7 @@ static int __init kverbs_test_init(void)
 	test_event();
 	test_ud();
 	test_frwr();
+	test_srq();
 	test_bad_posts();
 	test_error_flush();
 out:
