@@ -12,6 +12,12 @@
 #   - perftest -R: RC and UD QPs connected by rdma_cm, whose ib_cm MADs
 #     (REQ/REP/RTU, SIDR) go through roxe0's QP1 (ib_mad's GSI QP, served
 #     by roxed): roxe0's CM counters must show each sent and received;
+#   - NVMe over RDMA, the kernel's own storage ULPs, both ways round:
+#     nvme-rdma on one device connects to nvmet-rdma on the other, and
+#     4 MiB written through the block device (O_DIRECT) lands in the
+#     target's file and reads back the same (roxe0 as the host: fast
+#     registration, remote invalidation; as the target: RDMA READ/WRITE
+#     from kernel memory);
 #   - a kernel ULP (selftests/vm/kverbs/roxe_kverbs_test.ko) on roxe0
 #     against rxe0 through ib_core's kernel verbs: RC SEND/RECV, WRITE,
 #     READ, atomics, streams, CQ events, UD, fast registration (rxe reads
@@ -144,6 +150,85 @@ step_cm() {
 	ok "roxe0 CM messages sent: $tx; received: $rx"
 }
 
+# nvmf_target ADDR NQN IMG: nvmet-rdma exports IMG (a file) as NQN's
+# namespace 1, listening on ADDR:4420 (port 1, or 2 for the second).
+NVMET=/sys/kernel/config/nvmet
+nvmf_target() {
+	local addr=$1 nqn=$2 img=$3 port=$4 s=$NVMET/subsystems/$2
+	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
+	truncate -s 16M "$img"
+	mkdir "$s" "$s/namespaces/1" "$NVMET/ports/$port" || return 1
+	echo 1 >"$s/attr_allow_any_host"
+	echo -n "$img" >"$s/namespaces/1/device_path"
+	echo 1 >"$s/namespaces/1/buffered_io"	# tmpfs: no O_DIRECT
+	echo 1 >"$s/namespaces/1/enable" || return 1
+	echo rdma >"$NVMET/ports/$port/addr_trtype"
+	echo ipv4 >"$NVMET/ports/$port/addr_adrfam"
+	echo "$addr" >"$NVMET/ports/$port/addr_traddr"
+	echo 4420 >"$NVMET/ports/$port/addr_trsvcid"
+	ln -s "$s" "$NVMET/ports/$port/subsystems/$nqn"
+}
+
+nvmf_target_gone() {
+	local nqn=$1 port=$2 s=$NVMET/subsystems/$1
+	rm -f "$NVMET/ports/$port/subsystems/$nqn"
+	rmdir "$NVMET/ports/$port"
+	echo 0 >"$s/namespaces/1/enable"
+	rmdir "$s/namespaces/1" "$s"
+}
+
+nvme_ns() { [ -b "/dev/${1}n1" ]; }
+
+# nvmf HOSTDEV TGTADDR HOSTADDR PORT: nvmet-rdma on TGTADDR's device
+# exports a file; nvme-rdma connects from HOSTADDR's (HOSTDEV) through
+# rdma_cm; 4 MiB written through the block device (O_DIRECT) must land in
+# the file and read back the same. The target moves the data with RDMA
+# READ and WRITE into the host's fast-registered MRs and answers with
+# SEND_WITH_INV; on roxe0 as the target, its RDMA READs and WRITEs come
+# from kernel memory through the bounce regions.
+nvmf() {
+	local hdev=$1 taddr=$2 haddr=$3 port=$4 nqn=roxe-nvmf-$4 img=/tmp/nvmf-$4.img
+	local ctrl="" c qps label="nvme-rdma host on $1, nvmet-rdma target on $2"
+	nvmf_target "$taddr" $nqn $img $port || { bad "$label: target setup"; return; }
+	if ! echo "transport=rdma,traddr=$taddr,trsvcid=4420,host_traddr=$haddr,nqn=$nqn" \
+		>/dev/nvme-fabrics; then
+		bad "$label: connect"
+		nvmf_target_gone $nqn $port
+		return
+	fi
+	for c in /sys/class/nvme/nvme*; do
+		grep -q "^$nqn\$" "$c/subsysnqn" 2>/dev/null && ctrl=$(basename "$c")
+	done
+	if [ -z "$ctrl" ] || ! vm_wait_for 20 nvme_ns $ctrl; then
+		bad "$label: no namespace block device"
+	else
+		qps="$(rdma resource show qp link "$hdev/1" 2>/dev/null | grep -c 'type RC') RC QPs"
+		# the host's MRs: nvme-rdma fast-registers every I/O's pages
+		[ "$hdev" = roxe0 ] && qps="$qps, $("$ROXECTL" devices rxb --json |
+			grep -o '"mrs": [0-9]*' | grep -o '[0-9]*$') MRs"
+
+		dd if=/dev/urandom of=/tmp/nvmf.data bs=64k count=64 2>/dev/null
+		if ! dd if=/tmp/nvmf.data of=/dev/${ctrl}n1 bs=64k oflag=direct 2>/dev/null; then
+			bad "$label: write"
+		elif ! head -c 4194304 $img | cmp -s - /tmp/nvmf.data; then
+			bad "$label: the target's file differs from what was written"
+		elif ! dd if=/dev/${ctrl}n1 of=/tmp/nvmf.back bs=64k count=64 iflag=direct 2>/dev/null ||
+		     ! cmp -s /tmp/nvmf.data /tmp/nvmf.back; then
+			bad "$label: read back differs"
+		else
+			ok "$label: 4 MiB written and read back through /dev/${ctrl}n1 ($qps on $hdev)"
+		fi
+		echo 1 >/sys/class/nvme/$ctrl/delete_controller
+	fi
+	nvmf_target_gone $nqn $port
+	rm -f $img /tmp/nvmf.data /tmp/nvmf.back
+}
+
+step_nvmf() {
+	nvmf roxe0 $A $B 1
+	nvmf rxe0 $B $A 2
+}
+
 # ulp_log MARK FILE MODULE: the kernel log after line MARK into FILE, and
 # the test ULP MODULE's lines (and roxe's) shown.
 ulp_log() {
@@ -249,6 +334,7 @@ guest_main() {
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
 	step_cm
+	step_nvmf
 	step_kverbs
 	step_roxectl
 	rxe_counters >"$after"

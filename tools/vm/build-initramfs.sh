@@ -3,7 +3,8 @@
 # Build the VM harness's guest image from the host's own files:
 #   build/vm/vmlinux             uncompressed Debian 6.1 kernel (booted via PVH)
 #   build/vm/initramfs.cpio.gz   busybox, bash, 6.1 modules (virtio, 9p, veth,
-#                                ib_core/ib_uverbs/rdma_rxe, the CM modules),
+#                                ib_core/ib_uverbs/rdma_rxe, the CM modules,
+#                                nvme-rdma/nvmet-rdma),
 #                                iproute2, rdma-core,
 #                                perftest, tcpdump and every library they need
 #
@@ -28,6 +29,8 @@ modules=(
 	ib_core ib_uverbs rdma_rxe
 	# connection management over QP1 MADs: rdma_cm for perftest -R
 	ib_cm iw_cm rdma_cm rdma_ucm
+	# NVMe over RDMA, host and target: the kernel's storage ULPs
+	nvme-rdma nvmet-rdma
 )
 
 # Host programs copied with their libraries. bash runs the test scripts (the
