@@ -263,6 +263,12 @@ void roxe_requester(struct roxe_qp *qp)
 			qp->req.offset = 0;
 			if (roxe_wqe_is_local(op)) {
 				w->status = local_op(qp, w);
+				if (w->status != IBV_WC_SUCCESS) {
+					/* a local error: it completes with its
+					 * status, the send queue stops */
+					roxe_qp_send_error(qp);
+					return;
+				}
 				w->state = ROXE_WQE_SENT;
 				qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 				roxe_completer_progress(qp);

@@ -317,6 +317,21 @@ TEST_F(rc, send_with_invalidate_and_local_invalidate)
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
 	roxe_dereg_mr(mine);
+
+	/* LOCAL_INV of a key that names nothing fails, and like any local
+	 * error it stops the QP: the next WR flushes. */
+	pair_close(&self->p);
+	ASSERT_EQ(0, pair_open(&self->p, 4096, BUF));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, variant->mtu, 1, 2, 14, 7, 7));
+	a = &self->p.s[0];
+	wr.invalidate_rkey = 0xdead00 | 7;
+	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, wc.status);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 4, a->buf, 10, a->mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 }
 
 /* A fenced WRITE waits for the READ before it: the READ returns the old

@@ -584,6 +584,12 @@ TEST_F(served, fast_reg_window)
 	EXPECT_EQ(44u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, uwc.status);
 	EXPECT_EQ(2, calls.maps);
+	/* a local error stops the RC QP: what follows flushes */
+	app_wqe(a, IBV_WR_SEND, 45, APP_IOVA, 10, 0, 0);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(45u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
 
 	EXPECT_EQ(0, roxe_dereg_mr(mr));
 	free(window);
