@@ -94,7 +94,15 @@ run_pair() {
 		rc=1
 	fi
 	wait $spid || { log "$name: server failed"; rc=1; }
-	sleep 0.2
+	# tcpdump runs on the guest's one vCPU after the programs: stop it
+	# once its file stopped growing (SIGINT drops what it has not read)
+	local size=-1 now
+	for n in $(seq 50); do
+		sleep 0.2
+		now=$(stat -c %s "$pcap")
+		[ "$now" = "$size" ] && break
+		size=$now
+	done
 	kill -INT $dpid
 	wait $dpid || true
 	cp "$pcap" "$ROXE_VM_OUT/"
