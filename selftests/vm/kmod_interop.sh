@@ -30,7 +30,8 @@
 #     (selftests/vm/kverbs/roxe_cm_test.ko) connected roxe0 -> rxe0 gets
 #     DEVICE_REMOVAL, and its ib_drain_qp() returns with the receives it
 #     held flushed (no WARNING); rmmod roxe succeeds.
-# rxe's error counters must stay 0 through the clean runs.
+# rxe's error counters must stay 0 through the clean runs (pingpongs and
+# perftest), unless the link dropped frames (then: no unrecovered error).
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -117,6 +118,36 @@ run_one() {
 		sed 's/^/    srv: /' "$logf.srv" | tail -15
 		sed 's/^/    cli: /' "$logf.cli" | tail -15
 	fi
+}
+
+# Frames the veth pair dropped. With roxed's XDP program on rxb, veth
+# hands frames to a 256-frame ring that roxed's engine drains; on the
+# guest's one TCG vCPU it can fall behind, and rxe's sends then fail.
+veth_drops() {
+	local n=0 d f
+	for d in rxa rxb; do
+		for f in tx_dropped rx_dropped; do
+			n=$((n + $(cat "/sys/class/net/$d/statistics/$f")))
+		done
+	done
+	echo $n
+}
+
+# rxe's error counters after the clean runs must be 0. If the link lost
+# frames (veth drops, or rxe's own sends refused), NAKs, duplicates and
+# RNR waits are how the transport recovers: then only errors it did not
+# recover from count.
+check_counters() {
+	local drops send_err
+	drops=$(veth_drops)
+	send_err=$(awk '$1 == "send_err" { print $2 }' "$1")
+	if [ "$drops" = 0 ] && [ "${send_err:-0}" = 0 ]; then
+		vm_check_rxe_counters "$1" "rxe0 after the clean runs" || bad "rxe counted errors"
+		return
+	fi
+	log "the link lost frames (veth dropped $drops, rxe could not send $send_err): only unrecovered errors count"
+	vm_check_rxe_counters "$1" "rxe0 after the clean runs" retry_exceeded_err \
+		retry_rnr_exceeded_err link_downed || bad "rxe counted errors"
 }
 
 rxe_counters() {
@@ -333,12 +364,12 @@ guest_main() {
 	run "ib_read_bw" ib_read_bw -s 65536 -n 200
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
+	rxe_counters >"$after"
+	check_counters "$after"
 	step_cm
 	step_nvmf
 	step_kverbs
 	step_roxectl
-	rxe_counters >"$after"
-	vm_check_rxe_counters "$after" "rxe0 after the clean runs" || bad "rxe counted errors"
 	step_kill
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
 	exit $fail
