@@ -57,7 +57,7 @@ struct ib_mr *roxe_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	mr->ibmr.rkey = key;
 	cmd.op = ROXE_KOP_ALLOC_MR;
 	cmd.mr.key = key;
-	cmd.mr.pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
+	cmd.mr.pdn = roxe_pdn(ibpd);
 	cmd.mr.token = mr->token;
 	cmd.mr.map_bytes = mr->map_bytes;
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, key);

@@ -70,7 +70,7 @@ static bool kmr_ok(struct roxe_dev *rdev, u32 pdn, u32 lkey, bool write)
 struct ib_mr *roxe_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct roxe_dev *rdev = to_rdev(ibpd->device);
-	u32 pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
+	u32 pdn = roxe_pdn(ibpd);
 	struct roxe_mr *mr;
 	u32 key;
 	int err;
@@ -181,11 +181,6 @@ static u32 kbounce_half(void)
 	return clamp(kbounce_kib, 64U, 65536U) * 1024;
 }
 
-static u32 pd_num(struct ib_pd *pd)
-{
-	return container_of(pd, struct roxe_pd, ibpd)->pdn;
-}
-
 /* The bounce region and the slots' notes (a receive half only without an
  * SRQ).
  */
@@ -204,7 +199,7 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 		err = kwq_init(&k->rq, qp->rq.slots, init->cap.max_recv_sge, half,
 			       half);
 	if (!err)
-		err = kbounce_new(rdev, pd_num(qp->ibqp.pd),
+		err = kbounce_new(rdev, roxe_pdn(qp->ibqp.pd),
 				  init->srq ? half : 2 * half, &k->b);
 	if (err) {
 		kvfree(k->sq.slots);
@@ -241,7 +236,7 @@ int roxe_ksrq_create(struct roxe_dev *rdev, struct roxe_srq *srq)
 		return -ENOMEM;
 	err = kwq_init(&k->wq, srq->q.slots, srq->max_sge, 0, half);
 	if (!err)
-		err = kbounce_new(rdev, pd_num(srq->ibsrq.pd), half, &k->b);
+		err = kbounce_new(rdev, roxe_pdn(srq->ibsrq.pd), half, &k->b);
 	if (err) {
 		kvfree(k->wq.slots);
 		kfree(k);
@@ -426,7 +421,7 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	if (t == IB_QPT_UD && !ud_wr(wr)->ah)
 		return -EINVAL;
 	len = 0;	/* local operations carry no bytes */
-	err = local ? 0 : sg_bytes(rdev, pd_num(qp->ibqp.pd), wr->sg_list,
+	err = local ? 0 : sg_bytes(rdev, roxe_pdn(qp->ibqp.pd), wr->sg_list,
 				   wr->num_sge, in, &len);
 	if (err)
 		return err;
@@ -619,7 +614,7 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;		/* user QPs post into their queue */
 		return -EINVAL;
 	}
-	err = kpost_recvs(rdev, pd_num(ibqp->pd), &qp->k->rq, &qp->rq,
+	err = kpost_recvs(rdev, roxe_pdn(ibqp->pd), &qp->k->rq, &qp->rq,
 			  &qp->k->b, wr, bad_wr, &n);
 	/* receives need roxed only in ERR, to be flushed */
 	if (n)
@@ -640,7 +635,7 @@ int roxe_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;		/* user SRQs post into their queue */
 		return -EINVAL;
 	}
-	return kpost_recvs(to_rdev(ibsrq->device), pd_num(ibsrq->pd), &srq->k->wq,
+	return kpost_recvs(to_rdev(ibsrq->device), roxe_pdn(ibsrq->pd), &srq->k->wq,
 			   &srq->q, &srq->k->b, wr, bad_wr, &n);
 }
 

@@ -266,7 +266,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.length = length;
 	cmd.op = ROXE_KOP_REG_MR;
 	cmd.mr.key = key;
-	cmd.mr.pdn = container_of(ibpd, struct roxe_pd, ibpd)->pdn;
+	cmd.mr.pdn = roxe_pdn(ibpd);
 	cmd.mr.access = access;
 	cmd.mr.page_off = mr->page_off;
 	cmd.mr.iova = iova;

@@ -43,7 +43,7 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 	cmd->op = ROXE_KOP_CREATE_QP;
 	k->qpn = qp->ibqp.qp_num;
 	k->type = roxe_wire_type(&qp->ibqp);
-	k->pdn = container_of(qp->ibqp.pd, struct roxe_pd, ibpd)->pdn;
+	k->pdn = roxe_pdn(qp->ibqp.pd);
 	k->send_cqn = to_rcq(init->send_cq)->cqn;
 	k->recv_cqn = to_rcq(init->recv_cq)->cqn;
 	k->srqn = init->srq ? to_rsrq(init->srq)->srqn : ~0U;

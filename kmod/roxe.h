@@ -271,6 +271,12 @@ static inline struct roxe_dev *to_rdev(struct ib_device *ib)
 #define to_rmr(m)	container_of(m, struct roxe_mr, ibmr)
 #define to_rah(a)	container_of(a, struct roxe_ah, ibah)
 
+/* The number roxed knows a PD by. */
+static inline u32 roxe_pdn(struct ib_pd *pd)
+{
+	return container_of(pd, struct roxe_pd, ibpd)->pdn;
+}
+
 /* QP1 is a UD QP on the wire and in roxed; only its verbs differ. */
 static inline enum ib_qp_type roxe_wire_type(const struct ib_qp *ibqp)
 {

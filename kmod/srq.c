@@ -52,7 +52,7 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto free_q;
 	cmd.op = ROXE_KOP_CREATE_SRQ;
 	cmd.srq.srqn = srq->srqn;
-	cmd.srq.pdn = container_of(ibsrq->pd, struct roxe_pd, ibpd)->pdn;
+	cmd.srq.pdn = roxe_pdn(ibsrq->pd);
 	cmd.srq.max_sge = kernel ? 1 : srq->max_sge;
 	cmd.srq.limit = srq->limit;
 	roxe_kqueue_describe(&srq->q, &cmd.srq.q);
