@@ -475,7 +475,7 @@ static const struct {
 	{ "cqs", "CQS", 5 },			{ "srqs", "SRQS", 5 },
 	{ "mrs", "MRS", 5 },			{ "commands", "COMMANDS", 8 },
 	{ "command_errors", "REFUSED", 7 },	{ "async_events", "EVENTS", 6 },
-	{ "cq_events", "CQ_EVENTS", 9 },
+	{ "async_lost", "LOST", 5 },		{ "cq_events", "CQ_EVENTS", 9 },
 };
 #define NCOLS (sizeof(ctl_cols) / sizeof(ctl_cols[0]))
 

@@ -90,7 +90,8 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 		if (w->state >= ROXE_WQE_SENDING && roxe_psn_diff(next_psn, qp->req.psn) > 0)
 			qp->req.psn = next_psn;
 	}
-	w->state = ROXE_WQE_DONE;
+	/* The engine's copy is free for the slot's next WQE. */
+	w->state = ROXE_WQE_POSTED;
 	/* Free the slot before the completion shows: an application that
 	 * polls it may post again at once, into a queue that must have room. */
 	roxe_queue_consume(&qp->sq);
@@ -273,7 +274,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		return;
 	}
 	if (pkt->payload_len &&
-	    roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w), offset,
+	    roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), offset,
 			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
@@ -294,7 +295,8 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 	if (!w || (w->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
 		return;
-	if (roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w), 0, &orig, 8, true)) {
+	if (roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), 0,
+			  &orig, 8, true)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -33,7 +33,7 @@ static unsigned log2_up(uint32_t v)
 
 /* A zeroed rxe queue buffer of at least `entries` usable slots. */
 struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
-					   uint32_t *granted)
+					   struct roxe_queue_geom *g)
 {
 	unsigned ls = log2_up(entries + 1), le = log2_up(elem_size);
 	struct rxe_queue_buf *b;
@@ -44,8 +44,8 @@ struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
 	memset(b, 0, (size_t)roxe_queue_bytes(ls, le));
 	b->log2_elem_size = le;
 	b->index_mask = (1u << ls) - 1;
-	if (granted)
-		*granted = (1u << ls) - 1;
+	g->mask = (1u << ls) - 1;
+	g->log2_elem = le;
 	return b;
 }
 
@@ -93,24 +93,24 @@ int roxe_comp_channel_fd(const struct roxe_comp_channel *ch)
 int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
 		   struct roxe_comp_channel *ch, struct roxe_cq **out)
 {
+	struct roxe_queue_geom g;
 	struct roxe_cq *cq;
-	uint32_t granted;
 
 	if (!dev || !out || cqe < 1 || cqe > ROXE_MAX_CQE)
 		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
-	cq->buf = roxe_queue_buf_alloc((uint32_t)cqe, sizeof(struct ib_uverbs_wc), &granted);
+	cq->buf = roxe_queue_buf_alloc((uint32_t)cqe, sizeof(struct ib_uverbs_wc), &g);
 	if (!cq->buf) {
 		free(cq);
 		return -ENOMEM;
 	}
 	cq->dev = dev;
 	cq->context = cq_context;
-	cq->cqe = (int)granted;
-	roxe_queue_init_producer(&cq->prod, cq->buf);
-	roxe_queue_init_consumer(&cq->cons, cq->buf);
+	cq->cqe = (int)g.mask;
+	roxe_queue_init_producer(&cq->prod, cq->buf, g);
+	roxe_queue_init_consumer(&cq->cons, cq->buf, g);
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ch) {
 		cq->channel = ch;
@@ -125,12 +125,13 @@ int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
 }
 
 int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
+			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
 			  void *ctx, struct roxe_cq **out)
 {
 	struct roxe_cq *cq;
 
-	if (!dev || !buf || !event || !out)
+	if (!dev || !buf || !event || !out || !roxe_queue_geom_ok(g, sizeof(struct ib_uverbs_wc)))
 		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -138,10 +139,10 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 	cq->dev = dev;
 	cq->buf = buf;
 	cq->id = id;
-	cq->cqe = (int)buf->index_mask;
+	cq->cqe = (int)g.mask;
 	cq->served_event = event;
 	cq->served_ctx = ctx;
-	roxe_queue_init_producer(&cq->prod, buf);
+	roxe_queue_init_producer(&cq->prod, buf, g);
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	*out = cq;
 	return 0;
@@ -168,6 +169,7 @@ int roxe_destroy_cq(struct roxe_cq *cq)
 		pthread_mutex_unlock(&ch->lock);
 		atomic_fetch_sub(&ch->users, 1);
 	}
+	roxe_async_purge(cq->dev, cq);	/* no QP uses it: none raises more */
 	pthread_spin_destroy(&cq->lock);
 	if (!cq->served_event)
 		free(cq->buf);
@@ -336,20 +338,59 @@ const char *roxe_wc_status_str(enum ibv_wc_status st)
 }
 
 /* --- asynchronous events ----------------------------------------------------- */
+/* The number an event carries for its object (see struct roxe_async_event). */
+static uint32_t event_object_id(enum ibv_event_type type, const void *element)
+{
+	switch (type) {
+	case IBV_EVENT_CQ_ERR:
+		return ((const struct roxe_cq *)element)->id;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ((const struct roxe_srq *)element)->id;
+	default:
+		return ((const struct roxe_qp *)element)->qpn;
+	}
+}
+
 void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element)
 {
 	uint64_t one = 1;
+	bool lost = false;
 
 	pthread_mutex_lock(&dev->async_lock);
-	if (dev->async_tail - dev->async_head < 256) {
-		struct roxe_async_event *ev = &dev->async[dev->async_tail++ % 256];
+	if (dev->async_tail - dev->async_head < ROXE_ASYNC_EVENTS) {
+		struct roxe_async_event *ev = &dev->async[dev->async_tail++ % ROXE_ASYNC_EVENTS];
 
 		ev->type = type;
+		ev->id = event_object_id(type, element);
 		ev->element.qp = element;
+	} else {
+		__atomic_fetch_add(&dev->async_lost, 1, __ATOMIC_RELAXED);
+		lost = true;
 	}
 	pthread_mutex_unlock(&dev->async_lock);
-	if (write(dev->async_efd, &one, sizeof(one)) < 0)
+	if (!lost && write(dev->async_efd, &one, sizeof(one)) < 0)
 		return;
+}
+
+void roxe_async_purge(struct roxe_device *dev, const void *element)
+{
+	unsigned keep;
+
+	pthread_mutex_lock(&dev->async_lock);
+	keep = dev->async_head;
+	for (unsigned i = dev->async_head; i != dev->async_tail; i++) {
+		struct roxe_async_event ev = dev->async[i % ROXE_ASYNC_EVENTS];
+
+		if (ev.element.qp != element)
+			dev->async[keep++ % ROXE_ASYNC_EVENTS] = ev;
+	}
+	dev->async_tail = keep;
+	pthread_mutex_unlock(&dev->async_lock);
+}
+
+uint64_t roxe_async_lost(const struct roxe_device *dev)
+{
+	return dev ? __atomic_load_n(&dev->async_lost, __ATOMIC_RELAXED) : 0;
 }
 
 int roxe_async_fd(const struct roxe_device *dev)

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "roxe/verbs.h"
 #include "roxe/queue.h"
 #include "roxe/frame.h"
@@ -80,6 +81,13 @@ struct roxe_mr_priv {
 	uint64_t		iova;		/* the MR's first byte as the wire names it */
 	uint8_t			*host;		/* ... and where it is in this process */
 	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
+	/* Engines read the fields above without locks, as a seqlock: gen is
+	 * odd while a fast-registration MR is (re)registered or invalidated
+	 * (writers hold write_lock), and moves on with each, so an access
+	 * that saw the same even gen before and after used one registration
+	 * throughout; one that did not fails with a protection error. */
+	atomic_uint		gen;
+	pthread_spinlock_t	write_lock;
 	/* a fast-registration MR (REG_MR WQEs register it): its window */
 	uint8_t			*window;	/* NULL: an ordinary MR */
 	uint64_t		window_bytes;
@@ -172,11 +180,11 @@ struct roxe_read_out {
 	uint32_t		resid;
 };
 
-enum roxe_wqe_state {			/* rxe_send_wqe.state, engine-owned */
-	ROXE_WQE_POSTED = 0,
-	ROXE_WQE_SENDING,		/* some packets sent */
+/* The state of the engine's copy of a send WQE (roxe_qp.swqe[slot].state). */
+enum roxe_wqe_state {
+	ROXE_WQE_POSTED = 0,		/* not taken from the ring yet (or retired) */
+	ROXE_WQE_SENDING,		/* taken; some packets sent */
 	ROXE_WQE_SENT,			/* all packets sent, awaiting ACK/response */
-	ROXE_WQE_DONE,			/* completed (success or error) */
 };
 
 struct roxe_qp {
@@ -199,6 +207,11 @@ struct roxe_qp {
 	bool			served;
 	uint32_t		sq_slot_sge;	/* SGEs a send slot holds */
 	uint32_t		sq_slot_inline;	/* inline bytes a send slot holds */
+	/* The engine's private copies of the send WQEs, by slot: the fixed
+	 * part of each (roxe_sq_take), read from the ring once. The ring slot
+	 * is read again only for the SGEs and inline data, each bounded by
+	 * what a slot holds. */
+	struct rxe_send_wqe	*swqe;
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
@@ -338,8 +351,9 @@ struct roxe_device {
 	/* async events */
 	int			async_efd;
 	pthread_mutex_t		async_lock;
-	struct roxe_async_event	async[256];
+	struct roxe_async_event	async[ROXE_ASYNC_EVENTS];
 	unsigned		async_head, async_tail;
+	uint64_t		async_lost;	/* raised while the ring was full */
 };
 
 /* --- engine.c --- */
@@ -363,10 +377,21 @@ struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool 
  * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
 int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 		  uint64_t va, uint64_t len, unsigned access);
+/* One access to an MR: which registration it used (roxe_mr_map). */
+struct roxe_mr_access {
+	const struct roxe_mr_priv *mr;
+	uint32_t		gen;
+};
 /* Where [va, va+len) of the MR that rkey names is in this process, after
- * roxe_mr_check()'s checks; NULL if any fails. */
+ * roxe_mr_check()'s checks; NULL if any fails. Once the bytes are copied,
+ * roxe_mr_access_ok(acc) says whether the registration held meanwhile. */
 void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
-		  uint64_t va, uint64_t len, unsigned access);
+		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
+bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
+/* Copy len bytes between buf and [va, va+len) of the MR rkey names (to_mr:
+ * into the MR), with roxe_mr_map()'s checks; 0 or -EACCES. */
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
+		 void *buf, uint32_t len, unsigned access, bool to_mr);
 /* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
  * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
  * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
@@ -374,11 +399,14 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
 		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
 
 /* --- cq.c --- */
+/* A ring for the engine's own objects; g: the shape it got. */
 struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
-					   uint32_t *granted);
+					   struct roxe_queue_geom *g);
 /* Returns false when the CQ overflowed (the CQE is lost, the CQ in error). */
 bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited);
 void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element);
+/* Drop element's events not read yet: its destroy, before it is freed. */
+void roxe_async_purge(struct roxe_device *dev, const void *element);
 
 /* --- device.c, srq.c, completer.c --- */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
@@ -416,6 +444,7 @@ struct roxe_served_qp_init {
 	struct roxe_cq		*send_cq, *recv_cq;
 	struct roxe_srq		*srq;
 	struct rxe_queue_buf	*sq_buf, *rq_buf;	/* rq_buf NULL with an SRQ */
+	struct roxe_queue_geom	sq_geom, rq_geom;	/* the module's word on their shape */
 	struct ibv_qp_cap	cap;
 	bool			sq_sig_all;
 };
@@ -426,10 +455,12 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 			  const uint8_t sgid[16], const uint8_t dmac[6]);
 int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
+			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
 			  void *ctx, struct roxe_cq **cq);
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
-			   uint32_t max_sge, uint32_t limit, struct roxe_srq **srq);
+			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
+			   struct roxe_srq **srq);
 /* An MR at the module's key; byte iova of it is at host. */
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **mr);
@@ -439,8 +470,12 @@ int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t
 			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
 /* Execute a REG_MR WQE (include/roxe/kabi.h) of qp: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w);
-/* LOCAL_INV, SEND_WITH_INV: the MR goes invalid (a window empties). */
-void roxe_mr_invalidate(struct roxe_mr_priv *mr);
+/* LOCAL_INV, SEND_WITH_INV of key by a QP of pd: a fast-registration
+ * MR goes invalid (its window empties). 0, or -EINVAL when key names no
+ * valid fast-registration MR of pd: ordinary MRs are never invalidated
+ * (IBA 10.6.3.5, as rxe). */
+int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
+		       bool remote);
 
 /* WQEs that send nothing: they take effect in order and complete when the
  * requester reaches them. */
@@ -451,17 +486,42 @@ static inline bool roxe_wqe_is_local(uint32_t op)
 /* Start taking doorbells from roxe.ko's ring for engine e. */
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);
 
-/* SGEs of a send WQE the engine may read (see roxe_qp.served). */
+/* SGEs of a send WQE the engine may read: what its copy says, at most
+ * what a slot holds. */
 static inline uint32_t roxe_wqe_num_sge(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
-	uint32_t n = __atomic_load_n(&w->dma.num_sge, __ATOMIC_RELAXED);
+	uint32_t n = w->dma.num_sge;
 
 	return n < qp->sq_slot_sge ? n : qp->sq_slot_sge;
 }
 
+/* The engine's copy of the send WQE in slot: taken or not (state POSTED). */
 static inline struct rxe_send_wqe *roxe_sq_wqe(const struct roxe_qp *qp, uint32_t slot)
 {
-	return roxe_queue_slot(&qp->sq, slot);
+	return &qp->swqe[slot & qp->sq.mask];
+}
+
+/* Take the WQE in slot from the ring, if not taken yet: its fixed part is
+ * copied once into the engine's copy, which alone is read from then on. */
+static inline struct rxe_send_wqe *roxe_sq_take(const struct roxe_qp *qp, uint32_t slot)
+{
+	struct rxe_send_wqe *w = roxe_sq_wqe(qp, slot);
+
+	if (w->state == ROXE_WQE_POSTED) {
+		memcpy(w, roxe_queue_slot(&qp->sq, slot), sizeof(*w));
+		w->state = ROXE_WQE_POSTED;
+		w->status = IBV_WC_SUCCESS;
+	}
+	return w;
+}
+
+/* The ring slot behind the engine's copy w: its SGEs and inline data. */
+static inline const struct rxe_dma_info *roxe_sq_dma(const struct roxe_qp *qp,
+						    const struct rxe_send_wqe *w)
+{
+	const struct rxe_send_wqe *slot = roxe_queue_slot(&qp->sq, (uint32_t)(w - qp->swqe));
+
+	return &slot->dma;
 }
 
 static inline int roxe_qp_state(const struct roxe_qp *qp)

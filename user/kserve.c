@@ -74,7 +74,7 @@ struct roxe_kserve {
 	struct ks_qp		*qp;		/* KS_MAX_QP, by qpn */
 	struct ks_mr		*mr;		/* KS_MAX_MR, by key >> 8 */
 	struct roxe_pd		**pd;		/* KS_MAX_PD, by pdn, made on first use */
-	uint64_t		commands, command_errors, async_events;
+	uint64_t		commands, command_errors, async_events, async_lost;
 	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
 };
 
@@ -109,25 +109,21 @@ static int map_token(struct roxe_kserve *ks, uint64_t token, uint64_t bytes, str
 	return 0;
 }
 
-/* Map one queue and check that its header says what the command says. */
-static int map_queue(struct roxe_kserve *ks, const struct roxe_kabi_queue *q, struct ks_map *m)
+/* The shape of a queue as the module's command gives it: the only one the
+ * engine uses (the header in the mapping is the application's to rewrite). */
+static struct roxe_queue_geom queue_geom(const struct roxe_kabi_queue *q)
 {
-	const struct rxe_queue_buf *b;
-	int err;
+	return (struct roxe_queue_geom){ .mask = q->slots - 1, .log2_elem = q->log2_elem };
+}
 
-	if (q->slots < 2 || q->slots & (q->slots - 1) || q->log2_elem > 16 ||
+/* Map one queue whose shape is sane and fits in its mapping. */
+static int map_queue(struct roxe_kserve *ks, const struct roxe_kabi_queue *q, uint32_t min_elem,
+		     struct ks_map *m)
+{
+	if (q->slots < 2 || !roxe_queue_geom_ok(queue_geom(q), min_elem) ||
 	    q->bytes < roxe_queue_bytes(__builtin_ctz(q->slots), q->log2_elem))
 		return -EINVAL;
-	err = map_token(ks, q->token, q->bytes, m);
-	if (err)
-		return err;
-	b = m->p;
-	if (b->index_mask != q->slots - 1 || b->log2_elem_size != q->log2_elem) {
-		munmap(m->p, m->bytes);
-		m->p = NULL;
-		return -EPROTO;
-	}
-	return 0;
+	return map_token(ks, q->token, q->bytes, m);
 }
 
 static void unmap(struct ks_map *m)
@@ -163,33 +159,36 @@ static void cq_event(void *ctx, struct roxe_cq *cq, bool solicited)
 		ks->log(LOG_WARNING, "cq %u: completion event: %s", cqn, strerror(errno));
 }
 
-/* The engine's events name objects by pointer; the pointer is only
- * compared, never followed (the object may be gone by now). */
+/* The engine's events carry their object's number (the module's, for
+ * served objects) and are dropped when the object is destroyed, so the
+ * number names the object that raised it; the pointer is compared too,
+ * never followed. */
 static int event_id(const struct roxe_kserve *ks, const struct roxe_async_event *ev,
 		    uint32_t *id)
 {
+	uint32_t n = ev->id;
+
 	switch (ev->type) {
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
 	case IBV_EVENT_SQ_DRAINED:
-		for (uint32_t i = 0; i < KS_MAX_QP; i++)
-			if (ks->qp[i].qp && ks->qp[i].qp == ev->element.qp)
-				return *id = i, 0;
-		return -ENOENT;
+		if (n >= KS_MAX_QP || !ks->qp[n].qp || ks->qp[n].qp != ev->element.qp)
+			return -ENOENT;
+		break;
 	case IBV_EVENT_CQ_ERR:
-		for (uint32_t i = 0; i < KS_MAX_CQ; i++)
-			if (ks->cq[i].cq && ks->cq[i].cq == ev->element.cq)
-				return *id = i, 0;
-		return -ENOENT;
+		if (n >= KS_MAX_CQ || !ks->cq[n].cq || ks->cq[n].cq != ev->element.cq)
+			return -ENOENT;
+		break;
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		for (uint32_t i = 0; i < KS_MAX_SRQ; i++)
-			if (ks->srq[i].srq && ks->srq[i].srq == ev->element.srq)
-				return *id = i, 0;
-		return -ENOENT;
+		if (n >= KS_MAX_SRQ || !ks->srq[n].srq || ks->srq[n].srq != ev->element.srq)
+			return -ENOENT;
+		break;
 	default:
 		return -EINVAL;
 	}
+	*id = n;
+	return 0;
 }
 
 /* ibv_event_type and ib_event_type agree on these values. */
@@ -200,6 +199,13 @@ static void forward_events(struct roxe_kserve *ks)
 
 	if (read(roxe_async_fd(ks->dev), &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return;
+	uint64_t lost = roxe_async_lost(ks->dev);
+
+	if (lost != ks->async_lost) {
+		ks->log(LOG_WARNING, "%llu asynchronous events lost: the event ring was full",
+			(unsigned long long)(lost - ks->async_lost));
+		ks->async_lost = lost;
+	}
 	while (roxe_get_async_event(ks->dev, &ev) == 0) {
 		struct roxe_kabi_event k = { .type = ev.type };
 
@@ -256,9 +262,10 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 		return -EINVAL;
 	c = &ks->cq[k->cqn];
 	cq_forget(c);		/* a create we answered too late, undone since */
-	err = map_queue(ks, &k->q, &c->map);
+	err = map_queue(ks, &k->q, sizeof(struct ib_uverbs_wc), &c->map);
 	if (!err)
-		err = roxe_served_cq_create(ks->dev, k->cqn, c->map.p, cq_event, ks, &c->cq);
+		err = roxe_served_cq_create(ks->dev, k->cqn, c->map.p, queue_geom(&k->q), cq_event,
+					    ks, &c->cq);
 	if (err) {
 		cq_forget(c);
 		return err;
@@ -278,9 +285,10 @@ static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 		return -EINVAL;
 	s = &ks->srq[k->srqn];
 	srq_forget(s);
-	err = map_queue(ks, &k->q, &s->map);
+	err = map_queue(ks, &k->q, sizeof(struct rxe_recv_wqe), &s->map);
 	if (!err)
-		err = roxe_served_srq_create(pd, k->srqn, s->map.p, k->max_sge, k->limit, &s->srq);
+		err = roxe_served_srq_create(pd, k->srqn, s->map.p, queue_geom(&k->q), k->max_sge,
+					     k->limit, &s->srq);
 	if (err) {
 		srq_forget(s);
 		return err;
@@ -306,9 +314,9 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 		return -ENOENT;
 	q = &ks->qp[k->qpn];
 	qp_forget(q);
-	err = map_queue(ks, &k->sq, &q->sq);
+	err = map_queue(ks, &k->sq, sizeof(struct rxe_send_wqe), &q->sq);
 	if (!err && k->srqn == ~0U)
-		err = map_queue(ks, &k->rq, &q->rq);
+		err = map_queue(ks, &k->rq, sizeof(struct rxe_recv_wqe), &q->rq);
 	if (err)
 		goto fail;
 	in.qpn = k->qpn;
@@ -318,6 +326,8 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	in.srq = k->srqn != ~0U ? ks->srq[k->srqn].srq : NULL;
 	in.sq_buf = q->sq.p;
 	in.rq_buf = q->rq.p;
+	in.sq_geom = queue_geom(&k->sq);
+	in.rq_geom = queue_geom(&k->rq);
 	in.cap.max_send_wr = k->sq.slots - 1;
 	in.cap.max_recv_wr = k->srqn == ~0U ? k->rq.slots - 1 : 0;
 	in.cap.max_send_sge = k->max_send_sge;
@@ -628,5 +638,6 @@ void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *s
 	st->commands = ks->commands;
 	st->command_errors = ks->command_errors;
 	st->async_events = ks->async_events;
+	st->async_lost = ks->async_lost;
 	st->cq_events = atomic_load_explicit(&ks->cq_events, memory_order_relaxed);
 }

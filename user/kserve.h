@@ -33,6 +33,7 @@ struct roxe_kserve_stats {
 	uint64_t	commands;	/* the module's, answered */
 	uint64_t	command_errors;	/* of those, refused */
 	uint64_t	async_events;	/* forwarded to the module */
+	uint64_t	async_lost;	/* lost: the engine's event ring was full */
 	uint64_t	cq_events;	/* completion events raised */
 };
 void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *st);

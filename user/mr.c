@@ -96,8 +96,10 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 	mr->iova = iova;
 	mr->host = host;
 	atomic_store(&mr->valid, true);
+	pthread_spin_init(&mr->write_lock, PTHREAD_PROCESS_PRIVATE);
 	err = mr_publish(pd, mr, key);
 	if (err) {
+		pthread_spin_destroy(&mr->write_lock);
 		free(mr);
 		return err;
 	}
@@ -140,24 +142,41 @@ int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t
 	return 0;
 }
 
+/* Writers of a fast-registration MR: gen odd from begin to end. */
+static void mr_write_begin(struct roxe_mr_priv *mr)
+{
+	pthread_spin_lock(&mr->write_lock);
+	atomic_fetch_add_explicit(&mr->gen, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void mr_write_end(struct roxe_mr_priv *mr)
+{
+	atomic_fetch_add_explicit(&mr->gen, 1, memory_order_release);
+	pthread_spin_unlock(&mr->write_lock);
+}
+
 int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
 	uint32_t key = w->wr.wr.rdma.rkey, access = w->wr.wr.rdma.reserved;
 	uint64_t len = ROXE_KABI_REG_MR_LEN(w->wr.wr.rdma.remote_addr);
 	uint32_t off = ROXE_KABI_REG_MR_OFF(w->wr.wr.rdma.remote_addr);
 	struct roxe_mr_priv *mr;
+	int st = IBV_WC_SUCCESS;
 
 	mr = atomic_load_explicit(&qp->dev->mrs[(key >> 8) % ROXE_MAX_MR], memory_order_acquire);
-	/* IBA 10.6.3.6: only an invalid MR of the QP's PD is registered */
-	if (!mr || !mr->window || mr->pd != qp->pd || atomic_load(&mr->valid) ||
-	    (access & ~KNOWN_ACCESS) ||
+	if (!mr || !mr->window || mr->pd != qp->pd || (access & ~KNOWN_ACCESS) ||
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE)))
 		return IBV_WC_LOC_PROT_ERR;
 	if (off >= 4096 || len > mr->window_bytes - off || w->iova + len < w->iova)
 		return IBV_WC_LOC_LEN_ERR;
-	if (mr->window_fn(mr->window_ctx, key, true))
-		return IBV_WC_LOC_PROT_ERR;
+	mr_write_begin(mr);
+	/* IBA 10.6.3.6: only an invalid MR is registered */
+	if (atomic_load(&mr->valid) || mr->window_fn(mr->window_ctx, key, true)) {
+		st = IBV_WC_LOC_PROT_ERR;
+		goto out;
+	}
 	mr->iova = w->iova;
 	mr->host = mr->window + off;
 	mr->pub.addr = (void *)(uintptr_t)w->iova;
@@ -166,14 +185,29 @@ int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 	mr->pub.lkey = key;
 	mr->pub.rkey = (access & REMOTE_ACCESS) ? key : 0;
 	atomic_store_explicit(&mr->valid, true, memory_order_release);
-	return IBV_WC_SUCCESS;
+out:
+	mr_write_end(mr);
+	return st;
 }
 
-void roxe_mr_invalidate(struct roxe_mr_priv *mr)
+int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
+		       bool remote)
 {
-	atomic_store(&mr->valid, false);
-	if (mr->window)
+	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, key, remote);
+	int err = 0;
+
+	if (!mr || mr->pd != pd || !mr->window)
+		return -EINVAL;
+	mr_write_begin(mr);
+	/* Checked again under the lock: two QPs may invalidate it at once. */
+	if (!atomic_load(&mr->valid) || (remote ? mr->pub.rkey : mr->pub.lkey) != key) {
+		err = -EINVAL;
+	} else {
+		atomic_store(&mr->valid, false);
 		mr->window_fn(mr->window_ctx, mr->pub.lkey, false);
+	}
+	mr_write_end(mr);
+	return err;
 }
 
 int roxe_dereg_mr(struct roxe_mr *pub)
@@ -188,6 +222,7 @@ int roxe_dereg_mr(struct roxe_mr *pub)
 	/* An engine may be copying into it right now: wait it out. */
 	roxe_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->users, 1);
+	pthread_spin_destroy(&mr->write_lock);
 	free(mr);
 	return 0;
 }
@@ -214,47 +249,109 @@ int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 	return 0;
 }
 
+/* Map [va, va+len) of mr (looked up by key) under one registration. */
+static void *mr_map(const struct roxe_mr_priv *mr, const struct roxe_pd *pd, uint64_t va,
+		    uint64_t len, unsigned access, struct roxe_mr_access *acc)
+{
+	uint32_t gen = atomic_load_explicit(&mr->gen, memory_order_acquire);
+	void *p;
+
+	if ((gen & 1) || roxe_mr_check(mr, pd, va, len, access))
+		return NULL;
+	p = mr->host + (va - mr->iova);
+	atomic_thread_fence(memory_order_acquire);
+	/* a registration changing under the check: fields may be torn */
+	if (atomic_load_explicit(&mr->gen, memory_order_relaxed) != gen ||
+	    !atomic_load_explicit(&mr->valid, memory_order_relaxed))
+		return NULL;
+	acc->mr = mr;
+	acc->gen = gen;
+	return p;
+}
+
 void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
-		  uint64_t va, uint64_t len, unsigned access)
+		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc)
 {
 	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, rkey, true);
 
-	if (!mr || roxe_mr_check(mr, pd, va, len, access))
-		return NULL;
-	return mr->host + (va - mr->iova);
+	return mr ? mr_map(mr, pd, va, len, access, acc) : NULL;
 }
 
-int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+/* Called once the bytes are copied: an invalidation (and the window
+ * emptied under us: roxe.ko then maps a scrap page there, never the
+ * ULP's) or a new registration meanwhile turns the access into an error. */
+bool roxe_mr_access_ok(const struct roxe_mr_access *acc)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&acc->mr->gen, memory_order_relaxed) == acc->gen;
+}
+
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
+		 void *buf, uint32_t len, unsigned access, bool to_mr)
+{
+	struct roxe_mr_access acc;
+	void *host;
+
+	if (!len)
+		return 0;
+	host = roxe_mr_map(dev, pd, rkey, va, len, access, &acc);
+	if (!host)
+		return -EACCES;
+	if (to_mr)
+		memcpy(host, buf, len);
+	else
+		memcpy(buf, host, len);
+	return roxe_mr_access_ok(&acc) ? 0 : -EACCES;
+}
+
+/* One SGE, each field read once: the list may be in an application's
+ * ring, rewritten while we read it. */
+static struct rxe_sge sge_read(const struct rxe_sge *s)
+{
+	return (struct rxe_sge){
+		.addr = __atomic_load_n(&s->addr, __ATOMIC_RELAXED),
+		.length = __atomic_load_n(&s->length, __ATOMIC_RELAXED),
+		.lkey = __atomic_load_n(&s->lkey, __ATOMIC_RELAXED),
+	};
+}
+
+int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
 		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
 {
 	uint8_t *p = buf;
 	unsigned i = 0;
 
-	/* Skip whole SGEs before offset. */
-	while (i < num_sge && offset >= sge[i].length) {
-		offset -= sge[i].length;
-		i++;
-	}
-	for (; len && i < num_sge; i++, offset = 0) {
-		uint32_t n = sge[i].length - offset;
+	for (; len && i < num_sge; i++) {
+		struct rxe_sge sge = sge_read(&sgl[i]);
+		struct roxe_mr_access acc;
 		struct roxe_mr_priv *mr;
-		int err;
+		uint8_t *host;
+		uint32_t n;
 
+		if (offset >= sge.length) {	/* whole SGEs before offset */
+			offset -= sge.length;
+			continue;
+		}
+		n = sge.length - offset;
 		if (n > len)
 			n = len;
-		mr = roxe_mr_lookup(dev, sge[i].lkey, false);
+		mr = roxe_mr_lookup(dev, sge.lkey, false);
 		if (!mr)
 			return -EACCES;
-		err = roxe_mr_check(mr, pd, sge[i].addr + offset, n,
-				    to_sges ? IBV_ACCESS_LOCAL_WRITE : 0);
-		if (err)
-			return err;
+		host = mr_map(mr, pd, sge.addr + offset, n, to_sges ? IBV_ACCESS_LOCAL_WRITE : 0,
+			      &acc);
+		if (!host)
+			return roxe_mr_check(mr, pd, sge.addr + offset, n,
+					     to_sges ? IBV_ACCESS_LOCAL_WRITE : 0) ?: -EACCES;
 		if (to_sges)
-			memcpy(mr->host + (sge[i].addr + offset - mr->iova), p, n);
+			memcpy(host, p, n);
 		else
-			memcpy(p, mr->host + (sge[i].addr + offset - mr->iova), n);
+			memcpy(p, host, n);
+		if (!roxe_mr_access_ok(&acc))
+			return -EACCES;
 		p += n;
 		len -= n;
+		offset = 0;
 	}
 	return len ? -ERANGE : 0;
 }

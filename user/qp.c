@@ -145,14 +145,16 @@ static void qp_free(struct roxe_qp *qp)
 		free(qp->rq_buf);
 	}
 	free(qp->resp.res);
+	free(qp->swqe);
 	pthread_mutex_destroy(&qp->modify_lock);
 	pthread_spin_destroy(&qp->sq_post_lock);
 	pthread_spin_destroy(&qp->rq_post_lock);
 	free(qp);
 }
 
-/* What a send slot holds: the bounds on a WQE's SGEs and inline data. */
-static void qp_slot_caps(struct roxe_qp *qp)
+/* The send queue is set up: what a slot holds (the bounds on a WQE's SGEs
+ * and inline data) and the engine's private copies of its WQEs. */
+static int qp_sq_ready(struct roxe_qp *qp)
 {
 	uint32_t room = qp->sq_elem_size > sizeof(struct rxe_send_wqe) ?
 			qp->sq_elem_size - (uint32_t)sizeof(struct rxe_send_wqe) : 0;
@@ -161,6 +163,8 @@ static void qp_slot_caps(struct roxe_qp *qp)
 	if (qp->sq_slot_sge > ROXE_MAX_SGE)
 		qp->sq_slot_sge = ROXE_MAX_SGE;
 	qp->sq_slot_inline = room < ROXE_MAX_INLINE ? room : ROXE_MAX_INLINE;
+	qp->swqe = calloc((size_t)qp->sq.mask + 1, sizeof(*qp->swqe));
+	return qp->swqe ? 0 : -ENOMEM;
 }
 
 /* The QP has its number: give it its engine, counters and XDP steering,
@@ -224,9 +228,9 @@ static struct roxe_qp *qp_new(struct roxe_pd *pd, enum ibv_qp_type type, struct 
 
 int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe_qp **out)
 {
+	struct roxe_queue_geom sg, rg;
 	struct roxe_device *dev;
 	struct roxe_qp *qp;
-	uint32_t granted;
 	int err;
 
 	if (!pd || !ia || !out || !ia->send_cq || !ia->recv_cq)
@@ -249,31 +253,32 @@ int roxe_create_qp(struct roxe_pd *pd, struct roxe_qp_init_attr *ia, struct roxe
 	if (qp->cap.max_recv_sge < 1)
 		qp->cap.max_recv_sge = 1;
 	qp->sq_elem_size = sq_elem_size(&qp->cap);
-	qp->sq_buf = roxe_queue_buf_alloc(qp->cap.max_send_wr, qp->sq_elem_size, &granted);
+	qp->sq_buf = roxe_queue_buf_alloc(qp->cap.max_send_wr, qp->sq_elem_size, &sg);
 	if (!qp->sq_buf)
 		goto nomem;
-	qp->cap.max_send_wr = granted;
+	qp->cap.max_send_wr = sg.mask;
 	/* What fits in a slot is what is granted. */
-	qp->sq_elem_size = 1u << qp->sq_buf->log2_elem_size;
+	qp->sq_elem_size = 1u << sg.log2_elem;
 	qp->cap.max_inline_data = qp->sq_elem_size - sizeof(struct rxe_send_wqe);
 	if (qp->cap.max_inline_data > ROXE_MAX_INLINE)
 		qp->cap.max_inline_data = ROXE_MAX_INLINE;
 	if (!qp->srq) {
 		qp->rq_elem_size = sizeof(struct rxe_recv_wqe) +
 				   qp->cap.max_recv_sge * sizeof(struct rxe_sge);
-		qp->rq_buf = roxe_queue_buf_alloc(qp->cap.max_recv_wr, qp->rq_elem_size, &granted);
+		qp->rq_buf = roxe_queue_buf_alloc(qp->cap.max_recv_wr, qp->rq_elem_size, &rg);
 		if (!qp->rq_buf)
 			goto nomem;
-		qp->cap.max_recv_wr = granted;
-		roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
-		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+		qp->cap.max_recv_wr = rg.mask;
+		roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf, rg);
+		roxe_queue_init_consumer(&qp->rq, qp->rq_buf, rg);
 	} else {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
 	}
-	roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
-	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
-	qp_slot_caps(qp);
+	roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf, sg);
+	roxe_queue_init_consumer(&qp->sq, qp->sq_buf, sg);
+	if (qp_sq_ready(qp))
+		goto nomem;
 	err = alloc_qpn(dev, qp);
 	if (err) {
 		qp_free(qp);
@@ -305,20 +310,27 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 		return -EINVAL;
 	if (in->type != IBV_QPT_RC && in->type != IBV_QPT_UC && in->type != IBV_QPT_UD)
 		return -EINVAL;
+	/* The rings' shapes are the module's, never what their headers say. */
+	if (!roxe_queue_geom_ok(in->sq_geom, sizeof(struct rxe_send_wqe)) ||
+	    (in->rq_buf && !roxe_queue_geom_ok(in->rq_geom, sizeof(struct rxe_recv_wqe))))
+		return -EINVAL;
 	dev = pd->dev;
 	qp = qp_new(pd, in->type, in->send_cq, in->recv_cq, in->srq, in->sq_sig_all, &in->cap);
 	if (!qp)
 		return -ENOMEM;
 	qp->served = true;	/* before anything fails: the rings are not ours to free */
 	qp->sq_buf = in->sq_buf;
-	qp->sq_elem_size = 1u << qp->sq_buf->log2_elem_size;
-	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	qp->sq_elem_size = 1u << in->sq_geom.log2_elem;
+	roxe_queue_init_consumer(&qp->sq, qp->sq_buf, in->sq_geom);
 	if (in->rq_buf) {
 		qp->rq_buf = in->rq_buf;
-		qp->rq_elem_size = 1u << qp->rq_buf->log2_elem_size;
-		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+		qp->rq_elem_size = 1u << in->rq_geom.log2_elem;
+		roxe_queue_init_consumer(&qp->rq, qp->rq_buf, in->rq_geom);
 	}
-	qp_slot_caps(qp);
+	if (qp_sq_ready(qp)) {
+		qp_free(qp);
+		return -ENOMEM;
+	}
 	qp->qpn = in->qpn;
 	pthread_mutex_lock(&dev->lock);
 	if (atomic_load(&dev->qps[qp->qpn])) {
@@ -365,6 +377,7 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 	atomic_fetch_sub(&qp->rcq->users, 1);
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);
+	roxe_async_purge(dev, qp);	/* the engine raises no more */
 	qp_free(qp);
 	return 0;
 }
@@ -554,9 +567,10 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 			wait_engine(qp);
 		memset(&qp->attr, 0, sizeof(qp->attr));
 		if (!qp->served) {
-			roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf);
+			roxe_queue_init_producer(&qp->sq_prod, qp->sq_buf, roxe_queue_geom(&qp->sq));
 			if (qp->rq_buf)
-				roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf);
+				roxe_queue_init_producer(&qp->rq_prod, qp->rq_buf,
+							 roxe_queue_geom(&qp->rq));
 		}
 		err = 0;
 		goto out;
@@ -829,12 +843,16 @@ static void flush_wc(struct roxe_cq *cq, uint64_t wr_id, uint32_t qpn, enum ibv_
 }
 
 /* Complete every outstanding send WR with IBV_WC_WR_FLUSH_ERR (IBA 10.3.1):
- * at ERR, and at SQE where the receive side goes on. */
+ * at ERR, and at SQE where the receive side goes on. The WRs are those
+ * posted when the flush starts: an application that keeps moving its
+ * producer index gets them at its next doorbell, not in this loop. */
 static void flush_sq(struct roxe_qp *qp)
 {
+	uint32_t n = roxe_queue_count_from(&qp->sq, qp->sq.index);
+
 	/* The WQE that failed locally keeps its own status; the rest flush. */
-	while (!roxe_queue_empty(&qp->sq)) {
-		struct rxe_send_wqe *w = roxe_sq_wqe(qp, qp->sq.index);
+	for (; n; n--) {
+		struct rxe_send_wqe *w = roxe_sq_take(qp, qp->sq.index);
 
 		roxe_complete_wqe(qp, w, w->status != IBV_WC_SUCCESS ?
 				  (enum ibv_wc_status)w->status : IBV_WC_WR_FLUSH_ERR);
@@ -854,13 +872,18 @@ static void flush(struct roxe_qp *qp)
 		flush_wc(qp->rcq, qp->resp.rwqe.wr_id, qp->qpn, IBV_WC_RECV);
 		qp->resp.rwqe_valid = false;
 	}
-	if (!qp->srq)
-		while (!roxe_queue_empty(&qp->rq)) {
+	if (!qp->srq) {
+		/* as flush_sq: what is posted now, each wr_id read once */
+		uint32_t n = roxe_queue_count_from(&qp->rq, qp->rq.index);
+
+		for (; n; n--) {
 			const struct rxe_recv_wqe *w = roxe_queue_consumer_slot(&qp->rq);
 
-			flush_wc(qp->rcq, w->wr_id, qp->qpn, IBV_WC_RECV);
+			flush_wc(qp->rcq, __atomic_load_n(&w->wr_id, __ATOMIC_RELAXED), qp->qpn,
+				 IBV_WC_RECV);
 			roxe_queue_consume(&qp->rq);
 		}
+	}
 	roxe_timer_disarm(qp);
 	qp->resp.read.active = false;
 	qp->resp.out_len = 0;
@@ -877,13 +900,13 @@ static void reset(struct roxe_qp *qp)
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	memset(res, 0, ROXE_MAX_RD_ATOMIC * sizeof(*res));
 	qp->resp.res = res;
+	memset(qp->swqe, 0, ((size_t)qp->sq.mask + 1) * sizeof(*qp->swqe));
 	if (qp->served) {
-		/* The application's rings: drop what it posted, as rxe does. */
-		roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+		/* The application's rings: drop what it posted, as rxe does.
+		 * Only the indices move; the shapes stay the module's. */
 		qp->sq.index = roxe_queue_producer_index(&qp->sq);
 		__atomic_store_n(&qp->sq_buf->consumer_index, qp->sq.index, __ATOMIC_RELEASE);
 		if (qp->rq_buf) {
-			roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
 			qp->rq.index = roxe_queue_producer_index(&qp->rq);
 			__atomic_store_n(&qp->rq_buf->consumer_index, qp->rq.index,
 					 __ATOMIC_RELEASE);
@@ -894,12 +917,12 @@ static void reset(struct roxe_qp *qp)
 	 * no post is half done. */
 	pthread_spin_lock(&qp->sq_post_lock);
 	qp->sq_buf->producer_index = qp->sq_buf->consumer_index = 0;
-	roxe_queue_init_consumer(&qp->sq, qp->sq_buf);
+	qp->sq.index = 0;
 	pthread_spin_unlock(&qp->sq_post_lock);
 	if (qp->rq_buf) {
 		pthread_spin_lock(&qp->rq_post_lock);
 		qp->rq_buf->producer_index = qp->rq_buf->consumer_index = 0;
-		roxe_queue_init_consumer(&qp->rq, qp->rq_buf);
+		qp->rq.index = 0;
 		pthread_spin_unlock(&qp->rq_post_lock);
 	}
 }

@@ -55,14 +55,12 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 /* LOCAL_INV and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_* status. */
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
-	struct roxe_mr_priv *mr;
-
 	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
 		return (uint32_t)roxe_mr_fast_reg(qp, w);
-	mr = roxe_mr_lookup(qp->dev, w->wr.ex.invalidate_rkey, false);
-	if (!mr || mr->pd != qp->pd)
-		return IBV_WC_MW_BIND_ERR;
-	roxe_mr_invalidate(mr);
+	/* as rxe: a key that names no valid fast-registration MR of the
+	 * QP's PD is a local QP operation error */
+	if (roxe_mr_invalidate(qp->dev, qp->pd, w->wr.ex.invalidate_rkey, false))
+		return IBV_WC_LOC_QP_OP_ERR;
 	return IBV_WC_SUCCESS;
 }
 
@@ -190,11 +188,11 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		goto local_error;
 	dst = b->data + pkt.payload_off;
 	if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
-		if (off + payload > qp->sq_slot_inline)	/* rewritten since it started */
+		if (off + payload > qp->sq_slot_inline)
 			goto local_error;
-		memcpy(dst, w->dma.inline_data + off, payload);
-	} else if (payload && roxe_sge_copy(qp->dev, qp->pd, w->dma.sge, roxe_wqe_num_sge(qp, w),
-					    off, dst, payload, false)) {
+		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);
+	} else if (payload && roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
+					    roxe_wqe_num_sge(qp, w), off, dst, payload, false)) {
 		goto local_error;
 	}
 	b->len = roxe_frame_seal(b->data, &pkt);
@@ -244,14 +242,15 @@ void roxe_requester(struct roxe_qp *qp)
 	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->req.rnr_wait)
 		return;
 	while (budget && qp->req.wqe != roxe_queue_producer_index(&qp->sq)) {
-		struct rxe_send_wqe *w = roxe_sq_wqe(qp, qp->req.wqe);
+		struct rxe_send_wqe *w = roxe_sq_take(qp, qp->req.wqe);
 		uint32_t op = w->wr.opcode;
 
 		if (w->state == ROXE_WQE_POSTED) {
 			/* SQD: finish what was started, start nothing new. */
 			if (st == IBV_QPS_SQD || !may_start(qp, w))
 				return;
-			/* A served QP's WQE comes straight from the application. */
+			/* A served QP's WQE comes straight from the application:
+			 * its copy is checked, the ring is not read again. */
 			if (qp->served && (w->status = roxe_qp_check_send_wqe(qp, w))) {
 				w->state = ROXE_WQE_SENDING;
 				roxe_qp_send_error(qp);

@@ -50,13 +50,15 @@ static bool take_rwqe(struct roxe_qp *qp)
 				(uint32_t)sizeof(struct rxe_sge) : 0;
 
 		w = roxe_queue_consumer_slot(q);
-		n = w->dma.num_sge;
+		/* each field read once, the SGEs copied: the engine's copy
+		 * alone is used from here on */
+		n = __atomic_load_n(&w->dma.num_sge, __ATOMIC_RELAXED);
 		if (n > room)
 			n = room;
 		if (n > ROXE_MAX_SGE)
 			n = ROXE_MAX_SGE;
-		qp->resp.rwqe.wr_id = w->wr_id;
-		qp->resp.rwqe.length = w->dma.length;
+		qp->resp.rwqe.wr_id = __atomic_load_n(&w->wr_id, __ATOMIC_RELAXED);
+		qp->resp.rwqe.length = __atomic_load_n(&w->dma.length, __ATOMIC_RELAXED);
 		qp->resp.rwqe.num_sge = n;
 		qp->resp.rwqe.offset = 0;
 		memcpy(qp->resp.rwqe.sge, w->dma.sge, n * sizeof(struct rxe_sge));
@@ -251,19 +253,16 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 			   first ? ROXE_OP_RC_RDMA_READ_RESPONSE_FIRST :
 			   last ? ROXE_OP_RC_RDMA_READ_RESPONSE_LAST :
 			   ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
-		const void *src = NULL;
-
-		/* Looked up again per packet: the MR may have gone meanwhile. */
-		if (len && !(src = roxe_mr_map(qp->dev, qp->pd, r->rkey, r->va, len,
-					       IBV_ACCESS_REMOTE_READ))) {
-			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
-			return false;
-		}
 		b = build(qp, &h, len, &pkt);
 		if (!b)
 			return false;
-		if (len)
-			memcpy(b->data + pkt.payload_off, src, len);
+		/* Looked up again per packet: the MR may have gone meanwhile. */
+		if (roxe_mr_copy(qp->dev, qp->pd, r->rkey, r->va, b->data + pkt.payload_off, len,
+				 IBV_ACCESS_REMOTE_READ, false)) {
+			roxe_port_tx_free(qp->eng->port, b, 1);
+			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
+			return false;
+		}
 		b->len = roxe_frame_seal(b->data, &pkt);
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;
@@ -440,13 +439,11 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	qp->resp.in_msg = ROXE_OPK_SEND;
 	if (pkt->flags & ROXE_OPF_LAST) {
 		if (pkt->flags & ROXE_HDR_IETH) {
-			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->inv_rkey, true);
-
-			if (!mr || mr->pd != qp->pd) {
+			/* only a fast-registration MR of the QP's PD (rxe) */
+			if (roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
-			roxe_mr_invalidate(mr);
 			flags |= ROXE_UWC_WITH_INV;
 		}
 		if (pkt->flags & ROXE_HDR_IMMDT)
@@ -493,16 +490,12 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
 		return;
 	}
-	if (pkt->payload_len) {
-		/* Looked up again per packet: the MR may have gone meanwhile. */
-		void *dst = roxe_mr_map(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
-					pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
-
-		if (!dst) {
-			fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
-			return;
-		}
-		memcpy(dst, frame + pkt->payload_off, pkt->payload_len);
+	/* Looked up again per packet: the MR may have gone meanwhile. */
+	if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+			 (void *)(frame + pkt->payload_off), pkt->payload_len,
+			 IBV_ACCESS_REMOTE_WRITE, true)) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
 	}
 	qp->resp.wr_va += pkt->payload_len;
 	qp->resp.wr_resid -= pkt->payload_len;
@@ -551,21 +544,21 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
-	struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+	struct roxe_mr_access acc;
 	struct roxe_rd_res *r;
-	uint64_t *p;
+	uint64_t *p = NULL;
 	uint64_t orig;
 
 	if (h->va & 7) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
-	    roxe_mr_check(mr, qp->pd, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
+	if (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
+		p = roxe_mr_map(qp->dev, qp->pd, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
+	if (!p) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
 	}
-	p = (uint64_t *)(mr->host + (h->va - mr->iova));
 	/* Atomic against every engine and the local CPU alike. */
 	if (h->opcode == ROXE_OP_RC_COMPARE_SWAP) {
 		orig = h->compare;
@@ -573,6 +566,10 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	} else {
 		orig = __atomic_fetch_add(p, h->swap_add, __ATOMIC_SEQ_CST);
+	}
+	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
 	}
 	r = new_res(qp);
 	r->opcode = h->opcode;
@@ -686,14 +683,10 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		if (pkt->payload_len > qp->resp.wr_resid ||
 		    (last && pkt->payload_len != qp->resp.wr_resid))
 			goto drop;
-		if (pkt->payload_len) {
-			void *dst = roxe_mr_map(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
-						pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
-
-			if (!dst)
-				goto drop;
-			memcpy(dst, frame + pkt->payload_off, pkt->payload_len);
-		}
+		if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+				 (void *)(frame + pkt->payload_off), pkt->payload_len,
+				 IBV_ACCESS_REMOTE_WRITE, true))
+			goto drop;
 		qp->resp.wr_va += pkt->payload_len;
 		qp->resp.wr_resid -= pkt->payload_len;
 		if (last && imm)

@@ -193,14 +193,14 @@ static void status_text(char *buf, size_t len, const struct roxe_device_attr *da
 		 "pid %d\ninterface %s\nifindex %u\ndevice %s\nport %s\nmtu %u\n"
 		 "backend %s\nengines %u\nuptime_s %lld\nuser_contexts %llu\n"
 		 "qps %u\ncqs %u\nsrqs %u\nmrs %u\ncommands %llu\ncommand_errors %llu\n"
-		 "async_events %llu\ncq_events %llu\n",
+		 "async_events %llu\nasync_lost %llu\ncq_events %llu\n",
 		 (int)getpid(), da->ifname, info->ifindex, info->ibdev,
 		 port_state_name(info->port_state), info->port_mtu,
 		 da->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", da->engines,
 		 (long long)(time(NULL) - started), (unsigned long long)info->ucontexts,
 		 st.qps, st.cqs, st.srqs, st.mrs, (unsigned long long)st.commands,
 		 (unsigned long long)st.command_errors, (unsigned long long)st.async_events,
-		 (unsigned long long)st.cq_events);
+		 (unsigned long long)st.async_lost, (unsigned long long)st.cq_events);
 }
 
 /* ready: written to (then closed) once the device is registered; -1: none. */

@@ -12,7 +12,8 @@
 int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct roxe_srq **out)
 {
 	struct roxe_srq *srq;
-	uint32_t granted, max_sge;
+	struct roxe_queue_geom g;
+	uint32_t max_sge;
 
 	if (!pd || !ia || !out || ia->attr.max_wr < 1 || ia->attr.max_wr > ROXE_MAX_WR ||
 	    ia->attr.max_sge > ROXE_MAX_SGE || ia->attr.srq_limit > ia->attr.max_wr)
@@ -23,33 +24,35 @@ int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct rox
 		return -ENOMEM;
 	srq->buf = roxe_queue_buf_alloc(ia->attr.max_wr,
 					sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge),
-					&granted);
+					&g);
 	if (!srq->buf) {
 		free(srq);
 		return -ENOMEM;
 	}
 	srq->dev = pd->dev;
 	srq->pd = pd;
-	srq->max_wr = granted;
+	srq->max_wr = g.mask;
 	srq->max_sge = max_sge;
 	atomic_store(&srq->limit, ia->attr.srq_limit);
-	roxe_queue_init_producer(&srq->prod, srq->buf);
-	roxe_queue_init_consumer(&srq->cons, srq->buf);
+	roxe_queue_init_producer(&srq->prod, srq->buf, g);
+	roxe_queue_init_consumer(&srq->cons, srq->buf, g);
 	pthread_spin_init(&srq->post_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	atomic_fetch_add(&pd->users, 1);
-	ia->attr.max_wr = granted;
+	ia->attr.max_wr = g.mask;
 	ia->attr.max_sge = max_sge;
 	*out = srq;
 	return 0;
 }
 
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
-			   uint32_t max_sge, uint32_t limit, struct roxe_srq **out)
+			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
+			   struct roxe_srq **out)
 {
 	struct roxe_srq *srq;
 
-	if (!pd || !buf || !out || max_sge > ROXE_MAX_SGE)
+	if (!pd || !buf || !out || max_sge > ROXE_MAX_SGE ||
+	    !roxe_queue_geom_ok(g, sizeof(struct rxe_recv_wqe)))
 		return -EINVAL;
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
@@ -59,10 +62,10 @@ int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf
 	srq->buf = buf;
 	srq->served = true;
 	srq->id = id;
-	srq->max_wr = buf->index_mask;
+	srq->max_wr = g.mask;
 	srq->max_sge = max_sge;
 	atomic_store(&srq->limit, limit);
-	roxe_queue_init_consumer(&srq->cons, buf);
+	roxe_queue_init_consumer(&srq->cons, buf, g);
 	pthread_spin_init(&srq->post_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	atomic_fetch_add(&pd->users, 1);
@@ -100,6 +103,7 @@ int roxe_destroy_srq(struct roxe_srq *srq)
 	if (atomic_load(&srq->users))
 		return -EBUSY;
 	atomic_fetch_sub(&srq->pd->users, 1);
+	roxe_async_purge(srq->dev, srq);	/* no QP uses it: none raises more */
 	pthread_spin_destroy(&srq->post_lock);
 	pthread_spin_destroy(&srq->lock);
 	if (!srq->served)

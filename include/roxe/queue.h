@@ -14,6 +14,12 @@
  * store; the other side's index is read with an acquire load and masked
  * before use, so a corrupted or hostile peer cannot make us index outside
  * the buffer.
+ *
+ * The ring's shape (slot count, slot size) is the creator's word, passed in
+ * as a struct roxe_queue_geom and kept privately: the header's index_mask
+ * and log2_elem_size are written for the other side's benefit and never
+ * read back, because the other side (an application mapping the ring) can
+ * rewrite them at any time.
  */
 #ifndef ROXE_QUEUE_H
 #define ROXE_QUEUE_H
@@ -36,6 +42,26 @@ struct roxe_queue {
 	__u32			log2_elem_size;	/* private copy */
 };
 
+/* A ring's shape as its creator made it (not as its header says now). */
+struct roxe_queue_geom {
+	__u32			mask;		/* slots - 1; slots a power of two */
+	__u32			log2_elem;	/* slot size, log2 of bytes */
+};
+
+/* Largest slot roxe accepts: 64 KiB (a send WQE with 32 SGEs takes 1 KiB). */
+#define ROXE_QUEUE_MAX_LOG2_ELEM	16
+/* Most slots: 2^20, above every queue limit (WRs, CQEs). */
+#define ROXE_QUEUE_MAX_LOG2_SLOTS	20
+
+/* A shape worth mapping: at least 2 slots, a power of two, each slot
+ * holding at least min_elem bytes, within the limits above. */
+static inline int roxe_queue_geom_ok(struct roxe_queue_geom g, __u32 min_elem)
+{
+	return g.mask && !(g.mask & (g.mask + 1)) &&
+	       g.mask < (1u << ROXE_QUEUE_MAX_LOG2_SLOTS) &&
+	       g.log2_elem <= ROXE_QUEUE_MAX_LOG2_ELEM && (1u << g.log2_elem) >= min_elem;
+}
+
 /* Bytes a queue of 2^log2_slots slots of 2^log2_elem bytes takes. */
 static inline __u64 roxe_queue_bytes(__u32 log2_slots, __u32 log2_elem)
 {
@@ -53,11 +79,12 @@ static inline __u32 roxe_queue_next(const struct roxe_queue *q, __u32 index)
 }
 
 /* --- producer side (post_send/post_recv for work queues; engine for CQs) - */
-static inline void roxe_queue_init_producer(struct roxe_queue *q, struct rxe_queue_buf *buf)
+static inline void roxe_queue_init_producer(struct roxe_queue *q, struct rxe_queue_buf *buf,
+					    struct roxe_queue_geom g)
 {
 	q->buf = buf;
-	q->mask = buf->index_mask;
-	q->log2_elem_size = buf->log2_elem_size;
+	q->mask = g.mask;
+	q->log2_elem_size = g.log2_elem;
 	q->index = __atomic_load_n(&buf->producer_index, __ATOMIC_ACQUIRE) & q->mask;
 }
 
@@ -81,12 +108,18 @@ static inline void roxe_queue_produce(struct roxe_queue *q)
 }
 
 /* --- consumer side ----------------------------------------------------------- */
-static inline void roxe_queue_init_consumer(struct roxe_queue *q, struct rxe_queue_buf *buf)
+static inline void roxe_queue_init_consumer(struct roxe_queue *q, struct rxe_queue_buf *buf,
+					    struct roxe_queue_geom g)
 {
 	q->buf = buf;
-	q->mask = buf->index_mask;
-	q->log2_elem_size = buf->log2_elem_size;
+	q->mask = g.mask;
+	q->log2_elem_size = g.log2_elem;
 	q->index = __atomic_load_n(&buf->consumer_index, __ATOMIC_ACQUIRE) & q->mask;
+}
+
+static inline struct roxe_queue_geom roxe_queue_geom(const struct roxe_queue *q)
+{
+	return (struct roxe_queue_geom){ .mask = q->mask, .log2_elem = q->log2_elem_size };
 }
 
 /* The producer's index as published (masked): slots up to it are filled. */

@@ -49,9 +49,11 @@ TEST_F(scale, sixteen_k_qps)
 	for (int i = 0; i < NQP; i++) {
 		ASSERT_EQ(0, qp_create_cap(a, IBV_QPT_RC, 1, 1, &self->qa[i])) TH_LOG("QP %d", i);
 	}
-	/* What a QP allocates: itself, its two rings, its READ/ATOMIC slots. */
+	/* What a QP allocates: itself, its two rings, the engine's copies of
+	 * its send WQEs, its READ/ATOMIC slots. */
 	per_qp = sizeof(struct roxe_qp) +
 		 ROXE_MAX_RD_ATOMIC * sizeof(struct roxe_rd_res) +
+		 (self->qa[0]->sq.mask + 1) * sizeof(struct rxe_send_wqe) +
 		 roxe_queue_bytes(__builtin_ctz(self->qa[0]->sq_buf->index_mask + 1),
 				  self->qa[0]->sq_buf->log2_elem_size) +
 		 roxe_queue_bytes(__builtin_ctz(self->qa[0]->rq_buf->index_mask + 1),

@@ -26,6 +26,7 @@
 
 struct app {
 	struct rxe_queue_buf	*sq, *rq, *cqb;
+	struct roxe_queue_geom	sqg, rqg, cqg;	/* as the module would say */
 	struct roxe_queue	sq_prod, rq_prod, cq_cons;
 	struct roxe_kabi_db_ring ring;
 	struct roxe_cq		*cq;
@@ -34,6 +35,7 @@ struct app {
 	uint8_t			*buf;		/* at APP_IOVA for the wire */
 	uint32_t		ssn;
 	atomic_int		events, solicited;
+	atomic_bool		index_games;	/* hostile_producer_index */
 };
 
 static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
@@ -41,6 +43,17 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 	struct app *a = ctx;
 
 	(void)cq;
+	if (atomic_load(&a->index_games)) {
+		/* engine thread, a CQE just went in: both work queues look full */
+		for (struct rxe_queue_buf *b = a->sq; b; b = b == a->sq ? a->rq : NULL)
+			__atomic_store_n(&b->producer_index,
+					 __atomic_load_n(&b->consumer_index, __ATOMIC_RELAXED) - 1,
+					 __ATOMIC_RELEASE);
+		/* and the CQ has room again */
+		__atomic_store_n(&a->cqb->consumer_index,
+				 __atomic_load_n(&a->cqb->producer_index, __ATOMIC_RELAXED),
+				 __ATOMIC_RELEASE);
+	}
 	atomic_fetch_add(&a->events, 1);
 	if (solicited)
 		atomic_fetch_add(&a->solicited, 1);
@@ -64,7 +77,7 @@ static struct rxe_send_wqe *app_wqe(struct app *a, uint32_t op, uint64_t id, uin
 {
 	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
 
-	memset(w, 0, 1u << a->sq->log2_elem_size);
+	memset(w, 0, 1u << a->sqg.log2_elem);
 	w->wr.wr_id = id;
 	w->wr.opcode = op;
 	w->wr.send_flags = IBV_SEND_SIGNALED;
@@ -90,7 +103,7 @@ static void app_recv(struct app *a, uint64_t id, uint64_t iova, uint32_t len, ui
 {
 	struct rxe_recv_wqe *w = roxe_queue_producer_slot(&a->rq_prod);
 
-	memset(w, 0, 1u << a->rq->log2_elem_size);
+	memset(w, 0, 1u << a->rqg.log2_elem);
 	w->wr_id = id;
 	w->dma.length = w->dma.resid = len;
 	w->dma.num_sge = num_sge;
@@ -165,22 +178,21 @@ FIXTURE_SETUP(served)
 	struct app *a = &self->a;
 	struct roxe_served_qp_init in = { 0 };
 	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
-	uint32_t granted;
 
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
 	a->sq = roxe_queue_buf_alloc(63, sizeof(struct rxe_send_wqe) + SQ_SGE * sizeof(struct rxe_sge),
-				     &granted);
+				     &a->sqg);
 	a->rq = roxe_queue_buf_alloc(63, sizeof(struct rxe_recv_wqe) + RQ_SGE * sizeof(struct rxe_sge),
-				     &granted);
-	a->cqb = roxe_queue_buf_alloc(255, sizeof(struct ib_uverbs_wc), &granted);
+				     &a->rqg);
+	a->cqb = roxe_queue_buf_alloc(255, sizeof(struct ib_uverbs_wc), &a->cqg);
 	a->buf = aligned_alloc(4096, BUF);
 	ASSERT_TRUE(a->sq && a->rq && a->cqb && a->buf);
 	memset(a->buf, 0, BUF);
-	roxe_queue_init_producer(&a->sq_prod, a->sq);
-	roxe_queue_init_producer(&a->rq_prod, a->rq);
-	roxe_queue_init_consumer(&a->cq_cons, a->cqb);
+	roxe_queue_init_producer(&a->sq_prod, a->sq, a->sqg);
+	roxe_queue_init_producer(&a->rq_prod, a->rq, a->rqg);
+	roxe_queue_init_consumer(&a->cq_cons, a->cqb, a->cqg);
 
-	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->cqb, on_event, a, &a->cq));
+	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->cqb, a->cqg, on_event, a, &a->cq));
 	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
@@ -190,6 +202,8 @@ FIXTURE_SETUP(served)
 	in.send_cq = in.recv_cq = a->cq;
 	in.sq_buf = a->sq;
 	in.rq_buf = a->rq;
+	in.sq_geom = a->sqg;
+	in.rq_geom = a->rqg;
 	in.cap = (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 };
 	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &a->qp));
 	ASSERT_EQ(APP_QPN, roxe_qp_num(a->qp));
@@ -380,6 +394,103 @@ TEST_F(served, hostile_recv_wqe)
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 }
 
+/* An application rewrites its rings' headers (a mask that covers the whole
+ * address space, 1 GiB slots): the engine keeps the shapes the module gave
+ * it, through RESET, ERR and back to RTS, and never reads or writes past
+ * the rings (ASan). */
+TEST_F(served, hostile_ring_headers)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct ib_uverbs_wc uwc;
+	struct ibv_wc wc;
+	int n = 0;
+	struct rxe_queue_buf *rings[] = { a->sq, a->rq, a->cqb };
+
+	for (unsigned i = 0; i < 3; i++) {
+		rings[i]->index_mask = 0xffffffff;
+		rings[i]->log2_elem_size = 30;
+	}
+	app_wqe(a, IBV_WR_SEND, 61, APP_IOVA, 100, 0, 0);
+	app_recv(a, 62, APP_IOVA, 100, 1);
+	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+	app_post(a, s1->dev);	/* posted in ERR: flushed */
+	while (n < 2 && app_poll(a, &uwc, 2000)) {
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
+		n++;
+	}
+	EXPECT_EQ(2, n);
+	at.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+	/* back to RTS: the rings still work at their real shape */
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	ASSERT_EQ(0, served_connect(a->qp, s0, roxe_qp_num(s0->qp), sgid, dmac));
+	ASSERT_EQ(0, post_recv1(s0->qp, 7, s0->buf, 4096, s0->mr->lkey));
+	fill_pattern(a->buf, 100, 3);
+	app_wqe(a, IBV_WR_SEND, 63, APP_IOVA, 100, 0, 0);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	EXPECT_EQ(63u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 3000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(s0->buf, a->buf, 100));
+}
+
+/* A thread that keeps moving the producer indices while the QP is flushed
+ * (ERR) and reset, timed to perfection: the CQE hook runs in the engine
+ * thread right after each flushed WQE is consumed, and puts the producer
+ * one behind the consumer again (the queue looks full). Every flush still
+ * ends (it takes what was posted when it started), so the modify returns
+ * and the engine goes on. */
+TEST_F_TIMEOUT(served, hostile_producer_index, 60)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ibv_qp_attr at;
+	uint8_t sgid[16] = { 0 }, dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+
+	for (int i = 0; i < 6; i++) {
+		atomic_store(&a->index_games, true);
+		at.qp_state = IBV_QPS_ERR;
+		ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+		app_post(a, s1->dev);
+		usleep(10000);
+		/* RESET waits for the engine: it must get out of the flush */
+		at.qp_state = IBV_QPS_RESET;
+		ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+		atomic_store(&a->index_games, false);
+	}
+	EXPECT_GT(atomic_load(&a->events), 6 * 63);
+	EXPECT_EQ(IBV_QPS_RESET, roxe_qp_state(a->qp));
+}
+
+/* Events carry their object's number; a full event ring counts what it
+ * loses; destroying an object drops its unread events (none may name a
+ * QP that is gone, or a new one at the same number). */
+TEST_F(served, events_by_number)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_async_event ev;
+
+	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
+		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp);
+	EXPECT_EQ(44u, roxe_async_lost(s1->dev));
+	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));
+	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
+	EXPECT_EQ(APP_QPN, ev.id);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq);
+	EXPECT_EQ(0, roxe_destroy_qp(a->qp));
+	a->qp = NULL;
+	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));	/* the CQ's stays */
+	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);
+	EXPECT_EQ(APP_CQN, ev.id);
+	EXPECT_EQ(-EAGAIN, roxe_get_async_event(s1->dev, &ev));
+}
+
 /* QP1 as roxed serves it for ib_mad (roxe.ko's GSI QP): a UD QP numbered 1
  * with the GSI Q_Key. No other number below 2 and no other type is taken;
  * a datagram to QPN 1 with that Q_Key lands with its GRH and source QP, one
@@ -400,18 +511,18 @@ TEST_F(served, gsi_qp1_is_ud)
 	struct ib_uverbs_wc uwc;
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
-	uint32_t granted;
+	struct roxe_queue_geom sqg, rqg;
 
-	sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge),
-				  &granted);
-	rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + sizeof(struct rxe_sge),
-				  &granted);
+	sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge), &sqg);
+	rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + sizeof(struct rxe_sge), &rqg);
 	ASSERT_TRUE(sq && rq);
-	roxe_queue_init_producer(&rq_prod, rq);
+	roxe_queue_init_producer(&rq_prod, rq, rqg);
 	in.type = IBV_QPT_UD;
 	in.send_cq = in.recv_cq = a->cq;
 	in.sq_buf = sq;
 	in.rq_buf = rq;
+	in.sq_geom = sqg;
+	in.rq_geom = rqg;
 	in.cap = (struct ibv_qp_cap){ 15, 15, 1, 1, 0 };
 	in.qpn = 0;
 	EXPECT_EQ(-EINVAL, roxe_served_qp_create(s1->pd, &in, &gsi));
@@ -441,7 +552,7 @@ TEST_F(served, gsi_qp1_is_ud)
 	ASSERT_EQ(0, roxe_create_ah(s0->pd, &aa, &ah));
 
 	r = roxe_queue_producer_slot(&rq_prod);
-	memset(r, 0, 1u << rq->log2_elem_size);
+	memset(r, 0, 1u << rqg.log2_elem);
 	r->wr_id = 31;
 	r->dma.length = r->dma.resid = 40 + 256;
 	r->dma.num_sge = 1;
@@ -504,7 +615,7 @@ static void app_reg_mr(struct app *a, uint64_t id, uint32_t key, uint64_t iova, 
 {
 	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
 
-	memset(w, 0, 1u << a->sq->log2_elem_size);
+	memset(w, 0, 1u << a->sqg.log2_elem);
 	w->wr.wr_id = id;
 	w->wr.opcode = ROXE_KABI_WR_REG_MR;
 	w->wr.send_flags = IBV_SEND_SIGNALED;
