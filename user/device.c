@@ -30,8 +30,14 @@ static void dev_free(struct roxe_device *dev)
 	roxe_xdp_close(dev->xdp);	/* ours (a BPF link) detaches with it */
 	if (dev->qp_stats_own)
 		free(dev->qp_stats);
+	if (dev->eng_stats_own)
+		free(dev->eng_stats);
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
+	if (dev->ahs)
+		for (unsigned i = 0; i < ROXE_MAX_AH; i++)
+			free(atomic_load(&dev->ahs[i]));
+	free((void *)dev->ahs);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
 	free(dev);
@@ -101,6 +107,38 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	}
 	freeifaddrs(ifa);
 	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
+}
+
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
+{
+	for (unsigned i = 0; i < dev->nlocal; i++)
+		if (!memcmp(dev->local_gids[i], gid, 16))
+			return true;
+	return false;
+}
+
+/* The port's own addresses: the device's GID, and on a real interface all
+ * of its addresses (the XDP program gets the same list). */
+static int local_addrs(struct roxe_device *dev)
+{
+	uint8_t gids[ROXE_MAX_LOCAL_ADDRS][16];
+	int n = 0;
+
+	memcpy(dev->local_gids[0], dev->gid, 16);
+	dev->nlocal = 1;
+	if (dev->backend == ROXE_BACKEND_PORTS)
+		return 0;
+	n = roxe_if_local_gids(dev->ifname, gids, ROXE_MAX_LOCAL_ADDRS);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && dev->nlocal < ROXE_MAX_LOCAL_ADDRS; i++)
+		if (!roxe_dev_is_local(dev, gids[i]))
+			memcpy(dev->local_gids[dev->nlocal++], gids[i], 16);
+	/* roxectl may have attached the program long ago: bring it up to date. */
+	if (dev->xdp)
+		return roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])dev->local_gids,
+						dev->nlocal);
+	return 0;
 }
 
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
@@ -184,8 +222,9 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->key_gen = 0x5a;
 	dev->qps = calloc(ROXE_MAX_QPS, sizeof(*dev->qps));
 	dev->mrs = calloc(ROXE_MAX_MR, sizeof(*dev->mrs));
+	dev->ahs = calloc(ROXE_MAX_AH, sizeof(*dev->ahs));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!dev->qps || !dev->mrs || dev->async_efd < 0) {
+	if (!dev->qps || !dev->mrs || !dev->ahs || dev->async_efd < 0) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -210,8 +249,20 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	default:
 		err = -EINVAL;
 	}
+	if (!err)
+		err = local_addrs(dev);
 	if (err)
 		goto fail;
+	if (dev->xdp)
+		dev->eng_stats = roxe_xdp_eng_stats_map(dev->xdp);
+	if (!dev->eng_stats) {
+		dev->eng_stats = calloc(ROXE_MAX_ENGINES, sizeof(*dev->eng_stats));
+		dev->eng_stats_own = true;
+		if (!dev->eng_stats) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	if (!dev->qp_stats) {
 		dev->qp_stats = calloc(ROXE_MAX_QPS, sizeof(*dev->qp_stats));
 		dev->qp_stats_own = true;
@@ -228,6 +279,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		e->dev = dev;
 		e->id = i;
 		e->port = ports[i];
+		e->stats = &dev->eng_stats[i];
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (e->efd < 0 || !e->port || e->port->frame_size < dev->mtu + 128) {
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;

@@ -135,6 +135,15 @@ struct roxe_srq {
 	uint32_t		id;		/* served: the owner's SRQ number */
 };
 
+/* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
+ * what ib_core resolved, by AH number; its UD WQEs name it by that number
+ * (rxe_send_wr.wr.ud.ah_num), never by an address vector of their own. */
+#define ROXE_MAX_AH		ROXE_KABI_MAX_AH
+struct roxe_served_ah {
+	struct roxe_pd		*pd;
+	struct roxe_frame_addr	addr;		/* GIDs, dmac, tclass, hop limit, flow */
+};
+
 /* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
 struct roxe_ah {
 	struct ibv_ah		ibv;		/* what the application holds */
@@ -199,6 +208,10 @@ struct roxe_qp {
 	bool			served;
 	uint32_t		sq_slot_sge;	/* SGEs a send slot holds */
 	uint32_t		sq_slot_inline;	/* inline bytes a send slot holds */
+	/* A kernel ULP's QP (roxe.ko writes its WQEs, in a ring only the
+	 * module and roxed map): UD WQEs may carry the address vector. An
+	 * application's UD WQEs name a served AH by number instead. */
+	bool			kernel_av;
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
@@ -306,6 +319,7 @@ struct roxe_engine {
 	struct roxe_qp		*tx_held[ROXE_RX_BURST];	/* a QP's held ACK; NULL: not one */
 	bool			tx_urgent;	/* the batch holds more than held ACKs */
 	uint64_t		ack_held_since;	/* oldest held ACK; 0: none */
+	struct roxe_engine_stats *stats;	/* this engine's global counters */
 };
 
 struct roxe_xdp;
@@ -329,9 +343,18 @@ struct roxe_device {
 	uint32_t		mtu;		/* active IB MTU, bytes */
 	uint8_t			gid[16];
 	uint8_t			mac[6];
+	/* The port's own addresses (gid among them), read at open: the only
+	 * UD sources we send from, the only destinations UD takes frames for
+	 * (the XDP program's roxe_local_ips holds the same). */
+	uint8_t			local_gids[ROXE_MAX_LOCAL_ADDRS][16];
+	unsigned		nlocal;
+	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
+	struct roxe_engine_stats *eng_stats;
+	bool			eng_stats_own;
 	/* lookups read by engines without locks (see top) */
 	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
 	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
+	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
 	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
 	uint32_t		next_qpn, next_mr;
 	uint8_t			key_gen;
@@ -383,6 +406,7 @@ void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *e
 /* --- device.c, srq.c, completer.c --- */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
 bool roxe_dev_counts_rx(const struct roxe_device *dev);
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16]);
 int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
 uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);
@@ -418,6 +442,7 @@ struct roxe_served_qp_init {
 	struct rxe_queue_buf	*sq_buf, *rq_buf;	/* rq_buf NULL with an SRQ */
 	struct ibv_qp_cap	cap;
 	bool			sq_sig_all;
+	bool			kernel_av;	/* a kernel ULP's QP: UD WQEs carry AVs */
 };
 int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
 			  struct roxe_qp **qp);
@@ -437,6 +462,12 @@ int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t l
  * registers it within window (window_bytes); fn moves the pages. */
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
 			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
+/* An application's AH at the module's number, with what ib_core resolved
+ * for it (sgid must be one of the port's own addresses); replaces an AH
+ * left at that number. 0 or -EINVAL, -EADDRNOTAVAIL, -ENOMEM. */
+int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame_addr *addr);
+/* Gone: returns once no engine can be using it. */
+void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
 /* Execute a REG_MR WQE (include/roxe/kabi.h) of qp: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w);
 /* LOCAL_INV, SEND_WITH_INV: the MR goes invalid (a window empties). */
