@@ -32,6 +32,7 @@ static void dev_free(struct roxe_device *dev)
 		free(dev->qp_stats);
 	if (dev->eng_stats_own)
 		free(dev->eng_stats);
+	free(atomic_load(&dev->local));
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
 	if (dev->ahs)
@@ -111,34 +112,88 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 
 bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
 {
-	for (unsigned i = 0; i < dev->nlocal; i++)
-		if (!memcmp(dev->local_gids[i], gid, 16))
+	const struct roxe_local_set *l = atomic_load_explicit(&((struct roxe_device *)dev)->local,
+							      memory_order_acquire);
+
+	for (unsigned i = 0; l && i < l->n; i++)
+		if (!memcmp(l->gid[i], gid, 16))
 			return true;
 	return false;
 }
 
-/* The port's own addresses: the device's GID, and on a real interface all
- * of its addresses (the XDP program gets the same list). */
-static int local_addrs(struct roxe_device *dev)
+static bool set_has(const struct roxe_local_set *l, const uint8_t gid[16])
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (!memcmp(l->gid[i], gid, 16))
+			return true;
+	return false;
+}
+
+/* The port's own addresses now: the device's GID, and on a real interface
+ * all of its addresses. */
+static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *l)
 {
 	uint8_t gids[ROXE_MAX_LOCAL_ADDRS][16];
-	int n = 0;
+	int n;
 
-	memcpy(dev->local_gids[0], dev->gid, 16);
-	dev->nlocal = 1;
+	memcpy(l->gid[0], dev->gid, 16);
+	l->n = 1;
 	if (dev->backend == ROXE_BACKEND_PORTS)
 		return 0;
 	n = roxe_if_local_gids(dev->ifname, gids, ROXE_MAX_LOCAL_ADDRS);
 	if (n < 0)
 		return n;
-	for (int i = 0; i < n && dev->nlocal < ROXE_MAX_LOCAL_ADDRS; i++)
-		if (!roxe_dev_is_local(dev, gids[i]))
-			memcpy(dev->local_gids[dev->nlocal++], gids[i], 16);
-	/* roxectl may have attached the program long ago: bring it up to date. */
-	if (dev->xdp)
-		return roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])dev->local_gids,
-						dev->nlocal);
+	for (int i = 0; i < n && l->n < ROXE_MAX_LOCAL_ADDRS; i++)
+		if (!set_has(l, gids[i]))
+			memcpy(l->gid[l->n++], gids[i], 16);
 	return 0;
+}
+
+/* Publish l (ours from now on): the XDP program's list first, so that no
+ * frame to a new address reaches an engine that would not take it for
+ * long; the old set is freed once no engine can be reading it. */
+static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, bool quiesce)
+{
+	struct roxe_local_set *old;
+	int err = 0;
+
+	if (dev->xdp)
+		err = roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])l->gid, l->n);
+	old = atomic_exchange_explicit(&dev->local, l, memory_order_acq_rel);
+	if (old && quiesce)
+		roxe_dev_quiesce(dev);
+	free(old);
+	return err;
+}
+
+int roxe_device_refresh_addrs(struct roxe_device *dev)
+{
+	struct roxe_local_set *l, *cur;
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	err = local_set_read(dev, l);
+	cur = atomic_load_explicit(&dev->local, memory_order_acquire);
+	if (!err && cur && cur->n == l->n) {
+		bool same = true;
+
+		for (unsigned i = 0; i < l->n && same; i++)
+			same = set_has(cur, l->gid[i]);
+		if (same) {
+			free(l);
+			return 0;
+		}
+	}
+	if (err) {
+		free(l);
+		return err;
+	}
+	err = local_set_publish(dev, l, true);
+	return err ? err : 1;
 }
 
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
@@ -249,8 +304,16 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	default:
 		err = -EINVAL;
 	}
-	if (!err)
-		err = local_addrs(dev);
+	if (!err) {
+		struct roxe_local_set *l = calloc(1, sizeof(*l));
+
+		err = l ? local_set_read(dev, l) : -ENOMEM;
+		/* roxectl may have attached the program long ago: its list too */
+		if (!err)
+			err = local_set_publish(dev, l, false);
+		else
+			free(l);
+	}
 	if (err)
 		goto fail;
 	if (dev->xdp)

@@ -325,6 +325,11 @@ struct roxe_engine {
 struct roxe_xdp;
 struct roxe_afxdp;
 
+struct roxe_local_set {
+	unsigned		n;
+	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
+};
+
 struct roxe_device {
 	unsigned		nengines;
 	bool			polled;		/* no engine threads: poll_cq drives */
@@ -343,11 +348,12 @@ struct roxe_device {
 	uint32_t		mtu;		/* active IB MTU, bytes */
 	uint8_t			gid[16];
 	uint8_t			mac[6];
-	/* The port's own addresses (gid among them), read at open: the only
-	 * UD sources we send from, the only destinations UD takes frames for
-	 * (the XDP program's roxe_local_ips holds the same). */
-	uint8_t			local_gids[ROXE_MAX_LOCAL_ADDRS][16];
-	unsigned		nlocal;
+	/* The port's own addresses (gid among them): the only UD sources we
+	 * send from, the only destinations UD takes frames for (the XDP
+	 * program's roxe_local_ips holds the same). Engines read it without
+	 * locks; roxe_device_refresh_addrs replaces it whole, then frees the
+	 * old one after roxe_dev_quiesce. */
+	_Atomic(struct roxe_local_set *) local;
 	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
 	struct roxe_engine_stats *eng_stats;
 	bool			eng_stats_own;
