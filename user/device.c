@@ -110,23 +110,20 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
 }
 
-bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
-{
-	const struct roxe_local_set *l = atomic_load_explicit(&((struct roxe_device *)dev)->local,
-							      memory_order_acquire);
-
-	for (unsigned i = 0; l && i < l->n; i++)
-		if (!memcmp(l->gid[i], gid, 16))
-			return true;
-	return false;
-}
-
 static bool set_has(const struct roxe_local_set *l, const uint8_t gid[16])
 {
 	for (unsigned i = 0; i < l->n; i++)
 		if (!memcmp(l->gid[i], gid, 16))
 			return true;
 	return false;
+}
+
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
+{
+	const struct roxe_local_set *l = atomic_load_explicit(&((struct roxe_device *)dev)->local,
+							      memory_order_acquire);
+
+	return l && set_has(l, gid);
 }
 
 /* The port's own addresses now: the device's GID, and on a real interface
