@@ -54,6 +54,24 @@ struct {
 	__type(value, struct roxe_config);
 } roxe_config SEC(".maps");
 
+/* The interface's own addresses, filled by the loader (user/xdp.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROXE_MAX_LOCAL_ADDRS);
+	__type(key, struct roxe_local_addr);
+	__type(value, __u32);
+} roxe_local_ips SEC(".maps");
+
+/* The engines' own counters; the program never touches them (the loader
+ * binds the map to it so that roxe_xdp_open finds it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROXE_MAX_ENGINES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct roxe_engine_stats);
+} roxe_eng_stats SEC(".maps");
+
 /* Largest BTH offset the parser can return: Ethernet, two tags, IPv6, UDP. */
 #define BTH_OFF_MAX	(14 + 8 + 40 + 8)
 
@@ -89,6 +107,7 @@ int roxe_xdp(struct xdp_md *ctx)
 	struct roxe_qp_stats *qs;
 	struct roxe_config *cfg;
 	struct roxe_stats *st;
+	struct roxe_local_addr local;
 	struct roxe_pkt pkt;
 	__u32 zero = 0, slot, qpn_key;
 	long qpn, act;
@@ -114,6 +133,14 @@ int roxe_xdp(struct xdp_md *ctx)
 				__sync_fetch_and_add(&qs->rx_drop_malformed, 1);
 		}
 		return XDP_DROP;
+	}
+
+	/* A RoCE frame to another host (we are a bridge or a router on its
+	 * way) is the kernel's to forward, never an engine's to take. */
+	if (roxe_pkt_gids(data, data_end, &pkt, 0, local.gid) ||
+	    !bpf_map_lookup_elem(&roxe_local_ips, &local)) {
+		st->not_local_passed++;
+		return XDP_PASS;
 	}
 
 	qpn = frame_dqpn(data, data_end, pkt.bth_off);

@@ -291,6 +291,7 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	ida_destroy(&rdev->srqn_ida);
 	ida_destroy(&rdev->mr_ida);
 	ida_destroy(&rdev->pdn_ida);
+	ida_destroy(&rdev->ah_ida);
 	WARN_ON(!xa_empty(&rdev->queues));
 	xa_destroy(&rdev->queues);
 	WARN_ON(!xa_empty(&rdev->qps) || !xa_empty(&rdev->cqs) ||
@@ -406,6 +407,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	ida_init(&rdev->srqn_ida);
 	ida_init(&rdev->mr_ida);
 	ida_init(&rdev->pdn_ida);
+	ida_init(&rdev->ah_ida);
 	roxe_chan_init(&rdev->chan);
 	xa_init_flags(&rdev->queues, XA_FLAGS_ALLOC);
 	xa_init(&rdev->qps);

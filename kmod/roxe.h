@@ -82,6 +82,7 @@ struct roxe_dev {
 	struct ida		srqn_ida;
 	struct ida		mr_ida;		/* MR index: key >> 8 */
 	struct ida		pdn_ida;
+	struct ida		ah_ida;		/* user AHs' ah_num */
 	atomic_t		key_gen;	/* low byte of the next key */
 	struct roxe_chan	chan;
 	struct xarray		queues;		/* token >> PAGE_SHIFT -> roxe_mmap */
@@ -249,6 +250,7 @@ struct roxe_ah {
 	struct ib_ah		ibah;
 	struct rdma_ah_attr	attr;		/* sgid_attr not kept */
 	struct rxe_av		av;		/* kernel UD sends copy it */
+	u32			ah_num;		/* a user AH's; 0: a kernel AH */
 };
 
 struct roxe_ucontext {

@@ -64,10 +64,14 @@ static const char usage[] =
 "\n"
 "    Counters: passed (not RoCE), redirected (to an engine), redirect_failed\n"
 "    (the owner has no socket on the queue), unknown_qp (dropped or passed),\n"
-"    bad_* (malformed RoCE v2 frames by reason, dropped). Per QP: rx_* from\n"
+"    bad_* (malformed RoCE v2 frames by reason, dropped), not_local_passed\n"
+"    (RoCE v2 to an address not the interface's: to the kernel); from the\n"
+"    engines, rx_drop_addr (frames whose addresses are not the QP's path,\n"
+"    or UD frames not to a local address: dropped). Per QP: rx_* from\n"
 "    the XDP program, tx, retransmits, NAKs, RNR, duplicates, out of\n"
-"    sequence, timeouts and ICRC errors from the engine that owns the QP.\n"
-"    The same counters: bpftool map dump name roxe_stats | roxe_qp_stats.\n"
+"    sequence, timeouts, ICRC errors and address drops from the engine that\n"
+"    owns the QP. The same counters: bpftool map dump name roxe_stats |\n"
+"    roxe_eng_stats | roxe_qp_stats.\n"
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
 "    attached to the interface, so roxectl works under `ip netns exec`.\n"
@@ -253,12 +257,12 @@ struct stats_opts {
 
 #define GLOBAL_FIELDS(X) X(passed) X(redirected) X(redirect_failed) X(unknown_qp) \
 	X(unknown_qp_passed) X(bad_ip_len) X(bad_udp_len) X(bad_version) X(bad_opcode) \
-	X(bad_hdr_len) X(bad_payload) X(bad_icrc)
+	X(bad_hdr_len) X(bad_payload) X(bad_icrc) X(not_local_passed)
 #define QP_FIELDS(X) X(rx_packets) X(rx_bytes) X(rx_drop_no_socket) X(rx_drop_malformed) \
 	X(tx_packets) X(tx_bytes) X(retransmits) X(nak_seq_err_sent) X(nak_inv_req_sent) \
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
-	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors)
+	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {
@@ -270,6 +274,7 @@ static bool qp_nonzero(const struct roxe_qp_stats *s)
 
 static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const struct stats_opts *o)
 {
+	struct roxe_engine_stats es;
 	struct roxe_qp_stats qs;
 	bool first = true;
 
@@ -279,6 +284,8 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 #define J(f) printf("%s\"" #f "\":%llu", sep, (unsigned long long)g->f); sep = ",";
 	GLOBAL_FIELDS(J)
 #undef J
+	if (roxe_xdp_read_eng_stats(x, &es) == 0)
+		printf("%s\"rx_drop_addr\":%llu", sep, (unsigned long long)es.rx_drop_addr);
 	printf("},\"qps\":[");
 	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
 		if (o->qp >= 0 && q != (uint32_t)o->qp)
@@ -298,6 +305,7 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 			const struct roxe_stats *prev, const struct stats_opts *o)
 {
+	struct roxe_engine_stats es;
 	struct roxe_qp_stats qs;
 	int rows = 0;
 
@@ -313,6 +321,8 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 	} while (0);
 	GLOBAL_FIELDS(H)
 #undef H
+	if (roxe_xdp_read_eng_stats(x, &es) == 0)
+		printf("  %-18s %14llu\n", "rx_drop_addr", (unsigned long long)es.rx_drop_addr);
 	if (o->qp >= 0) {
 		if (roxe_xdp_read_qp_stats(x, o->qp, &qs) == 0) {
 			printf("  QP %ld\n", o->qp);

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Address handles for UD: the rxe uAPI address vector (struct rxe_av),
- * carried by value in every UD send WQE as the soft-RoCE ABI does.
+ * Address handles for UD.
+ *
+ * Embedded: the rxe uAPI address vector (struct rxe_av), carried by value in
+ * every UD send WQE. Its source is always the device's GID (sgid_index 0,
+ * sgid_addr left empty) and its destination MAC comes from the kernel's
+ * neighbour table (roxe_dev_resolve_mac, user/neigh.c).
+ *
+ * Served (roxed): the AHs roxe.ko creates for applications, kept by number;
+ * the engine takes a served application's UD addressing only from them
+ * (requester.c), so an application cannot choose its source address or MAC.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,4 +53,45 @@ int roxe_destroy_ah(struct ibv_ah *ibv)
 	atomic_fetch_sub(&ah->pd->users, 1);
 	free(ah);
 	return 0;
+}
+
+int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame_addr *addr)
+{
+	struct roxe_served_ah *ah, *old;
+	struct roxe_device *dev;
+
+	if (!pd || !addr || num == 0 || num >= ROXE_MAX_AH)
+		return -EINVAL;
+	dev = pd->dev;
+	if (!roxe_dev_is_local(dev, addr->sgid))
+		return -EADDRNOTAVAIL;
+	if (roxe_gid_is_v4(addr->sgid) != roxe_gid_is_v4(addr->dgid))
+		return -EINVAL;
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return -ENOMEM;
+	ah->pd = pd;
+	ah->addr = *addr;
+	atomic_fetch_add(&pd->users, 1);
+	old = atomic_exchange_explicit(&dev->ahs[num], ah, memory_order_acq_rel);
+	if (old) {		/* a destroy we never heard of */
+		roxe_dev_quiesce(dev);
+		atomic_fetch_sub(&old->pd->users, 1);
+		free(old);
+	}
+	return 0;
+}
+
+void roxe_served_ah_del(struct roxe_device *dev, uint32_t num)
+{
+	struct roxe_served_ah *ah;
+
+	if (!dev || num >= ROXE_MAX_AH)
+		return;
+	ah = atomic_exchange_explicit(&dev->ahs[num], NULL, memory_order_acq_rel);
+	if (!ah)
+		return;
+	roxe_dev_quiesce(dev);	/* no engine holds it now */
+	atomic_fetch_sub(&ah->pd->users, 1);
+	free(ah);
 }

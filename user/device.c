@@ -30,8 +30,15 @@ static void dev_free(struct roxe_device *dev)
 	roxe_xdp_close(dev->xdp);	/* ours (a BPF link) detaches with it */
 	if (dev->qp_stats_own)
 		free(dev->qp_stats);
+	if (dev->eng_stats_own)
+		free(dev->eng_stats);
+	free(atomic_load(&dev->local));
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
+	if (dev->ahs)
+		for (unsigned i = 0; i < ROXE_MAX_AH; i++)
+			free(atomic_load(&dev->ahs[i]));
+	free((void *)dev->ahs);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
 	free(dev);
@@ -101,6 +108,89 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	}
 	freeifaddrs(ifa);
 	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
+}
+
+static bool set_has(const struct roxe_local_set *l, const uint8_t gid[16])
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (!memcmp(l->gid[i], gid, 16))
+			return true;
+	return false;
+}
+
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
+{
+	const struct roxe_local_set *l = atomic_load_explicit(&((struct roxe_device *)dev)->local,
+							      memory_order_acquire);
+
+	return l && set_has(l, gid);
+}
+
+/* The port's own addresses now: the device's GID, and on a real interface
+ * all of its addresses. */
+static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *l)
+{
+	uint8_t gids[ROXE_MAX_LOCAL_ADDRS][16];
+	int n;
+
+	memcpy(l->gid[0], dev->gid, 16);
+	l->n = 1;
+	if (dev->backend == ROXE_BACKEND_PORTS)
+		return 0;
+	n = roxe_if_local_gids(dev->ifname, gids, ROXE_MAX_LOCAL_ADDRS);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && l->n < ROXE_MAX_LOCAL_ADDRS; i++)
+		if (!set_has(l, gids[i]))
+			memcpy(l->gid[l->n++], gids[i], 16);
+	return 0;
+}
+
+/* Publish l (ours from now on): the XDP program's list first, so that no
+ * frame to a new address reaches an engine that would not take it for
+ * long; the old set is freed once no engine can be reading it. */
+static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, bool quiesce)
+{
+	struct roxe_local_set *old;
+	int err = 0;
+
+	if (dev->xdp)
+		err = roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])l->gid, l->n);
+	old = atomic_exchange_explicit(&dev->local, l, memory_order_acq_rel);
+	if (old && quiesce)
+		roxe_dev_quiesce(dev);
+	free(old);
+	return err;
+}
+
+int roxe_device_refresh_addrs(struct roxe_device *dev)
+{
+	struct roxe_local_set *l, *cur;
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	err = local_set_read(dev, l);
+	cur = atomic_load_explicit(&dev->local, memory_order_acquire);
+	if (!err && cur && cur->n == l->n) {
+		bool same = true;
+
+		for (unsigned i = 0; i < l->n && same; i++)
+			same = set_has(cur, l->gid[i]);
+		if (same) {
+			free(l);
+			return 0;
+		}
+	}
+	if (err) {
+		free(l);
+		return err;
+	}
+	err = local_set_publish(dev, l, true);
+	return err ? err : 1;
 }
 
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
@@ -184,8 +274,9 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->key_gen = 0x5a;
 	dev->qps = calloc(ROXE_MAX_QPS, sizeof(*dev->qps));
 	dev->mrs = calloc(ROXE_MAX_MR, sizeof(*dev->mrs));
+	dev->ahs = calloc(ROXE_MAX_AH, sizeof(*dev->ahs));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!dev->qps || !dev->mrs || dev->async_efd < 0) {
+	if (!dev->qps || !dev->mrs || !dev->ahs || dev->async_efd < 0) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -210,8 +301,28 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	default:
 		err = -EINVAL;
 	}
+	if (!err) {
+		struct roxe_local_set *l = calloc(1, sizeof(*l));
+
+		err = l ? local_set_read(dev, l) : -ENOMEM;
+		/* roxectl may have attached the program long ago: its list too */
+		if (!err)
+			err = local_set_publish(dev, l, false);
+		else
+			free(l);
+	}
 	if (err)
 		goto fail;
+	if (dev->xdp)
+		dev->eng_stats = roxe_xdp_eng_stats_map(dev->xdp);
+	if (!dev->eng_stats) {
+		dev->eng_stats = calloc(ROXE_MAX_ENGINES, sizeof(*dev->eng_stats));
+		dev->eng_stats_own = true;
+		if (!dev->eng_stats) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	if (!dev->qp_stats) {
 		dev->qp_stats = calloc(ROXE_MAX_QPS, sizeof(*dev->qp_stats));
 		dev->qp_stats_own = true;
@@ -228,6 +339,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		e->dev = dev;
 		e->id = i;
 		e->port = ports[i];
+		e->stats = &dev->eng_stats[i];
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (e->efd < 0 || !e->port || e->port->frame_size < dev->mtu + 128) {
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;

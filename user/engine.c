@@ -349,6 +349,24 @@ void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct rox
 }
 
 /* --- receive ---------------------------------------------------------------------- */
+/*
+ * Is the frame from where the QP expects (as rxe's check_addr)? RC and UC:
+ * from the path's destination to its source. UD (QP1 too): to one of the
+ * port's own addresses, from anyone. Otherwise a third host on the link,
+ * knowing only a QPN and a PSN, could write into the QP.
+ */
+static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct roxe_buf *b,
+		       const struct roxe_pkt *pkt)
+{
+	uint8_t sgid[16], dgid[16];
+
+	if (roxe_pkt_gids(f, f + b->len, pkt, sgid, dgid))
+		return false;
+	if (qp->type == IBV_QPT_UD)
+		return roxe_dev_is_local(qp->dev, dgid);
+	return !memcmp(sgid, qp->path.dgid, 16) && !memcmp(dgid, qp->path.sgid, 16);
+}
+
 static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 {
 	struct roxe_device *dev = e->dev;
@@ -370,6 +388,11 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 		return;
 	if (roxe_icrc_check(b->data, &pkt) != ROXE_PKT_OK) {
 		qp->stats->icrc_errors++;
+		return;
+	}
+	if (!rx_addr_ok(qp, b->data, b, &pkt)) {
+		qp->stats->rx_drop_addr++;
+		e->stats->rx_drop_addr++;
 		return;
 	}
 	if (roxe_dev_counts_rx(dev)) {

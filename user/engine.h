@@ -143,6 +143,15 @@ struct roxe_srq {
 	uint32_t		id;		/* served: the owner's SRQ number */
 };
 
+/* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
+ * what ib_core resolved, by AH number; its UD WQEs name it by that number
+ * (rxe_send_wr.wr.ud.ah_num), never by an address vector of their own. */
+#define ROXE_MAX_AH		ROXE_KABI_MAX_AH
+struct roxe_served_ah {
+	struct roxe_pd		*pd;
+	struct roxe_frame_addr	addr;		/* GIDs, dmac, tclass, hop limit, flow */
+};
+
 /* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
 struct roxe_ah {
 	struct ibv_ah		ibv;		/* what the application holds */
@@ -212,6 +221,10 @@ struct roxe_qp {
 	 * is read again only for the SGEs and inline data, each bounded by
 	 * what a slot holds. */
 	struct rxe_send_wqe	*swqe;
+	/* A kernel ULP's QP (roxe.ko writes its WQEs, in a ring only the
+	 * module and roxed map): UD WQEs may carry the address vector. An
+	 * application's UD WQEs name a served AH by number instead. */
+	bool			kernel_av;
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
@@ -319,10 +332,16 @@ struct roxe_engine {
 	struct roxe_qp		*tx_held[ROXE_RX_BURST];	/* a QP's held ACK; NULL: not one */
 	bool			tx_urgent;	/* the batch holds more than held ACKs */
 	uint64_t		ack_held_since;	/* oldest held ACK; 0: none */
+	struct roxe_engine_stats *stats;	/* this engine's global counters */
 };
 
 struct roxe_xdp;
 struct roxe_afxdp;
+
+struct roxe_local_set {
+	unsigned		n;
+	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
+};
 
 struct roxe_device {
 	unsigned		nengines;
@@ -342,9 +361,19 @@ struct roxe_device {
 	uint32_t		mtu;		/* active IB MTU, bytes */
 	uint8_t			gid[16];
 	uint8_t			mac[6];
+	/* The port's own addresses (gid among them): the only UD sources we
+	 * send from, the only destinations UD takes frames for (the XDP
+	 * program's roxe_local_ips holds the same). Engines read it without
+	 * locks; roxe_device_refresh_addrs replaces it whole, then frees the
+	 * old one after roxe_dev_quiesce. */
+	_Atomic(struct roxe_local_set *) local;
+	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
+	struct roxe_engine_stats *eng_stats;
+	bool			eng_stats_own;
 	/* lookups read by engines without locks (see top) */
 	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
 	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
+	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
 	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
 	uint32_t		next_qpn, next_mr;
 	uint8_t			key_gen;
@@ -411,6 +440,7 @@ void roxe_async_purge(struct roxe_device *dev, const void *element);
 /* --- device.c, srq.c, completer.c --- */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
 bool roxe_dev_counts_rx(const struct roxe_device *dev);
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16]);
 int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
 uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);
@@ -447,6 +477,7 @@ struct roxe_served_qp_init {
 	struct roxe_queue_geom	sq_geom, rq_geom;	/* the module's word on their shape */
 	struct ibv_qp_cap	cap;
 	bool			sq_sig_all;
+	bool			kernel_av;	/* a kernel ULP's QP: UD WQEs carry AVs */
 };
 int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
 			  struct roxe_qp **qp);
@@ -468,6 +499,12 @@ int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t l
  * registers it within window (window_bytes); fn moves the pages. */
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
 			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
+/* An application's AH at the module's number, with what ib_core resolved
+ * for it (sgid must be one of the port's own addresses); replaces an AH
+ * left at that number. 0 or -EINVAL, -EADDRNOTAVAIL, -ENOMEM. */
+int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame_addr *addr);
+/* Gone: returns once no engine can be using it. */
+void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
 /* Execute a REG_MR WQE (include/roxe/kabi.h) of qp: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w);
 /* LOCAL_INV, SEND_WITH_INV of key by a QP of pd: a fast-registration

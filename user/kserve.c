@@ -334,6 +334,7 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	in.cap.max_recv_sge = k->max_recv_sge;
 	in.cap.max_inline_data = k->max_inline;
 	in.sq_sig_all = k->sq_sig_all;
+	in.kernel_av = k->flags & ROXE_KABI_QP_KERNEL;
 	err = roxe_served_qp_create(pd, &in, &q->qp);
 	if (err)
 		goto fail;
@@ -461,6 +462,31 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 	return 0;
 }
 
+/* An application's AH: the addressing ib_core resolved, by number. */
+static int create_ah(struct roxe_kserve *ks, const struct roxe_kabi_ah *k)
+{
+	struct roxe_pd *pd = pd_get(ks, k->pdn);
+	struct roxe_frame_addr a = { 0 };
+	char ip[64];
+	int err;
+
+	if (!pd || k->ah_num == 0 || k->ah_num >= ROXE_KABI_MAX_AH)
+		return -EINVAL;
+	memcpy(a.sgid, k->sgid, 16);
+	memcpy(a.dgid, k->dgid, 16);
+	memcpy(a.dmac, k->dmac, 6);
+	a.hop_limit = k->hop_limit;
+	a.tclass = k->traffic_class;
+	a.flow_label = k->flow_label & 0xfffff;
+	err = roxe_served_ah_add(pd, k->ah_num, &a);
+	if (ks->verbose) {
+		roxe_gid_ntop(k->dgid, ip, sizeof(ip));
+		ks->log(LOG_DEBUG, "create ah %u: pd %u to %s%s%s", k->ah_num, k->pdn, ip,
+			err ? ": " : "", err ? strerror(-err) : "");
+	}
+	return err;
+}
+
 static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 {
 	const char *what;
@@ -480,6 +506,14 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		return reg_mr(ks, &c->mr, true);
 	case ROXE_KOP_MODIFY_SRQ:
 		return modify_srq(ks, &c->srq);
+	case ROXE_KOP_CREATE_AH:
+		return create_ah(ks, &c->ah);
+	case ROXE_KOP_DESTROY_AH:
+		if (c->id == 0 || c->id >= ROXE_KABI_MAX_AH)
+			return -EINVAL;
+		roxe_served_ah_del(ks->dev, c->id);
+		what = "destroy ah %u";
+		break;
 	case ROXE_KOP_DESTROY_CQ:
 		if (c->id >= KS_MAX_CQ)
 			return -EINVAL;
@@ -603,6 +637,9 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 		qp_forget(&ks->qp[i]);
 	for (unsigned i = 0; ks->mr && i < KS_MAX_MR; i++)
 		mr_forget(&ks->mr[i]);
+	for (unsigned i = 1; i < ROXE_KABI_MAX_AH; i++)
+		if (atomic_load_explicit(&ks->dev->ahs[i], memory_order_relaxed))
+			roxe_served_ah_del(ks->dev, i);
 	for (unsigned i = 0; ks->srq && i < KS_MAX_SRQ; i++)
 		srq_forget(&ks->srq[i]);
 	for (unsigned i = 0; ks->cq && i < KS_MAX_CQ; i++)

@@ -108,29 +108,61 @@ static uint8_t req_opcode(enum ibv_qp_type t, uint32_t wr_op, bool first, bool l
 	return rc_opcode(wr_op, first, last) | (t == IBV_QPT_UC ? 0x20 : 0);
 }
 
-/* UD: addressing from the WQE's address vector. */
-static void ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe *w, struct roxe_frame_addr *a)
+/*
+ * UD: where the datagram goes, and from which of the port's own addresses;
+ * IBV_WC_SUCCESS, or the status the WQE fails with (as rxe, whose
+ * requester fails a WQE whose AV it cannot get with LOC_QP_OP_ERR).
+ *
+ * A served application's WQE names an AH by number (the stock rxe provider
+ * does so whenever the kernel hands out AH numbers, as roxe.ko does): the
+ * addressing is what ib_core resolved when the AH was created, provided
+ * the AH is in the QP's PD. The address vector such a WQE may also carry is
+ * the application's own writing and is never read: ah_num 0 fails, rather
+ * than sending from a source or to a MAC the application chose.
+ * A kernel ULP's WQE (roxe.ko wrote it from ib_core's AH) and an embedded
+ * one (roxe_create_ah) carry the vector; an empty source is the device's
+ * GID. Whatever the origin, the source must be one of the port's own
+ * addresses.
+ */
+static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe *w,
+				  struct roxe_frame_addr *a)
 {
-	const struct rxe_av *av = &w->wr.wr.ud.av;
+	struct roxe_device *dev = qp->dev;
 	struct roxe_port *port = qp->eng->port;
 
 	memset(a, 0, sizeof(*a));
-	memcpy(a->smac, qp->dev->mac, 6);
-	memcpy(a->dmac, av->dmac, 6);
-	/* The AV's source address (a served QP's application chose a GID
-	 * index); roxe's own AVs leave it empty: the device's GID. */
-	if (av->sgid_addr._sockaddr_in.sin_family == AF_INET)
-		roxe_gid_from_v4(a->sgid, av->sgid_addr._sockaddr_in.sin_addr.s_addr);
-	else if (av->sgid_addr._sockaddr_in.sin_family == AF_INET6)
-		memcpy(a->sgid, &av->sgid_addr._sockaddr_in6.sin6_addr, 16);
-	else
-		memcpy(a->sgid, qp->dev->gid, 16);
-	memcpy(a->dgid, av->grh.dgid.raw, 16);
-	a->tclass = av->grh.traffic_class;
-	a->hop_limit = av->grh.hop_limit;
-	a->flow_label = av->grh.flow_label;
+	if (qp->served && !qp->kernel_av) {
+		uint32_t num = __atomic_load_n(&w->wr.wr.ud.ah_num, __ATOMIC_RELAXED);
+		const struct roxe_served_ah *ah;
+
+		ah = num && num < ROXE_MAX_AH ?
+		     atomic_load_explicit(&dev->ahs[num], memory_order_acquire) : NULL;
+		if (!ah || ah->pd != qp->pd)
+			return IBV_WC_LOC_QP_OP_ERR;
+		*a = ah->addr;
+	} else {
+		struct rxe_av av;
+
+		memcpy(&av, &w->wr.wr.ud.av, sizeof(av));	/* read once */
+		memcpy(a->dmac, av.dmac, 6);
+		if (av.sgid_addr._sockaddr_in.sin_family == AF_INET)
+			roxe_gid_from_v4(a->sgid, av.sgid_addr._sockaddr_in.sin_addr.s_addr);
+		else if (av.sgid_addr._sockaddr_in.sin_family == AF_INET6)
+			memcpy(a->sgid, &av.sgid_addr._sockaddr_in6.sin6_addr, 16);
+		else
+			memcpy(a->sgid, dev->gid, 16);
+		memcpy(a->dgid, av.grh.dgid.raw, 16);
+		a->tclass = av.grh.traffic_class;
+		a->hop_limit = av.grh.hop_limit;
+		a->flow_label = av.grh.flow_label;
+	}
+	if (!roxe_dev_is_local(dev, a->sgid))
+		return IBV_WC_LOC_QP_OP_ERR;
+	memcpy(a->smac, dev->mac, 6);
+	a->vlan = false;
 	a->sport = port->fixed_sport ? port->fixed_sport :
 		   roxe_flow_sport(qp->qpn, w->wr.wr.ud.remote_qpn);
+	return IBV_WC_SUCCESS;
 }
 
 /* Build and queue the next packet of w. Returns false when no transmit
@@ -148,6 +180,11 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	struct roxe_buf *b;
 	uint8_t *dst;
 
+	if (qp->type == IBV_QPT_UD) {
+		w->status = ud_addr(qp, w, &ud);
+		if (w->status != IBV_WC_SUCCESS)
+			return false;
+	}
 	b = roxe_engine_tx_buf(e);
 	if (!b)
 		return false;
@@ -181,7 +218,6 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		h.qkey = (int32_t)w->wr.wr.ud.remote_qkey < 0 ? qp->attr.qkey :
 			 w->wr.wr.ud.remote_qkey;
 		h.src_qpn = qp->qpn;
-		ud_addr(qp, w, &ud);
 	}
 	if (roxe_frame_hdrs(b->data, b->cap, qp->type == IBV_QPT_UD ? &ud : &qp->path,
 			    &h, payload, &pkt))

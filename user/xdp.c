@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -22,6 +24,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "roxe/frame.h"
 #include "xdp.h"
 #include "roxe_xdp.skel.h"
 
@@ -56,6 +59,7 @@ static void pin_path(char *buf, size_t len, const char *ifname, const char *name
 
 static const char *const pinned_maps[] = {
 	"roxe_qp_table", "roxe_xsks", "roxe_qp_stats", "roxe_stats", "roxe_config",
+	"roxe_local_ips", "roxe_eng_stats",
 };
 
 static void unpin(const char *ifname)
@@ -75,7 +79,8 @@ static void unpin(const char *ifname)
 /* Pinning is a convenience for other tools: failures are reported, not fatal. */
 static int pin(struct roxe_xdp *x)
 {
-	int fds[] = { x->qp_table_fd, x->xsks_fd, x->qp_stats_fd, x->stats_fd, x->config_fd };
+	int fds[] = { x->qp_table_fd, x->xsks_fd, x->qp_stats_fd, x->stats_fd, x->config_fd,
+		      x->local_addrs_fd, x->eng_stats_fd };
 	char path[256];
 	int err;
 
@@ -108,6 +113,7 @@ static struct roxe_xdp *xdp_new(const char *ifname)
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->prog_fd = x->qp_table_fd = x->xsks_fd = -1;
 	x->qp_stats_fd = x->stats_fd = x->config_fd = -1;
+	x->local_addrs_fd = x->eng_stats_fd = -1;
 	x->link_fd = -1;
 	return x;
 }
@@ -118,6 +124,9 @@ static void map_qp_stats(struct roxe_xdp *x)
 		       PROT_READ | PROT_WRITE, MAP_SHARED, x->qp_stats_fd, 0);
 
 	x->qp_stats = p == MAP_FAILED ? NULL : p;
+	p = mmap(NULL, (size_t)ROXE_MAX_ENGINES * sizeof(struct roxe_engine_stats),
+		 PROT_READ | PROT_WRITE, MAP_SHARED, x->eng_stats_fd, 0);
+	x->eng_stats = p == MAP_FAILED ? NULL : p;
 }
 
 void roxe_xdp_close(struct roxe_xdp *x)
@@ -126,13 +135,15 @@ void roxe_xdp_close(struct roxe_xdp *x)
 		return;
 	if (x->qp_stats)
 		munmap(x->qp_stats, (size_t)ROXE_MAX_QPS * sizeof(struct roxe_qp_stats));
+	if (x->eng_stats)
+		munmap(x->eng_stats, (size_t)ROXE_MAX_ENGINES * sizeof(struct roxe_engine_stats));
 	if (x->link_fd >= 0)
 		close(x->link_fd);	/* the last reference: the kernel detaches */
 	if (x->skel) {
 		roxe_xdp_bpf__destroy(x->skel);
 	} else {
-		int fds[] = { x->prog_fd, x->qp_table_fd, x->xsks_fd,
-			      x->qp_stats_fd, x->stats_fd, x->config_fd };
+		int fds[] = { x->prog_fd, x->qp_table_fd, x->xsks_fd, x->qp_stats_fd,
+			      x->stats_fd, x->config_fd, x->local_addrs_fd, x->eng_stats_fd };
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -232,6 +243,10 @@ int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_pro
 				slot = &x->stats_fd;
 			else if (!strcmp(mi.name, "roxe_config"))
 				slot = &x->config_fd;
+			else if (!strcmp(mi.name, "roxe_local_ips"))
+				slot = &x->local_addrs_fd;
+			else if (!strcmp(mi.name, "roxe_eng_stats"))
+				slot = &x->eng_stats_fd;
 		}
 		if (slot && *slot < 0)
 			*slot = fd;
@@ -239,7 +254,8 @@ int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_pro
 			close(fd);
 	}
 	if (x->qp_table_fd < 0 || x->xsks_fd < 0 || x->qp_stats_fd < 0 ||
-	    x->stats_fd < 0 || x->config_fd < 0) {
+	    x->stats_fd < 0 || x->config_fd < 0 || x->local_addrs_fd < 0 ||
+	    x->eng_stats_fd < 0) {
 		err = -ENOENT;	/* a program by our name, but not ours */
 		goto fail;
 	}
@@ -331,10 +347,22 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 	x->qp_stats_fd = bpf_map__fd(skel->maps.roxe_qp_stats);
 	x->stats_fd = bpf_map__fd(skel->maps.roxe_stats);
 	x->config_fd = bpf_map__fd(skel->maps.roxe_config);
+	x->local_addrs_fd = bpf_map__fd(skel->maps.roxe_local_ips);
+	x->eng_stats_fd = bpf_map__fd(skel->maps.roxe_eng_stats);
 	if (bpf_map_update_elem(x->config_fd, &zero, &x->config, 0)) {
 		err = -errno;
 		goto fail;
 	}
+	/* The program does not use it: bound, so that roxe_xdp_open (which
+	 * finds maps through the program) sees it. */
+	if (bpf_prog_bind_map(x->prog_fd, x->eng_stats_fd, NULL)) {
+		err = -errno;
+		goto fail;
+	}
+	/* Before attaching: no moment with frames to us passed as not ours. */
+	err = roxe_xdp_sync_local_addrs(x);
+	if (err)
+		goto fail;
 
 	err = -EOPNOTSUPP;
 	if (!o || o->mode != ROXE_XDP_GENERIC) {
@@ -461,4 +489,85 @@ int roxe_xdp_read_qp_stats(struct roxe_xdp *x, uint32_t qpn, struct roxe_qp_stat
 struct roxe_qp_stats *roxe_xdp_qp_stats_map(struct roxe_xdp *x)
 {
 	return x->qp_stats;
+}
+
+int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (uint32_t e = 0; e < ROXE_MAX_ENGINES; e++) {
+		struct roxe_engine_stats one;
+
+		if (x->eng_stats)
+			one = x->eng_stats[e];
+		else if (bpf_map_lookup_elem(x->eng_stats_fd, &e, &one))
+			return -errno;
+		sum->rx_drop_addr += one.rx_drop_addr;
+	}
+	return 0;
+}
+
+struct roxe_engine_stats *roxe_xdp_eng_stats_map(struct roxe_xdp *x)
+{
+	return x->eng_stats;
+}
+
+int roxe_if_local_gids(const char *ifname, uint8_t (*gids)[16], unsigned max)
+{
+	struct ifaddrs *ifa, *i;
+	unsigned n = 0;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i && n < max; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			roxe_gid_from_v4(gids[n++],
+					 ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			memcpy(gids[n++], &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+			       16);
+		}
+	}
+	freeifaddrs(ifa);
+	return (int)n;
+}
+
+int roxe_xdp_set_local_addrs(struct roxe_xdp *x, const uint8_t (*gids)[16], unsigned n)
+{
+	struct roxe_local_addr key, next;
+	uint32_t one = 1;
+	bool have;
+
+	if (n > ROXE_MAX_LOCAL_ADDRS)
+		return -E2BIG;
+	/* Add first, then remove the stale ones: an address in both sets is
+	 * never missing for a moment. */
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(key.gid, gids[i], 16);
+		if (bpf_map_update_elem(x->local_addrs_fd, &key, &one, 0))
+			return -errno;
+	}
+	have = bpf_map_get_next_key(x->local_addrs_fd, NULL, &key) == 0;
+	for (unsigned guard = 0; have && guard < 4 * ROXE_MAX_LOCAL_ADDRS; guard++) {
+		bool keep = false;
+
+		have = bpf_map_get_next_key(x->local_addrs_fd, &key, &next) == 0;
+		for (unsigned i = 0; i < n && !keep; i++)
+			keep = !memcmp(key.gid, gids[i], 16);
+		if (!keep)
+			bpf_map_delete_elem(x->local_addrs_fd, &key);
+		key = next;
+	}
+	return 0;
+}
+
+int roxe_xdp_sync_local_addrs(struct roxe_xdp *x)
+{
+	uint8_t gids[ROXE_MAX_LOCAL_ADDRS][16];
+	int n = roxe_if_local_gids(x->ifname, gids, ROXE_MAX_LOCAL_ADDRS);
+
+	if (n < 0)
+		return n;
+	return roxe_xdp_set_local_addrs(x, (const uint8_t (*)[16])gids, (unsigned)n);
 }

@@ -59,7 +59,10 @@ struct roxe_xdp {
 	int		qp_stats_fd;
 	int		stats_fd;
 	int		config_fd;
+	int		local_addrs_fd;
+	int		eng_stats_fd;
 	struct roxe_qp_stats *qp_stats;	/* mmapped roxe_qp_stats, or NULL */
+	struct roxe_engine_stats *eng_stats;	/* mmapped roxe_eng_stats, or NULL */
 	void		*skel;		/* the skeleton when this process loaded it */
 	int		link_fd;	/* owned attachment (BPF link); -1: none */
 };
@@ -86,6 +89,20 @@ int roxe_xdp_read_qp_stats(struct roxe_xdp *x, uint32_t qpn, struct roxe_qp_stat
 /* The mmapped per-QP counters (ROXE_MAX_QPS entries): engines write their
  * fields here. NULL if the mapping failed. */
 struct roxe_qp_stats *roxe_xdp_qp_stats_map(struct roxe_xdp *x);
+
+/* The engines' global counters summed; their mmapped array
+ * (ROXE_MAX_ENGINES entries, engine e writes entry e), or NULL. */
+int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum);
+struct roxe_engine_stats *roxe_xdp_eng_stats_map(struct roxe_xdp *x);
+
+/* The addresses the program takes RoCE frames for (roxe_local_ips):
+ * exactly gids[0..n) from now on. sync: the interface's addresses now
+ * (roxe_xdp_attach does it before attaching). */
+int roxe_xdp_set_local_addrs(struct roxe_xdp *x, const uint8_t (*gids)[16], unsigned n);
+int roxe_xdp_sync_local_addrs(struct roxe_xdp *x);
+/* The interface's IPv4 (mapped) and IPv6 addresses as GIDs, at most max:
+ * how many, or -errno. */
+int roxe_if_local_gids(const char *ifname, uint8_t (*gids)[16], unsigned max);
 
 /* Mount bpffs at /sys/fs/bpf unless it is there. */
 int roxe_bpffs_mount(void);

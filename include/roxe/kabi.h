@@ -22,7 +22,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define ROXE_KABI_VERSION	3
+#define ROXE_KABI_VERSION	4
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -80,6 +80,8 @@ enum roxe_kabi_op {
 	ROXE_KOP_DEREG_MR,
 	ROXE_KOP_MODIFY_SRQ,	/* struct roxe_kabi_srq: srqn and limit only */
 	ROXE_KOP_ALLOC_MR,	/* struct roxe_kabi_mr: a fast-registration MR */
+	ROXE_KOP_CREATE_AH,	/* struct roxe_kabi_ah: an application's AH */
+	ROXE_KOP_DESTROY_AH,	/* id: its ah_num */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -118,7 +120,35 @@ struct roxe_kabi_qp {
 	__u32	sq_sig_all;
 	struct roxe_kabi_queue	sq;	/* of struct rxe_send_wqe */
 	struct roxe_kabi_queue	rq;	/* of struct rxe_recv_wqe; bytes 0 with an SRQ */
+	__u32	flags;			/* ROXE_KABI_QP_* */
+	__u32	pad;
 };
+
+/* A kernel ULP's QP: the module writes its WQEs (the send ring is mapped
+ * only by the module and roxed), so its UD WQEs carry the address vector
+ * of ib_core's AH. An application's UD WQEs name an AH by number. */
+#define ROXE_KABI_QP_KERNEL	(1u << 0)
+
+/*
+ * An application's address handle (ib_core resolved it: the source GID is
+ * the GID table entry the application picked, the destination MAC the
+ * neighbour table's). The rxe provider then puts ah_num, not an address
+ * vector, into its UD send WQEs, and roxed addresses each datagram from
+ * this alone (an AH of another PD is refused).
+ */
+struct roxe_kabi_ah {
+	__u32	ah_num;			/* 1 .. ROXE_KABI_MAX_AH - 1 */
+	__u32	pdn;
+	__u8	sgid[16];
+	__u8	dgid[16];
+	__u8	dmac[6];
+	__u8	hop_limit;
+	__u8	traffic_class;
+	__u32	flow_label;
+	__u32	pad;
+};
+
+#define ROXE_KABI_MAX_AH	65536
 
 /* A modify_qp: the attributes roxe's engine needs, in IB encodings. */
 struct roxe_kabi_qp_attr {
@@ -174,6 +204,7 @@ struct roxe_kabi_cmd {
 		struct roxe_kabi_qp		qp;
 		struct roxe_kabi_qp_attr	modify;
 		struct roxe_kabi_mr		mr;
+		struct roxe_kabi_ah		ah;	/* CREATE_AH */
 		__u32				id;	/* DESTROY_*, DEREG_MR */
 		__u8				raw[192];
 	};

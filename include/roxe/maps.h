@@ -10,6 +10,10 @@
  *   roxe_qp_stats  ARRAY [QPN], mmapable: per-QP counters
  *   roxe_stats     PERCPU_ARRAY [0]: global counters
  *   roxe_config    ARRAY [0]: engine count and policy, set at attach time
+ *   roxe_local_ips HASH [GID]: the interface's own addresses (IPv4 as
+ *                  IPv4-mapped GIDs): RoCE frames to any other address are
+ *                  not ours and go to the kernel (a bridge, a router)
+ *   roxe_eng_stats ARRAY [engine], mmapable: the engines' global counters
  *
  * Only <linux/types.h> here: bpf/, user/ and tools/ include it.
  */
@@ -26,6 +30,12 @@
 #define ROXE_MAX_ENGINES	64
 #define ROXE_MAX_QUEUES		64
 #define ROXE_MAX_XSKS		(ROXE_MAX_ENGINES * ROXE_MAX_QUEUES)
+#define ROXE_MAX_LOCAL_ADDRS	64
+
+/* roxe_local_ips key: one local address as a GID; value: 1. */
+struct roxe_local_addr {
+	__u8	gid[16];
+};
 
 /* Every engine has one AF_XDP socket on every queue (see user/port_afxdp.c):
  * a frame that arrived on queue q for engine e goes to this slot. */
@@ -86,6 +96,15 @@ struct roxe_qp_stats {
 	__u64	out_of_sequence;
 	__u64	timeouts;
 	__u64	icrc_errors;
+	__u64	rx_drop_addr;	/* addresses not the QP's path (RC/UC) or
+				 * not local (UD): a third host's frame */
+} __attribute__((aligned(64)));
+
+/* roxe_eng_stats value: one per engine, written only by that engine (plain
+ * stores through the mmapped array); readers sum them. */
+struct roxe_engine_stats {
+	__u64	rx_drop_addr;	/* all QPs' rx_drop_addr */
+	__u64	reserved[7];
 } __attribute__((aligned(64)));
 
 /*
@@ -108,6 +127,8 @@ struct roxe_stats {
 	__u64	bad_hdr_len;		/* ROXE_PKT_BAD_HDR_LEN */
 	__u64	bad_payload;		/* ROXE_PKT_BAD_PAYLOAD */
 	__u64	bad_icrc;		/* ROXE_PKT_BAD_ICRC */
+	__u64	not_local_passed;	/* RoCE v2, but to an address not the
+					 * interface's: to the kernel */
 };
 
 #define ROXE_STATS_MALFORMED_OFF(v) \

@@ -232,4 +232,46 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 	return ROXE_PKT_OK;
 }
 
+/*
+ * The source and destination IP addresses of a frame roxe_parse() accepted
+ * (or found malformed past its IP header), as GIDs: IPv4 addresses
+ * IPv4-mapped (::ffff:a.b.c.d). Either pointer may be NULL. Returns 0, or
+ * -1 when the IP header is not within [data, data_end).
+ */
+ROXE_ALWAYS_INLINE int roxe_pkt_gids(const void *data, const void *data_end,
+				     const struct roxe_pkt *pkt, __u8 *sgid, __u8 *dgid)
+{
+	const __u8 *l3 = (const __u8 *)data + (pkt->l3_off & 0xff);
+	int i;
+
+	if (pkt->ip_version == 4) {
+		const struct roxe_ipv4_hdr *ip = (const void *)l3;
+
+		if ((const void *)(ip + 1) > data_end)
+			return -1;
+		for (i = 0; i < 16; i++) {
+			__u8 fill = i == 10 || i == 11 ? 0xff : 0;
+
+			if (sgid)
+				sgid[i] = i < 12 ? fill : ((const __u8 *)&ip->saddr)[i - 12];
+			if (dgid)
+				dgid[i] = i < 12 ? fill : ((const __u8 *)&ip->daddr)[i - 12];
+		}
+		return 0;
+	}
+	{
+		const struct roxe_ipv6_hdr *ip6 = (const void *)l3;
+
+		if ((const void *)(ip6 + 1) > data_end)
+			return -1;
+		for (i = 0; i < 16; i++) {
+			if (sgid)
+				sgid[i] = ip6->saddr[i];
+			if (dgid)
+				dgid[i] = ip6->daddr[i];
+		}
+	}
+	return 0;
+}
+
 #endif /* ROXE_PARSE_H */

@@ -61,6 +61,10 @@ struct roxe_device_attr {
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);
 void roxe_device_close(struct roxe_device *dev);
+/* Read the interface's addresses again (they changed): the device's GID
+ * and the interface's current ones become the port's own, for the XDP
+ * program and the engines. 1 when they changed, 0 when not, or -errno. */
+int roxe_device_refresh_addrs(struct roxe_device *dev);
 int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *attr);
 int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *attr);
 int roxe_query_gid(struct roxe_device *dev, int index, union ibv_gid *gid);

@@ -26,7 +26,7 @@
 
 struct topo {
 	char	name[13];	/* at most 12: interface names are NAME-a */
-	int	ns_a, ns_b, ns_root;
+	int	ns_a, ns_b, ns_m, ns_root;	/* ns_m: -1 without --middle */
 	int	ifindex_a, ifindex_b;
 	uint8_t	mac_a[6], mac_b[6];
 };
@@ -61,7 +61,7 @@ static inline void topo_down(struct topo *t)
 	for (int *fd = &t->ns_a; fd <= &t->ns_root; fd++)
 		if (*fd >= 0)
 			close(*fd);
-	t->ns_a = t->ns_b = t->ns_root = -1;
+	t->ns_a = t->ns_b = t->ns_m = t->ns_root = -1;
 }
 
 static inline void topo_ifname(const struct topo *t, char host, char *buf, size_t len)
@@ -70,19 +70,29 @@ static inline void topo_ifname(const struct topo *t, char host, char *buf, size_
 }
 
 /* Creates tag-a and tag-b (tag unique per test) with `queues` queues and
- * the MTU; leaves the caller in namespace b. */
-static inline int topo_up(struct topo *t, const char *tag, int queues, int mtu)
+ * the MTU, joined directly or (middle) through a bridge in a third
+ * namespace tag-m, a host on the same link; leaves the caller in
+ * namespace b. */
+static inline int topo_up_middle(struct topo *t, const char *tag, int queues, int mtu,
+				 bool middle)
 {
 	char cmd[256], path[32], ifname[16];
 
 	memset(t, 0, sizeof(*t));
-	t->ns_a = t->ns_b = -1;
+	t->ns_a = t->ns_b = t->ns_m = -1;
 	snprintf(t->name, sizeof(t->name), "rx%s%d", tag, getpid() % 1000);
 	t->ns_root = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	snprintf(cmd, sizeof(cmd), "%s/tools/netns.sh down %s; %s/tools/netns.sh up %s "
-		 "--queues %d --mtu %d", ROXE_TOP, t->name, ROXE_TOP, t->name, queues, mtu);
+		 "--queues %d --mtu %d%s", ROXE_TOP, t->name, ROXE_TOP, t->name, queues, mtu,
+		 middle ? " --middle" : "");
 	if (system(cmd) != 0)
 		return -1;
+	if (middle) {
+		snprintf(path, sizeof(path), "/run/netns/%s-m", t->name);
+		t->ns_m = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->ns_m < 0)
+			return -1;
+	}
 	snprintf(path, sizeof(path), "/run/netns/%s-a", t->name);
 	t->ns_a = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/run/netns/%s-b", t->name);
@@ -98,6 +108,11 @@ static inline int topo_up(struct topo *t, const char *tag, int queues, int mtu)
 		return -1;
 	t->ifindex_b = if_nametoindex(ifname);
 	return 0;
+}
+
+static inline int topo_up(struct topo *t, const char *tag, int queues, int mtu)
+{
+	return topo_up_middle(t, tag, queues, mtu, false);
 }
 
 /* A RoCE v2 frame from a (10.99.0.1 or fd99::1) to b; returns its length. */

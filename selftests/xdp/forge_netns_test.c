@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A third host on the link (issue #15, finding 4). Hosts a and b run roxe
+ * (XDP + AF_XDP) with a live RC QP between them; namespace m, the bridge
+ * joining them, plays a host on the same link that knows the QP's number,
+ * its next PSN and an rkey, and forges RoCE v2 frames (ICRC valid) into b:
+ *   - from its own address to b's: the engine drops it (not the QP's path),
+ *     counted in the QP's rx_drop_addr and the engines' roxe_eng_stats;
+ *   - from a's address to an address that is not b's (b's MAC, as a host
+ *     routing or bridging through b sees it): the XDP program passes it to
+ *     the kernel, counted in not_local_passed, and the engine never sees it.
+ * Then a's real WRITE at that PSN lands: the victim's data is intact.
+ */
+#include <sched.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include "kselftest_harness.h"
+#include "topo.h"
+#include "roxe/verbs.h"
+#include "roxe/maps.h"
+#include "xdp.h"
+
+#define BUF	(1u << 16)
+#define PSN_A	500u		/* a's first PSN: b expects it */
+#define FORGED	0xee
+
+struct host {
+	struct roxe_device	*dev;
+	struct roxe_pd		*pd;
+	struct roxe_cq		*cq;
+	struct roxe_qp		*qp;
+	struct roxe_mr		*mr;
+	uint8_t			*buf;
+};
+
+FIXTURE(forge) {
+	struct topo	t;
+	struct host	h[2];
+	bool		up;
+};
+
+static int host_open(struct host *h, const char *ifname)
+{
+	struct roxe_device_attr da = { .ifname = ifname, .backend = ROXE_BACKEND_AFXDP,
+				       .engines = 1 };
+	struct roxe_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	int err;
+
+	err = roxe_device_open(&da, &h->dev);
+	if (!err)
+		err = roxe_alloc_pd(h->dev, &h->pd);
+	if (!err)
+		err = roxe_create_cq(h->dev, 64, NULL, NULL, &h->cq);
+	if (err)
+		return err;
+	h->buf = aligned_alloc(4096, BUF);
+	if (!h->buf)
+		return -ENOMEM;
+	memset(h->buf, 0, BUF);
+	err = roxe_reg_mr(h->pd, h->buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			  &h->mr);
+	ia.send_cq = ia.recv_cq = h->cq;
+	if (!err)
+		err = roxe_create_qp(h->pd, &ia, &h->qp);
+	return err;
+}
+
+/* In h's namespace: h's QP up towards peer's (its MAC from the neighbours). */
+static int qp_up(struct host *h, struct host *peer, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int err = roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				 IBV_QP_ACCESS_FLAGS);
+
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = roxe_qp_num(peer->qp);
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	roxe_query_gid(peer->dev, 0, &a.ah_attr.grh.dgid);
+	err = roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 12;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void host_close(struct host *h)
+{
+	if (h->qp)
+		roxe_destroy_qp(h->qp);
+	if (h->mr)
+		roxe_dereg_mr(h->mr);
+	if (h->cq)
+		roxe_destroy_cq(h->cq);
+	if (h->pd)
+		roxe_dealloc_pd(h->pd);
+	roxe_device_close(h->dev);
+	free(h->buf);
+}
+
+FIXTURE_SETUP(forge)
+{
+	char ifa[16], ifb[16];
+	int err;
+
+	ASSERT_EQ(0, topo_up_middle(&self->t, "f", 1, 1500, true));
+	self->up = true;
+	topo_ifname(&self->t, 'a', ifa, sizeof(ifa));
+	topo_ifname(&self->t, 'b', ifb, sizeof(ifb));
+	topo_enter(self->t.ns_a);
+	err = host_open(&self->h[0], ifa);
+	if (!err) {
+		topo_enter(self->t.ns_b);
+		err = host_open(&self->h[1], ifb);
+	}
+	if (!err) {
+		topo_enter(self->t.ns_a);
+		err = qp_up(&self->h[0], &self->h[1], PSN_A, 700);
+	}
+	if (!err) {
+		topo_enter(self->t.ns_b);
+		err = qp_up(&self->h[1], &self->h[0], 700, PSN_A);
+	}
+	if (err) {
+		host_close(&self->h[0]);
+		host_close(&self->h[1]);
+		topo_down(&self->t);
+		ASSERT_EQ(0, err) TH_LOG("setup: %s", strerror(-err));
+	}
+}
+
+FIXTURE_TEARDOWN(forge)
+{
+	host_close(&self->h[0]);
+	host_close(&self->h[1]);
+	if (self->up)
+		topo_down(&self->t);
+}
+
+static int wait_wc(struct roxe_cq *cq, struct ibv_wc *wc, int timeout_ms)
+{
+	for (int t = 0; t < timeout_ms * 10; t++) {
+		int r = roxe_poll_cq(cq, 1, wc);
+
+		if (r)
+			return r;
+		usleep(100);
+	}
+	return 0;
+}
+
+static int write_to(struct host *a, struct host *b, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)a->buf + off, len, a->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	return roxe_post_send(a->qp, &wr, &bad);
+}
+
+/* From namespace m, onto the bridge port towards b: one RoCE v2 RDMA
+ * WRITE ONLY from src to dst, to b's MAC, ICRC valid. */
+static int forge_write(const struct topo *t, const char *src, const char *dst, uint32_t dqpn,
+		       uint32_t psn, uint64_t va, uint32_t rkey)
+{
+	struct roxe_frame_addr a = { .sport = 0xc0de, .hop_limit = 64 };
+	struct roxe_frame_hdr h = { .opcode = ROXE_OP_RC_RDMA_WRITE_ONLY,
+				    .pkey = ROXE_DEFAULT_PKEY, .dqpn = dqpn, .psn = psn,
+				    .ackreq = true, .va = va, .rkey = rkey, .dma_len = 64 };
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+				  .sll_halen = 6 };
+	uint8_t frame[256], payload[64];
+	struct roxe_pkt pkt;
+	char ifname[IF_NAMESIZE];
+	int fd, n, err = 0;
+
+	memset(payload, FORGED, sizeof(payload));
+	memcpy(a.smac, "\x02\x00\x00\x00\x00\x66", 6);
+	memcpy(a.dmac, t->mac_b, 6);
+	roxe_gid_from_v4(a.sgid, inet_addr(src));
+	roxe_gid_from_v4(a.dgid, inet_addr(dst));
+	n = roxe_frame_build(frame, sizeof(frame), &a, &h, payload, sizeof(payload), &pkt);
+	if (n < 0)
+		return n;
+	if (topo_enter(t->ns_m))
+		return -errno;
+	snprintf(ifname, sizeof(ifname), "%s-mb", t->name);
+	ll.sll_ifindex = (int)if_nametoindex(ifname);
+	memcpy(ll.sll_addr, t->mac_b, 6);
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0 || !ll.sll_ifindex)
+		return -errno;
+	if (sendto(fd, frame, (size_t)n, 0, (struct sockaddr *)&ll, sizeof(ll)) != n)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+TEST_F(forge, third_host_frames_never_reach_the_qp)
+{
+	struct host *a = &self->h[0], *b = &self->h[1];
+	static const uint8_t zero[128];
+	struct roxe_engine_stats es;
+	struct roxe_qp_stats qs;
+	struct roxe_stats gs;
+	struct roxe_xdp *x;
+	struct ibv_wc wc;
+	char ifb[16];
+	uint32_t bqpn = roxe_qp_num(b->qp);
+
+	/* the connection works: a's PSN_A is taken */
+	for (int i = 0; i < 4096; i++)
+		a->buf[4096 + i] = (uint8_t)(i * 7 + 3);
+	topo_enter(self->t.ns_a);
+	ASSERT_EQ(0, write_to(a, b, 4096, 4096));
+	ASSERT_EQ(1, wait_wc(a->cq, &wc, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(0, memcmp(a->buf + 4096, b->buf + 4096, 4096));
+
+	/* b now expects PSN_A + 4 (four 1024-byte packets) */
+	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.66", "10.99.0.2", bqpn, PSN_A + 4,
+				 (uintptr_t)b->buf, b->mr->rkey));
+	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.77", bqpn, PSN_A + 4,
+				 (uintptr_t)b->buf + 64, b->mr->rkey));
+	usleep(300 * 1000);
+	EXPECT_EQ(0, memcmp(b->buf, zero, sizeof(zero)));
+
+	topo_enter(self->t.ns_b);
+	topo_ifname(&self->t, 'b', ifb, sizeof(ifb));
+	ASSERT_EQ(0, roxe_xdp_open(ifb, &x, NULL));
+	ASSERT_EQ(0, roxe_xdp_read_qp_stats(x, bqpn, &qs));
+	ASSERT_EQ(0, roxe_xdp_read_eng_stats(x, &es));
+	ASSERT_EQ(0, roxe_xdp_read_stats(x, &gs));
+	EXPECT_EQ(1u, qs.rx_drop_addr);
+	EXPECT_EQ(1u, es.rx_drop_addr);
+	EXPECT_EQ(1u, gs.not_local_passed);
+	roxe_xdp_close(x);
+
+	/* the victim's own WRITE at that PSN lands */
+	for (int i = 0; i < 128; i++)
+		a->buf[i] = (uint8_t)(i + 1);
+	topo_enter(self->t.ns_a);
+	ASSERT_EQ(0, write_to(a, b, 0, 128));
+	ASSERT_EQ(1, wait_wc(a->cq, &wc, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 128));
+}
+
+/* The counters of b's XDP program and engines, read in b's namespace. */
+static int b_counters(const struct topo *t, uint32_t qpn, uint64_t *not_local,
+		      uint64_t *qp_drops)
+{
+	struct roxe_qp_stats qs;
+	struct roxe_stats gs;
+	struct roxe_xdp *x;
+	char ifb[16];
+	int err;
+
+	topo_enter(t->ns_b);
+	topo_ifname(t, 'b', ifb, sizeof(ifb));
+	err = roxe_xdp_open(ifb, &x, NULL);
+	if (err)
+		return err;
+	err = roxe_xdp_read_qp_stats(x, qpn, &qs);
+	if (!err)
+		err = roxe_xdp_read_stats(x, &gs);
+	*not_local = gs.not_local_passed;
+	*qp_drops = qs.rx_drop_addr;
+	roxe_xdp_close(x);
+	return err;
+}
+
+/* An address added to b's interface after the device opened is b's once
+ * the device reads them again (roxed does every second): frames to it
+ * reach the engine (whose RC check still drops them: not the QP's path);
+ * once removed, they pass to the kernel again. */
+TEST_F(forge, address_changes_are_followed)
+{
+	struct host *b = &self->h[1];
+	uint32_t bqpn = roxe_qp_num(b->qp);
+	uint64_t nl0, nl, dr0, dr;
+	char cmd[160];
+
+	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl0, &dr0));
+	snprintf(cmd, sizeof(cmd), "ip -n %s-b addr add 10.99.0.12/24 dev %s-b", self->t.name,
+		 self->t.name);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
+				 (uintptr_t)b->buf, b->mr->rkey));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
+	EXPECT_EQ(nl0 + 1, nl);
+	EXPECT_EQ(dr0, dr);
+
+	topo_enter(self->t.ns_b);
+	EXPECT_EQ(1, roxe_device_refresh_addrs(b->dev));
+	EXPECT_EQ(0, roxe_device_refresh_addrs(b->dev));
+	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
+				 (uintptr_t)b->buf, b->mr->rkey));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
+	EXPECT_EQ(nl0 + 1, nl);
+	EXPECT_EQ(dr0 + 1, dr);
+
+	snprintf(cmd, sizeof(cmd), "ip -n %s-b addr del 10.99.0.12/24 dev %s-b", self->t.name,
+		 self->t.name);
+	ASSERT_EQ(0, system(cmd));
+	topo_enter(self->t.ns_b);
+	EXPECT_EQ(1, roxe_device_refresh_addrs(b->dev));
+	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
+				 (uintptr_t)b->buf, b->mr->rkey));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
+	EXPECT_EQ(nl0 + 2, nl);
+	EXPECT_EQ(dr0 + 1, dr);
+	EXPECT_EQ(0, b->buf[0]);
+}
+
+TEST_HARNESS_MAIN
