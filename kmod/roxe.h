@@ -98,6 +98,11 @@ struct roxe_dev {
 	struct xarray		fmrs;
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
+	/* what roxed's MR mappings show where no MR page is (mr.c): a zeroed
+	 * page of this device's own, never an application's
+	 */
+	struct page		*scrap;
+	atomic64_t		scrap_faults;
 	struct roxe_kabi_shared	*shared;	/* vmalloc_user(): arming, doorbells */
 	size_t			shared_size;
 	u32			nengines;	/* 0 until ROXE_IOC_SERVE */
