@@ -353,6 +353,7 @@ int roxe_kqueue_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 void roxe_chan_init(struct roxe_chan *ch);
 int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd);
 int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
+int roxe_chan_call_destroy(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
 void roxe_chan_kill(struct roxe_chan *ch);
 bool roxe_chan_readable(struct roxe_chan *ch);
 ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
@@ -374,12 +375,14 @@ static inline int roxe_chan_create(struct roxe_dev *rdev,
 	return err;
 }
 
-/* Destroys always succeed locally; roxed's answer only bounds the wait. */
+/* Destroys always succeed locally; roxed's answer only bounds the wait,
+ * and roxed gets the command even after the wait ended.
+ */
 static inline void roxe_chan_destroy(struct roxe_dev *rdev, u32 op, u32 id)
 {
 	struct roxe_kabi_cmd cmd = { .op = op, .id = id };
 
-	roxe_chan_call(&rdev->chan, &cmd);
+	roxe_chan_call_destroy(&rdev->chan, &cmd);
 }
 
 /* cq.c */
