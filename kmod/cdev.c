@@ -4,6 +4,14 @@
  * ib_device; the device lives exactly as long as the file is attached, so a
  * daemon that exits or dies (the kernel closes its files) takes its device
  * down with it and nothing waits on user space.
+ *
+ * Who may: the node is root's (0600), and ATTACH and SERVE need
+ * CAP_NET_ADMIN over the network namespace of the netdev, as for any driver
+ * that takes over a netdev (ns_capable on its user namespace). Everything
+ * else (INFO, CQ_EVENT, EVENT, MR_WINDOW, read, write, mmap) acts only on
+ * the device the calling file attached: a file that never attached gets
+ * ENOTCONN, and no file reaches another file's device. The attached file
+ * is the capability; roxed passes it to no one.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -11,13 +19,31 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include <net/net_namespace.h>
 #include "roxe.h"
 
 struct roxe_file {
-	struct mutex		lock;		/* rdev */
+	struct mutex		lock;		/* rdev, user_ns */
 	struct roxe_dev		*rdev;
+	/* owner of the attached netdev's network namespace: SERVE's check */
+	struct user_namespace	*user_ns;
 };
+
+/* CAP_NET_ADMIN over the network namespace whose netdev the file serves,
+ * or, before ATTACH, over the caller's own (where ATTACH looks it up).
+ */
+static bool roxe_file_capable(struct roxe_file *rf)
+{
+	struct user_namespace *ns;
+	bool ok;
+
+	mutex_lock(&rf->lock);
+	ns = rf->user_ns ?: current->nsproxy->net_ns->user_ns;
+	ok = ns_capable(ns, CAP_NET_ADMIN);
+	mutex_unlock(&rf->lock);
+	return ok;
+}
 
 /* One attach at a time: the "already served" check and the registration
  * must not interleave between two daemons.
@@ -44,6 +70,8 @@ static int roxe_release(struct inode *inode, struct file *filp)
 		pr_info("%s: daemon detached\n", dev_name(&rf->rdev->ib.dev));
 		roxe_dev_remove(rf->rdev);
 	}
+	if (rf->user_ns)
+		put_user_ns(rf->user_ns);
 	mutex_destroy(&rf->lock);
 	kfree(rf);
 	return 0;
@@ -58,7 +86,8 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 	struct roxe_dev *rdev;
 	long err;
 
-	if (!capable(CAP_NET_ADMIN))
+	/* the netdev is looked up in the caller's network namespace */
+	if (!roxe_file_capable(rf))
 		return -EPERM;
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
@@ -93,6 +122,7 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 		goto out_put;
 	}
 	rf->rdev = rdev;
+	rf->user_ns = get_user_ns(dev_net(ndev)->user_ns);
 	pr_info("%s: attached to %s%s\n", dev_name(&rdev->ib.dev), ndev->name,
 		rdev->register_on_serve ? ", registering once served" : "");
 	dev_put(ndev);
@@ -155,7 +185,7 @@ static long roxe_ioc_serve(struct roxe_file *rf, void __user *uarg)
 	struct roxe_kabi_serve s;
 	long err;
 
-	if (!capable(CAP_NET_ADMIN))
+	if (!roxe_file_capable(rf))
 		return -EPERM;
 	if (copy_from_user(&s, uarg, sizeof(s)))
 		return -EFAULT;

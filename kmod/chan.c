@@ -12,6 +12,7 @@
 
 struct roxe_req {
 	struct list_head	list;	/* chan->queue, then chan->sent */
+	bool			sent;	/* read by roxed: on chan->sent */
 	struct roxe_kabi_cmd	cmd;
 	struct completion	done;
 	int			status;
@@ -60,9 +61,12 @@ int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd)
 }
 
 /* Send a command and wait for roxed's answer: its status, -ETIMEDOUT after
- * ROXE_KABI_TIMEOUT_MS, -ENODEV once the daemon is gone. Sleeps.
+ * ROXE_KABI_TIMEOUT_MS, -ENODEV once the daemon is gone. Sleeps. With keep,
+ * a command roxed has not even read when the wait ends stays queued as a
+ * post (no reply): a destroy must reach roxed however late, or it keeps
+ * serving an object the module forgot (an MR whose pages went back).
  */
-int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
+static int chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd, bool keep)
 {
 	struct roxe_req *r = req_new(cmd);
 	int status;
@@ -86,14 +90,31 @@ int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
 				    msecs_to_jiffies(ROXE_KABI_TIMEOUT_MS));
 	spin_lock(&ch->lock);
 	if (!list_empty(&r->list)) {
+		r->status = -ETIMEDOUT;
+		if (keep && !r->sent) {
+			/* roxed's read frees it (or the channel's death) */
+			r->cmd.seq = 0;
+			spin_unlock(&ch->lock);
+			return -ETIMEDOUT;
+		}
 		/* no answer in time: a late reply finds nothing */
 		list_del_init(&r->list);
-		r->status = -ETIMEDOUT;
 	}
 	status = r->status;
 	spin_unlock(&ch->lock);
 	kfree(r);
 	return status;
+}
+
+int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
+{
+	return chan_call(ch, cmd, false);
+}
+
+/* A destroy: roxed learns of it even when it answers too late. */
+int roxe_chan_call_destroy(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd)
+{
+	return chan_call(ch, cmd, true);
 }
 
 /* roxed is gone: fail what waits, refuse what comes. */
@@ -156,6 +177,7 @@ ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 	cmd = r->cmd;
 	if (cmd.seq) {
 		list_move_tail(&r->list, &ch->sent);
+		r->sent = true;
 		r = NULL;
 	} else {
 		list_del_init(&r->list);

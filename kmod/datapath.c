@@ -28,13 +28,20 @@ int roxe_shared_alloc(struct roxe_dev *rdev)
 	rdev->shared = vmalloc_user(rdev->shared_size);
 	if (!rdev->shared)
 		return -ENOMEM;
+	rdev->scrap = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!rdev->scrap) {
+		vfree(rdev->shared);
+		rdev->shared = NULL;
+		return -ENOMEM;
+	}
 	for (i = 0; i < ROXE_KABI_MAX_ENGINES; i++)
 		spin_lock_init(&rdev->db[i].lock);
 	return 0;
 }
 
 /* After unregistration: no verb runs any more, so no doorbell uses the
- * eventfds. roxed's mapping is gone too (it held the file we serve).
+ * eventfds. roxed's mappings are gone too (each held the file we serve),
+ * the scrap page's PTEs with them.
  */
 void roxe_shared_free(struct roxe_dev *rdev)
 {
@@ -47,6 +54,9 @@ void roxe_shared_free(struct roxe_dev *rdev)
 	rdev->nengines = 0;
 	vfree(rdev->shared);
 	rdev->shared = NULL;
+	if (rdev->scrap)
+		__free_page(rdev->scrap);
+	rdev->scrap = NULL;
 }
 
 int roxe_shared_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma)

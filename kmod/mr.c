@@ -15,6 +15,26 @@
  * mmap(): a driver's mmap runs before the VMA is linked into the file's
  * mapping, where a concurrent zap could not find what it installed; a
  * fault always finds the VMA linked, and checks `revoked` under map_sem.
+ *
+ * roxed never faults to death on an MR (issue #15). Its engines run
+ * concurrently with revocation: a dereg whose DEREG_MR timed out (roxed
+ * more than ROXE_KABI_TIMEOUT_MS behind) revokes while roxed may still use
+ * the MR, and an invalidation (LOCAL_INV, a peer's SEND_WITH_INV) empties
+ * a fast-reg window while another engine is inside it. A fault that finds
+ * no MR page there (revoked, unknown token, beyond the pages behind the
+ * window) therefore maps the device's scrap page instead of SIGBUS: one
+ * zeroed page allocated with the device, never an application's and never
+ * shown to one, writable because roxed writes into MRs. A racing engine
+ * reads bytes of no one's (zeros, or what roxed itself stored there) and
+ * writes into nothing; deciding that such an access failed (a protection
+ * error for its WQE) is the engine's job, which checks the MR's state
+ * after the copy. We chose this over keeping the pages until roxed
+ * acknowledges: a fast-reg MR's pages belong to the kernel ULP, which may
+ * reuse them the moment the invalidation completes, and a dereg must not
+ * wait on a daemon that may never answer. Each scrap fault is counted and
+ * logged (rate-limited). Queue, bounce and shared-area mappings never
+ * fault: their pages are inserted at mmap with references of their own
+ * (queue.c, datapath.c), valid until roxed unmaps them.
  */
 #include <rdma/ib_umem.h>
 #include <linux/mm.h>
@@ -124,22 +144,41 @@ static struct roxe_mr *mr_get(struct roxe_dev *rdev, unsigned long pgoff)
 	return mr;
 }
 
+/* Where roxed's mapping has no MR page: the device's scrap page (see the
+ * top), one page at a time, so whatever comes to that range later (a new
+ * registration zaps it) is faulted in afresh.
+ */
+static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vma->vm_start +
+			     ((vmf->pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+
+	atomic64_inc(&rdev->scrap_faults);
+	pr_notice_ratelimited("%s: roxed touched MR memory with no pages behind it (revoked or invalidated): scrap page, %lld so far\n",
+			      dev_name(&rdev->ib.dev),
+			      (long long)atomic64_read(&rdev->scrap_faults));
+	return vmf_insert_pfn(vma, addr, page_to_pfn(rdev->scrap));
+}
+
 static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct roxe_mr *mr = mr_get(vma->vm_private_data, vmf->pgoff);
+	struct roxe_dev *rdev = vma->vm_private_data;
+	struct roxe_mr *mr = mr_get(rdev, vmf->pgoff);
 	unsigned long first, idx, end, addr;
-	vm_fault_t ret = VM_FAULT_SIGBUS;
+	vm_fault_t ret;
 
-	if (!mr)
-		return VM_FAULT_SIGBUS;
+	if (!mr)		/* revoked: gone from the token table */
+		return mr_fault_scrap(vmf, rdev);
 	down_read(&mr->map_sem);
-	if (mr->revoked)
-		goto out;
 	first = mr->token >> PAGE_SHIFT;
 	idx = vmf->pgoff - first;
-	if (vmf->pgoff < first || idx >= mr->npages)
+	if (mr->revoked || vmf->pgoff < first || idx >= mr->npages) {
+		/* revoked, or beyond the pages behind a fast-reg window */
+		ret = mr_fault_scrap(vmf, rdev);
 		goto out;
+	}
 	/* a window from the faulting page: one fault per 2 MiB, not per page */
 	end = min(mr->npages, idx + ROXE_MR_FAULT_PAGES);
 	end = min(end, vma->vm_pgoff + vma_pages(vma) - first);
@@ -192,7 +231,9 @@ out:
 	return err;
 }
 
-/* No fault maps the MR's pages from here on, and none stays mapped. */
+/* No fault maps the MR's pages from here on, and none stays mapped: roxed's
+ * next touch of the range finds the scrap page.
+ */
 void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr)
 {
 	xa_erase(&roxe_mr_maps, mr->map_id);	/* no new lookups */

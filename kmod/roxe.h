@@ -99,6 +99,11 @@ struct roxe_dev {
 	struct xarray		fmrs;
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
+	/* what roxed's MR mappings show where no MR page is (mr.c): a zeroed
+	 * page of this device's own, never an application's
+	 */
+	struct page		*scrap;
+	atomic64_t		scrap_faults;
 	struct roxe_kabi_shared	*shared;	/* vmalloc_user(): arming, doorbells */
 	size_t			shared_size;
 	u32			nengines;	/* 0 until ROXE_IOC_SERVE */
@@ -350,6 +355,7 @@ int roxe_kqueue_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 void roxe_chan_init(struct roxe_chan *ch);
 int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd);
 int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
+int roxe_chan_call_destroy(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
 void roxe_chan_kill(struct roxe_chan *ch);
 bool roxe_chan_readable(struct roxe_chan *ch);
 ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
@@ -371,12 +377,14 @@ static inline int roxe_chan_create(struct roxe_dev *rdev,
 	return err;
 }
 
-/* Destroys always succeed locally; roxed's answer only bounds the wait. */
+/* Destroys always succeed locally; roxed's answer only bounds the wait,
+ * and roxed gets the command even after the wait ended.
+ */
 static inline void roxe_chan_destroy(struct roxe_dev *rdev, u32 op, u32 id)
 {
 	struct roxe_kabi_cmd cmd = { .op = op, .id = id };
 
-	roxe_chan_call(&rdev->chan, &cmd);
+	roxe_chan_call_destroy(&rdev->chan, &cmd);
 }
 
 /* cq.c */

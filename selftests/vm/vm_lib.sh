@@ -131,13 +131,15 @@ vm_wait_for() {
 	done
 }
 
-# vm_veth_pair A_IF A_ADDR B_IF B_ADDR: a veth pair in the guest's one
-# namespace whose ends really talk over the veth: packets to the other end's
-# address leave through it (policy routes ahead of the local table), static
-# neighbours, local sources accepted, no reverse-path filter.
+# vm_veth_pair A_IF A_ADDR B_IF B_ADDR [QUEUES]: a veth pair in the guest's
+# one namespace whose ends really talk over the veth: packets to the other
+# end's address leave through it (policy routes ahead of the local table),
+# static neighbours, local sources accepted, no reverse-path filter. QUEUES
+# (default 1) rx and tx queues each end: roxed needs one per engine.
 vm_veth_pair() {
-	local ip=/usr/sbin/ip a=$1 aa=$2 b=$3 ba=$4 f
-	$ip link add "$a" type veth peer name "$b"
+	local ip=/usr/sbin/ip a=$1 aa=$2 b=$3 ba=$4 nq=${5:-1} f
+	$ip link add "$a" numtxqueues "$nq" numrxqueues "$nq" type veth peer name "$b" \
+		numtxqueues "$nq" numrxqueues "$nq"
 	$ip addr add "$aa/24" dev "$a"
 	$ip addr add "$ba/24" dev "$b"
 	for f in all/accept_local "$a/accept_local" "$b/accept_local"; do

@@ -26,6 +26,10 @@
  *   - bad posts refused: unknown local key, too many SGEs, a WRITE on UD;
  *   - a WRITE to a bad rkey ends in a remote access error, and WRs posted
  *     in the error state then complete as flushed (what ib_drain_qp needs).
+ * With frwr_race=N (kmod_races.sh, roxed with two engines) only the
+ * invalidation race runs: N rounds of REG_MR and LOCAL_INV or rxe's
+ * SEND_WITH_INV of a fast-reg MR while rxe keeps UC WRITEs of 64 KiB going
+ * into it through a QP of roxe's other engine; then rxe READs the MR.
  * Every completion is waited for at most 5 seconds.
  */
 #include <linux/module.h>
@@ -42,6 +46,9 @@ static char *roxe = "roxe0";
 module_param(roxe, charp, 0444);
 static char *peer = "rxe0";
 module_param(peer, charp, 0444);
+/* >0: run only the invalidation race (test_frwr_race) for that many rounds */
+static unsigned int frwr_race;
+module_param(frwr_race, uint, 0444);
 
 #define BUF_BYTES	(256 * 1024)	/* 32 messages of 8 KiB in flight */
 #define QKEY		0x11111111
@@ -746,6 +753,238 @@ out:
 	kfree(b2);
 }
 
+/* UC: RESET -> RTS for a's qp aq towards b's bq (WRITEs only). */
+static int uc_connect_qp(struct end *a, struct ib_qp *aq, struct end *b,
+			 struct ib_qp *bq)
+{
+	struct ib_qp_attr at = {
+		.qp_state = IB_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+	};
+	int err;
+
+	err = ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IB_QPS_RTR;
+	at.path_mtu = IB_MTU_1024;
+	at.dest_qp_num = bq->qp_num;
+	at.rq_psn = 0x2000;
+	av_to(&at.ah_attr, a, b);
+	err = ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN);
+	if (err)
+		return err;
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IB_QPS_RTS;
+	at.sq_psn = 0x2000;
+	return ib_modify_qp(aq, &at, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/* roxe's UC QP to rxe's, on the other engine than ra.rc (qpn % 2 with
+ * roxed's two engines): rxe's WRITEs land on one engine while the other
+ * invalidates. rxe's QP completes on a CQ of its own (pcq).
+ */
+static int race_uc(struct ib_qp **rq, struct ib_qp **pq, struct ib_cq *pcq)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = pcq, .recv_cq = pcq, .qp_type = IB_QPT_UC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *a = make_qp(&ra, IB_QPT_UC), *b;
+
+	if (IS_ERR(a))
+		return PTR_ERR(a);
+	if (a->qp_num % 2 == ra.rc->qp_num % 2) {
+		b = make_qp(&ra, IB_QPT_UC);
+		ib_destroy_qp(a);
+		a = b;
+		if (IS_ERR(a))
+			return PTR_ERR(a);
+	}
+	*rq = a;
+	*pq = ib_create_qp(pa.pd, &init);
+	if (IS_ERR(*pq))
+		return PTR_ERR(*pq);
+	return uc_connect_qp(&ra, *rq, &pa, *pq) ?: uc_connect_qp(&pa, *pq, &ra, *rq);
+}
+
+/* rxe's unsignaled-in-between UC WRITEs into the window: up to RACE_FLIGHT
+ * outstanding, each RACE_BYTES; a WRITE that meets an invalid key is
+ * dropped by roxe's responder (UC), so they run on whatever the state.
+ */
+#define RACE_PAGES	16
+#define RACE_BYTES	(RACE_PAGES * PAGE_SIZE)
+#define RACE_FLIGHT	4
+
+static int race_write(struct ib_qp *pq, struct ib_mr *mr, u32 *flight, u64 *done)
+{
+	struct ib_wc wc;
+	int n;
+
+	while ((n = ib_poll_cq(pq->send_cq, 1, &wc)) > 0) {
+		if (wc.status != IB_WC_SUCCESS || wc.wr_id != 90)
+			return -EIO;
+		(*flight)--;
+		(*done)++;
+	}
+	if (n < 0)
+		return n;
+	while (*flight < RACE_FLIGHT) {
+		struct ib_sge g = sge(&pa, 0, RACE_BYTES);
+		struct ib_rdma_wr w = {
+			.wr = { .wr_id = 90, .opcode = IB_WR_RDMA_WRITE,
+				.sg_list = &g, .num_sge = 1,
+				.send_flags = IB_SEND_SIGNALED },
+			.remote_addr = mr->iova, .rkey = mr->rkey,
+		};
+
+		n = post_send(pq, &w.wr);
+		if (n)
+			return n;
+		(*flight)++;
+	}
+	return 0;
+}
+
+/* One completion of roxe's RC send queue, rxe's WRITEs kept going. */
+static int race_poll(struct ib_qp *pq, struct ib_mr *mr, u32 *flight,
+		     u64 *done, struct ib_wc *wc, struct ib_cq *cq)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	int n, err;
+
+	for (;;) {
+		err = race_write(pq, mr, flight, done);
+		if (err)
+			return err;
+		n = ib_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? n : 0;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(20, 100);
+	}
+}
+
+/* Invalidation against access (issue #15, finding 5): roxed's engine that
+ * executes rxe's WRITEs may be inside the window when the other engine
+ * empties it (LOCAL_INV on ra.rc, or rxe's SEND_WITH_INV received there).
+ * roxed must live through every round: each REG_MR and invalidation
+ * completes, and at the end rxe READs what the MR was registered over.
+ */
+static void test_frwr_race(unsigned int rounds)
+{
+	u8 *buf = kmalloc(RACE_BYTES, GFP_KERNEL);
+	struct ib_qp *rq = NULL, *pq = NULL;
+	struct ib_sge r = sge(&ra, 0, 64), g = sge(&pa, RACE_BYTES, 16);
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 91, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_send_wr inv = { .wr_id = 92, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_send_wr sinv = { .wr_id = 93, .opcode = IB_WR_SEND_WITH_INV,
+				   .sg_list = &g, .num_sge = 1,
+				   .send_flags = IB_SEND_SIGNALED };
+	unsigned long t0 = jiffies;
+	struct scatterlist sg;
+	struct ib_cq *pcq;
+	struct ib_mr *mr;
+	u32 flight = 0, i;
+	u64 writes = 0;
+	struct ib_wc wc;
+	int err;
+
+	mr = ib_alloc_mr(ra.pd, IB_MR_TYPE_MEM_REG, RACE_PAGES);
+	pcq = ib_alloc_cq(pa.dev, NULL, 64, 0, IB_POLL_DIRECT);
+	err = PTR_ERR_OR_ZERO(mr) ?: PTR_ERR_OR_ZERO(pcq) ?:
+	      buf ? race_uc(&rq, &pq, pcq) : -ENOMEM;
+	CHECK(!err, "race: fast-reg MR of %u pages, UC QPs %u (roxe) <-> %u (rxe), RC QP %u (err %d)",
+	      RACE_PAGES, IS_ERR_OR_NULL(rq) ? 0 : rq->qp_num,
+	      IS_ERR_OR_NULL(pq) ? 0 : pq->qp_num, ra.rc->qp_num, err);
+	if (err)
+		goto out;
+	sg_init_one(&sg, buf, RACE_BYTES);
+	if (ib_dma_map_sg(ra.dev, &sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		err = -EIO;
+		goto out;
+	}
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	inv.ex.invalidate_rkey = mr->rkey;
+	sinv.ex.invalidate_rkey = mr->rkey;
+	for (i = 0; i < rounds && !err; i++) {
+		if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1) {
+			err = -EINVAL;
+			break;
+		}
+		err = post_send(ra.rc, &reg.wr) ?:
+		      race_poll(pq, mr, &flight, &writes, &wc, ra.scq);
+		if (!err && (wc.status != IB_WC_SUCCESS || wc.wr_id != 91))
+			err = -EIO;
+		if (err)
+			break;
+		/* let some WRITEs land in the registered window */
+		err = race_write(pq, mr, &flight, &writes);
+		if (err)
+			break;
+		usleep_range(100, 300);
+		if (i % 2) {
+			err = post_send(ra.rc, &inv) ?:
+			      race_poll(pq, mr, &flight, &writes, &wc, ra.scq);
+			if (!err && (wc.status != IB_WC_SUCCESS || wc.wr_id != 92))
+				err = -EIO;
+		} else {
+			err = post_recv(&ra, ra.rc, &r, 1, 94) ?:
+			      post_send(pa.rc, &sinv) ?:
+			      poll_one(pa.scq, &wc) ?:
+			      race_poll(pq, mr, &flight, &writes, &wc, ra.rcq);
+			if (!err && (wc.status != IB_WC_SUCCESS ||
+				     !(wc.wc_flags & IB_WC_WITH_INVALIDATE)))
+				err = -EIO;
+		}
+	}
+	CHECK(!err, "race: %u rounds of REG_MR and LOCAL_INV / SEND_WITH_INV against %llu UC WRITEs of %lu KiB in %u ms (err %d, status %d)",
+	      i, writes, RACE_BYTES / 1024, jiffies_to_msecs(jiffies - t0), err,
+	      err ? -1 : wc.status);
+	/* drain rxe's WRITEs, then roxe still serves the MR */
+	while (!err && flight) {
+		err = poll_one(pcq, &wc) ?: wc.status;
+		flight--;
+	}
+	if (!err) {
+		/* a new key: WRITEs still on their way with the old one drop */
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		reg.key = mr->rkey;
+		fill(buf, RACE_BYTES, 44);
+		err = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1 ? -EINVAL :
+		      post_send(ra.rc, &reg.wr) ?: poll_one(ra.scq, &wc) ?:
+		      wc.status;
+	}
+	memset(pa.buf, 0, RACE_BYTES);
+	err = err ?: peer_rdma(IB_WR_RDMA_READ, mr, 0, RACE_BYTES, 0);
+	CHECK(!err && same(pa.buf, RACE_BYTES, 44),
+	      "race: afterwards rxe READs the MR registered again (status %d)", err);
+	ib_dma_unmap_sg(ra.dev, &sg, 1, DMA_BIDIRECTIONAL);
+out:
+	if (!IS_ERR_OR_NULL(pq))
+		ib_destroy_qp(pq);
+	if (!IS_ERR_OR_NULL(rq))
+		ib_destroy_qp(rq);
+	if (!IS_ERR(pcq))
+		ib_free_cq(pcq);
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	kfree(buf);
+}
+
 /* What one SRQ round sends: message k's length, and its bytes (k first). */
 #define SRQ_MSGS	24
 #define SRQ_SLOT	8192
@@ -942,6 +1181,10 @@ static int __init kverbs_test_init(void)
 	      pa.rc->qp_num, err);
 	if (err)
 		goto out;
+	if (frwr_race) {
+		test_frwr_race(frwr_race);
+		goto out;
+	}
 	test_send();
 	test_recv_imm();
 	test_write_read();

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# roxed against revocation races and /dev/roxe against the unprivileged
+# (issue #15, findings 5 and 6; the capability checks of ATTACH and SERVE).
+#
+#   rxa (10.77.4.1, rxe0)  <-- veth -->  rxb (10.77.4.2, roxe0: roxed -d rxb
+#                                          --engines 2)
+# Guest side (ROXE_VM_GUEST=1), each step a check:
+#   - invalidation against access: roxe_kverbs_test.ko frwr_race=N: N rounds
+#     of REG_MR and LOCAL_INV (or rxe's SEND_WITH_INV) of a fast-reg MR on
+#     one engine while rxe's UC WRITEs of 64 KiB land in it on the other;
+#     every round completes, rxe READs the MR afterwards, roxed lives;
+#   - DEREG_MR timeout (kmod_revoke.c): roxed stopped mid-WRITE, dereg_mr
+#     times out after 2 s and the module revokes the mapping, SIGCONT: roxed
+#     lives on and serves a fresh connection; several rounds;
+#   - the kernel log names the scrap page faults (roxed touched revoked or
+#     empty MR memory), which shows the races were really run;
+#   - /dev/roxe (made 0666 for the test): an unprivileged user and root
+#     without CAP_NET_ADMIN get EPERM from ATTACH and SERVE; root of a user
+#     namespace gets past the check for a netdev of its own network
+#     namespace (EINVAL: loopback) but not for the initial one; a file that
+#     is not attached gets ENOTCONN from every roxed-only operation;
+#   - dmesg holds no WARNING, BUG, Oops or call trace.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+A=10.77.4.1 B=10.77.4.2
+RACE_ROUNDS=${ROXE_RACE_ROUNDS:-100}
+DEREG_ROUNDS=${ROXE_DEREG_ROUNDS:-3}
+
+# ============================ guest side ==================================
+KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
+ROXED=${ROXE_TOP:-}/build/bin/roxed
+REVOKE=${ROXE_TOP:-}/build/vm/kmod_revoke
+CAPS=${ROXE_TOP:-}/build/vm/kmod_caps
+fail=0
+
+log() { echo "kmod_races: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
+verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
+# alive and not a zombie
+roxed_alive() { [ -e "/proc/$ROXED_PID" ] && ! grep -q '^State:.*[ZX]' "/proc/$ROXED_PID/status"; }
+
+setup() {
+	vm_veth_pair rxa $A rxb $B 2 || return 1
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	rdma link add rxe0 type rxe netdev rxa
+	"$ROXED" -d rxb --engines 2 --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
+	ROXED_PID=$!
+	vm_wait_for 20 have_dev roxe0 || { bad "roxed -d rxb registered no roxe0"; return 1; }
+	vm_wait_for 10 verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
+	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
+		{ bad "no RoCE v2 GIDs"; return 1; }
+	GX=$(vm_gid_index rxe0 $A)
+	GR=$(vm_gid_index roxe0 $B)
+	ok "rxe0 on rxa ($A, gid $GX), roxe0 on rxb ($B, gid $GR), roxed pid $ROXED_PID, 2 engines"
+}
+
+# how roxed ended (bash's 128 + signal: 135 is SIGBUS), its last words
+roxed_death() {
+	local rc=0
+	wait "$ROXED_PID" 2>/dev/null || rc=$?
+	echo "exit status $rc$([ $rc -gt 128 ] && echo " (signal $(kill -l $((rc - 128))))");" \
+		"log: $(tail -n 2 "$ROXE_VM_OUT/roxed.log" | tr '\n' ' ')"
+}
+
+# scrap page faults the kernel logged since line $1
+scrap_faults() {
+	dmesg | tail -n +$(($1 + 1)) | grep -c 'scrap page' || true
+}
+
+step_frwr_race() {
+	local rc=0 mark t0=$SECONDS
+	mark=$(dmesg | wc -l)
+	insmod "$KVERBS_KO" roxe=roxe0 peer=rxe0 frwr_race="$RACE_ROUNDS" || rc=$?
+	dmesg | tail -n +$((mark + 1)) >"$ROXE_VM_OUT/frwr_race.log"
+	grep -a 'roxe_kverbs_test: \|roxe' "$ROXE_VM_OUT/frwr_race.log" | grep -v 'scrap page' |
+		sed 's/^\[[ 0-9.]*\] //; s/^/    /' | tail -n 12
+	if [ $rc = 0 ]; then
+		rmmod roxe_kverbs_test
+		ok "invalidation race: $RACE_ROUNDS rounds in $((SECONDS - t0)) s"
+	else
+		bad "invalidation race (insmod exited $rc)"
+	fi
+	roxed_alive && ok "roxed lives after the invalidation race ($(scrap_faults "$mark") scrap page faults logged)" ||
+		bad "roxed died in the invalidation race: $(roxed_death)"
+}
+
+step_dereg_timeout() {
+	local rc=0 mark out
+	roxed_alive || { bad "dereg timeout: roxed is not running"; return; }
+	mark=$(dmesg | wc -l)
+	out=$(timeout 120 "$REVOKE" roxe0 "$GR" rxe0 "$GX" "$ROXED_PID" "$DEREG_ROUNDS" 2>&1) || rc=$?
+	echo "$out" | sed 's/^/    revoke: /'
+	kill -CONT "$ROXED_PID" 2>/dev/null || true
+	[ $rc = 0 ] && ok "DEREG_MR timeout: $DEREG_ROUNDS rounds, $(grep -c '^ok:' <<<"$out") checks passed" ||
+		bad "kmod_revoke exited $rc"
+	roxed_alive && ok "roxed lives after the DEREG_MR timeouts ($(scrap_faults "$mark") scrap page faults logged)" ||
+		bad "roxed died after a DEREG_MR timeout: $(roxed_death)"
+}
+
+# caps LABEL EXPECT CMD...: kmod_caps run through CMD
+caps() {
+	local label=$1 want=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	echo "$out" | sed "s/^/    $label: /"
+	[ $rc = 0 ] && ok "$label: ATTACH and SERVE $want" || bad "$label: kmod_caps exited $rc"
+}
+
+step_caps() {
+	local eth
+	eth=$(cat /sys/class/net/rxa/ifindex)
+	chmod 0666 /dev/roxe	# reach the ioctls; the module's own check must refuse
+	caps "nobody" denied setpriv --reuid=65534 --regid=65534 --clear-groups "$CAPS" "$eth" denied
+	caps "root without CAP_NET_ADMIN" denied \
+		setpriv --inh-caps=-all --bounding-set=-net_admin "$CAPS" "$eth" denied
+	# a user namespace: root there owns a new network namespace (lo is its
+	# ifindex 1) but not the initial one
+	caps "userns root, own netns" allowed unshare --user --map-root-user --net "$CAPS" 1 allowed
+	caps "userns root, initial netns" denied unshare --user --map-root-user "$CAPS" "$eth" denied
+	chmod 0600 /dev/roxe
+}
+
+step_dmesg() {
+	local hits
+	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
+	if [ -n "$hits" ]; then
+		bad "dmesg:"
+		dmesg | tail -n 60 | sed 's/^/    /'
+	else
+		ok "dmesg: no WARNING/BUG/Oops"
+	fi
+}
+
+guest_main() {
+	local t0=$SECONDS
+	: >"$ROXE_VM_OUT/roxed.log"
+	dmesg -c >/dev/null
+	setup || { log "setup failed"; exit 1; }
+	[ "$RACE_ROUNDS" = 0 ] || step_frwr_race
+	step_dereg_timeout
+	step_caps
+	roxed_alive || bad "roxed is gone at the end"
+	step_dmesg
+	log "roxed log (last lines):"
+	tail -n 6 "$ROXE_VM_OUT/roxed.log" | sed 's/^/    /'
+	log "guest part took $((SECONDS - t0)) s"
+	[ $fail = 0 ] && log "all passed" || log "FAILED"
+	exit $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "kmod_races: SKIP: $*"; exit $KSFT_SKIP; }
+
+host_main() {
+	local top out src bin
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$top/build/vm/kmod-races
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ]; then
+		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
+	fi
+	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	mkdir -p "$top/build/vm"
+	for src in kmod_revoke kmod_caps; do
+		bin=$top/build/vm/$src
+		if [ ! -x "$bin" ] || [ "$top/selftests/vm/$src.c" -nt "$bin" ]; then
+			cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" -o "$bin" \
+				"$top/selftests/vm/$src.c" -libverbs ||
+				{ echo "kmod_races: FAIL: cannot build $src"; exit $KSFT_FAIL; }
+		fi
+	done
+	vm_run_guest kmod_races "$out" 280 \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
+		--add "$top/build/vm/kmod_revoke" --add "$top/build/vm/kmod_caps" \
+		--add /usr/bin/setpriv --add /usr/bin/unshare \
+		--add "$top/selftests/vm/vm_lib.sh" \
+		--env "ROXE_RACE_ROUNDS=$RACE_ROUNDS" --env "ROXE_DEREG_ROUNDS=$DEREG_ROUNDS"
+	echo "kmod_races: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
+	guest_main
+else
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
+	host_main
+fi
