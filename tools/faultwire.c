@@ -38,6 +38,46 @@
 #include <sys/socket.h>
 #include "roxe/parse.h"
 
+static const char usage_text[] =
+"NAME\n"
+"    faultwire - a faulty hop for RoCE v2 frames between two interfaces\n"
+"\n"
+"SYNOPSIS\n"
+"    faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]\n"
+"              [--corrupt PPM] [--seed N]\n"
+"    faultwire -h | --help\n"
+"\n"
+"DESCRIPTION\n"
+"    Forwards every frame between IF1 and IF2 (AF_PACKET), dropping,\n"
+"    duplicating, reordering and corrupting RoCE v2 frames (UDP port 4791)\n"
+"    at the rates given, in parts per million; other frames (ARP, TCP...)\n"
+"    pass untouched. A reordered frame is held back for 1 to 3 frames (or\n"
+"    1 ms of silence); a corrupted one has one bit flipped past its first\n"
+"    42 bytes (Ethernet, IPv4, UDP headers). The hosts must not leave checksums or\n"
+"    segmentation to offloads (ethtool -K IF tx off tso off gso off).\n"
+"\n"
+"    Runs until SIGTERM or SIGINT, then prints on stdout what it did:\n"
+"      faultwire: forwarded F, dropped D, duplicated U, reordered R,\n"
+"      corrupted C, overflowed O, unsent N\n"
+"    overflowed: frames the kernel dropped on a full receive buffer;\n"
+"    unsent: frames the kernel refused to send: faults nobody asked for.\n"
+"\n"
+"OPTIONS\n"
+"    --drop PPM     drop RoCE v2 frames\n"
+"    --dup PPM      send RoCE v2 frames twice\n"
+"    --reorder PPM  hold RoCE v2 frames back\n"
+"    --corrupt PPM  flip a bit of RoCE v2 frames\n"
+"    --seed N       seed of the pseudo-random choices (the same seed makes\n"
+"                   the same choices for the same frames)\n"
+"    -h, --help     this text\n"
+"\n"
+"EXIT STATUS\n"
+"    0 after SIGTERM or SIGINT, 1 if an interface cannot be opened (needs\n"
+"    root: CAP_NET_RAW), 2 on a usage error.\n"
+"\n"
+"EXAMPLE\n"
+"    ip netns exec mid faultwire veth-ma veth-mb --drop 20000 --reorder 20000\n";
+
 struct side {
 	int fd, ifindex;
 	uint8_t held[9216];	/* a frame held back to reorder */
@@ -147,21 +187,23 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "drop", 1, NULL, 'd' }, { "dup", 1, NULL, 'u' }, { "reorder", 1, NULL, 'r' },
-		{ "corrupt", 1, NULL, 'c' }, { "seed", 1, NULL, 's' }, { 0 },
+		{ "corrupt", 1, NULL, 'c' }, { "seed", 1, NULL, 's' }, { "help", 0, NULL, 'h' },
+		{ 0 },
 	};
 	uint32_t ppm[4] = { 0 };	/* drop, dup, reorder, corrupt */
 	struct side sides[2] = { 0 };
 	uint8_t buf[9216];
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': ppm[0] = (uint32_t)atoi(optarg); break;
 		case 'u': ppm[1] = (uint32_t)atoi(optarg); break;
 		case 'r': ppm[2] = (uint32_t)atoi(optarg); break;
 		case 'c': ppm[3] = (uint32_t)atoi(optarg); break;
 		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
-		default: return 2;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: fputs("Try 'faultwire --help'.\n", stderr); return 2;
 		}
 	}
 	if (argc - optind != 2) {

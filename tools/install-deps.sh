@@ -21,10 +21,12 @@ pkgs=(
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod
 	# VM harness: the real peer (kernel rxe) runs under QEMU
 	qemu-system-x86 busybox-static cpio xz-utils
-	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync
-	python3 perl rsync
+	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync;
+	# the tools' --json output (and make bench's parsing) through jq; man pages
+	# rendered by groff
+	python3 perl rsync jq groff-base
 	# make bench: kernel TCP baselines (ping-pong, bandwidth) and the plot
-	sockperf iperf3 gnuplot-nox jq
+	sockperf iperf3 gnuplot-nox
 )
 
 missing=()

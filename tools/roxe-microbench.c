@@ -5,6 +5,7 @@
  * copy, ICRC). Reports the best of several timed runs.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <arpa/inet.h>
 #include <libdeflate.h>
 #include "roxe/frame.h"
+#include "json.h"
 
 static const char usage_text[] =
 "usage: roxe-microbench [--json] [--time MS]\n"
@@ -251,21 +253,27 @@ int main(int argc, char **argv)
 	cpu_info(model, sizeof(model), flag_names, has, 4);
 
 	if (json) {
-		printf("{\"cpu\": \"%s\", \"pclmulqdq\": %s, \"vpclmulqdq\": %s, "
-		       "\"avx2\": %s, \"avx512f\": %s, \"libdeflate\": \"%s\", "
-		       "\"time_ms\": %g, \"rounds\": %d, \"results\": [", model,
-		       has[0] ? "true" : "false", has[1] ? "true" : "false",
-		       has[2] ? "true" : "false", has[3] ? "true" : "false",
-		       LIBDEFLATE_VERSION_STRING, budget_ms, ROUNDS);
+		printf("{\"cpu\": ");
+		tool_json_str(stdout, model);	/* /proc/cpuinfo's text, as it is */
+		printf(", \"pclmulqdq\": %s, \"vpclmulqdq\": %s, \"avx2\": %s, \"avx512f\": %s, "
+		       "\"libdeflate\": ", has[0] ? "true" : "false", has[1] ? "true" : "false",
+		       has[2] ? "true" : "false", has[3] ? "true" : "false");
+		tool_json_str(stdout, LIBDEFLATE_VERSION_STRING);
+		printf(", \"time_ms\": ");
+		tool_json_num(stdout, "%g", budget_ms);
+		printf(", \"rounds\": %d, \"results\": [", ROUNDS);
 		for (int i = 0; i < nres; i++) {
-			char gbs[32] = "null";
-
-			if (res[i].kind != PARSE)
-				snprintf(gbs, sizeof(gbs), "%.3f", res[i].bytes / res[i].ns);
-			printf("%s\n  {\"name\": \"%s\", \"size\": %u, \"frame_bytes\": %u, "
-			       "\"ns_per_frame\": %.2f, \"mframes_per_s\": %.3f, "
-			       "\"gb_per_s\": %s}", i ? "," : "", res[i].name,
-			       res[i].target, res[i].bytes, res[i].ns, 1e3 / res[i].ns, gbs);
+			printf("%s\n  {\"name\": ", i ? "," : "");
+			tool_json_str(stdout, res[i].name);
+			printf(", \"size\": %u, \"frame_bytes\": %u, \"ns_per_frame\": ",
+			       res[i].target, res[i].bytes);
+			tool_json_num(stdout, "%.2f", res[i].ns);
+			printf(", \"mframes_per_s\": ");
+			tool_json_num(stdout, "%.3f", 1e3 / res[i].ns);
+			printf(", \"gb_per_s\": ");
+			/* null for the parser: it reads headers only */
+			tool_json_num(stdout, "%.3f", res[i].kind != PARSE ? res[i].bytes / res[i].ns : NAN);
+			printf("}");
 		}
 		printf("\n]}\n");
 	} else {

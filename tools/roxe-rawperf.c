@@ -38,6 +38,7 @@
 #include "port_afxdp.h"
 #include "port_udp.h"
 #include "xdp.h"
+#include "json.h"
 
 #define DEFAULT_PORT	18520
 #define DEFAULT_QPN	0x7f00		/* far above the QPNs roxe devices hand out */
@@ -1063,14 +1064,16 @@ static void bw_print(const struct opts *o, const struct side *s, bool server, ui
 	}
 	if (o->json) {
 		printf("{\"tool\":\"roxe-rawperf\",\"mode\":\"bw\",\"role\":\"%s\","
-		       "\"backend\":\"%s\",\"iface\":\"%s\",\"zerocopy\":%s,\"family\":%d,"
+		       "\"backend\":\"%s\",\"iface\":", server ? "server" : "client",
+		       backend_names[o->backend]);
+		tool_json_str(stdout, o->ifname);
+		printf(",\"zerocopy\":%s,\"family\":%d,"
 		       "\"size\":%u,\"frame_bytes\":%u,\"batch\":%u,"
 		       "\"sent\":{\"frames\":%" PRIu64 ",\"seconds\":%.6f,\"mpps\":%.4f,"
 		       "\"gbps\":%.4f,\"frame_gbps\":%.4f},"
 		       "\"received\":{\"frames\":%" PRIu64 ",\"seconds\":%.6f,\"mpps\":%.4f,"
 		       "\"gbps\":%.4f,\"frame_gbps\":%.4f,\"bad\":%" PRIu64 "},"
 		       "\"lost\":%" PRId64 ",\"loss_pct\":%.4f,",
-		       server ? "server" : "client", backend_names[o->backend], o->ifname,
 		       s->afxdp && roxe_afxdp_zerocopy(s->afxdp) ? "true" : "false", v4 ? 4 : 6,
 		       size, frame_bytes, batch,
 		       r->sent, r->sent_ns / 1e9, s_pps / 1e6, s_pps * size * 8 / 1e9,
@@ -1280,8 +1283,15 @@ static void lat_stats(const uint64_t *sorted, uint64_t n, double div, struct lat
 
 static void lat_print_json_stats(const char *name, const struct lat_stats *st)
 {
-	printf("\"%s\":{\"min\":%.3f,\"median\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,"
-	       "\"mean\":%.3f}", name, st->min, st->median, st->p99, st->p999, st->max, st->mean);
+	const double v[] = { st->min, st->median, st->p99, st->p999, st->max, st->mean };
+	static const char *const keys[] = { "min", "median", "p99", "p999", "max", "mean" };
+
+	printf("\"%s\":{", name);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		printf("%s\"%s\":", i ? "," : "", keys[i]);
+		tool_json_num(stdout, "%.3f", v[i]);
+	}
+	printf("}");
 }
 
 static void lat_print(const struct opts *o, const struct side *s, uint32_t frame_bytes,
@@ -1294,10 +1304,11 @@ static void lat_print(const struct opts *o, const struct side *s, uint32_t frame
 	lat_stats(rtt, o->iters, 2, &half);
 	if (o->json) {
 		printf("{\"tool\":\"roxe-rawperf\",\"mode\":\"lat\",\"role\":\"client\","
-		       "\"backend\":\"%s\",\"iface\":\"%s\",\"zerocopy\":%s,\"family\":%d,"
+		       "\"backend\":\"%s\",\"iface\":", backend_names[o->backend]);
+		tool_json_str(stdout, o->ifname);
+		printf(",\"zerocopy\":%s,\"family\":%d,"
 		       "\"size\":%u,\"frame_bytes\":%u,\"iters\":%" PRIu64 ",\"warmup\":%" PRIu64
-		       ",\"lost\":%" PRIu64 ",", backend_names[o->backend], o->ifname,
-		       s->afxdp && roxe_afxdp_zerocopy(s->afxdp) ? "true" : "false", v4 ? 4 : 6,
+		       ",\"lost\":%" PRIu64 ",", s->afxdp && roxe_afxdp_zerocopy(s->afxdp) ? "true" : "false", v4 ? 4 : 6,
 		       o->size, frame_bytes, o->iters, o->warmup, lost);
 		lat_print_json_stats("rtt_us", &full);
 		putchar(',');
@@ -1468,12 +1479,12 @@ static int run_server(const struct opts *o, struct side *s, int lfd)
 
 		if (lat_server(o, s, &peer, (uint32_t)size, cfd, &served))
 			goto out;
-		if (o->json)
+		if (o->json) {
 			printf("{\"tool\":\"roxe-rawperf\",\"mode\":\"lat\",\"role\":\"server\","
-			       "\"backend\":\"%s\",\"iface\":\"%s\",\"size\":%" PRIu64
-			       ",\"served\":%" PRIu64 "}\n", backend_names[o->backend], o->ifname,
-			       size, served);
-		else
+			       "\"backend\":\"%s\",\"iface\":", backend_names[o->backend]);
+			tool_json_str(stdout, o->ifname);
+			printf(",\"size\":%" PRIu64 ",\"served\":%" PRIu64 "}\n", size, served);
+		} else
 			printf("raw %s frame path, lat server: answered %" PRIu64 " frames of %"
 			       PRIu64 " B payload\n",
 			       o->backend == BACKEND_AFXDP ? "AF_XDP" : "UDP-socket", served, size);

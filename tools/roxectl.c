@@ -18,6 +18,7 @@
 #include "roxe/maps.h"
 #include "roxe/frame.h"
 #include "xdp.h"
+#include "json.h"
 
 static const char usage[] =
 "NAME\n"
@@ -52,7 +53,8 @@ static const char usage[] =
 "            over CPUs, then one row per QP with a nonzero counter. --qp N\n"
 "            shows only QP N, with every counter. --watch repeats every\n"
 "            SECS seconds (default 1) and shows rates. --json prints one\n"
-"            JSON object per interface and round.\n"
+"            JSON document per round, on a line of its own: IFACE's object,\n"
+"            or without IFACE an array of every interface's object.\n"
 "\n"
 "    devices The RDMA devices (roxe0, ...) that roxed daemons serve for\n"
 "            roxe.ko, asked from each roxed over its status socket\n"
@@ -61,6 +63,8 @@ static const char usage[] =
 "            QPs, CQs, SRQs and MRs, the module's commands answered and\n"
 "            refused, asynchronous and completion events raised. A socket\n"
 "            that no roxed answers (it was killed) is reported as stale.\n"
+"            --json prints one JSON array of device objects (null where\n"
+"            roxed did not say), empty when no roxed answers.\n"
 "\n"
 "    Counters: passed (not RoCE), redirected (to an engine), redirect_failed\n"
 "    (the owner has no socket on the queue), unknown_qp (dropped or passed),\n"
@@ -278,8 +282,11 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 	struct roxe_qp_stats qs;
 	bool first = true;
 
-	printf("{\"interface\":\"%s\",\"mode\":\"%s\",\"prog_id\":%u,\"engines\":%u,\"global\":{",
-	       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines);
+	printf("{\"interface\":");
+	tool_json_str(stdout, x->ifname);
+	printf(",\"mode\":");
+	tool_json_str(stdout, roxe_xdp_mode_name(x->mode));
+	printf(",\"prog_id\":%u,\"engines\":%u,\"global\":{", x->prog_id, x->config.engines);
 	const char *sep = "";
 #define J(f) printf("%s\"" #f "\":%llu", sep, (unsigned long long)g->f); sep = ",";
 	GLOBAL_FIELDS(J)
@@ -299,7 +306,7 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 		printf("}");
 		first = false;
 	}
-	printf("]}\n");
+	printf("]}");
 }
 
 static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
@@ -361,6 +368,7 @@ struct stats_round {
 	const struct stats_opts *o;
 	struct roxe_stats *prev;	/* per interface index, for rates */
 	bool	have_prev;
+	unsigned shown;			/* interfaces printed this round */
 };
 
 static int stats_one(struct roxe_xdp *x, void *arg)
@@ -371,11 +379,14 @@ static int stats_one(struct roxe_xdp *x, void *arg)
 
 	if (err)
 		return fail_msg("stats", x->ifname, err, 0);
-	if (r->o->json)
+	if (r->o->json) {
+		if (r->shown)
+			printf(",");
 		print_json(x, &g, r->o);
-	else
+	} else
 		print_human(x, &g, r->have_prev ? &r->prev[x->ifindex % 256] : NULL, r->o);
 	r->prev[x->ifindex % 256] = g;
+	r->shown++;
 	return 0;
 }
 
@@ -433,7 +444,10 @@ static int cmd_stats(int argc, char **argv)
 		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* --json: one document a round (one line each with --watch): the
+	 * interface's object for IFACE, else an array of them. */
 	do {
+		r.shown = 0;
 		if (ifname) {
 			struct roxe_xdp *x;
 			uint32_t other = 0;
@@ -445,9 +459,16 @@ static int cmd_stats(int argc, char **argv)
 			}
 			ret = stats_one(x, &r);
 			roxe_xdp_close(x);
+			if (o.json && !ret)
+				printf("\n");
 		} else {
-			int n = for_each_attached(stats_one, &r);
+			int n;
 
+			if (o.json)
+				printf("[");
+			n = for_each_attached(stats_one, &r);
+			if (o.json)
+				printf("]\n");
 			if (n == 0) {
 				fprintf(stderr, "roxectl: stats: roxe is attached to no interface "
 					"in this network namespace\n");
@@ -512,6 +533,21 @@ static void print_cell(size_t k, const char *v)
 	printf("%s%*s", k ? " " : "", ctl_cols[k].width, v);
 }
 
+/* One of roxed's values in JSON: a number as it is when it reads as one
+ * (digits, no leading zero), null when roxed did not say, else a string,
+ * escaped: the text comes from another process. */
+static void json_value(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!strcmp(v, "-"))
+		printf("null");
+	else if (n && strspn(v, "0123456789") == n && (v[0] != '0' || n == 1))
+		printf("%s", v);
+	else
+		tool_json_str(stdout, v);
+}
+
 static int cmd_devices(int argc, char **argv)
 {
 	const char *ifname = NULL;
@@ -537,6 +573,8 @@ static int cmd_devices(int argc, char **argv)
 		g.gl_pathc = 0;
 		g.gl_pathv = NULL;
 	}
+	if (json)
+		printf("[");
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		int n = roxe_ctl_query(g.gl_pathv[i], text, sizeof(text));
 
@@ -547,30 +585,32 @@ static int cmd_devices(int argc, char **argv)
 				ret = 1;
 			continue;
 		}
-		if (!json && !shown++) {
+		if (!json && !shown) {
 			for (size_t k = 0; k < NCOLS; k++)
 				print_cell(k, ctl_cols[k].head);
 			printf("\n");
 		}
 		if (json)
-			printf("{");
+			printf("%s{", shown ? ",\n " : "");
 		for (size_t k = 0; k < NCOLS; k++) {
 			ctl_value(text, ctl_cols[k].key, v, sizeof(v));
 			if (json) {
-				bool num = strspn(v, "0123456789") == strlen(v) && *v;
-
-				printf("%s\"%s\": %s%s%s", k ? ", " : "", ctl_cols[k].key, num ? "" : "\"", v,
-				       num ? "" : "\"");
+				printf("%s", k ? ", " : "");
+				tool_json_key(stdout, ctl_cols[k].key);
+				json_value(v);
 			} else {
 				print_cell(k, v);
 			}
 		}
-		printf(json ? "}\n" : "\n");
-		shown += json;
+		printf(json ? "}" : "\n");
+		shown++;
 	}
+	if (json)		/* one array, empty when no roxed answered */
+		printf("]\n");
 	if (!shown && !ret)
-		printf("roxectl: no roxed serves %s%s\n", ifname ? ifname : "any interface",
-		       ifname ? "" : " (roxed -d IFACE starts one)");
+		fprintf(json ? stderr : stdout, "roxectl: no roxed serves %s%s\n",
+			ifname ? ifname : "any interface",
+			ifname ? "" : " (roxed -d IFACE starts one)");
 	globfree(&g);
 	return ret;
 }

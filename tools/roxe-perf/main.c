@@ -443,10 +443,9 @@ int main(int argc, char **argv)
 		perf_report_end(&c);
 		ret = c.verify_errors ? 1 : 0;
 	}
-	if (o.json && !first)
-		printf("\n], \"verify_errors\": %llu, \"ok\": %s}\n",
-		       (unsigned long long)c.verify_errors, ret ? "false" : "true");
 out:
+	if (o.json)	/* one document, also when the run failed */
+		perf_json_end(&c, first, ret == 0);
 	if (perf_interrupted)
 		fprintf(stderr, "%s: interrupted\n", argv[0]);
 	perf_teardown(&c);

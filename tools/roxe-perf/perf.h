@@ -153,6 +153,9 @@ void perf_report_table_head(const struct perf_ctx *c);
 void perf_report_row(const struct perf_ctx *c, const struct perf_result *r);
 void perf_report_end(const struct perf_ctx *c);
 void perf_json_row(const struct perf_ctx *c, const struct perf_result *r, bool first);
+/* The rest of the JSON document (all of it when no row came): results and
+ * whether the run succeeded. */
+void perf_json_end(const struct perf_ctx *c, bool first, bool ok);
 void perf_progress(const struct perf_ctx *c, double elapsed, uint64_t msgs, uint32_t size,
 		   bool final);
 const char *perf_test_name(enum perf_test t);

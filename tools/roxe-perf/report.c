@@ -2,11 +2,13 @@
 /*
  * Output in perftest's shape (banner, address lines, one row per size), with
  * bandwidth always in Gb/s (perftest's --report_gbits); or, with --json, one
- * JSON object on stdout and the human text on stderr.
+ * JSON object on stdout, printed whatever happens once the options are
+ * good ("ok": false when the run failed), and the human text on stderr.
  */
 #include <stdio.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include "json.h"
 #include "perf.h"
 
 #define RULE "---------------------------------------------------------------------------------------\n"
@@ -130,30 +132,65 @@ void perf_report_end(const struct perf_ctx *c)
 			c->verify_errors == 1 ? "" : "s");
 }
 
-void perf_json_row(const struct perf_ctx *c, const struct perf_result *r, bool first)
+/* The document's head: what ran, then the results array. */
+static void json_head(const struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
 
+	printf("{\"test\": \"%s\", \"mode\": \"%s\", \"role\": \"%s\", \"interface\": ",
+	       perf_test_name(o->test), o->mode == MODE_BW ? "bw" : "lat",
+	       o->server ? "client" : "server");
+	tool_json_str(stdout, o->ifname);
+	printf(", \"backend\": \"%s\", \"polled\": %s, \"qps\": %u, \"mtu\": ",
+	       o->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", o->polled ? "true" : "false",
+	       c->nqps);
+	if (c->mtu)	/* 0 until both ends agreed on one */
+		printf("%u", 128u << c->mtu);
+	else
+		printf("null");
+	printf(", \"tx_depth\": %u, \"verify\": %s, \"results\": [", o->tx_depth,
+	       o->verify ? "true" : "false");
+}
+
+static void json_kv(const char *sep, const char *key, const char *fmt, double v)
+{
+	printf("%s\"%s\": ", sep, key);
+	tool_json_num(stdout, fmt, v);
+}
+
+void perf_json_row(const struct perf_ctx *c, const struct perf_result *r, bool first)
+{
 	if (first)
-		printf("{\"test\": \"%s\", \"mode\": \"%s\", \"role\": \"%s\", \"backend\": \"%s\", "
-		       "\"polled\": %s, \"qps\": %u, \"mtu\": %u, \"tx_depth\": %u, \"verify\": %s, "
-		       "\"results\": [\n", perf_test_name(o->test), o->mode == MODE_BW ? "bw" : "lat",
-		       o->server ? "client" : "server",
-		       o->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", o->polled ? "true" : "false",
-		       c->nqps, 128u << c->mtu, o->tx_depth, o->verify ? "true" : "false");
-	else
-		printf(",\n");
-	if (o->mode == MODE_BW)
-		printf("  {\"bytes\": %u, \"iterations\": %llu, \"seconds\": %.6f, "
-		       "\"bw_peak_gbps\": %.4f, \"bw_avg_gbps\": %.4f, \"mpps\": %.6f}",
-		       r->size, (unsigned long long)r->iters, r->seconds, r->gbps_peak, r->gbps_avg,
-		       r->mpps);
-	else
-		printf("  {\"bytes\": %u, \"iterations\": %llu, \"usec\": {\"min\": %.3f, "
-		       "\"typical\": %.3f, \"avg\": %.3f, \"stdev\": %.3f, \"p99\": %.3f, "
-		       "\"p99_9\": %.3f, \"max\": %.3f}, \"what\": \"%s\"}",
-		       r->size, (unsigned long long)r->iters, r->lat_min, r->lat_typical, r->lat_avg,
-		       r->lat_stdev, r->lat_p99, r->lat_p999, r->lat_max, r->lat_what);
+		json_head(c);
+	printf("%s\n  {\"bytes\": %u, \"iterations\": %llu", first ? "" : ",", r->size,
+	       (unsigned long long)r->iters);
+	if (c->o->mode == MODE_BW) {
+		json_kv(", ", "seconds", "%.6f", r->seconds);
+		json_kv(", ", "bw_peak_gbps", "%.4f", r->gbps_peak);
+		json_kv(", ", "bw_avg_gbps", "%.4f", r->gbps_avg);
+		json_kv(", ", "mpps", "%.6f", r->mpps);
+	} else {
+		printf(", \"usec\": {");
+		json_kv("", "min", "%.3f", r->lat_min);
+		json_kv(", ", "typical", "%.3f", r->lat_typical);
+		json_kv(", ", "avg", "%.3f", r->lat_avg);
+		json_kv(", ", "stdev", "%.3f", r->lat_stdev);
+		json_kv(", ", "p99", "%.3f", r->lat_p99);
+		json_kv(", ", "p99_9", "%.3f", r->lat_p999);
+		json_kv(", ", "max", "%.3f", r->lat_max);
+		printf("}, \"what\": ");
+		tool_json_str(stdout, r->lat_what);
+	}
+	printf("}");
+	fflush(stdout);		/* a sweep's rows as they come */
+}
+
+void perf_json_end(const struct perf_ctx *c, bool first, bool ok)
+{
+	if (first)
+		json_head(c);
+	printf("%s], \"verify_errors\": %llu, \"ok\": %s}\n", first ? "" : "\n",
+	       (unsigned long long)c->verify_errors, ok ? "true" : "false");
 	fflush(stdout);
 }
 
