@@ -120,10 +120,20 @@ $(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
 
+# roxed with ASan and UBSan, for the VM suite's hostile-application test
+# (selftests/vm/kmod_hostile.sh builds it); not part of all, and not in
+# build/bin (the installed programs, each with its man page).
+ROXED_SAN := $(BUILD)/san/roxed-san
+.PHONY: roxed-san
+roxed-san: $(ROXED_SAN)
+$(ROXED_SAN): $(OBJ_SAN)/user/roxed.o $(LIBROXE_SAN)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g $(SAN_FLAGS) -o $@ $< $(LIBROXE_SAN) $(LDLIBS)
+
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
 	$(TOOL_LIB_SRCS:%.c=$(OBJ)/%.d) \
-	$(DAEMON_SRCS:%.c=$(OBJ)/%.d)
+	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d)
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes
