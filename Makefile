@@ -30,8 +30,11 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread
 
-# libroxe: everything under user/ except programs with a main().
-LIB_SRCS := $(filter-out user/roxed.c,$(wildcard user/*.c))
+# libroxe: user/'s layers, each a folder, every arrow pointing down:
+#   verbs/ (the API's control plane) > transport/ (engines, QP state
+#   machines) > core/ (objects) > port/ (ports, XDP) > wire/ (codec).
+LIB_LAYERS := verbs transport core port wire
+LIB_SRCS := $(foreach l,$(LIB_LAYERS),$(wildcard user/$(l)/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(OBJ_SAN)/%.o)
 LIBROXE  := $(BUILD)/lib/libroxe.a
@@ -43,13 +46,14 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
-# What the tools share: tools/lib/ -> build/lib/libroxe-tools.a
-TOOL_LIB_SRCS := $(wildcard tools/lib/*.c)
+# What the tools share: tools/lib/ -> build/lib/libroxe-tools.a, with the
+# client side of roxed's status socket (daemon/ctlsock.c) for roxectl.
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c) daemon/ctlsock.c
 TOOL_LIB := $(BUILD)/lib/libroxe-tools.a
 
-# Daemons: user/NAME.c (kept out of libroxe above) is build/bin/NAME.
-DAEMON_SRCS := user/roxed.c
-DAEMONS  := $(DAEMON_SRCS:user/%.c=$(BIN)/%)
+# roxed: daemon/, on top of libroxe (which does not contain it).
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMONS  := $(BIN)/roxed
 
 # The VM harness's LD_PRELOAD shim that gives stock verbs programs in the
 # guest a linger (tools/vm/linger.c).
@@ -116,9 +120,9 @@ $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) 
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
-$(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
+$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(LIBROXE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
 
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \

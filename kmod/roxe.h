@@ -24,7 +24,7 @@
 /* What the rxe provider checks against the uverbs device's abi_version. */
 #define ROXE_UVERBS_ABI_VERSION	2
 
-/* Limits we advertise: those of roxe's engine (user/engine.h). */
+/* Limits we advertise: those of roxe's engine (user/core/core.h). */
 #define ROXE_MAX_QP		32768
 #define ROXE_MAX_QP_WR		16383
 #define ROXE_MAX_SGE		32

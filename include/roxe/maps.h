@@ -37,7 +37,7 @@ struct roxe_local_addr {
 	__u8	gid[16];
 };
 
-/* Every engine has one AF_XDP socket on every queue (see user/port_afxdp.c):
+/* Every engine has one AF_XDP socket on every queue (see user/port/afxdp.c):
  * a frame that arrived on queue q for engine e goes to this slot. */
 static inline __u32 roxe_xsk_slot(__u32 queue, __u32 engine, __u32 engines)
 {

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * The AF_XDP port backend (user/port_afxdp.c): one roxe_port per engine on
- * one interface, fed by roxe's XDP program (user/xdp.h). Created and
+ * The AF_XDP port backend (user/port/afxdp.c): one roxe_port per engine on
+ * one interface, fed by roxe's XDP program (user/port/xdp.h). Created and
  * closed by one thread; each port is then used by its engine's thread only.
  */
 #ifndef ROXE_PORT_AFXDP_H
 #define ROXE_PORT_AFXDP_H
 
 #include <stdbool.h>
-#include "port.h"
+#include "port/port.h"
 
 struct roxe_afxdp;
 

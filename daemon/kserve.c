@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include <rdma/rdma_user_rxe.h>
 #include "roxe/kabi.h"
-#include "engine.h"
+#include "verbs/served.h"
 #include "kserve.h"
 
 #define KS_MAX_CQ	ROXE_KABI_MAX_CQ

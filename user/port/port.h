@@ -99,7 +99,7 @@ static inline void roxe_port_destroy(struct roxe_port *p)
 		p->ops->destroy(p);
 }
 
-/* --- loop backend (user/port_loop.c) ---------------------------------------- */
+/* --- loop backend (user/port/loop.c) ---------------------------------------- */
 /* Faults applied to frames crossing a loop wire, each a probability in
  * parts per million, drawn from a seeded generator (runs are repeatable). */
 struct roxe_loop_faults {
