@@ -22,15 +22,12 @@
 
 #include <linux/types.h>
 #include "roxe/parse.h"
+#include "roxe/limits.h"
 
 /* QPNs the XDP program steers: 0 .. ROXE_MAX_QPS-1 (QP1, the GSI QP, is an
  * ordinary entry). Engines allocate QPNs below this. Per QP the maps hold
  * 8 B of route and 256 B of counters: 8.25 MiB per attached interface. */
-#define ROXE_MAX_QPS		32768
-#define ROXE_MAX_ENGINES	64
-#define ROXE_MAX_QUEUES		64
 #define ROXE_MAX_XSKS		(ROXE_MAX_ENGINES * ROXE_MAX_QUEUES)
-#define ROXE_MAX_LOCAL_ADDRS	64
 
 /* roxe_local_ips key: one local address as a GID; value: 1. */
 struct roxe_local_addr {

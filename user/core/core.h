@@ -24,13 +24,8 @@
 #include "roxe/frame.h"
 #include "roxe/maps.h"
 #include "roxe/kabi.h"
+#include "roxe/limits.h"
 
-#define ROXE_MAX_MR		(1u << 16)
-#define ROXE_MAX_SGE		32
-#define ROXE_MAX_INLINE		512
-#define ROXE_MAX_WR		16383
-#define ROXE_MAX_CQE		65535
-#define ROXE_MAX_RD_ATOMIC	16
 
 #define ROXE_REMOTE_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 				 IBV_ACCESS_REMOTE_ATOMIC)
@@ -125,7 +120,6 @@ struct roxe_srq {
 /* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
  * what ib_core resolved, by AH number; its UD WQEs name it by that number
  * (rxe_send_wr.wr.ud.ah_num), never by an address vector of their own. */
-#define ROXE_MAX_AH		ROXE_KABI_MAX_AH
 struct roxe_served_ah {
 	struct roxe_pd		*pd;
 	struct roxe_frame_addr	addr;		/* GIDs, dmac, tclass, hop limit, flow */
