@@ -34,10 +34,8 @@
 #include <linux/if_xdp.h>
 #include <bpf/bpf.h>
 #include "roxe/frame.h"
-#include "port/port.h"
-#include "port/afxdp.h"
-#include "port/udp.h"
-#include "port/xdp.h"
+#include "roxe/port.h"
+#include "roxe/xdp.h"
 #include "json.h"
 
 #define DEFAULT_PORT	18520

@@ -13,8 +13,8 @@
 #include <bpf/libbpf.h>
 #include "kselftest_harness.h"
 #include "topo.h"
-#include "port/xdp.h"
-#include "port/afxdp.h"
+#include "roxe/xdp.h"
+#include "roxe/port.h"
 
 #define ENGINES		2
 #define QP_BASE		0x100

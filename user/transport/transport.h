@@ -27,7 +27,7 @@
 #include "roxe/maps.h"
 #include "roxe/kabi.h"
 #include "core/core.h"
-#include "port/port.h"
+#include "roxe/port.h"
 
 #define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */

@@ -14,9 +14,8 @@
 #include <sys/ioctl.h>
 #include "verbs/served.h"
 #include "port/neigh.h"
-#include "port/afxdp.h"
-#include "port/udp.h"
-#include "port/xdp.h"
+#include "roxe/port.h"
+#include "roxe/xdp.h"
 
 static void dev_free(struct roxe_device *dev)
 {

@@ -25,7 +25,7 @@
 #include <string.h>
 #include "verbs/served.h"
 #include "roxe/psn.h"
-#include "port/xdp.h"
+#include "roxe/xdp.h"
 
 /* --- attribute masks per transition (IBA 11.2.5 table 91) ------------------ */
 #define M(x) IBV_QP_##x
