@@ -16,6 +16,7 @@ BUILD    := $(TOP)/build
 BIN      := $(BUILD)/bin
 OBJ      := $(BUILD)/obj
 OBJ_SAN  := $(BUILD)/obj-san
+OBJ_PIC  := $(BUILD)/obj-pic
 GEN_INC  := $(BUILD)/include
 
 CC       ?= cc
@@ -24,18 +25,30 @@ BPFTOOL  ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 CFLAGS   ?= -O2 -g
+VERSION  := 0.1.0
+# Public headers only (include/roxe/): what tools build with. libroxe's own
+# sources, roxed and the white-box tests add its private headers (user/).
 ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-I$(TOP)/include -I$(TOP)/user -I$(GEN_INC) -MMD -MP
+	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
+PRIV_CFLAGS := -I$(TOP)/user
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread
 
-# libroxe: everything under user/ except programs with a main().
-LIB_SRCS := $(filter-out user/roxed.c,$(wildcard user/*.c))
+# libroxe: user/'s layers, each a folder, every arrow pointing down:
+#   verbs/ (the API's control plane) > transport/ (engines, QP state
+#   machines) > core/ (objects) > port/ (ports, XDP) > wire/ (codec).
+LIB_LAYERS := verbs transport core port wire
+LIB_SRCS := $(foreach l,$(LIB_LAYERS),$(wildcard user/$(l)/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(OBJ_PIC)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(OBJ_SAN)/%.o)
 LIBROXE  := $(BUILD)/lib/libroxe.a
 LIBROXE_SAN := $(BUILD)/lib/libroxe-san.a
+# The shared library exports only the public headers' functions
+# (user/libroxe.map); tools link it, so they can use nothing else.
+LIBROXE_SO := $(BUILD)/lib/libroxe.so.0
+ROXE_PC  := $(BUILD)/lib/pkgconfig/roxe.pc
 
 # Tools: tools/NAME.c is the program build/bin/NAME; so is a directory
 # tools/NAME/ with a main.c and its other files.
@@ -43,13 +56,14 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
-# What the tools share: tools/lib/ -> build/lib/libroxe-tools.a
-TOOL_LIB_SRCS := $(wildcard tools/lib/*.c)
+# What the tools share: tools/lib/ -> build/lib/libroxe-tools.a, with the
+# client side of roxed's status socket (daemon/ctlsock.c) for roxectl.
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c) daemon/ctlsock.c
 TOOL_LIB := $(BUILD)/lib/libroxe-tools.a
 
-# Daemons: user/NAME.c (kept out of libroxe above) is build/bin/NAME.
-DAEMON_SRCS := user/roxed.c
-DAEMONS  := $(DAEMON_SRCS:user/%.c=$(BIN)/%)
+# roxed: daemon/, on top of libroxe (which does not contain it).
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMONS  := $(BIN)/roxed
 
 # The VM harness's LD_PRELOAD shim that gives stock verbs programs in the
 # guest a linger (tools/vm/linger.c).
@@ -63,7 +77,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench soak kmod clean
-all: $(BPF_SKELS) $(LIBROXE) $(TOOLS) $(DAEMONS) $(VM_LINGER)
+all: $(BPF_SKELS) $(LIBROXE) $(LIBROXE_SO) $(ROXE_PC) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
 deps:
 	@$(TOP)/tools/install-deps.sh
@@ -87,6 +101,13 @@ $(OBJ_SAN)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) -c $< -o $@
 
+$(OBJ_PIC)/%.o: %.c | $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC $(ROXE_CFLAGS) -c $< -o $@
+
+$(OBJ)/user/%.o $(OBJ_SAN)/user/%.o $(OBJ_PIC)/user/%.o $(OBJ)/daemon/%.o $(OBJ_SAN)/daemon/%.o: \
+	ROXE_CFLAGS += $(PRIV_CFLAGS)
+
 $(LIBROXE): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
@@ -95,30 +116,45 @@ $(LIBROXE_SAN): $(LIB_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(LIBROXE_SO): $(LIB_PIC_OBJS) user/libroxe.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,--version-script=user/libroxe.map \
+		-Wl,-Bsymbolic-functions -Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) $(LDLIBS)
+	ln -sfn $(notdir $@) $(BUILD)/lib/libroxe.so
+
+# An uninstalled pkg-config file: PKG_CONFIG_PATH=build/lib/pkgconfig.
+$(ROXE_PC): user/roxe.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(TOP)|; s|@LIBDIR@|$(BUILD)/lib|; s|@INCLUDEDIR@|$(TOP)/include|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
 $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
 $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
 
-$(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE)
+# Tools link the shared libroxe (its public API only), found beside them.
+TOOL_LDLIBS := $(TOOL_LIB) -L$(BUILD)/lib -l:libroxe.so.0 -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+
+$(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE_SO)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(TOOL_LIB) $(LIBROXE) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(TOOL_LDLIBS)
 
 $(VM_LINGER): tools/vm/linger.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
 
 define tool_dir
-$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE)
+$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE_SO)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $(TOOL_LIB) $(LIBROXE) $(LDLIBS) -lm
+	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(TOOL_LDLIBS) -lm
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
-$(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
+$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(LIBROXE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBROXE) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
 
 # roxed with ASan and UBSan, for the VM suite's hostile-application test
 # (selftests/vm/kmod_hostile.sh builds it); not part of all, and not in
@@ -126,11 +162,11 @@ $(DAEMONS): $(BIN)/%: $(OBJ)/user/%.o $(LIBROXE)
 ROXED_SAN := $(BUILD)/san/roxed-san
 .PHONY: roxed-san
 roxed-san: $(ROXED_SAN)
-$(ROXED_SAN): $(OBJ_SAN)/user/roxed.o $(LIBROXE_SAN)
+$(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(LIBROXE_SAN)
 	@mkdir -p $(@D)
-	$(CC) -O1 -g $(SAN_FLAGS) -o $@ $< $(LIBROXE_SAN) $(LDLIBS)
+	$(CC) -O1 -g $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(LIBROXE_SAN) $(LDLIBS)
 
--include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
 	$(TOOL_LIB_SRCS:%.c=$(OBJ)/%.d) \
 	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d)

@@ -54,7 +54,7 @@ struct {
 	__type(value, struct roxe_config);
 } roxe_config SEC(".maps");
 
-/* The interface's own addresses, filled by the loader (user/xdp.c). */
+/* The interface's own addresses, filled by the loader (user/port/xdp.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ROXE_MAX_LOCAL_ADDRS);

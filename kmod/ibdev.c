@@ -141,8 +141,8 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->vendor_id = 0xffffff;	/* no OUI: a software device */
 	attr->vendor_part_id = 0;
 	attr->hw_ver = 0;
-	attr->max_qp = ROXE_MAX_QP;
-	attr->max_qp_wr = ROXE_MAX_QP_WR;
+	attr->max_qp = ROXE_MAX_QPS;
+	attr->max_qp_wr = ROXE_MAX_WR;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
@@ -157,11 +157,11 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_pd = ROXE_MAX_PD;
 	attr->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
-	attr->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * ROXE_MAX_QP;
+	attr->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * ROXE_MAX_QPS;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = ROXE_MAX_AH;
 	attr->max_srq = ROXE_MAX_SRQ;
-	attr->max_srq_wr = ROXE_MAX_QP_WR;
+	attr->max_srq_wr = ROXE_MAX_WR;
 	attr->max_srq_sge = ROXE_MAX_SGE;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;

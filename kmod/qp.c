@@ -25,10 +25,10 @@ static int check_cap(const struct ib_qp_init_attr *init)
 {
 	const struct ib_qp_cap *c = &init->cap;
 
-	if (c->max_send_wr > ROXE_MAX_QP_WR || c->max_send_sge > ROXE_MAX_SGE ||
+	if (c->max_send_wr > ROXE_MAX_WR || c->max_send_sge > ROXE_MAX_SGE ||
 	    c->max_inline_data > ROXE_MAX_INLINE)
 		return -EINVAL;
-	if (!init->srq && (c->max_recv_wr > ROXE_MAX_QP_WR ||
+	if (!init->srq && (c->max_recv_wr > ROXE_MAX_WR ||
 			   c->max_recv_sge > ROXE_MAX_SGE))
 		return -EINVAL;
 	return 0;
@@ -101,7 +101,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				      GFP_KERNEL);
 	else
 		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN,
-				      ROXE_MAX_QP - 1, GFP_KERNEL);
+				      ROXE_MAX_QPS - 1, GFP_KERNEL);
 	if (qpn < 0)
 		return qpn == -ENOSPC && init->qp_type == IB_QPT_GSI ? -EBUSY : qpn;
 	ibqp->qp_num = qpn;

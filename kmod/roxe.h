@@ -24,19 +24,9 @@
 /* What the rxe provider checks against the uverbs device's abi_version. */
 #define ROXE_UVERBS_ABI_VERSION	2
 
-/* Limits we advertise: those of roxe's engine (user/engine.h). */
-#define ROXE_MAX_QP		32768
-#define ROXE_MAX_QP_WR		16383
-#define ROXE_MAX_SGE		32
-#define ROXE_MAX_INLINE		512
-#define ROXE_MAX_CQ		16384
-#define ROXE_MAX_CQE		65535
-#define ROXE_MAX_MR		65536
+/* Limits we advertise: roxe's own, include/roxe/limits.h (via kabi.h); and
+ * the module's: */
 #define ROXE_MAX_MR_SIZE	((1ULL << 36) - PAGE_SIZE)	/* a token's range */
-#define ROXE_MAX_PD		65536
-#define ROXE_MAX_AH		65536
-#define ROXE_MAX_SRQ		16384
-#define ROXE_MAX_RD_ATOMIC	16
 #define ROXE_GID_TBL_LEN	1024
 #define ROXE_HDR_ROOM		80	/* Ethernet+IP+UDP+BTH+ICRC, as rxe */
 #define ROXE_MIN_QPN		16	/* 0, 1: SMI/GSI; a few spare */

@@ -25,7 +25,7 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	if (!init->attr.max_wr || init->attr.max_wr > ROXE_MAX_QP_WR ||
+	if (!init->attr.max_wr || init->attr.max_wr > ROXE_MAX_WR ||
 	    init->attr.max_sge > ROXE_MAX_SGE ||
 	    init->attr.srq_limit > init->attr.max_wr)
 		return -EINVAL;

@@ -16,7 +16,7 @@ KSFT_LOG  := $(BUILD)/selftests/kselftest.ktap
 
 # What a target's Makefile gets from us (besides lib.mk's variables).
 KSFT_ENV  = TOP=$(TOP) KSFT_DIR=$(KSFT_DIR) ROXE_CC="$(CC)" \
-	ROXE_CFLAGS="-O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) -isystem $(KSFT_DIR)" \
+	ROXE_CFLAGS="-O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) $(PRIV_CFLAGS) -isystem $(KSFT_DIR)" \
 	ROXE_LIBS="$(LIBROXE_SAN) $(LDLIBS)" \
 	OUTPUT=$(BUILD)/selftests/$$t
 

@@ -17,7 +17,7 @@
 #include "roxe/ctl.h"
 #include "roxe/maps.h"
 #include "roxe/frame.h"
-#include "xdp.h"
+#include "roxe/xdp.h"
 #include "json.h"
 
 static const char usage[] =

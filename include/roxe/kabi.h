@@ -21,6 +21,7 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include "roxe/limits.h"
 
 #define ROXE_KABI_VERSION	4
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
@@ -148,7 +149,7 @@ struct roxe_kabi_ah {
 	__u32	pad;
 };
 
-#define ROXE_KABI_MAX_AH	65536
+#define ROXE_KABI_MAX_AH	ROXE_MAX_AH
 
 /* A modify_qp: the attributes roxe's engine needs, in IB encodings. */
 struct roxe_kabi_qp_attr {
@@ -238,7 +239,7 @@ struct roxe_kabi_reply {
 #define ROXE_KABI_MR_TOKEN_BASE	(1ULL << 56)	/* MR tokens are above */
 #define ROXE_KABI_MAX_ENGINES	16
 #define ROXE_KABI_DB_SLOTS	1024		/* power of two */
-#define ROXE_KABI_MAX_CQ	16384
+#define ROXE_KABI_MAX_CQ	ROXE_MAX_CQ
 
 struct roxe_kabi_db_ring {
 	__u32	prod;			/* module: free-running count */

@@ -22,22 +22,19 @@
 
 #include <linux/types.h>
 #include "roxe/parse.h"
+#include "roxe/limits.h"
 
 /* QPNs the XDP program steers: 0 .. ROXE_MAX_QPS-1 (QP1, the GSI QP, is an
  * ordinary entry). Engines allocate QPNs below this. Per QP the maps hold
  * 8 B of route and 256 B of counters: 8.25 MiB per attached interface. */
-#define ROXE_MAX_QPS		32768
-#define ROXE_MAX_ENGINES	64
-#define ROXE_MAX_QUEUES		64
 #define ROXE_MAX_XSKS		(ROXE_MAX_ENGINES * ROXE_MAX_QUEUES)
-#define ROXE_MAX_LOCAL_ADDRS	64
 
 /* roxe_local_ips key: one local address as a GID; value: 1. */
 struct roxe_local_addr {
 	__u8	gid[16];
 };
 
-/* Every engine has one AF_XDP socket on every queue (see user/port_afxdp.c):
+/* Every engine has one AF_XDP socket on every queue (see user/port/afxdp.c):
  * a frame that arrived on queue q for engine e goes to this slot. */
 static inline __u32 roxe_xsk_slot(__u32 queue, __u32 engine, __u32 engines)
 {

@@ -17,7 +17,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "pair.h"
-#include "engine.h"
+#include "verbs/served.h"
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\

@@ -13,7 +13,7 @@
 #include <time.h>
 #include "roxe/verbs.h"
 #include "roxe/frame.h"
-#include "port.h"
+#include "roxe/port.h"
 #include <sanitizer/lsan_interface.h>
 
 struct side {

@@ -8,7 +8,7 @@
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "engine.h"	/* a QP's transport counters, to see an RNR stall */
+#include "transport/transport.h"	/* a QP's transport counters, to see an RNR stall */
 
 #define BUF	(1u << 20)
 #define QKEY	0x11111111u

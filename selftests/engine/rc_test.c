@@ -6,7 +6,7 @@
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "engine.h"
+#include "transport/transport.h"
 
 #define BUF (4u << 20)
 

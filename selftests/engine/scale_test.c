@@ -8,7 +8,7 @@
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "engine.h"
+#include "transport/transport.h"
 
 #define NQP 16384
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "engine.h"
+#include "verbs/served.h"
 
 #define BUF		(1u << 20)
 #define APP_IOVA	0x7e0000000000ull	/* the application's address of its buffer */
@@ -477,12 +477,12 @@ TEST_F(served, events_by_number)
 	struct roxe_async_event ev;
 
 	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
-		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp);
+		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
 	EXPECT_EQ(44u, roxe_async_lost(s1->dev));
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(APP_QPN, ev.id);
-	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
 	EXPECT_EQ(0, roxe_destroy_qp(a->qp));
 	a->qp = NULL;
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));	/* the CQ's stays */

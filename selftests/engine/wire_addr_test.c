@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "engine.h"
+#include "verbs/served.h"
 
 #define BUF		(1u << 16)
 #define QKEY		0x11111111u

@@ -18,7 +18,7 @@
 #include "topo.h"
 #include "roxe/verbs.h"
 #include "roxe/maps.h"
-#include "xdp.h"
+#include "roxe/xdp.h"
 
 #define BUF	(1u << 16)
 #define PSN_A	500u		/* a's first PSN: b expects it */

@@ -11,7 +11,7 @@
 #include "topo.h"
 #include "roxe/verbs.h"
 #include "roxe/maps.h"
-#include "xdp.h"
+#include "roxe/xdp.h"
 
 #define NQP	4
 #define BUF	(1u << 20)

@@ -11,7 +11,7 @@
 #include <net/ethernet.h>
 #include "kselftest_harness.h"
 #include "topo.h"
-#include "port_udp.h"
+#include "roxe/port.h"
 
 #define QPN	0x42
 

@@ -4,7 +4,7 @@
  * small RoCE frames from its own thread to QPs of host b's engine with the
  * same number, each engine of b receives in its own thread. Checks that
  * no frame reaches the wrong engine and prints the rates (the figure
- * behind the shared-UMEM decision in user/port_afxdp.c; sanitizer builds
+ * behind the shared-UMEM decision in user/port/afxdp.c; sanitizer builds
  * are several times slower than `make`'s).
  */
 #include <pthread.h>
@@ -13,8 +13,8 @@
 #include <bpf/libbpf.h>
 #include "kselftest_harness.h"
 #include "topo.h"
-#include "xdp.h"
-#include "port_afxdp.h"
+#include "roxe/xdp.h"
+#include "roxe/port.h"
 
 #define ENGINES		2
 #define QP_BASE		0x100

@@ -14,8 +14,8 @@
 #include <bpf/libbpf.h>
 #include "kselftest_harness.h"
 #include "topo.h"
-#include "xdp.h"
-#include "port_afxdp.h"
+#include "roxe/xdp.h"
+#include "roxe/port.h"
 #include "roxe_pass.skel.h"
 
 #define ENGINES		2

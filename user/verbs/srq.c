@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "engine.h"
+#include "verbs/served.h"
 
 int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct roxe_srq **out)
 {

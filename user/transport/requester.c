@@ -27,14 +27,8 @@
  */
 #include <string.h>
 #include <sys/socket.h>
-#include "engine.h"
+#include "transport/transport.h"
 #include "roxe/psn.h"
-
-static bool is_read_or_atomic(uint32_t op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
 
 /* PSNs a WQE takes: responses for a READ, packets otherwise. */
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
@@ -56,7 +50,7 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
 	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
-		return (uint32_t)roxe_mr_fast_reg(qp, w);
+		return (uint32_t)roxe_mr_fast_reg(qp->dev, qp->pd, w);
 	/* as rxe: a key that names no valid fast-registration MR of the
 	 * QP's PD is a local QP operation error */
 	if (roxe_mr_invalidate(qp->dev, qp->pd, w->wr.ex.invalidate_rkey, false))
@@ -171,7 +165,7 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 {
 	struct roxe_engine *e = qp->eng;
 	uint32_t op = w->wr.opcode, len = w->dma.length, off = qp->req.offset;
-	bool rd_at = is_read_or_atomic(op);
+	bool rd_at = roxe_wqe_is_read_or_atomic(op);
 	uint32_t payload = rd_at ? 0 : (len - off < qp->mtu ? len - off : qp->mtu);
 	bool first = off == 0, last = rd_at || off + payload >= len;
 	struct roxe_frame_hdr h = { 0 };
@@ -260,7 +254,7 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 		return true;
 	if ((w->wr.send_flags & IBV_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	if (is_read_or_atomic(w->wr.opcode) &&
+	if (roxe_wqe_is_read_or_atomic(w->wr.opcode) &&
 	    qp->req.rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 		return false;
 	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
@@ -323,10 +317,10 @@ void roxe_requester(struct roxe_qp *qp)
 			roxe_engine_ready(qp->eng, qp);	/* out of buffers */
 			return;
 		}
-		if (is_read_or_atomic(op))
+		if (roxe_wqe_is_read_or_atomic(op))
 			qp->req.rd_atomic++;
 		budget--;
-		if (qp->req.offset < w->dma.length && !is_read_or_atomic(op))
+		if (qp->req.offset < w->dma.length && !roxe_wqe_is_read_or_atomic(op))
 			continue;
 		/* Last packet of w queued. */
 		w->state = ROXE_WQE_SENT;

@@ -25,7 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "roxe/frame.h"
-#include "xdp.h"
+#include "roxe/xdp.h"
 #include "roxe_xdp.skel.h"
 
 #define BPF_FS_MAGIC	0xcafe4a11

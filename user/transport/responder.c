@@ -26,7 +26,7 @@
  * 20 bytes), the source QP and flags in the completion.
  */
 #include <string.h>
-#include "engine.h"
+#include "transport/transport.h"
 #include "roxe/psn.h"
 
 /* --- receive WQEs ----------------------------------------------------------- */
@@ -69,7 +69,8 @@ static bool take_rwqe(struct roxe_qp *qp)
 
 			if (limit && roxe_queue_count_from(q, q->index) < limit &&
 			    atomic_exchange(&qp->srq->limit, 0))
-				roxe_async_event(qp->dev, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq);
+				roxe_async_event(qp->dev, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq,
+						 qp->srq->id);
 		}
 	}
 	if (qp->srq)

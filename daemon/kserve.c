@@ -26,14 +26,9 @@
 #include <sys/mman.h>
 #include <rdma/rdma_user_rxe.h>
 #include "roxe/kabi.h"
-#include "engine.h"
+#include "verbs/served.h"
 #include "kserve.h"
 
-#define KS_MAX_CQ	ROXE_KABI_MAX_CQ
-#define KS_MAX_SRQ	16384
-#define KS_MAX_QP	ROXE_MAX_QPS
-#define KS_MAX_MR	ROXE_MAX_MR
-#define KS_MAX_PD	65536
 
 struct ks_map {
 	void			*p;
@@ -69,11 +64,11 @@ struct roxe_kserve {
 	int			verbose;
 	struct roxe_kabi_shared	*shared;
 	size_t			shared_bytes;
-	struct ks_cq		*cq;		/* KS_MAX_CQ, by cqn */
-	struct ks_srq		*srq;		/* KS_MAX_SRQ, by srqn */
-	struct ks_qp		*qp;		/* KS_MAX_QP, by qpn */
-	struct ks_mr		*mr;		/* KS_MAX_MR, by key >> 8 */
-	struct roxe_pd		**pd;		/* KS_MAX_PD, by pdn, made on first use */
+	struct ks_cq		*cq;		/* ROXE_MAX_CQ, by cqn */
+	struct ks_srq		*srq;		/* ROXE_MAX_SRQ, by srqn */
+	struct ks_qp		*qp;		/* ROXE_MAX_QPS, by qpn */
+	struct ks_mr		*mr;		/* ROXE_MAX_MR, by key >> 8 */
+	struct roxe_pd		**pd;		/* ROXE_MAX_PD, by pdn, made on first use */
 	uint64_t		commands, command_errors, async_events, async_lost;
 	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
 };
@@ -136,7 +131,7 @@ static void unmap(struct ks_map *m)
 
 static struct roxe_pd *pd_get(struct roxe_kserve *ks, uint32_t pdn)
 {
-	if (pdn >= KS_MAX_PD)
+	if (pdn >= ROXE_MAX_PD)
 		return NULL;
 	if (!ks->pd[pdn] && roxe_alloc_pd(ks->dev, &ks->pd[pdn]))
 		return NULL;
@@ -173,15 +168,15 @@ static int event_id(const struct roxe_kserve *ks, const struct roxe_async_event 
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
 	case IBV_EVENT_SQ_DRAINED:
-		if (n >= KS_MAX_QP || !ks->qp[n].qp || ks->qp[n].qp != ev->element.qp)
+		if (n >= ROXE_MAX_QPS || !ks->qp[n].qp || ks->qp[n].qp != ev->element.qp)
 			return -ENOENT;
 		break;
 	case IBV_EVENT_CQ_ERR:
-		if (n >= KS_MAX_CQ || !ks->cq[n].cq || ks->cq[n].cq != ev->element.cq)
+		if (n >= ROXE_MAX_CQ || !ks->cq[n].cq || ks->cq[n].cq != ev->element.cq)
 			return -ENOENT;
 		break;
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		if (n >= KS_MAX_SRQ || !ks->srq[n].srq || ks->srq[n].srq != ev->element.srq)
+		if (n >= ROXE_MAX_SRQ || !ks->srq[n].srq || ks->srq[n].srq != ev->element.srq)
 			return -ENOENT;
 		break;
 	default:
@@ -258,7 +253,7 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 	struct ks_cq *c;
 	int err;
 
-	if (k->cqn >= KS_MAX_CQ)
+	if (k->cqn >= ROXE_MAX_CQ)
 		return -EINVAL;
 	c = &ks->cq[k->cqn];
 	cq_forget(c);		/* a create we answered too late, undone since */
@@ -281,7 +276,7 @@ static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 	struct ks_srq *s;
 	int err;
 
-	if (k->srqn >= KS_MAX_SRQ || !pd)
+	if (k->srqn >= ROXE_MAX_SRQ || !pd)
 		return -EINVAL;
 	s = &ks->srq[k->srqn];
 	srq_forget(s);
@@ -306,11 +301,11 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	struct ks_qp *q;
 	int err;
 
-	if (k->qpn >= KS_MAX_QP || k->send_cqn >= KS_MAX_CQ || k->recv_cqn >= KS_MAX_CQ || !pd)
+	if (k->qpn >= ROXE_MAX_QPS || k->send_cqn >= ROXE_MAX_CQ || k->recv_cqn >= ROXE_MAX_CQ || !pd)
 		return -EINVAL;
 	if (!ks->cq[k->send_cqn].cq || !ks->cq[k->recv_cqn].cq)
 		return -ENOENT;		/* a CQ we were never told about */
-	if (k->srqn != ~0U && (k->srqn >= KS_MAX_SRQ || !ks->srq[k->srqn].srq))
+	if (k->srqn != ~0U && (k->srqn >= ROXE_MAX_SRQ || !ks->srq[k->srqn].srq))
 		return -ENOENT;
 	q = &ks->qp[k->qpn];
 	qp_forget(q);
@@ -363,7 +358,7 @@ static int modify_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp_attr *a)
 	struct ks_qp *q;
 	int mask, err;
 
-	if (a->qpn >= KS_MAX_QP || !ks->qp[a->qpn].qp)
+	if (a->qpn >= ROXE_MAX_QPS || !ks->qp[a->qpn].qp)
 		return -ENOENT;
 	q = &ks->qp[a->qpn];
 	mask = (int)a->mask & known;
@@ -407,7 +402,7 @@ static int modify_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 	struct ibv_srq_attr attr = { .srq_limit = k->limit };
 	int err;
 
-	if (k->srqn >= KS_MAX_SRQ || !ks->srq[k->srqn].srq)
+	if (k->srqn >= ROXE_MAX_SRQ || !ks->srq[k->srqn].srq)
 		return -ENOENT;
 	err = roxe_modify_srq(ks->srq[k->srqn].srq, &attr, IBV_SRQ_LIMIT);
 	if (ks->verbose)
@@ -437,7 +432,7 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 	struct ks_mr *m;
 	int err;
 
-	if (!pd || (k->key >> 8) == 0 || (k->key >> 8) >= KS_MAX_MR || k->page_off >= 4096 ||
+	if (!pd || (k->key >> 8) == 0 || (k->key >> 8) >= ROXE_MAX_MR || k->page_off >= 4096 ||
 	    k->map_bytes < k->page_off + k->length)
 		return -EINVAL;
 	m = &ks->mr[k->key >> 8];
@@ -515,25 +510,25 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		what = "destroy ah %u";
 		break;
 	case ROXE_KOP_DESTROY_CQ:
-		if (c->id >= KS_MAX_CQ)
+		if (c->id >= ROXE_MAX_CQ)
 			return -EINVAL;
 		cq_forget(&ks->cq[c->id]);
 		what = "destroy cq %u";
 		break;
 	case ROXE_KOP_DESTROY_SRQ:
-		if (c->id >= KS_MAX_SRQ)
+		if (c->id >= ROXE_MAX_SRQ)
 			return -EINVAL;
 		srq_forget(&ks->srq[c->id]);
 		what = "destroy srq %u";
 		break;
 	case ROXE_KOP_DESTROY_QP:
-		if (c->id >= KS_MAX_QP)
+		if (c->id >= ROXE_MAX_QPS)
 			return -EINVAL;
 		qp_forget(&ks->qp[c->id]);
 		what = "destroy qp %u";
 		break;
 	case ROXE_KOP_DEREG_MR:
-		if ((c->id >> 8) >= KS_MAX_MR)
+		if ((c->id >> 8) >= ROXE_MAX_MR)
 			return -EINVAL;
 		mr_forget(&ks->mr[c->id >> 8]);
 		what = "dereg mr 0x%x";
@@ -614,11 +609,11 @@ int roxe_kserve_new(int fd, struct roxe_device *dev, roxe_kserve_log_fn log, int
 	ks->dev = dev;
 	ks->log = log;
 	ks->verbose = verbose;
-	ks->cq = calloc(KS_MAX_CQ, sizeof(*ks->cq));
-	ks->srq = calloc(KS_MAX_SRQ, sizeof(*ks->srq));
-	ks->qp = calloc(KS_MAX_QP, sizeof(*ks->qp));
-	ks->mr = calloc(KS_MAX_MR, sizeof(*ks->mr));
-	ks->pd = calloc(KS_MAX_PD, sizeof(*ks->pd));
+	ks->cq = calloc(ROXE_MAX_CQ, sizeof(*ks->cq));
+	ks->srq = calloc(ROXE_MAX_SRQ, sizeof(*ks->srq));
+	ks->qp = calloc(ROXE_MAX_QPS, sizeof(*ks->qp));
+	ks->mr = calloc(ROXE_MAX_MR, sizeof(*ks->mr));
+	ks->pd = calloc(ROXE_MAX_PD, sizeof(*ks->pd));
 	err = ks->cq && ks->srq && ks->qp && ks->mr && ks->pd ? serve(ks) : -ENOMEM;
 	if (err) {
 		roxe_kserve_free(ks);
@@ -633,18 +628,18 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 	if (!ks)
 		return;
 	/* QPs first: they hold the CQs, SRQs and PDs. */
-	for (unsigned i = 0; ks->qp && i < KS_MAX_QP; i++)
+	for (unsigned i = 0; ks->qp && i < ROXE_MAX_QPS; i++)
 		qp_forget(&ks->qp[i]);
-	for (unsigned i = 0; ks->mr && i < KS_MAX_MR; i++)
+	for (unsigned i = 0; ks->mr && i < ROXE_MAX_MR; i++)
 		mr_forget(&ks->mr[i]);
 	for (unsigned i = 1; i < ROXE_KABI_MAX_AH; i++)
 		if (atomic_load_explicit(&ks->dev->ahs[i], memory_order_relaxed))
 			roxe_served_ah_del(ks->dev, i);
-	for (unsigned i = 0; ks->srq && i < KS_MAX_SRQ; i++)
+	for (unsigned i = 0; ks->srq && i < ROXE_MAX_SRQ; i++)
 		srq_forget(&ks->srq[i]);
-	for (unsigned i = 0; ks->cq && i < KS_MAX_CQ; i++)
+	for (unsigned i = 0; ks->cq && i < ROXE_MAX_CQ; i++)
 		cq_forget(&ks->cq[i]);
-	for (unsigned i = 0; ks->pd && i < KS_MAX_PD; i++)
+	for (unsigned i = 0; ks->pd && i < ROXE_MAX_PD; i++)
 		if (ks->pd[i])
 			roxe_dealloc_pd(ks->pd[i]);
 	if (ks->shared) {
@@ -664,13 +659,13 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	for (unsigned i = 0; i < KS_MAX_CQ; i++)
+	for (unsigned i = 0; i < ROXE_MAX_CQ; i++)
 		st->cqs += ks->cq[i].cq != NULL;
-	for (unsigned i = 0; i < KS_MAX_SRQ; i++)
+	for (unsigned i = 0; i < ROXE_MAX_SRQ; i++)
 		st->srqs += ks->srq[i].srq != NULL;
-	for (unsigned i = 0; i < KS_MAX_QP; i++)
+	for (unsigned i = 0; i < ROXE_MAX_QPS; i++)
 		st->qps += ks->qp[i].qp != NULL;
-	for (unsigned i = 0; i < KS_MAX_MR; i++)
+	for (unsigned i = 0; i < ROXE_MAX_MR; i++)
 		st->mrs += ks->mr[i].mr != NULL;
 	st->commands = ks->commands;
 	st->command_errors = ks->command_errors;

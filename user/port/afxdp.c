@@ -61,7 +61,7 @@
 #include <bpf/bpf.h>
 #include <xdp/xsk.h>
 #include "roxe/maps.h"
-#include "port_afxdp.h"
+#include "roxe/port.h"
 
 /* Multi-buffer AF_XDP (Linux 6.6); the uAPI headers here predate it. */
 #ifndef XDP_USE_SG

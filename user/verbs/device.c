@@ -12,15 +12,14 @@
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include "engine.h"
-#include "neigh.h"
-#include "port_afxdp.h"
-#include "port_udp.h"
-#include "xdp.h"
+#include "verbs/served.h"
+#include "port/neigh.h"
+#include "roxe/port.h"
+#include "roxe/xdp.h"
 
 static void dev_free(struct roxe_device *dev)
 {
-	for (unsigned i = 0; i < dev->nengines; i++)
+	for (unsigned i = 0; dev->engines && i < dev->nengines; i++)
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
 	if (dev->async_efd > 0)
@@ -39,6 +38,7 @@ static void dev_free(struct roxe_device *dev)
 		for (unsigned i = 0; i < ROXE_MAX_AH; i++)
 			free(atomic_load(&dev->ahs[i]));
 	free((void *)dev->ahs);
+	free(dev->engines);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
 	free(dev);
@@ -110,22 +110,6 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
 }
 
-static bool set_has(const struct roxe_local_set *l, const uint8_t gid[16])
-{
-	for (unsigned i = 0; i < l->n; i++)
-		if (!memcmp(l->gid[i], gid, 16))
-			return true;
-	return false;
-}
-
-bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16])
-{
-	const struct roxe_local_set *l = atomic_load_explicit(&((struct roxe_device *)dev)->local,
-							      memory_order_acquire);
-
-	return l && set_has(l, gid);
-}
-
 /* The port's own addresses now: the device's GID, and on a real interface
  * all of its addresses. */
 static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *l)
@@ -141,7 +125,7 @@ static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n && l->n < ROXE_MAX_LOCAL_ADDRS; i++)
-		if (!set_has(l, gids[i]))
+		if (!roxe_local_set_has(l, gids[i]))
 			memcpy(l->gid[l->n++], gids[i], 16);
 	return 0;
 }
@@ -179,7 +163,7 @@ int roxe_device_refresh_addrs(struct roxe_device *dev)
 		bool same = true;
 
 		for (unsigned i = 0; i < l->n && same; i++)
-			same = set_has(cur, l->gid[i]);
+			same = roxe_local_set_has(cur, l->gid[i]);
 		if (same) {
 			free(l);
 			return 0;
@@ -275,8 +259,9 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->qps = calloc(ROXE_MAX_QPS, sizeof(*dev->qps));
 	dev->mrs = calloc(ROXE_MAX_MR, sizeof(*dev->mrs));
 	dev->ahs = calloc(ROXE_MAX_AH, sizeof(*dev->ahs));
+	dev->engines = calloc(ROXE_MAX_ENGINES, sizeof(*dev->engines));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!dev->qps || !dev->mrs || !dev->ahs || dev->async_efd < 0) {
+	if (!dev->qps || !dev->mrs || !dev->ahs || !dev->engines || dev->async_efd < 0) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -368,12 +353,6 @@ void roxe_device_close(struct roxe_device *dev)
 	for (unsigned i = 0; i < dev->nengines; i++)
 		roxe_engine_stop(&dev->engines[i]);
 	dev_free(dev);
-}
-
-/* Does the engine count received frames itself? Not when XDP does. */
-bool roxe_dev_counts_rx(const struct roxe_device *dev)
-{
-	return dev->xdp == NULL;
 }
 
 /* Destination MAC for a GID: the kernel's neighbour table on a real

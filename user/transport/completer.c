@@ -22,7 +22,7 @@
  * timer runs while anything is outstanding and restarts on progress.
  */
 #include <string.h>
-#include "engine.h"
+#include "transport/transport.h"
 #include "roxe/psn.h"
 
 /* RNR timer field -> nanoseconds (IBA table 45). */
@@ -35,83 +35,6 @@ static const uint32_t rnr_us[32] = {
 uint64_t roxe_rnr_timer_ns(uint8_t code)
 {
 	return (uint64_t)rnr_us[code & 31] * 1000;
-}
-
-static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
-{
-	switch (wr_op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	default:
-		return wr_op == ROXE_KABI_WR_REG_MR ? (enum ibv_wc_opcode)ROXE_KABI_WC_REG_MR :
-		       IBV_WC_SEND;
-	}
-}
-
-static bool is_read_or_atomic(uint32_t op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* Retire the WQE at the head of the send queue. */
-void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
-{
-	bool signal = st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED);
-	struct ib_uverbs_wc wc = {
-		.wr_id = w->wr.wr_id,
-		.status = st,
-		.opcode = wc_opcode(w->wr.opcode),
-		.qp_num = qp->qpn,
-	};
-
-	if (st == IBV_WC_SUCCESS)
-		wc.byte_len = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			      w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : w->dma.length;
-	if (is_read_or_atomic(w->wr.opcode) && w->state >= ROXE_WQE_SENDING &&
-	    qp->req.rd_atomic && roxe_psn_diff(qp->req.psn, w->first_psn) > 0)
-		qp->req.rd_atomic--;
-	/* Retired while the requester was about to send it again (an ACK
-	 * after go-back-N): the requester moves on past it. */
-	if (qp->req.wqe == qp->sq.index) {
-		uint32_t next_psn = roxe_psn_add(w->last_psn, 1);
-
-		qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
-		qp->req.offset = 0;
-		if (w->state >= ROXE_WQE_SENDING && roxe_psn_diff(next_psn, qp->req.psn) > 0)
-			qp->req.psn = next_psn;
-	}
-	/* The engine's copy is free for the slot's next WQE. */
-	w->state = ROXE_WQE_POSTED;
-	/* Free the slot before the completion shows: an application that
-	 * polls it may post again at once, into a queue that must have room. */
-	roxe_queue_consume(&qp->sq);
-	if (signal)
-		roxe_cq_post(qp->scq, &wc, false);
-	/* SQD: this may have been the last WQE in progress; the event comes
-	 * after its completion. */
-	if (qp->eng_state == IBV_QPS_SQD)
-		roxe_qp_sq_drain_check(qp);
-}
-
-/* The oldest WQE not retired, if it has been (partly) sent. */
-static struct rxe_send_wqe *head_wqe(struct roxe_qp *qp)
-{
-	struct rxe_send_wqe *w;
-
-	if (roxe_queue_empty(&qp->sq))
-		return NULL;
-	w = roxe_sq_wqe(qp, qp->sq.index);
-	return w->state >= ROXE_WQE_SENDING ? w : NULL;
 }
 
 /* Restart the retransmit timer after progress, or stop it when idle. */
@@ -128,16 +51,6 @@ static void rearm(struct roxe_qp *qp)
 	roxe_engine_ready(qp->eng, qp);		/* the window moved */
 }
 
-/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV, REG_MR) at the head. */
-void roxe_completer_progress(struct roxe_qp *qp)
-{
-	struct rxe_send_wqe *w;
-
-	while ((w = head_wqe(qp)) && w->state == ROXE_WQE_SENT &&
-	       roxe_wqe_is_local(w->wr.opcode))
-		roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
-}
-
 /*
  * Implied acknowledgement of everything before psn. Returns false when a
  * READ/ATOMIC below psn is still unanswered: its responses were lost and the
@@ -148,14 +61,14 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 	struct rxe_send_wqe *w;
 	bool progress = false;
 
-	while ((w = head_wqe(qp)) && w->state >= ROXE_WQE_SENDING) {
+	while ((w = roxe_sq_head(qp)) && w->state >= ROXE_WQE_SENDING) {
 		if (roxe_wqe_is_local(w->wr.opcode)) {
 			roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
 			continue;
 		}
 		if (roxe_psn_diff(psn, w->first_psn) <= 0)
 			break;
-		if (is_read_or_atomic(w->wr.opcode)) {
+		if (roxe_wqe_is_read_or_atomic(w->wr.opcode)) {
 			/* A response of this READ/ATOMIC: retire what precedes. */
 			if (roxe_psn_diff(psn, w->last_psn) <= 0)
 				break;
@@ -196,7 +109,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 
 	if (!ack_below(qp, psn))
 		return;
-	w = head_wqe(qp);
+	w = roxe_sq_head(qp);
 	if (!w || roxe_psn_diff(psn, w->first_psn) < 0 || roxe_psn_diff(psn, w->last_psn) > 0)
 		return;		/* stale: nothing outstanding there */
 
@@ -251,7 +164,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 
 	if (!ack_below(qp, psn))
 		return;
-	w = head_wqe(qp);
+	w = roxe_sq_head(qp);
 	if (!w || w->wr.opcode != IBV_WR_RDMA_READ)
 		return;		/* a duplicate of an answered READ */
 	if (roxe_psn_diff(psn, qp->comp.psn) < 0)
@@ -291,7 +204,7 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 
 	if (!ack_below(qp, psn))
 		return;
-	w = head_wqe(qp);
+	w = roxe_sq_head(qp);
 	if (!w || (w->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
 		return;
@@ -339,7 +252,7 @@ void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 
 void roxe_completer_timeout(struct roxe_qp *qp)
 {
-	struct rxe_send_wqe *w = head_wqe(qp);
+	struct rxe_send_wqe *w = roxe_sq_head(qp);
 
 	qp->comp.deadline = 0;
 	if (!w || !roxe_psn_diff(qp->req.psn, qp->comp.psn))

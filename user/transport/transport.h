@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * The transport engine's private state: device, engines, PDs, MRs, CQs,
- * SRQs, QPs. Public API: include/roxe/verbs.h.
+ * The transport: QPs (the engine's state machines' view of them) and the
+ * engine threads that run them, over the objects of core/core.h and the
+ * ports of port/port.h. The verbs (verbs/) create QPs and change their
+ * state; everything here runs on the owning engine's thread.
  *
  * Ownership and threads:
  * - Each QP belongs to one engine thread (QPN modulo the engine count); only
@@ -10,16 +12,9 @@
  * - Applications produce into a QP's send and receive queues (rxe uAPI
  *   rings, include/roxe/queue.h) under a per-QP post lock, then ring the
  *   owning engine's doorbell: a lock-free list of QPs with new work.
- * - CQs and SRQs may be shared by QPs of several engines: producing a CQE
- *   or taking an SRQ WQE takes that object's spinlock (uncontended unless
- *   it really is shared).
- * - MRs and QPs are looked up by key/number in device tables that engines
- *   read without locks; destroying one unpublishes it, then waits until
- *   every engine has passed a quiescent point (roxe_dev_quiesce) before
- *   freeing it.
  */
-#ifndef ROXE_ENGINE_H
-#define ROXE_ENGINE_H
+#ifndef ROXE_TRANSPORT_H
+#define ROXE_TRANSPORT_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,21 +26,13 @@
 #include "roxe/frame.h"
 #include "roxe/maps.h"
 #include "roxe/kabi.h"
-#include "port.h"
+#include "core/core.h"
+#include "roxe/port.h"
 
-#define ROXE_MAX_MR		(1u << 16)
-#define ROXE_MAX_SGE		32
-#define ROXE_MAX_INLINE		512
-#define ROXE_MAX_WR		16383
-#define ROXE_MAX_CQE		65535
-#define ROXE_MAX_RD_ATOMIC	16
 #define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
 #define ROXE_RX_BURST		64
 #define ROXE_TX_BUDGET		32		/* packets per QP per turn */
-
-struct roxe_engine;
-struct roxe_qp;
 
 /* Count a NAK sent or received, by NAK code, in the QP's roxe_qp_stats. */
 static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool sent)
@@ -66,98 +53,13 @@ static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool s
 	}
 }
 
-struct roxe_pd {
-	struct roxe_device	*dev;
-	atomic_uint		users;		/* MRs, QPs, SRQs, AHs */
-};
 
-/* roxe.ko's fast-registration MRs: the module puts pages behind the
- * window (map) or takes them away (!map); 0 or -errno. */
-typedef int roxe_mr_window_fn(void *ctx, uint32_t key, bool map);
 
-struct roxe_mr_priv {
-	struct roxe_mr		pub;
-	struct roxe_pd		*pd;
-	uint64_t		iova;		/* the MR's first byte as the wire names it */
-	uint8_t			*host;		/* ... and where it is in this process */
-	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
-	/* Engines read the fields above without locks, as a seqlock: gen is
-	 * odd while a fast-registration MR is (re)registered or invalidated
-	 * (writers hold write_lock), and moves on with each, so an access
-	 * that saw the same even gen before and after used one registration
-	 * throughout; one that did not fails with a protection error. */
-	atomic_uint		gen;
-	pthread_spinlock_t	write_lock;
-	/* a fast-registration MR (REG_MR WQEs register it): its window */
-	uint8_t			*window;	/* NULL: an ordinary MR */
-	uint64_t		window_bytes;
-	roxe_mr_window_fn	*window_fn;
-	void			*window_ctx;
-};
 
-struct roxe_comp_channel {
-	struct roxe_device	*dev;
-	int			efd;		/* eventfd: a count of pending events */
-	pthread_mutex_t		lock;
-	struct roxe_cq		*cqs;		/* CQs using this channel */
-	atomic_uint		users;
-};
 
-struct roxe_cq {
-	struct roxe_device	*dev;
-	struct roxe_comp_channel *channel;
-	struct roxe_cq		*channel_next;
-	void			*context;
-	struct rxe_queue_buf	*buf;
-	struct roxe_queue	prod;		/* engines, under lock */
-	struct roxe_queue	cons;		/* the application */
-	pthread_spinlock_t	lock;
-	int			cqe;		/* capacity granted */
-	atomic_int		armed;		/* 0, or IBV_WC_... 1 any, 2 solicited */
-	atomic_bool		event_pending;
-	atomic_bool		overflow;	/* lost a CQE: reported once, then error */
-	bool			overflow_reported;	/* async event queued (engines) */
-	atomic_bool		overflow_polled;	/* -EOVERFLOW returned (poller) */
-	atomic_uint		users;		/* QPs */
-	atomic_uint		events_unacked;
-	/* Served CQs (roxed): the ring is another process's; a CQE that may
-	 * raise a completion event calls this instead of the channel logic
-	 * (solicited: a solicited or an error CQE). */
-	void			(*served_event)(void *ctx, struct roxe_cq *cq, bool solicited);
-	void			*served_ctx;
-	uint32_t		id;		/* served: the owner's CQ number */
-};
 
-struct roxe_srq {
-	struct roxe_device	*dev;
-	struct roxe_pd		*pd;
-	struct rxe_queue_buf	*buf;
-	struct roxe_queue	prod;		/* the application, under post lock */
-	struct roxe_queue	cons;		/* engines, under lock */
-	pthread_spinlock_t	post_lock;
-	pthread_spinlock_t	lock;
-	uint32_t		max_wr, max_sge;
-	atomic_uint		limit;		/* 0: disarmed */
-	atomic_uint		users;
-	bool			served;		/* the ring is another process's */
-	uint32_t		id;		/* served: the owner's SRQ number */
-};
 
-/* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
- * what ib_core resolved, by AH number; its UD WQEs name it by that number
- * (rxe_send_wr.wr.ud.ah_num), never by an address vector of their own. */
-#define ROXE_MAX_AH		ROXE_KABI_MAX_AH
-struct roxe_served_ah {
-	struct roxe_pd		*pd;
-	struct roxe_frame_addr	addr;		/* GIDs, dmac, tclass, hop limit, flow */
-};
 
-/* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
-struct roxe_ah {
-	struct ibv_ah		ibv;		/* what the application holds */
-	struct roxe_pd		*pd;
-	struct rxe_av		av;
-};
 
 /* A receive WQE in progress (SEND spanning several packets). */
 struct roxe_rwqe {
@@ -335,117 +237,41 @@ struct roxe_engine {
 	struct roxe_engine_stats *stats;	/* this engine's global counters */
 };
 
-struct roxe_xdp;
-struct roxe_afxdp;
 
-struct roxe_local_set {
-	unsigned		n;
-	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
-};
 
-struct roxe_device {
-	unsigned		nengines;
-	bool			polled;		/* no engine threads: poll_cq drives */
-	/* the interface (AFXDP, UDP backends) */
-	char			ifname[16];
-	int			ifindex;
-	struct roxe_xdp		*xdp;		/* the attached program and its maps */
-	bool			xdp_ours;	/* we attached it (a BPF link): it leaves with us */
-	struct roxe_afxdp	*afxdp;
-	struct roxe_port	*udp_port;
-	/* per-QP counters: the mmapped roxe_qp_stats map, else our own */
-	struct roxe_qp_stats	*qp_stats;
-	bool			qp_stats_own;
-	struct roxe_engine	engines[ROXE_MAX_ENGINES];
-	enum roxe_backend	backend;
-	uint32_t		mtu;		/* active IB MTU, bytes */
-	uint8_t			gid[16];
-	uint8_t			mac[6];
-	/* The port's own addresses (gid among them): the only UD sources we
-	 * send from, the only destinations UD takes frames for (the XDP
-	 * program's roxe_local_ips holds the same). Engines read it without
-	 * locks; roxe_device_refresh_addrs replaces it whole, then frees the
-	 * old one after roxe_dev_quiesce. */
-	_Atomic(struct roxe_local_set *) local;
-	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
-	struct roxe_engine_stats *eng_stats;
-	bool			eng_stats_own;
-	/* lookups read by engines without locks (see top) */
-	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
-	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
-	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
-	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
-	uint32_t		next_qpn, next_mr;
-	uint8_t			key_gen;
-	/* async events */
-	int			async_efd;
-	pthread_mutex_t		async_lock;
-	struct roxe_async_event	async[ROXE_ASYNC_EVENTS];
-	unsigned		async_head, async_tail;
-	uint64_t		async_lost;	/* raised while the ring was full */
-};
-
-/* --- engine.c --- */
+/* --- engine.c: the engine thread --- */
 int roxe_engine_start(struct roxe_engine *e);
 void roxe_engine_stop(struct roxe_engine *e);
 bool roxe_engine_poll(struct roxe_engine *e);	/* polled devices: one turn */
 void roxe_engine_doorbell(struct roxe_qp *qp);
 void roxe_dev_quiesce(struct roxe_device *dev);
+/* --- sched.c: the ready list, timers and the transmit batch --- */
+void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
+void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp);
+void roxe_timer_arm(struct roxe_qp *qp);
+void roxe_timer_disarm(struct roxe_qp *qp);
 /* Frames the state machines send: borrow, fill, queue. */
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
-void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
-void roxe_timer_arm(struct roxe_qp *qp);
-void roxe_timer_disarm(struct roxe_qp *qp);
+void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
+void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
 
-/* --- mr.c --- */
-struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote);
-/* Check that [va, va+len) lies in the MR, that it belongs to pd, and that
- * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
-int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
-		  uint64_t va, uint64_t len, unsigned access);
-/* One access to an MR: which registration it used (roxe_mr_map). */
-struct roxe_mr_access {
-	const struct roxe_mr_priv *mr;
-	uint32_t		gen;
-};
-/* Where [va, va+len) of the MR that rkey names is in this process, after
- * roxe_mr_check()'s checks; NULL if any fails. Once the bytes are copied,
- * roxe_mr_access_ok(acc) says whether the registration held meanwhile. */
-void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
-		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
-bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
-/* Copy len bytes between buf and [va, va+len) of the MR rkey names (to_mr:
- * into the MR), with roxe_mr_map()'s checks; 0 or -EACCES. */
-int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
-		 void *buf, uint32_t len, unsigned access, bool to_mr);
-/* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
- * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
- * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
-int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
-		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
+/* --- trace.c: ROXE_TRACE --- */
+extern int roxe_trace;		/* -1 until an engine starts, then ROXE_TRACE's level */
+void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
+		      uint32_t len);
+void roxe_trace_dump(const struct roxe_engine *e);
 
-/* --- cq.c --- */
-/* A ring for the engine's own objects; g: the shape it got. */
-struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
-					   struct roxe_queue_geom *g);
-/* Returns false when the CQ overflowed (the CQE is lost, the CQ in error). */
-bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited);
-void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element);
-/* Drop element's events not read yet: its destroy, before it is freed. */
-void roxe_async_purge(struct roxe_device *dev, const void *element);
+/* --- sq.c: retiring send WQEs --- */
+/* The oldest WQE not retired, if it has been (partly) sent. */
+struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp);
 
-/* --- device.c, srq.c, completer.c --- */
-int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
-bool roxe_dev_counts_rx(const struct roxe_device *dev);
-bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16]);
-int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
-uint64_t roxe_rnr_timer_ns(uint8_t code);
-void roxe_completer_progress(struct roxe_qp *qp);
 
-/* --- qp.c --- */
+
+
+/* --- qp_state.c: the engine's side of QP state changes --- */
 /* Engine side: a fatal error, flush everything and stop; ev is the
  * affiliated async event to raise (IBV_EVENT_QP_FATAL, QP_REQ_ERR, ...). */
 void roxe_qp_to_error(struct roxe_qp *qp, enum ibv_event_type ev);
@@ -457,6 +283,8 @@ enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
 
 /* --- requester.c, completer.c, responder.c --- */
+uint64_t roxe_rnr_timer_ns(uint8_t code);
+void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the head */
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
 void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
@@ -465,54 +293,32 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_responder_send(struct roxe_qp *qp);			/* ACKs, READ responses */
 
-/* --- served objects (roxed): queues and memory of roxe.ko's applications --
- * Created at the numbers and keys the module chose, on rings and pages it
- * mapped into this process; the application posts and polls without us. */
-struct roxe_served_qp_init {
-	uint32_t		qpn;
-	enum ibv_qp_type	type;
-	struct roxe_cq		*send_cq, *recv_cq;
-	struct roxe_srq		*srq;
-	struct rxe_queue_buf	*sq_buf, *rq_buf;	/* rq_buf NULL with an SRQ */
-	struct roxe_queue_geom	sq_geom, rq_geom;	/* the module's word on their shape */
-	struct ibv_qp_cap	cap;
-	bool			sq_sig_all;
-	bool			kernel_av;	/* a kernel ULP's QP: UD WQEs carry AVs */
-};
-int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
-			  struct roxe_qp **qp);
-/* As roxe_modify_qp, but the source GID and the peer's MAC come from the
- * module (it resolved them for the GID index the application chose). */
-int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
-			  const uint8_t sgid[16], const uint8_t dmac[6]);
-int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
-			  struct roxe_queue_geom g,
-			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
-			  void *ctx, struct roxe_cq **cq);
-int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
-			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
-			   struct roxe_srq **srq);
-/* An MR at the module's key; byte iova of it is at host. */
-int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
-		       unsigned access, void *host, struct roxe_mr **mr);
-/* A fast-registration MR at the module's key, invalid until a REG_MR WQE
- * registers it within window (window_bytes); fn moves the pages. */
-int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
-			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
-/* An application's AH at the module's number, with what ib_core resolved
- * for it (sgid must be one of the port's own addresses); replaces an AH
- * left at that number. 0 or -EINVAL, -EADDRNOTAVAIL, -ENOMEM. */
-int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame_addr *addr);
-/* Gone: returns once no engine can be using it. */
-void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
-/* Execute a REG_MR WQE (include/roxe/kabi.h) of qp: an IBV_WC_* status. */
-int roxe_mr_fast_reg(struct roxe_qp *qp, const struct rxe_send_wqe *w);
-/* LOCAL_INV, SEND_WITH_INV of key by a QP of pd: a fast-registration
- * MR goes invalid (its window empties). 0, or -EINVAL when key names no
- * valid fast-registration MR of pd: ordinary MRs are never invalidated
- * (IBA 10.6.3.5, as rxe). */
-int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
-		       bool remote);
+/* May a WR of opcode op be posted to a QP of type t? */
+static inline bool roxe_qp_opcode_ok(enum ibv_qp_type t, uint32_t op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t != IBV_QPT_UD;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+static inline bool roxe_wqe_is_read_or_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
 
 /* WQEs that send nothing: they take effect in order and complete when the
  * requester reaches them. */
@@ -568,4 +374,4 @@ static inline int roxe_qp_state(const struct roxe_qp *qp)
 
 uint64_t roxe_now_ns(void);
 
-#endif /* ROXE_ENGINE_H */
+#endif /* ROXE_TRANSPORT_H */

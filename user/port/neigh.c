@@ -18,7 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include "roxe/frame.h"
-#include "neigh.h"
+#include "port/neigh.h"
 
 #define USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT | NUD_NOARP)
 

@@ -25,68 +25,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "engine.h"
+#include "transport/transport.h"
 
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
-/* A plain ACK waits at most this long, coalescing with newer ones (see the
- * transmit batch). */
-#define ACK_HOLD_NS	10000
-
-/*
- * ROXE_TRACE=1 in the environment: one line per frame sent and received,
- * on stderr as it happens. ROXE_TRACE=2: the same lines kept in memory
- * (the last TRACE_RING per engine) and printed when the engine stops: a
- * flight recorder that barely changes the timing it records.
- */
-static int trace = -1;
-#define TRACE_RING	512
-#define TRACE_LINE	128
-static __thread char (*trace_ring)[TRACE_LINE];
-static __thread unsigned trace_next;
-
-static void trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
-			uint32_t len)
-{
-	char line[TRACE_LINE];
-	struct roxe_frame_hdr h;
-	struct roxe_pkt pkt;
-	int v = roxe_parse(f, f + len, len, &pkt), n;
-
-	if (v != ROXE_PKT_OK) {
-		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %u bytes: %s", e->dev->gid[15],
-			     e->id, dir, len, roxe_verdict_name(v));
-	} else {
-		roxe_frame_hdr_get(f, &pkt, &h);
-		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u",
-			     e->dev->gid[15], e->id, dir, roxe_opcode_name(h.opcode), h.dqpn, h.psn,
-			     h.ackreq ? " A" : "", pkt.payload_len);
-		if ((pkt.flags & ROXE_HDR_AETH) && n > 0 && n < TRACE_LINE)
-			snprintf(line + n, sizeof(line) - (size_t)n, " syn %#x msn %u",
-				 h.syndrome, h.msn);
-	}
-	if (trace == 1) {
-		fprintf(stderr, "%s\n", line);
-		return;
-	}
-	if (!trace_ring && !(trace_ring = calloc(TRACE_RING, TRACE_LINE)))
-		return;
-	memcpy(trace_ring[trace_next++ % TRACE_RING], line, TRACE_LINE);
-}
-
-static void trace_dump(const struct roxe_engine *e)
-{
-	unsigned n = trace_next < TRACE_RING ? trace_next : TRACE_RING;
-
-	if (!trace_ring)
-		return;
-	fprintf(stderr, "roxe[%u.%u] last %u frames:\n", e->dev->gid[15], e->id, n);
-	for (unsigned i = trace_next - n; i != trace_next; i++)
-		fprintf(stderr, "%s\n", trace_ring[i % TRACE_RING]);
-	free(trace_ring);
-	trace_ring = NULL;
-}
 
 uint64_t roxe_now_ns(void)
 {
@@ -135,60 +78,6 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 	}
 }
 
-/* --- the ready list and timers ----------------------------------------------- */
-void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp)
-{
-	if (qp->on_ready)
-		return;
-	qp->on_ready = true;
-	qp->ready_next = NULL;
-	if (e->ready_tail)
-		e->ready_tail->ready_next = qp;
-	else
-		e->ready_head = qp;
-	e->ready_tail = qp;
-}
-
-static void ready_remove(struct roxe_engine *e, struct roxe_qp *qp)
-{
-	struct roxe_qp **pp, *prev = NULL;
-
-	if (!qp->on_ready)
-		return;
-	for (pp = &e->ready_head; *pp; prev = *pp, pp = &(*pp)->ready_next)
-		if (*pp == qp) {
-			*pp = qp->ready_next;
-			if (e->ready_tail == qp)
-				e->ready_tail = prev;
-			break;
-		}
-	qp->on_ready = false;
-}
-
-void roxe_timer_arm(struct roxe_qp *qp)
-{
-	struct roxe_engine *e = qp->eng;
-
-	if (qp->timer_pprev)
-		return;
-	qp->timer_next = e->timers;
-	if (e->timers)
-		e->timers->timer_pprev = &qp->timer_next;
-	e->timers = qp;
-	qp->timer_pprev = &e->timers;
-}
-
-void roxe_timer_disarm(struct roxe_qp *qp)
-{
-	if (!qp->timer_pprev)
-		return;
-	*qp->timer_pprev = qp->timer_next;
-	if (qp->timer_next)
-		qp->timer_next->timer_pprev = qp->timer_pprev;
-	qp->timer_pprev = NULL;
-	qp->timer_next = NULL;
-}
-
 /* Fire what is due; returns the earliest deadline still pending (0: none). */
 static uint64_t timers_turn(struct roxe_engine *e)
 {
@@ -213,139 +102,6 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			next = qp->req.rnr_deadline;
 	}
 	return next;
-}
-
-/* --- transmit batch ------------------------------------------------------------
- *
- * Plain ACKs are coalesced: a QP's ACK waits in the batch (tx_held[]) up to
- * ACK_HOLD_NS, and a newer ACK of the same QP overwrites it in place (ACKs
- * are cumulative). Everything else leaves at the end of the turn that made
- * it; held ACKs stay behind. In a ping-pong the reply then goes alone, and
- * an ACK leaves about once per ACK_HOLD_NS instead of once per message: on
- * copy-mode AF_XDP every frame costs the sender the receiver's XDP work
- * too, on the round trip's critical path. The requester's retransmit timer
- * is milliseconds: microseconds of ACK delay cost nothing. Replies whose
- * order matters (READ responses, atomic ACKs, NAKs) release their QP's
- * held ACK to go before them (roxe_engine_tx_commit_resp).
- */
-static void held_release(struct roxe_engine *e, unsigned i)
-{
-	e->tx_held[i]->held_ack_slot = -1;
-	e->tx_held[i] = NULL;
-}
-
-/* Everything, held ACKs included. */
-static void tx_flush(struct roxe_engine *e)
-{
-	for (unsigned i = 0; i < e->ntx; i++)
-		if (e->tx_held[i])
-			held_release(e, i);
-	if (e->ntx) {
-		roxe_port_tx(e->port, e->tx, e->ntx);
-		e->ntx = 0;
-		roxe_port_flush(e->port);
-	}
-	e->tx_urgent = false;
-	e->ack_held_since = 0;
-}
-
-/* All but the held ACKs, which move to the front of the batch. */
-static void tx_flush_unheld(struct roxe_engine *e)
-{
-	struct roxe_buf out[ROXE_RX_BURST];
-	unsigned n = 0, kept = 0;
-
-	for (unsigned i = 0; i < e->ntx; i++) {
-		if (!e->tx_held[i]) {
-			out[n++] = e->tx[i];
-			continue;
-		}
-		e->tx[kept] = e->tx[i];
-		e->tx_held[kept] = e->tx_held[i];
-		e->tx_held[kept]->held_ack_slot = (int)kept;
-		kept++;
-	}
-	for (unsigned i = kept; i < e->ntx; i++)
-		e->tx_held[i] = NULL;
-	e->ntx = kept;
-	if (!kept)
-		e->ack_held_since = 0;	/* the next held ACK starts its own wait */
-	if (n) {
-		roxe_port_tx(e->port, out, n);
-		roxe_port_flush(e->port);
-	}
-	e->tx_urgent = false;
-}
-
-/* End of a turn: what is not a held ACK leaves; held ACKs too once the
- * oldest has waited ACK_HOLD_NS. */
-static void tx_turn_end(struct roxe_engine *e)
-{
-	if (!e->ntx)
-		return;
-	if (e->ack_held_since && e->now - e->ack_held_since >= ACK_HOLD_NS)
-		tx_flush(e);
-	else if (e->tx_urgent)
-		tx_flush_unheld(e);
-}
-
-struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
-{
-	if (e->ntx == ROXE_RX_BURST)
-		tx_flush(e);
-	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
-		return &e->tx[e->ntx];
-	tx_flush(e);	/* completions may free buffers */
-	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
-		return &e->tx[e->ntx];
-	return NULL;
-}
-
-static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b)
-{
-	if (trace > 0)
-		trace_frame(e, "tx", b->data, b->len);
-	if (qp) {
-		qp->stats->tx_packets++;
-		qp->stats->tx_bytes += b->len;
-	}
-}
-
-/* A plain ACK (b, just borrowed with roxe_engine_tx_buf): held. */
-void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
-{
-	int slot = qp->held_ack_slot;
-
-	count_tx(e, qp, b);
-	if (slot >= 0 && e->tx[slot].cap >= b->len) {
-		/* the newer ACK replaces the held one */
-		memcpy(e->tx[slot].data, b->data, b->len);
-		e->tx[slot].len = b->len;
-		roxe_port_tx_free(e->port, b, 1);
-		qp->stats->tx_packets--;
-		qp->stats->tx_bytes -= b->len;
-		return;
-	}
-	qp->held_ack_slot = (int)e->ntx;
-	e->tx_held[e->ntx++] = qp;
-	if (!e->ack_held_since)
-		e->ack_held_since = e->now;
-}
-
-/* A responder's frame that must not overtake the QP's held ACK. */
-void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
-{
-	if (qp->held_ack_slot >= 0)
-		held_release(e, (unsigned)qp->held_ack_slot);
-	roxe_engine_tx_commit(e, qp, b);
-}
-
-void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
-{
-	e->tx_urgent = true;
-	count_tx(e, qp, b);
-	e->tx_held[e->ntx] = NULL;
-	e->ntx++;
 }
 
 /* --- receive ---------------------------------------------------------------------- */
@@ -375,8 +131,8 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 	uint32_t qpn;
 	int v;
 
-	if (trace > 0)
-		trace_frame(e, "rx", b->data, b->len);
+	if (roxe_trace > 0)
+		roxe_trace_frame(e, "rx", b->data, b->len);
 	v = roxe_parse(b->data, b->data + b->len, b->len, &pkt);
 	if (v != ROXE_PKT_OK)
 		return;		/* counted by the XDP program on the fast path */
@@ -434,8 +190,8 @@ static bool doorbell_turn(struct roxe_engine *e)
 			 * the QP) before this turn's ACK for it left: send what the
 			 * responder owes, or the requester retries forever. */
 			roxe_responder_send(qp);
-			tx_flush(e);	/* its held ACK too: the QP is going away */
-			ready_remove(e, qp);
+			roxe_engine_tx_flush(e);	/* its held ACK too: the QP is going away */
+			roxe_engine_unready(e, qp);
 			roxe_timer_disarm(qp);
 			atomic_store(&qp->detached, true);
 			continue;
@@ -560,7 +316,7 @@ static bool engine_turn(struct roxe_engine *e)
 		e->next_timer = timers_turn(e);
 	/* A timer that fired queued its QP: that is work, not idling. */
 	busy |= e->ready_head != NULL;
-	tx_turn_end(e);
+	roxe_engine_tx_turn_end(e);
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 	return busy;
 }
@@ -576,13 +332,13 @@ static void *engine_main(void *arg)
 		} else if (!idle_since) {
 			idle_since = e->now;
 		} else if (e->now - idle_since >= SPIN_NS) {
-			tx_flush(e);		/* held ACKs leave before we sleep */
+			roxe_engine_tx_flush(e);		/* held ACKs leave before we sleep */
 			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
 		}
 	}
-	if (trace > 1)
-		trace_dump(e);
+	if (roxe_trace > 1)
+		roxe_trace_dump(e);
 	return NULL;
 }
 
@@ -601,8 +357,8 @@ bool roxe_engine_poll(struct roxe_engine *e)
 
 int roxe_engine_start(struct roxe_engine *e)
 {
-	if (trace < 0)
-		trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
+	if (roxe_trace < 0)
+		roxe_trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
 	if (e->dev->polled)
 		return 0;
 	return -pthread_create(&e->thread, NULL, engine_main, e);
@@ -616,13 +372,13 @@ void roxe_engine_stop(struct roxe_engine *e)
 	if (e->dev->polled) {
 		while (atomic_exchange(&e->driving, true))	/* a poller's last turn */
 			sched_yield();
-		tx_flush(e);		/* held ACKs */
-		if (trace > 1)
-			trace_dump(e);
+		roxe_engine_tx_flush(e);		/* held ACKs */
+		if (roxe_trace > 1)
+			roxe_trace_dump(e);
 		return;
 	}
 	if (write(e->efd, &one, sizeof(one)) < 0)
 		perror("roxe: engine stop");
 	pthread_join(e->thread, NULL);
-	tx_flush(e);		/* held ACKs */
+	roxe_engine_tx_flush(e);		/* held ACKs */
 }

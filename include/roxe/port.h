@@ -99,7 +99,7 @@ static inline void roxe_port_destroy(struct roxe_port *p)
 		p->ops->destroy(p);
 }
 
-/* --- loop backend (user/port_loop.c) ---------------------------------------- */
+/* --- loop backend (user/port/loop.c) ---------------------------------------- */
 /* Faults applied to frames crossing a loop wire, each a probability in
  * parts per million, drawn from a seeded generator (runs are repeatable). */
 struct roxe_loop_faults {
@@ -117,5 +117,45 @@ void roxe_loop_wire_free(struct roxe_loop_wire *w);
 struct roxe_port *roxe_loop_port(struct roxe_loop_wire *w, int end);
 /* Faults on frames sent from end `from`; safe only while no thread sends. */
 void roxe_loop_set_faults(struct roxe_loop_wire *w, int from, const struct roxe_loop_faults *f);
+
+/* --- AF_XDP backend ---------------------------------------------------------- */
+/*
+ * The AF_XDP port backend (user/port/afxdp.c): one roxe_port per engine on
+ * one interface, fed by roxe's XDP program (user/port/xdp.h). Created and
+ * closed by one thread; each port is then used by its engine's thread only.
+ */
+
+
+struct roxe_afxdp;
+
+struct roxe_afxdp_config {
+	const char	*ifname;
+	unsigned	engines;	/* ports, = the program's roxe_config.engines */
+	unsigned	queues;		/* 0: all the interface's rx queues */
+	int		xsks_map_fd;	/* roxe_xsks of the attached program */
+	bool		force_copy;	/* do not try zero-copy */
+	bool		no_multibuf;	/* frames up to one buffer (3840 B) only */
+};
+
+/* Sockets on every queue for every engine; returns NULL and sets errno
+ * (EINVAL: fewer queues than engines). */
+struct roxe_afxdp *roxe_afxdp_open(const struct roxe_afxdp_config *cfg);
+/* Engine e's port; the port's destroy drops it (the group lives on). */
+struct roxe_port *roxe_afxdp_port(struct roxe_afxdp *x, unsigned engine);
+/* Frees the group once every port obtained from it is destroyed. */
+void roxe_afxdp_close(struct roxe_afxdp *x);
+
+bool roxe_afxdp_zerocopy(const struct roxe_afxdp *x);
+unsigned roxe_afxdp_queues(const struct roxe_afxdp *x);
+
+/* --- UDP backend -------------------------------------------------------------- */
+/*
+ * The UDP port backend (user/port/udp.c): RoCE v2 over a plain UDP socket
+ * bound to <local ip>:4791. Runs where XDP does not; the baseline.
+ */
+
+
+/* local_ip: IPv4 or IPv6 text. Returns NULL and sets errno on failure. */
+struct roxe_port *roxe_udp_port_open(const char *local_ip);
 
 #endif /* ROXE_PORT_H */

@@ -33,7 +33,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "roxe/frame.h"
-#include "port_udp.h"
+#include "roxe/port.h"
 
 #define UDP_FRAME_SIZE	(9216u + 128)	/* jumbo frames and our headers */
 #define UDP_BUFS	64u		/* rx and tx each */

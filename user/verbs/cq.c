@@ -18,36 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include "engine.h"
-
-enum { ARM_NONE = 0, ARM_ANY = 1, ARM_SOLICITED = 2 };
-
-static unsigned log2_up(uint32_t v)
-{
-	unsigned l = 0;
-
-	while ((1u << l) < v)
-		l++;
-	return l;
-}
-
-/* A zeroed rxe queue buffer of at least `entries` usable slots. */
-struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
-					   struct roxe_queue_geom *g)
-{
-	unsigned ls = log2_up(entries + 1), le = log2_up(elem_size);
-	struct rxe_queue_buf *b;
-
-	b = aligned_alloc(64, (size_t)roxe_queue_bytes(ls, le));
-	if (!b)
-		return NULL;
-	memset(b, 0, (size_t)roxe_queue_bytes(ls, le));
-	b->log2_elem_size = le;
-	b->index_mask = (1u << ls) - 1;
-	g->mask = (1u << ls) - 1;
-	g->log2_elem = le;
-	return b;
-}
+#include "verbs/served.h"
 
 int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **out)
 {
@@ -177,52 +148,6 @@ int roxe_destroy_cq(struct roxe_cq *cq)
 	return 0;
 }
 
-bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited)
-{
-	bool ok = true;
-	int armed;
-
-	pthread_spin_lock(&cq->lock);
-	if (atomic_load_explicit(&cq->overflow, memory_order_relaxed)) {
-		ok = false;
-	} else if (roxe_queue_full(&cq->prod)) {
-		atomic_store(&cq->overflow, true);
-		ok = false;
-	} else {
-		memcpy(roxe_queue_producer_slot(&cq->prod), wc, sizeof(*wc));
-		roxe_queue_produce(&cq->prod);
-	}
-	pthread_spin_unlock(&cq->lock);
-
-	if (!ok) {
-		if (!cq->overflow_reported) {
-			cq->overflow_reported = true;
-			roxe_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq);
-		}
-		return false;
-	}
-	/* Store (the CQE) then load (armed), against the application's store
-	 * (armed) then load (the CQE) in req_notify + poll: without a full
-	 * fence on both sides each may miss the other's store, and the
-	 * event is lost while the CQE sits unseen. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (cq->served_event) {
-		cq->served_event(cq->served_ctx, cq, solicited || wc->status != IBV_WC_SUCCESS);
-		return true;
-	}
-	armed = atomic_load_explicit(&cq->armed, memory_order_relaxed);
-	if (cq->channel && armed != ARM_NONE &&
-	    (armed == ARM_ANY || solicited || wc->status != IBV_WC_SUCCESS) &&
-	    atomic_exchange(&cq->armed, ARM_NONE) != ARM_NONE) {
-		uint64_t one = 1;
-
-		atomic_store(&cq->event_pending, true);
-		if (write(cq->channel->efd, &one, sizeof(one)) != sizeof(one))
-			return true;	/* the counter cannot overflow in practice */
-	}
-	return true;
-}
-
 int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc)
 {
 	int i;
@@ -265,7 +190,7 @@ int roxe_req_notify_cq(struct roxe_cq *cq, int solicited_only)
 {
 	if (!cq || !cq->channel)
 		return -EINVAL;
-	atomic_store_explicit(&cq->armed, solicited_only ? ARM_SOLICITED : ARM_ANY,
+	atomic_store_explicit(&cq->armed, solicited_only ? ROXE_ARM_SOLICITED : ROXE_ARM_ANY,
 			      memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);	/* see roxe_cq_post() */
 	return 0;
@@ -338,77 +263,4 @@ const char *roxe_wc_status_str(enum ibv_wc_status st)
 }
 
 /* --- asynchronous events ----------------------------------------------------- */
-/* The number an event carries for its object (see struct roxe_async_event). */
-static uint32_t event_object_id(enum ibv_event_type type, const void *element)
-{
-	switch (type) {
-	case IBV_EVENT_CQ_ERR:
-		return ((const struct roxe_cq *)element)->id;
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		return ((const struct roxe_srq *)element)->id;
-	default:
-		return ((const struct roxe_qp *)element)->qpn;
-	}
-}
 
-void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element)
-{
-	uint64_t one = 1;
-	bool lost = false;
-
-	pthread_mutex_lock(&dev->async_lock);
-	if (dev->async_tail - dev->async_head < ROXE_ASYNC_EVENTS) {
-		struct roxe_async_event *ev = &dev->async[dev->async_tail++ % ROXE_ASYNC_EVENTS];
-
-		ev->type = type;
-		ev->id = event_object_id(type, element);
-		ev->element.qp = element;
-	} else {
-		__atomic_fetch_add(&dev->async_lost, 1, __ATOMIC_RELAXED);
-		lost = true;
-	}
-	pthread_mutex_unlock(&dev->async_lock);
-	if (!lost && write(dev->async_efd, &one, sizeof(one)) < 0)
-		return;
-}
-
-void roxe_async_purge(struct roxe_device *dev, const void *element)
-{
-	unsigned keep;
-
-	pthread_mutex_lock(&dev->async_lock);
-	keep = dev->async_head;
-	for (unsigned i = dev->async_head; i != dev->async_tail; i++) {
-		struct roxe_async_event ev = dev->async[i % ROXE_ASYNC_EVENTS];
-
-		if (ev.element.qp != element)
-			dev->async[keep++ % ROXE_ASYNC_EVENTS] = ev;
-	}
-	dev->async_tail = keep;
-	pthread_mutex_unlock(&dev->async_lock);
-}
-
-uint64_t roxe_async_lost(const struct roxe_device *dev)
-{
-	return dev ? __atomic_load_n(&dev->async_lost, __ATOMIC_RELAXED) : 0;
-}
-
-int roxe_async_fd(const struct roxe_device *dev)
-{
-	return dev ? dev->async_efd : -EINVAL;
-}
-
-int roxe_get_async_event(struct roxe_device *dev, struct roxe_async_event *ev)
-{
-	int ret = -EAGAIN;
-
-	if (!dev || !ev)
-		return -EINVAL;
-	pthread_mutex_lock(&dev->async_lock);
-	if (dev->async_head != dev->async_tail) {
-		*ev = dev->async[dev->async_head++ % 256];
-		ret = 0;
-	}
-	pthread_mutex_unlock(&dev->async_lock);
-	return ret;
-}

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include "port.h"
+#include "roxe/port.h"
 
 struct loop_ring {			/* one direction of the wire */
 	uint32_t	head;		/* written by the sender */

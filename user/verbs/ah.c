@@ -5,7 +5,7 @@
  * Embedded: the rxe uAPI address vector (struct rxe_av), carried by value in
  * every UD send WQE. Its source is always the device's GID (sgid_index 0,
  * sgid_addr left empty) and its destination MAC comes from the kernel's
- * neighbour table (roxe_dev_resolve_mac, user/neigh.c).
+ * neighbour table (roxe_dev_resolve_mac, user/port/neigh.c).
  *
  * Served (roxed): the AHs roxe.ko creates for applications, kept by number;
  * the engine takes a served application's UD addressing only from them
@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
+#include "verbs/served.h"
 
 int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ibv_ah **out)
 {

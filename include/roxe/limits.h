@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Every limit roxe advertises or enforces, defined once: the engine
+ * (user/), roxed (daemon/), the kernel module (kmod/) and the XDP maps
+ * (bpf/) all take them from here. Plain constants: C, BPF and kernel code
+ * include this.
+ */
+#ifndef ROXE_LIMITS_H
+#define ROXE_LIMITS_H
+
+/* QPNs 0 .. ROXE_MAX_QPS-1 (QP0 unused, QP1 the GSI QP); the XDP maps hold
+ * an entry per QPN. */
+#define ROXE_MAX_QPS		32768
+#define ROXE_MAX_WR		16383		/* per work queue */
+#define ROXE_MAX_SGE		32		/* per WR, as rxe */
+#define ROXE_MAX_INLINE		512		/* inline bytes per send WR */
+#define ROXE_MAX_CQ		16384
+#define ROXE_MAX_CQE		65535		/* per CQ */
+#define ROXE_MAX_MR		65536		/* keys: index (below this) << 8 | generation */
+#define ROXE_MAX_PD		65536
+#define ROXE_MAX_AH		65536
+#define ROXE_MAX_SRQ		16384
+#define ROXE_MAX_RD_ATOMIC	16		/* READ/ATOMIC in flight per QP, each way */
+
+/* Engines and the interface's queues (AF_XDP sockets: one per engine per
+ * queue, see include/roxe/maps.h). */
+#define ROXE_MAX_ENGINES	64
+#define ROXE_MAX_QUEUES		64
+/* The port's own addresses roxe tracks (GIDs; XDP's local-address map). */
+#define ROXE_MAX_LOCAL_ADDRS	64
+
+#endif /* ROXE_LIMITS_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The objects the transport works on, and what engines do with them: the
+ * device and its lookup tables, PDs, MRs, CQs, SRQs, AHs, the port's own
+ * addresses, async events. The QP and the engines are the transport's
+ * (transport/transport.h); creating and destroying objects is the verbs'
+ * (verbs/). Nothing here calls up into either.
+ *
+ * Threads: MRs and QPs are looked up by key/number in device tables that
+ * engines read without locks; destroying one unpublishes it, then waits
+ * until every engine has passed a quiescent point (roxe_dev_quiesce)
+ * before freeing it. CQs and SRQs may be shared by QPs of several engines:
+ * producing a CQE or taking an SRQ WQE takes that object's spinlock.
+ */
+#ifndef ROXE_CORE_H
+#define ROXE_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "roxe/verbs.h"
+#include "roxe/queue.h"
+#include "roxe/frame.h"
+#include "roxe/maps.h"
+#include "roxe/kabi.h"
+#include "roxe/limits.h"
+
+
+#define ROXE_REMOTE_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+				 IBV_ACCESS_REMOTE_ATOMIC)
+#define ROXE_KNOWN_ACCESS	(IBV_ACCESS_LOCAL_WRITE | ROXE_REMOTE_ACCESS)
+
+/* struct roxe_cq.armed */
+enum { ROXE_ARM_NONE = 0, ROXE_ARM_ANY = 1, ROXE_ARM_SOLICITED = 2 };
+
+struct roxe_engine;
+struct roxe_qp;
+struct roxe_port;
+struct roxe_xdp;
+struct roxe_afxdp;
+
+struct roxe_pd {
+	struct roxe_device	*dev;
+	atomic_uint		users;		/* MRs, QPs, SRQs, AHs */
+};
+
+/* roxe.ko's fast-registration MRs: the module puts pages behind the
+ * window (map) or takes them away (!map); 0 or -errno. */
+typedef int roxe_mr_window_fn(void *ctx, uint32_t key, bool map);
+
+struct roxe_mr_priv {
+	struct roxe_mr		pub;
+	struct roxe_pd		*pd;
+	uint64_t		iova;		/* the MR's first byte as the wire names it */
+	uint8_t			*host;		/* ... and where it is in this process */
+	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
+	/* Engines read the fields above without locks, as a seqlock: gen is
+	 * odd while a fast-registration MR is (re)registered or invalidated
+	 * (writers hold write_lock), and moves on with each, so an access
+	 * that saw the same even gen before and after used one registration
+	 * throughout; one that did not fails with a protection error. */
+	atomic_uint		gen;
+	pthread_spinlock_t	write_lock;
+	/* a fast-registration MR (REG_MR WQEs register it): its window */
+	uint8_t			*window;	/* NULL: an ordinary MR */
+	uint64_t		window_bytes;
+	roxe_mr_window_fn	*window_fn;
+	void			*window_ctx;
+};
+
+struct roxe_comp_channel {
+	struct roxe_device	*dev;
+	int			efd;		/* eventfd: a count of pending events */
+	pthread_mutex_t		lock;
+	struct roxe_cq		*cqs;		/* CQs using this channel */
+	atomic_uint		users;
+};
+
+struct roxe_cq {
+	struct roxe_device	*dev;
+	struct roxe_comp_channel *channel;
+	struct roxe_cq		*channel_next;
+	void			*context;
+	struct rxe_queue_buf	*buf;
+	struct roxe_queue	prod;		/* engines, under lock */
+	struct roxe_queue	cons;		/* the application */
+	pthread_spinlock_t	lock;
+	int			cqe;		/* capacity granted */
+	atomic_int		armed;		/* 0, or IBV_WC_... 1 any, 2 solicited */
+	atomic_bool		event_pending;
+	atomic_bool		overflow;	/* lost a CQE: reported once, then error */
+	bool			overflow_reported;	/* async event queued (engines) */
+	atomic_bool		overflow_polled;	/* -EOVERFLOW returned (poller) */
+	atomic_uint		users;		/* QPs */
+	atomic_uint		events_unacked;
+	/* Served CQs (roxed): the ring is another process's; a CQE that may
+	 * raise a completion event calls this instead of the channel logic
+	 * (solicited: a solicited or an error CQE). */
+	void			(*served_event)(void *ctx, struct roxe_cq *cq, bool solicited);
+	void			*served_ctx;
+	uint32_t		id;		/* served: the owner's CQ number */
+};
+
+struct roxe_srq {
+	struct roxe_device	*dev;
+	struct roxe_pd		*pd;
+	struct rxe_queue_buf	*buf;
+	struct roxe_queue	prod;		/* the application, under post lock */
+	struct roxe_queue	cons;		/* engines, under lock */
+	pthread_spinlock_t	post_lock;
+	pthread_spinlock_t	lock;
+	uint32_t		max_wr, max_sge;
+	atomic_uint		limit;		/* 0: disarmed */
+	atomic_uint		users;
+	bool			served;		/* the ring is another process's */
+	uint32_t		id;		/* served: the owner's SRQ number */
+};
+
+/* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
+ * what ib_core resolved, by AH number; its UD WQEs name it by that number
+ * (rxe_send_wr.wr.ud.ah_num), never by an address vector of their own. */
+struct roxe_served_ah {
+	struct roxe_pd		*pd;
+	struct roxe_frame_addr	addr;		/* GIDs, dmac, tclass, hop limit, flow */
+};
+
+/* An address handle: rxe's AV, so UD WQEs carry it by value as in the uAPI. */
+struct roxe_ah {
+	struct ibv_ah		ibv;		/* what the application holds */
+	struct roxe_pd		*pd;
+	struct rxe_av		av;
+};
+
+struct roxe_local_set {
+	unsigned		n;
+	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
+};
+
+struct roxe_device {
+	unsigned		nengines;
+	bool			polled;		/* no engine threads: poll_cq drives */
+	/* the interface (AFXDP, UDP backends) */
+	char			ifname[16];
+	int			ifindex;
+	struct roxe_xdp		*xdp;		/* the attached program and its maps */
+	bool			xdp_ours;	/* we attached it (a BPF link): it leaves with us */
+	struct roxe_afxdp	*afxdp;
+	struct roxe_port	*udp_port;
+	/* per-QP counters: the mmapped roxe_qp_stats map, else our own */
+	struct roxe_qp_stats	*qp_stats;
+	bool			qp_stats_own;
+	struct roxe_engine	*engines;	/* nengines of them (transport/) */
+	enum roxe_backend	backend;
+	uint32_t		mtu;		/* active IB MTU, bytes */
+	uint8_t			gid[16];
+	uint8_t			mac[6];
+	/* The port's own addresses (gid among them): the only UD sources we
+	 * send from, the only destinations UD takes frames for (the XDP
+	 * program's roxe_local_ips holds the same). Engines read it without
+	 * locks; roxe_device_refresh_addrs replaces it whole, then frees the
+	 * old one after roxe_dev_quiesce. */
+	_Atomic(struct roxe_local_set *) local;
+	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
+	struct roxe_engine_stats *eng_stats;
+	bool			eng_stats_own;
+	/* lookups read by engines without locks (see top) */
+	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
+	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
+	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
+	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
+	uint32_t		next_qpn, next_mr;
+	uint8_t			key_gen;
+	/* async events */
+	int			async_efd;
+	pthread_mutex_t		async_lock;
+	struct roxe_async_event	async[ROXE_ASYNC_EVENTS];
+	unsigned		async_head, async_tail;
+	uint64_t		async_lost;	/* raised while the ring was full */
+};
+
+/* --- mr.c: MRs as engines use them --- */
+struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote);
+/* Check that [va, va+len) lies in the MR, that it belongs to pd, and that
+ * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
+int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
+		  uint64_t va, uint64_t len, unsigned access);
+/* One access to an MR: which registration it used (roxe_mr_map). */
+struct roxe_mr_access {
+	const struct roxe_mr_priv *mr;
+	uint32_t		gen;
+};
+/* Where [va, va+len) of the MR that rkey names is in this process, after
+ * roxe_mr_check()'s checks; NULL if any fails. Once the bytes are copied,
+ * roxe_mr_access_ok(acc) says whether the registration held meanwhile. */
+void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
+		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
+bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
+/* Copy len bytes between buf and [va, va+len) of the MR rkey names (to_mr:
+ * into the MR), with roxe_mr_map()'s checks; 0 or -EACCES. */
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
+		 void *buf, uint32_t len, unsigned access, bool to_mr);
+/* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
+ * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
+ * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
+int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
+/* Execute a REG_MR WQE (include/roxe/kabi.h) of a QP of pd: an IBV_WC_* status. */
+int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
+		     const struct rxe_send_wqe *w);
+/* LOCAL_INV, SEND_WITH_INV of key by a QP of pd: a fast-registration
+ * MR goes invalid (its window empties). 0, or -EINVAL when key names no
+ * valid fast-registration MR of pd: ordinary MRs are never invalidated
+ * (IBA 10.6.3.5, as rxe). */
+int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
+		       bool remote);
+
+/* --- queue.c --- */
+/* A ring for the engine's own objects; g: the shape it got. */
+struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
+					   struct roxe_queue_geom *g);
+/* --- cq.c --- */
+/* Returns false when the CQ overflowed (the CQE is lost, the CQ in error). */
+bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited);
+/* --- event.c --- */
+/* Queue an async event for element, whose number (QPN, served CQ or SRQ
+ * number) is id. */
+void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element,
+		      uint32_t id);
+/* Drop element's events not read yet: its destroy, before it is freed. */
+void roxe_async_purge(struct roxe_device *dev, const void *element);
+
+/* --- addrs.c --- */
+bool roxe_local_set_has(const struct roxe_local_set *l, const uint8_t gid[16]);
+/* Is gid one of the port's own addresses? */
+bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16]);
+/* Does the engine count received frames itself? Not when XDP does. */
+bool roxe_dev_counts_rx(const struct roxe_device *dev);
+
+#endif /* ROXE_CORE_H */

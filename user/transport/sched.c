@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * What the state machines hand their engine: QPs with something to send
+ * (the ready list), retransmit and RNR timers, and frames (the transmit
+ * batch). All on the engine's own thread.
+ */
+#include "transport/transport.h"
+
+/* A plain ACK waits at most this long, coalescing with newer ones (see the
+ * transmit batch). */
+#define ACK_HOLD_NS	10000
+
+/* --- the ready list and timers ----------------------------------------------- */
+void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp)
+{
+	if (qp->on_ready)
+		return;
+	qp->on_ready = true;
+	qp->ready_next = NULL;
+	if (e->ready_tail)
+		e->ready_tail->ready_next = qp;
+	else
+		e->ready_head = qp;
+	e->ready_tail = qp;
+}
+
+void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp)
+{
+	struct roxe_qp **pp, *prev = NULL;
+
+	if (!qp->on_ready)
+		return;
+	for (pp = &e->ready_head; *pp; prev = *pp, pp = &(*pp)->ready_next)
+		if (*pp == qp) {
+			*pp = qp->ready_next;
+			if (e->ready_tail == qp)
+				e->ready_tail = prev;
+			break;
+		}
+	qp->on_ready = false;
+}
+
+void roxe_timer_arm(struct roxe_qp *qp)
+{
+	struct roxe_engine *e = qp->eng;
+
+	if (qp->timer_pprev)
+		return;
+	qp->timer_next = e->timers;
+	if (e->timers)
+		e->timers->timer_pprev = &qp->timer_next;
+	e->timers = qp;
+	qp->timer_pprev = &e->timers;
+}
+
+void roxe_timer_disarm(struct roxe_qp *qp)
+{
+	if (!qp->timer_pprev)
+		return;
+	*qp->timer_pprev = qp->timer_next;
+	if (qp->timer_next)
+		qp->timer_next->timer_pprev = qp->timer_pprev;
+	qp->timer_pprev = NULL;
+	qp->timer_next = NULL;
+}
+
+/* --- transmit batch ------------------------------------------------------------
+ *
+ * Plain ACKs are coalesced: a QP's ACK waits in the batch (tx_held[]) up to
+ * ACK_HOLD_NS, and a newer ACK of the same QP overwrites it in place (ACKs
+ * are cumulative). Everything else leaves at the end of the turn that made
+ * it; held ACKs stay behind. In a ping-pong the reply then goes alone, and
+ * an ACK leaves about once per ACK_HOLD_NS instead of once per message: on
+ * copy-mode AF_XDP every frame costs the sender the receiver's XDP work
+ * too, on the round trip's critical path. The requester's retransmit timer
+ * is milliseconds: microseconds of ACK delay cost nothing. Replies whose
+ * order matters (READ responses, atomic ACKs, NAKs) release their QP's
+ * held ACK to go before them (roxe_engine_tx_commit_resp).
+ */
+
+static void held_release(struct roxe_engine *e, unsigned i)
+{
+	e->tx_held[i]->held_ack_slot = -1;
+	e->tx_held[i] = NULL;
+}
+
+/* Everything, held ACKs included. */
+void roxe_engine_tx_flush(struct roxe_engine *e)
+{
+	for (unsigned i = 0; i < e->ntx; i++)
+		if (e->tx_held[i])
+			held_release(e, i);
+	if (e->ntx) {
+		roxe_port_tx(e->port, e->tx, e->ntx);
+		e->ntx = 0;
+		roxe_port_flush(e->port);
+	}
+	e->tx_urgent = false;
+	e->ack_held_since = 0;
+}
+
+/* All but the held ACKs, which move to the front of the batch. */
+static void tx_flush_unheld(struct roxe_engine *e)
+{
+	struct roxe_buf out[ROXE_RX_BURST];
+	unsigned n = 0, kept = 0;
+
+	for (unsigned i = 0; i < e->ntx; i++) {
+		if (!e->tx_held[i]) {
+			out[n++] = e->tx[i];
+			continue;
+		}
+		e->tx[kept] = e->tx[i];
+		e->tx_held[kept] = e->tx_held[i];
+		e->tx_held[kept]->held_ack_slot = (int)kept;
+		kept++;
+	}
+	for (unsigned i = kept; i < e->ntx; i++)
+		e->tx_held[i] = NULL;
+	e->ntx = kept;
+	if (!kept)
+		e->ack_held_since = 0;	/* the next held ACK starts its own wait */
+	if (n) {
+		roxe_port_tx(e->port, out, n);
+		roxe_port_flush(e->port);
+	}
+	e->tx_urgent = false;
+}
+
+/* End of a turn: what is not a held ACK leaves; held ACKs too once the
+ * oldest has waited ACK_HOLD_NS. */
+void roxe_engine_tx_turn_end(struct roxe_engine *e)
+{
+	if (!e->ntx)
+		return;
+	if (e->ack_held_since && e->now - e->ack_held_since >= ACK_HOLD_NS)
+		roxe_engine_tx_flush(e);
+	else if (e->tx_urgent)
+		tx_flush_unheld(e);
+}
+
+struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
+{
+	if (e->ntx == ROXE_RX_BURST)
+		roxe_engine_tx_flush(e);
+	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
+		return &e->tx[e->ntx];
+	roxe_engine_tx_flush(e);	/* completions may free buffers */
+	if (roxe_port_tx_alloc(e->port, &e->tx[e->ntx], 1) == 1)
+		return &e->tx[e->ntx];
+	return NULL;
+}
+
+static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b)
+{
+	if (roxe_trace > 0)
+		roxe_trace_frame(e, "tx", b->data, b->len);
+	if (qp) {
+		qp->stats->tx_packets++;
+		qp->stats->tx_bytes += b->len;
+	}
+}
+
+/* A plain ACK (b, just borrowed with roxe_engine_tx_buf): held. */
+void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	int slot = qp->held_ack_slot;
+
+	count_tx(e, qp, b);
+	if (slot >= 0 && e->tx[slot].cap >= b->len) {
+		/* the newer ACK replaces the held one */
+		memcpy(e->tx[slot].data, b->data, b->len);
+		e->tx[slot].len = b->len;
+		roxe_port_tx_free(e->port, b, 1);
+		qp->stats->tx_packets--;
+		qp->stats->tx_bytes -= b->len;
+		return;
+	}
+	qp->held_ack_slot = (int)e->ntx;
+	e->tx_held[e->ntx++] = qp;
+	if (!e->ack_held_since)
+		e->ack_held_since = e->now;
+}
+
+/* A responder's frame that must not overtake the QP's held ACK. */
+void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	if (qp->held_ack_slot >= 0)
+		held_release(e, (unsigned)qp->held_ack_slot);
+	roxe_engine_tx_commit(e, qp, b);
+}
+
+void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	e->tx_urgent = true;
+	count_tx(e, qp, b);
+	e->tx_held[e->ntx] = NULL;
+	e->ntx++;
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Retiring send WQEs, oldest first: a completion (when signalled or in
+ * error), the slot freed for the application, the requester moved past a
+ * WQE it was about to send again, and SQD's drain noticed.
+ */
+#include "transport/transport.h"
+#include "roxe/psn.h"
+
+static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
+{
+	switch (wr_op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	default:
+		return wr_op == ROXE_KABI_WR_REG_MR ? (enum ibv_wc_opcode)ROXE_KABI_WC_REG_MR :
+		       IBV_WC_SEND;
+	}
+}
+
+/* Retire the WQE at the head of the send queue. */
+void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
+{
+	bool signal = st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED);
+	struct ib_uverbs_wc wc = {
+		.wr_id = w->wr.wr_id,
+		.status = st,
+		.opcode = wc_opcode(w->wr.opcode),
+		.qp_num = qp->qpn,
+	};
+
+	if (st == IBV_WC_SUCCESS)
+		wc.byte_len = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			      w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : w->dma.length;
+	if (roxe_wqe_is_read_or_atomic(w->wr.opcode) && w->state >= ROXE_WQE_SENDING &&
+	    qp->req.rd_atomic && roxe_psn_diff(qp->req.psn, w->first_psn) > 0)
+		qp->req.rd_atomic--;
+	/* Retired while the requester was about to send it again (an ACK
+	 * after go-back-N): the requester moves on past it. */
+	if (qp->req.wqe == qp->sq.index) {
+		uint32_t next_psn = roxe_psn_add(w->last_psn, 1);
+
+		qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+		qp->req.offset = 0;
+		if (w->state >= ROXE_WQE_SENDING && roxe_psn_diff(next_psn, qp->req.psn) > 0)
+			qp->req.psn = next_psn;
+	}
+	/* The engine's copy is free for the slot's next WQE. */
+	w->state = ROXE_WQE_POSTED;
+	/* Free the slot before the completion shows: an application that
+	 * polls it may post again at once, into a queue that must have room. */
+	roxe_queue_consume(&qp->sq);
+	if (signal)
+		roxe_cq_post(qp->scq, &wc, false);
+	/* SQD: this may have been the last WQE in progress; the event comes
+	 * after its completion. */
+	if (qp->eng_state == IBV_QPS_SQD)
+		roxe_qp_sq_drain_check(qp);
+}
+
+/* The oldest WQE not retired, if it has been (partly) sent. */
+struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp)
+{
+	struct rxe_send_wqe *w;
+
+	if (roxe_queue_empty(&qp->sq))
+		return NULL;
+	w = roxe_sq_wqe(qp, qp->sq.index);
+	return w->state >= ROXE_WQE_SENDING ? w : NULL;
+}
+
+/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV, REG_MR) at the head. */
+void roxe_completer_progress(struct roxe_qp *qp)
+{
+	struct rxe_send_wqe *w;
+
+	while ((w = roxe_sq_head(qp)) && w->state == ROXE_WQE_SENT &&
+	       roxe_wqe_is_local(w->wr.opcode))
+		roxe_complete_wqe(qp, w, (enum ibv_wc_status)w->status);
+}
+
+/*
+ * SQD: the drain is over once no send WQE is in progress: the oldest one
+ * not retired has not been started (WQEs start and retire in order), or
+ * there is none. Called when a WQE retires and when SQD is entered.
+ */
+void roxe_qp_sq_drain_check(struct roxe_qp *qp)
+{
+	if (qp->eng_state != IBV_QPS_SQD || roxe_qp_state(qp) != IBV_QPS_SQD ||
+	    !atomic_load(&qp->sq_draining))
+		return;
+	if (!roxe_queue_empty(&qp->sq) && roxe_sq_wqe(qp, qp->sq.index)->state != ROXE_WQE_POSTED)
+		return;
+	/* Once per drain, even if the application leaves SQD meanwhile. */
+	if (atomic_exchange(&qp->sq_draining, false) && qp->sqd_notify)
+		roxe_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp, qp->qpn);
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Frame tracing. ROXE_TRACE=1 in the environment: one line per frame sent
+ * and received, on stderr as it happens. ROXE_TRACE=2: the same lines kept in memory
+ * (the last TRACE_RING per engine) and printed when the engine stops: a
+ * flight recorder that barely changes the timing it records.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "transport/transport.h"
+
+int roxe_trace = -1;
+#define TRACE_RING	512
+#define TRACE_LINE	128
+static __thread char (*trace_ring)[TRACE_LINE];
+static __thread unsigned trace_next;
+
+void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
+		      uint32_t len)
+{
+	char line[TRACE_LINE];
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+	int v = roxe_parse(f, f + len, len, &pkt), n;
+
+	if (v != ROXE_PKT_OK) {
+		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %u bytes: %s", e->dev->gid[15],
+			     e->id, dir, len, roxe_verdict_name(v));
+	} else {
+		roxe_frame_hdr_get(f, &pkt, &h);
+		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u",
+			     e->dev->gid[15], e->id, dir, roxe_opcode_name(h.opcode), h.dqpn, h.psn,
+			     h.ackreq ? " A" : "", pkt.payload_len);
+		if ((pkt.flags & ROXE_HDR_AETH) && n > 0 && n < TRACE_LINE)
+			snprintf(line + n, sizeof(line) - (size_t)n, " syn %#x msn %u",
+				 h.syndrome, h.msn);
+	}
+	if (roxe_trace == 1) {
+		fprintf(stderr, "%s\n", line);
+		return;
+	}
+	if (!trace_ring && !(trace_ring = calloc(TRACE_RING, TRACE_LINE)))
+		return;
+	memcpy(trace_ring[trace_next++ % TRACE_RING], line, TRACE_LINE);
+}
+
+void roxe_trace_dump(const struct roxe_engine *e)
+{
+	unsigned n = trace_next < TRACE_RING ? trace_next : TRACE_RING;
+
+	if (!trace_ring)
+		return;
+	fprintf(stderr, "roxe[%u.%u] last %u frames:\n", e->dev->gid[15], e->id, n);
+	for (unsigned i = trace_next - n; i != trace_next; i++)
+		fprintf(stderr, "%s\n", trace_ring[i % TRACE_RING]);
+	free(trace_ring);
+	trace_ring = NULL;
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Protection domains and memory regions.
+ *
+ * A key is (table index << 8 | generation): a stale key of a deregistered
+ * MR whose slot was reused does not match the new MR. lkey and rkey are the
+ * same number; the rkey is valid only when remote access was granted.
+ * Engines look keys up without locks (see core/core.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "verbs/served.h"
+
+int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **out)
+{
+	struct roxe_pd *pd;
+
+	if (!dev || !out)
+		return -EINVAL;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	*out = pd;
+	return 0;
+}
+
+int roxe_dealloc_pd(struct roxe_pd *pd)
+{
+	if (!pd)
+		return -EINVAL;
+	if (atomic_load(&pd->users))
+		return -EBUSY;
+	free(pd);
+	return 0;
+}
+
+/* Publish mr at key (0: a free index of our own, with the next generation). */
+static int mr_publish(struct roxe_pd *pd, struct roxe_mr_priv *mr, uint32_t key)
+{
+	struct roxe_device *dev = pd->dev;
+	uint32_t idx = key >> 8, tries;
+
+	pthread_mutex_lock(&dev->lock);
+	if (key) {
+		if (idx == 0 || idx >= ROXE_MAX_MR || atomic_load(&dev->mrs[idx])) {
+			pthread_mutex_unlock(&dev->lock);
+			return -EEXIST;
+		}
+	} else {
+		for (tries = 0; tries < ROXE_MAX_MR; tries++) {
+			idx = dev->next_mr++ % ROXE_MAX_MR;
+			if (idx && !atomic_load(&dev->mrs[idx]))
+				break;
+		}
+		if (tries == ROXE_MAX_MR) {
+			pthread_mutex_unlock(&dev->lock);
+			return -ENOMEM;
+		}
+		key = idx << 8 | dev->key_gen++;
+	}
+	mr->pub.lkey = key;
+	mr->pub.rkey = (mr->pub.access & ROXE_REMOTE_ACCESS) ? key : 0;
+	atomic_fetch_add(&pd->users, 1);
+	atomic_store_explicit(&dev->mrs[idx], mr, memory_order_release);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, size_t length,
+		  unsigned access, struct roxe_mr **out)
+{
+	struct roxe_mr_priv *mr;
+	int err;
+
+	if (!pd || !out || (!host && length) || (access & ~ROXE_KNOWN_ACCESS))
+		return -EINVAL;
+	/* IBA 10.6.3.1: remote write or atomic needs local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (iova + length < iova || (uintptr_t)host + length < (uintptr_t)host)
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	mr->pd = pd;
+	mr->pub.addr = (void *)(uintptr_t)iova;
+	mr->pub.length = length;
+	mr->pub.access = access;
+	mr->iova = iova;
+	mr->host = host;
+	atomic_store(&mr->valid, true);
+	pthread_spin_init(&mr->write_lock, PTHREAD_PROCESS_PRIVATE);
+	err = mr_publish(pd, mr, key);
+	if (err) {
+		pthread_spin_destroy(&mr->write_lock);
+		free(mr);
+		return err;
+	}
+	*out = &mr->pub;
+	return 0;
+}
+
+int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
+		struct roxe_mr **out)
+{
+	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, out);
+}
+
+int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
+		       unsigned access, void *host, struct roxe_mr **out)
+{
+	if (!key)
+		return -EINVAL;
+	return mr_new(pd, key, iova, host, length, access, out);
+}
+
+int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
+			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **out)
+{
+	struct roxe_mr_priv *mr;
+	int err;
+
+	if (!key || !window || !window_bytes || !fn)
+		return -EINVAL;
+	err = mr_new(pd, key, 0, window, 0, 0, out);
+	if (err)
+		return err;
+	mr = (struct roxe_mr_priv *)*out;
+	mr->window = window;
+	mr->window_bytes = window_bytes;
+	mr->window_fn = fn;
+	mr->window_ctx = ctx;
+	mr->pub.rkey = key;
+	atomic_store(&mr->valid, false);
+	return 0;
+}
+
+int roxe_dereg_mr(struct roxe_mr *pub)
+{
+	struct roxe_mr_priv *mr = (struct roxe_mr_priv *)pub;
+	struct roxe_device *dev;
+
+	if (!pub)
+		return -EINVAL;
+	dev = mr->pd->dev;
+	atomic_store(&dev->mrs[pub->lkey >> 8], NULL);
+	/* An engine may be copying into it right now: wait it out. */
+	roxe_dev_quiesce(dev);
+	atomic_fetch_sub(&mr->pd->users, 1);
+	pthread_spin_destroy(&mr->write_lock);
+	free(mr);
+	return 0;
+}
+
