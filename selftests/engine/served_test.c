@@ -467,6 +467,37 @@ TEST_F_TIMEOUT(served, hostile_producer_index, 60)
 	EXPECT_EQ(IBV_QPS_RESET, roxe_qp_state(a->qp));
 }
 
+/* A storm of doorbells for one QP in ERR, the queue kept looking full (the
+ * CQE hook): the engine acts on a QP's doorbells once per turn, so 1000
+ * doorbells read in one turn cost one flush of what is posted, not 1000
+ * (each a full ring), and the engine's other work goes on. */
+TEST_F_TIMEOUT(served, hostile_doorbell_storm, 60)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	uint8_t sgid[16] = { 0 }, dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	uint64_t one = 1;
+	int flushed;
+
+	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+	usleep(10000);
+	atomic_store(&a->events, 0);
+	atomic_store(&a->index_games, true);
+	roxe_queue_produce(&a->sq_prod);
+	/* 1000 doorbells the engine reads in one turn */
+	for (unsigned i = 0; i < 1000; i++)
+		a->ring.qpn[(a->ring.prod + i) % ROXE_KABI_DB_SLOTS] = APP_QPN;
+	__atomic_store_n(&a->ring.prod, a->ring.prod + 1000, __ATOMIC_RELEASE);
+	ASSERT_EQ((ssize_t)sizeof(one), write(s1->dev->engines[0].efd, &one, sizeof(one)));
+	usleep(200000);
+	atomic_store(&a->index_games, false);
+	flushed = atomic_load(&a->events);
+	TH_LOG("1000 doorbells: %d completions flushed", flushed);
+	EXPECT_GE(flushed, 1);
+	EXPECT_LT(flushed, 10 * 64);	/* a ring (63) per turn, a few turns */
+}
+
 /* Events carry their object's number; a full event ring counts what it
  * loses; destroying an object drops its unread events (none may name a
  * QP that is gone, or a new one at the same number). */

@@ -219,14 +219,19 @@ void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring)
 		perror("roxe: engine wakeup");
 }
 
-static void kdb_ring(struct roxe_engine *e, uint32_t qpn)
+/* A QP's doorbells count once per turn (turn: the engine's epoch + 1, never
+ * 0): an application ringing in a loop, its queue kept full, gets one flush
+ * of what it posted per turn, not one per doorbell. */
+static void kdb_ring(struct roxe_engine *e, uint32_t qpn, unsigned long turn)
 {
 	struct roxe_qp *qp;
 
 	if (qpn >= ROXE_MAX_QPS)
 		return;
 	qp = atomic_load_explicit(&e->dev->qps[qpn], memory_order_acquire);
-	if (qp && qp->served && qp->eng == e && !atomic_load(&qp->dying)) {
+	if (qp && qp->served && qp->eng == e && !atomic_load(&qp->dying) &&
+	    qp->kdb_turn != turn) {
+		qp->kdb_turn = turn;
 		roxe_qp_engine_sync(qp);	/* in ERR: flush what was posted */
 		roxe_engine_ready(e, qp);
 	}
@@ -235,6 +240,7 @@ static void kdb_ring(struct roxe_engine *e, uint32_t qpn)
 static bool kdb_turn(struct roxe_engine *e)
 {
 	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
+	unsigned long turn = atomic_load_explicit(&e->epoch, memory_order_relaxed) + 1;
 	uint32_t prod, cons;
 
 	if (!r)
@@ -246,10 +252,10 @@ static bool kdb_turn(struct roxe_engine *e)
 	if (__atomic_exchange_n(&r->overflow, 0, __ATOMIC_ACQ_REL) ||
 	    prod - cons > ROXE_KABI_DB_SLOTS) {
 		for (uint32_t qpn = e->id; qpn < ROXE_MAX_QPS; qpn += e->dev->nengines)
-			kdb_ring(e, qpn);
+			kdb_ring(e, qpn, turn);
 	} else {
 		for (; cons != prod; cons++)
-			kdb_ring(e, r->qpn[cons % ROXE_KABI_DB_SLOTS]);
+			kdb_ring(e, r->qpn[cons % ROXE_KABI_DB_SLOTS], turn);
 	}
 	e->kdb_cons = prod;
 	__atomic_store_n(&r->cons, prod, __ATOMIC_RELEASE);

@@ -157,6 +157,7 @@ struct roxe_qp {
 	struct roxe_queue	rq;		/* consumer: next receive WQE */
 	struct roxe_qp		*ready_next;	/* engine's list of QPs to serve */
 	int			held_ack_slot;	/* its ACK held in the engine's batch; -1 */
+	unsigned long		kdb_turn;	/* the turn its doorbell was last taken */
 	bool			on_ready;
 	struct roxe_qp		*timer_next, **timer_pprev;
 	int			eng_state;	/* state the engine acted on */
