@@ -129,8 +129,9 @@ static const char usage_text[] =
 "    On veth in copy mode the sender's CPU does the receive side's XDP work\n"
 "    and copies too, inside its sendto(); each end spins on a core of its\n"
 "    own, so other work on the machine shows in every figure. Pinning with\n"
-"    -c did not help on a 2-core VM (longer tails). tools/bench-lib.sh runs\n"
-"    this tool between two namespaces for make bench.\n";
+"    -c did not help on a 2-core VM (longer tails).\n"
+"    tools/scripts/bench-lib.sh runs this tool between two namespaces for\n"
+"    make bench.\n";
 
 volatile sig_atomic_t interrupted;
 
