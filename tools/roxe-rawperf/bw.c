@@ -107,14 +107,10 @@ int bw_server(const struct opts *o, struct side *s, uint32_t size, int cfd,
 				break;
 			continue;
 		}
-		if (++idle % CTRL_EVERY)
-			continue;
-		int c = ctrl_poll(cfd, line, sizeof(line));
+		int c = ctrl_poll(cfd, &idle, line, sizeof(line));
 
-		if (c < 0) {
-			err_msg("the client went away");
+		if (c < 0)
 			return -1;
-		}
 		if (c > 0) {
 			if (strncmp(line, "DONE ", 5) || !kv_u64(line, "frames", &r->sent) ||
 			    !kv_u64(line, "ns", &r->sent_ns)) {

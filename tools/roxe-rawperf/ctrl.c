@@ -18,6 +18,8 @@
 #include "roxe/limits.h"
 #include "rawperf.h"
 
+#define CTRL_EVERY	1024		/* idle polls between control checks */
+
 int ctrl_listen(int port)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
@@ -206,13 +208,18 @@ void side_words(const struct side *s, char *buf, size_t len)
 		 s->afxdp ? roxe_afxdp_zerocopy(s->afxdp) : 0);
 }
 
-/* Nonblocking look at the control connection while spinning: 1 with a
- * line in buf, 0 nothing yet, -1 closed. */
-int ctrl_poll(int fd, char *buf, size_t cap)
+/* A nonblocking look at the control connection while spinning, every
+ * CTRL_EVERY idle turns (*idle counts them): 1 with a line in buf, 0
+ * nothing yet, -1 the client went away (said on stderr). */
+int ctrl_poll(int fd, uint64_t *idle, char *buf, size_t cap)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	if (poll(&p, 1, 0) <= 0)
+	if (++*idle % CTRL_EVERY || poll(&p, 1, 0) <= 0)
 		return 0;
-	return ctrl_recv(fd, buf, cap, CTRL_TIMEOUT_MS) ? -1 : 1;
+	if (ctrl_recv(fd, buf, cap, CTRL_TIMEOUT_MS)) {
+		err_msg("the client went away");
+		return -1;
+	}
+	return 1;
 }

@@ -136,14 +136,10 @@ int lat_server(const struct opts *o, struct side *s, const struct peer *peer,
 			roxe_port_rx_release(p, b, n);
 			continue;
 		}
-		if (++idle % CTRL_EVERY)
-			continue;
-		int c = ctrl_poll(cfd, line, sizeof(line));
+		int c = ctrl_poll(cfd, &idle, line, sizeof(line));
 
-		if (c < 0) {
-			err_msg("the client went away");
+		if (c < 0)
 			goto out;
-		}
 		if (c > 0) {
 			if (strncmp(line, "DONE", 4)) {
 				err_msg("bad message from the client: %s", line);

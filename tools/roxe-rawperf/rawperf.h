@@ -33,7 +33,6 @@
 #define MAX_BATCH	256
 #define MAX_FRAME	8192		/* the afxdp port's TX buffer (two chunks) */
 #define CTRL_TIMEOUT_MS	30000		/* any control message */
-#define CTRL_EVERY	1024		/* idle polls between control checks */
 #define MSG_MAX		512		/* a control line */
 
 enum backend { BACKEND_AFXDP, BACKEND_UDP };
@@ -117,7 +116,7 @@ int ctrl_accept(int lfd);
 int ctrl_connect(const char *host, int port);
 int ctrl_recv(int fd, char *buf, size_t cap, int timeout_ms);
 int __attribute__((format(printf, 2, 3))) ctrl_send(int fd, const char *fmt, ...);
-int ctrl_poll(int fd, char *buf, size_t cap);
+int ctrl_poll(int fd, uint64_t *idle, char *buf, size_t cap);
 bool kv(const char *line, const char *key, char *out, size_t cap);
 bool kv_u64(const char *line, const char *key, uint64_t *v);
 bool kv_i64(const char *line, const char *key, int64_t *v);
