@@ -80,7 +80,7 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 all: $(BPF_SKELS) $(LIBROXE) $(LIBROXE_SO) $(ROXE_PC) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
 deps:
-	@$(TOP)/tools/install-deps.sh
+	@$(TOP)/tools/scripts/install-deps.sh
 
 # --- BPF -------------------------------------------------------------------
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
@@ -191,12 +191,13 @@ vm-shell: deps all
 	@$(TOP)/tools/vm/run.sh --shell
 
 # --- demo, bench, soak ------------------------------------------------------
-# tools/NAME.sh: the demo, the benchmarks, the 10-minute soak (manual).
+# tools/scripts/NAME.sh: the demo, the benchmarks, the 10-minute soak
+# (manual).
 demo bench soak: deps
 	@$(MAKE) --no-print-directory all
-	@if [ ! -x $(TOP)/tools/$@.sh ]; then \
-		echo "$@: tools/$@.sh is not written yet" >&2; exit 1; fi
-	@$(TOP)/tools/$@.sh
+	@if [ ! -x $(TOP)/tools/scripts/$@.sh ]; then \
+		echo "$@: tools/scripts/$@.sh is not written yet" >&2; exit 1; fi
+	@$(TOP)/tools/scripts/$@.sh
 
 # --- kernel module ---------------------------------------------------------
 # Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes
@@ -212,7 +213,7 @@ KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
 kmod:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
 		echo "kmod: Debian's 6.1 kernel headers are missing:" \
-		     "run tools/install-deps.sh (linux-headers-amd64)" >&2; \
+		     "run tools/scripts/install-deps.sh (linux-headers-amd64)" >&2; \
 		exit 1; fi
 	@mkdir -p $(KMOD_OUT)
 	@find $(KMOD_OUT) -maxdepth 1 -xtype l -delete

@@ -26,7 +26,7 @@ kselftest-harness: $(KSFT_STAMP)
 $(KSFT_STAMP):
 	@if [ -z "$(KSFT_SRC)" ]; then \
 		echo "kselftest: /usr/src/linux-source-6.1.tar.xz is missing:" \
-		     "run tools/install-deps.sh (linux-source-6.1)" >&2; exit 1; fi
+		     "run tools/scripts/install-deps.sh (linux-source-6.1)" >&2; exit 1; fi
 	@echo "  EXTRACT kselftest harness from $(notdir $(KSFT_SRC))"
 	@rm -rf $(KSFT_DIR).tmp && mkdir -p $(KSFT_DIR).tmp
 	@tar -xf $(KSFT_SRC) -C $(KSFT_DIR).tmp --strip-components=4 \
@@ -55,4 +55,4 @@ kselftest: kselftest-build
 		(cd $(KSFT_DIR)/$$t && $(MAKE) -s --no-print-directory $(KSFT_ENV) \
 			run_tests); \
 	done 2>&1 | tee $(KSFT_LOG)
-	@$(TOP)/tools/ktap-summary $(KSFT_LOG)
+	@$(TOP)/tools/scripts/ktap-summary $(KSFT_LOG)

@@ -3,7 +3,7 @@
  * faultwire: forward every frame between two interfaces, dropping,
  * duplicating, reordering and corrupting RoCE v2 frames (UDP port 4791) at
  * chosen rates. It is the faulty middle hop of selftests/xdp/faultwire_test.sh
- * (tools/netns.sh --middle with the bridge removed) and of the VM harness
+ * (tools/scripts/netns.sh --middle with the bridge removed) and of the VM harness
  * (tools/vm/run.sh --faults, between the guest's tap and the host engine's
  * veth). It stands in for tc netem, which this machine's kernel lacks
  * (CONFIG_NET_SCH_NETEM is not set); other frames (ARP, TCP for the

@@ -16,7 +16,7 @@ top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
 man=$top/man bin=$top/build/bin
 log() { echo "# $*"; }
 
-command -v groff >/dev/null || { log "SKIP: groff is missing (tools/install-deps.sh)"; exit $KSFT_SKIP; }
+command -v groff >/dev/null || { log "SKIP: groff is missing (tools/scripts/install-deps.sh)"; exit $KSFT_SKIP; }
 [ -d "$bin" ] || { log "SKIP: $bin not built (make)"; exit $KSFT_SKIP; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

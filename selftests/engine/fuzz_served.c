@@ -17,7 +17,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "pair.h"
-#include "verbs/served.h"
+#include "served_app.h"
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
@@ -36,10 +36,7 @@
 
 static struct {
 	struct pair		p;
-	struct rxe_queue_buf	*sq, *rq, *cqb;
-	struct roxe_queue_geom	sqg, rqg, cqg;
-	struct roxe_queue	sq_prod, rq_prod;
-	struct roxe_kabi_db_ring ring;
+	struct app_rings	r;
 	struct roxe_cq		*cq;
 	struct roxe_qp		*qp;
 	struct roxe_mr		*mr;
@@ -65,15 +62,15 @@ static void turns(unsigned n)
 			;
 	}
 	/* the application's CQ: read everything, from its real shape */
-	__atomic_store_n(&g.cqb->consumer_index,
-			 __atomic_load_n(&g.cqb->producer_index, __ATOMIC_ACQUIRE) & g.cqg.mask,
+	__atomic_store_n(&g.r.cqb->consumer_index,
+			 __atomic_load_n(&g.r.cqb->producer_index, __ATOMIC_ACQUIRE) & g.r.cqg.mask,
 			 __ATOMIC_RELEASE);
 }
 
+/* The engines are polled here: the ring alone, no eventfd. */
 static void doorbell(void)
 {
-	g.ring.qpn[g.ring.prod % ROXE_KABI_DB_SLOTS] = APP_QPN;
-	__atomic_store_n(&g.ring.prod, g.ring.prod + 1, __ATOMIC_RELEASE);
+	app_doorbell(&g.r.ring, NULL, APP_QPN);
 }
 
 static int modify(enum ibv_qp_state st, int mask, struct ibv_qp_attr *at)
@@ -119,38 +116,26 @@ static void pair_up(void)
 	CHECK(qp_connect(s0->qp, g.p.s[1].dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
 			 1, 2, 2) == 0);
 	/* what the application believes of its rings: the engine's indices */
-	roxe_queue_init_producer(&g.sq_prod, g.sq, g.sqg);
-	roxe_queue_init_producer(&g.rq_prod, g.rq, g.rqg);
+	roxe_queue_init_producer(&g.r.sq_prod, g.r.sq, g.r.sqg);
+	roxe_queue_init_producer(&g.r.rq_prod, g.r.rq, g.r.rqg);
 }
 
 static int setup(void)
 {
 	struct side *s0 = &g.p.s[0], *s1 = &g.p.s[1];
-	struct roxe_served_qp_init in = { 0 };
 
 	CHECK(pair_open_polled(&g.p, 1024, BUF, 3) == 0);
-	g.sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + 4 * sizeof(struct rxe_sge),
-				    &g.sqg);
-	g.rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + 2 * sizeof(struct rxe_sge),
-				    &g.rqg);
-	g.cqb = roxe_queue_buf_alloc(63, sizeof(struct ib_uverbs_wc), &g.cqg);
+	CHECK(app_rings_alloc(&g.r, 15, 4, 2, 63) == 0);
 	g.buf = aligned_alloc(4096, BUF);
-	CHECK(g.sq && g.rq && g.cqb && g.buf);
+	CHECK(g.buf);
 	memset(g.buf, 0, BUF);
-	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.cqb, g.cqg, on_event, NULL, &g.cq) == 0);
+	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, &g.cq) == 0);
 	CHECK(roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, g.buf, &g.mr) == 0);
-	in.qpn = APP_QPN;
-	in.type = IBV_QPT_RC;
-	in.send_cq = in.recv_cq = g.cq;
-	in.sq_buf = g.sq;
-	in.rq_buf = g.rq;
-	in.sq_geom = g.sqg;
-	in.rq_geom = g.rqg;
-	in.cap = (struct ibv_qp_cap){ 15, 15, 4, 2, 64 };
-	CHECK(roxe_served_qp_create(s1->pd, &in, &g.qp) == 0);
-	roxe_engine_set_kdb(&s1->dev->engines[0], &g.ring);
+	CHECK(app_served_qp(&g.r, s1->pd, APP_QPN, IBV_QPT_RC, g.cq,
+			    (struct ibv_qp_cap){ 15, 15, 4, 2, 64 }, &g.qp) == 0);
+	roxe_engine_set_kdb(&s1->dev->engines[0], &g.r.ring);
 	CHECK(qp_create_cap(s0, IBV_QPT_RC, 64, 64, &s0->qp) == 0);
 	roxe_query_gid(s1->dev, 0, (union ibv_gid *)g.sgid);
 	return 0;
@@ -186,7 +171,7 @@ static void plausible_wqe(struct input *in, struct rxe_send_wqe *w)
 	};
 	uint8_t shape = u8(in);
 
-	memset(w, 0, 1u << g.sqg.log2_elem);
+	memset(w, 0, 1u << g.r.sqg.log2_elem);
 	w->wr.wr_id = u32(in);
 	w->wr.opcode = ops[shape % (sizeof(ops) / sizeof(ops[0]))];
 	w->wr.send_flags = u8(in);
@@ -214,7 +199,7 @@ static void raw_slot(struct input *in, void *slot, uint32_t bytes)
 
 static void header(struct input *in)
 {
-	struct rxe_queue_buf *b[] = { g.sq, g.rq, g.cqb };
+	struct rxe_queue_buf *b[] = { g.r.sq, g.r.rq, g.r.cqb };
 	struct rxe_queue_buf *q = b[u8(in) % 3];
 
 	switch (u8(in) % 4) {
@@ -259,22 +244,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned step = 0; step < MAX_STEPS && in.left; step++) {
 		switch (u8(&in) % 10) {
 		case 0:		/* raw bytes into the next send slot, posted */
-			raw_slot(&in, roxe_queue_producer_slot(&g.sq_prod), 1u << g.sqg.log2_elem);
-			roxe_queue_produce(&g.sq_prod);
+			raw_slot(&in, roxe_queue_producer_slot(&g.r.sq_prod), 1u << g.r.sqg.log2_elem);
+			roxe_queue_produce(&g.r.sq_prod);
 			doorbell();
 			break;
 		case 1:		/* a plausible send WQE */
-			plausible_wqe(&in, roxe_queue_producer_slot(&g.sq_prod));
-			roxe_queue_produce(&g.sq_prod);
+			plausible_wqe(&in, roxe_queue_producer_slot(&g.r.sq_prod));
+			roxe_queue_produce(&g.r.sq_prod);
 			doorbell();
 			break;
 		case 2:		/* raw bytes into the next receive slot */
-			raw_slot(&in, roxe_queue_producer_slot(&g.rq_prod), 1u << g.rqg.log2_elem);
-			roxe_queue_produce(&g.rq_prod);
+			raw_slot(&in, roxe_queue_producer_slot(&g.r.rq_prod), 1u << g.r.rqg.log2_elem);
+			roxe_queue_produce(&g.r.rq_prod);
 			break;
 		case 3:		/* a WQE rewritten after its doorbell */
-			raw_slot(&in, roxe_queue_slot(&g.sq_prod, g.sq_prod.index - 1 - u8(&in) % 4),
-				 1u << g.sqg.log2_elem);
+			raw_slot(&in, roxe_queue_slot(&g.r.sq_prod, g.r.sq_prod.index - 1 - u8(&in) % 4),
+				 1u << g.r.sqg.log2_elem);
 			break;
 		case 4:
 			header(&in);

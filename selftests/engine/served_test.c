@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "verbs/served.h"
+#include "served_app.h"
 
 #define BUF		(1u << 20)
 #define APP_IOVA	0x7e0000000000ull	/* the application's address of its buffer */
@@ -25,10 +25,7 @@
 #define RQ_SGE		2
 
 struct app {
-	struct rxe_queue_buf	*sq, *rq, *cqb;
-	struct roxe_queue_geom	sqg, rqg, cqg;	/* as the module would say */
-	struct roxe_queue	sq_prod, rq_prod, cq_cons;
-	struct roxe_kabi_db_ring ring;
+	struct app_rings	r;
 	struct roxe_cq		*cq;
 	struct roxe_qp		*qp;
 	struct roxe_mr		*mr;
@@ -45,13 +42,13 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 	(void)cq;
 	if (atomic_load(&a->index_games)) {
 		/* engine thread, a CQE just went in: both work queues look full */
-		for (struct rxe_queue_buf *b = a->sq; b; b = b == a->sq ? a->rq : NULL)
+		for (struct rxe_queue_buf *b = a->r.sq; b; b = b == a->r.sq ? a->r.rq : NULL)
 			__atomic_store_n(&b->producer_index,
 					 __atomic_load_n(&b->consumer_index, __ATOMIC_RELAXED) - 1,
 					 __ATOMIC_RELEASE);
 		/* and the CQ has room again */
-		__atomic_store_n(&a->cqb->consumer_index,
-				 __atomic_load_n(&a->cqb->producer_index, __ATOMIC_RELAXED),
+		__atomic_store_n(&a->r.cqb->consumer_index,
+				 __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_RELAXED),
 				 __ATOMIC_RELEASE);
 	}
 	atomic_fetch_add(&a->events, 1);
@@ -59,25 +56,13 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 		atomic_fetch_add(&a->solicited, 1);
 }
 
-/* The send doorbell as roxe.ko rings it: the QPN on the ring, then the
- * engine's eventfd. */
-static void doorbell(struct app *a, struct roxe_device *dev)
-{
-	uint64_t one = 1;
-
-	a->ring.qpn[a->ring.prod % ROXE_KABI_DB_SLOTS] = APP_QPN;
-	__atomic_store_n(&a->ring.prod, a->ring.prod + 1, __ATOMIC_RELEASE);
-	if (write(dev->engines[0].efd, &one, sizeof(one)) < 0)
-		perror("doorbell");
-}
-
 /* A send WQE as the rxe provider writes it (one SGE, or inline bytes). */
 static struct rxe_send_wqe *app_wqe(struct app *a, uint32_t op, uint64_t id, uint64_t iova,
 				    uint32_t len, uint64_t raddr, uint32_t rkey)
 {
-	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
+	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->r.sq_prod);
 
-	memset(w, 0, 1u << a->sqg.log2_elem);
+	memset(w, 0, 1u << a->r.sqg.log2_elem);
 	w->wr.wr_id = id;
 	w->wr.opcode = op;
 	w->wr.send_flags = IBV_SEND_SIGNALED;
@@ -95,36 +80,22 @@ static struct rxe_send_wqe *app_wqe(struct app *a, uint32_t op, uint64_t id, uin
 
 static void app_post(struct app *a, struct roxe_device *dev)
 {
-	roxe_queue_produce(&a->sq_prod);
-	doorbell(a, dev);
+	roxe_queue_produce(&a->r.sq_prod);
+	app_doorbell(&a->r.ring, dev, APP_QPN);
 }
 
 static void app_recv(struct app *a, uint64_t id, uint64_t iova, uint32_t len, uint32_t num_sge)
 {
-	struct rxe_recv_wqe *w = roxe_queue_producer_slot(&a->rq_prod);
+	struct rxe_recv_wqe *w = roxe_queue_producer_slot(&a->r.rq_prod);
 
-	memset(w, 0, 1u << a->rqg.log2_elem);
+	memset(w, 0, 1u << a->r.rqg.log2_elem);
 	w->wr_id = id;
 	w->dma.length = w->dma.resid = len;
 	w->dma.num_sge = num_sge;
 	w->dma.sge[0].addr = iova;
 	w->dma.sge[0].length = len;
 	w->dma.sge[0].lkey = APP_KEY;
-	roxe_queue_produce(&a->rq_prod);
-}
-
-/* The application's poll: the next CQE of its ring within timeout_ms. */
-static int app_poll(struct app *a, struct ib_uverbs_wc *wc, int timeout_ms)
-{
-	for (int i = 0; i < timeout_ms * 10; i++) {
-		if (!roxe_queue_empty(&a->cq_cons)) {
-			*wc = *(struct ib_uverbs_wc *)roxe_queue_consumer_slot(&a->cq_cons);
-			roxe_queue_consume(&a->cq_cons);
-			return 1;
-		}
-		usleep(100);
-	}
-	return 0;
+	roxe_queue_produce(&a->r.rq_prod);
 }
 
 static int served_connect(struct roxe_qp *qp, struct side *peer, uint32_t peer_qpn,
@@ -176,38 +147,24 @@ FIXTURE_SETUP(served)
 {
 	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
 	struct app *a = &self->a;
-	struct roxe_served_qp_init in = { 0 };
 	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
 
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
-	a->sq = roxe_queue_buf_alloc(63, sizeof(struct rxe_send_wqe) + SQ_SGE * sizeof(struct rxe_sge),
-				     &a->sqg);
-	a->rq = roxe_queue_buf_alloc(63, sizeof(struct rxe_recv_wqe) + RQ_SGE * sizeof(struct rxe_sge),
-				     &a->rqg);
-	a->cqb = roxe_queue_buf_alloc(255, sizeof(struct ib_uverbs_wc), &a->cqg);
+	ASSERT_EQ(0, app_rings_alloc(&a->r, 63, SQ_SGE, RQ_SGE, 255));
 	a->buf = aligned_alloc(4096, BUF);
-	ASSERT_TRUE(a->sq && a->rq && a->cqb && a->buf);
+	ASSERT_TRUE(a->buf);
 	memset(a->buf, 0, BUF);
-	roxe_queue_init_producer(&a->sq_prod, a->sq, a->sqg);
-	roxe_queue_init_producer(&a->rq_prod, a->rq, a->rqg);
-	roxe_queue_init_consumer(&a->cq_cons, a->cqb, a->cqg);
 
-	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->cqb, a->cqg, on_event, a, &a->cq));
+	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->r.cqb, a->r.cqg, on_event, a,
+					   &a->cq));
 	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 					a->buf, &a->mr));
-	in.qpn = APP_QPN;
-	in.type = IBV_QPT_RC;
-	in.send_cq = in.recv_cq = a->cq;
-	in.sq_buf = a->sq;
-	in.rq_buf = a->rq;
-	in.sq_geom = a->sqg;
-	in.rq_geom = a->rqg;
-	in.cap = (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 };
-	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &a->qp));
+	ASSERT_EQ(0, app_served_qp(&a->r, s1->pd, APP_QPN, IBV_QPT_RC, a->cq,
+				   (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 }, &a->qp));
 	ASSERT_EQ(APP_QPN, roxe_qp_num(a->qp));
-	roxe_engine_set_kdb(&s1->dev->engines[0], &a->ring);
+	roxe_engine_set_kdb(&s1->dev->engines[0], &a->r.ring);
 
 	ASSERT_EQ(0, qp_create(s0, IBV_QPT_RC, &s0->qp));
 	ASSERT_EQ(0, qp_connect(s0->qp, s1->dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
@@ -228,9 +185,7 @@ FIXTURE_TEARDOWN(served)
 	if (a->cq)
 		roxe_destroy_cq(a->cq);
 	pair_close(&self->p);
-	free(a->sq);
-	free(a->rq);
-	free(a->cqb);
+	app_rings_free(&a->r);
 	free(a->buf);
 	EXPECT_EQ(0, leak_check());
 }
@@ -253,7 +208,7 @@ TEST_F(served, rc_all_operations)
 				IBV_SEND_SIGNALED | IBV_SEND_SOLICITED));
 	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(11u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ(IBV_WC_RECV, uwc.opcode);
@@ -267,7 +222,7 @@ TEST_F(served, rc_all_operations)
 	ASSERT_EQ(0, post_recv1(s0->qp, 2, s0->buf + 200000, 8000, s0->mr->lkey));
 	app_wqe(a, IBV_WR_SEND, 12, APP_IOVA + 100000, 5000, 0, 0);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(12u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
@@ -310,14 +265,14 @@ TEST_F(served, rc_all_operations)
 	app_wqe(a, IBV_WR_RDMA_WRITE, 13, APP_IOVA + 600000, 7000,
 		(uintptr_t)(s0->buf + 600000), s0->mr->rkey);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ(0, memcmp(s0->buf + 600000, a->buf + 600000, 7000));
 	fill_pattern(s0->buf + 700000, 9000, 6);
 	app_wqe(a, IBV_WR_RDMA_READ, 14, APP_IOVA + 700000, 9000,
 		(uintptr_t)(s0->buf + 700000), s0->mr->rkey);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(14u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ(0, memcmp(a->buf + 700000, s0->buf + 700000, 9000));
@@ -335,12 +290,12 @@ TEST_F(served, hostile_send_wqe)
 	w = app_wqe(a, IBV_WR_SEND, 21, APP_IOVA, 100, 0, 0);
 	w->dma.num_sge = 100000;
 	app_post(a, self->p.s[1].dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(21u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
 	w = app_wqe(a, IBV_WR_SEND, 22, APP_IOVA, 100, 0, 0);
 	app_post(a, self->p.s[1].dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(22u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
 }
@@ -355,7 +310,7 @@ TEST_F(served, hostile_inline)
 	w = app_wqe(a, IBV_WR_SEND, 31, APP_IOVA, 60000, 0, 0);
 	w->wr.send_flags |= IBV_SEND_INLINE;
 	app_post(a, self->p.s[1].dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(31u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
 }
@@ -369,7 +324,7 @@ TEST_F(served, hostile_opcode)
 	w = app_wqe(a, IBV_WR_SEND, 41, APP_IOVA, 10, 0, 0);
 	w->wr.opcode = 200;
 	app_post(a, self->p.s[1].dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(41u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, uwc.status);
 }
@@ -387,7 +342,7 @@ TEST_F(served, hostile_recv_wqe)
 	app_recv(a, 51, APP_IOVA, 100, 100000);
 	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_SEND, 6, s0->buf, 200, s0->mr->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(51u, uwc.wr_id);
 	EXPECT_NE(IBV_WC_SUCCESS, uwc.status);
 	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 3000));
@@ -407,7 +362,7 @@ TEST_F(served, hostile_ring_headers)
 	struct ib_uverbs_wc uwc;
 	struct ibv_wc wc;
 	int n = 0;
-	struct rxe_queue_buf *rings[] = { a->sq, a->rq, a->cqb };
+	struct rxe_queue_buf *rings[] = { a->r.sq, a->r.rq, a->r.cqb };
 
 	for (unsigned i = 0; i < 3; i++) {
 		rings[i]->index_mask = 0xffffffff;
@@ -417,7 +372,7 @@ TEST_F(served, hostile_ring_headers)
 	app_recv(a, 62, APP_IOVA, 100, 1);
 	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
 	app_post(a, s1->dev);	/* posted in ERR: flushed */
-	while (n < 2 && app_poll(a, &uwc, 2000)) {
+	while (n < 2 && app_poll(&a->r.cq_cons, &uwc, 2000)) {
 		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
 		n++;
 	}
@@ -431,7 +386,7 @@ TEST_F(served, hostile_ring_headers)
 	fill_pattern(a->buf, 100, 3);
 	app_wqe(a, IBV_WR_SEND, 63, APP_IOVA, 100, 0, 0);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(63u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 3000));
@@ -484,11 +439,11 @@ TEST_F_TIMEOUT(served, hostile_doorbell_storm, 60)
 	usleep(10000);
 	atomic_store(&a->events, 0);
 	atomic_store(&a->index_games, true);
-	roxe_queue_produce(&a->sq_prod);
+	roxe_queue_produce(&a->r.sq_prod);
 	/* 1000 doorbells the engine reads in one turn */
 	for (unsigned i = 0; i < 1000; i++)
-		a->ring.qpn[(a->ring.prod + i) % ROXE_KABI_DB_SLOTS] = APP_QPN;
-	__atomic_store_n(&a->ring.prod, a->ring.prod + 1000, __ATOMIC_RELEASE);
+		a->r.ring.qpn[(a->r.ring.prod + i) % ROXE_KABI_DB_SLOTS] = APP_QPN;
+	__atomic_store_n(&a->r.ring.prod, a->r.ring.prod + 1000, __ATOMIC_RELEASE);
 	ASSERT_EQ((ssize_t)sizeof(one), write(s1->dev->engines[0].efd, &one, sizeof(one)));
 	usleep(200000);
 	atomic_store(&a->index_games, false);
@@ -530,45 +485,24 @@ TEST_F(served, gsi_qp1_is_ud)
 {
 	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
 	struct app *a = &self->a;
-	struct roxe_served_qp_init in = { 0 };
+	const struct ibv_qp_cap cap = { 15, 15, 1, 1, 0 };
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				  .qkey = ROXE_QKEY_GSI };
 	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
-	struct rxe_queue_buf *sq, *rq;
-	struct roxe_queue rq_prod;
+	struct app_rings gr = { 0 };	/* QP1's rings; its CQ is the fixture's */
 	struct rxe_recv_wqe *r;
 	struct roxe_qp *gsi, *peer;
 	struct ib_uverbs_wc uwc;
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
-	struct roxe_queue_geom sqg, rqg;
 
-	sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge), &sqg);
-	rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + sizeof(struct rxe_sge), &rqg);
-	ASSERT_TRUE(sq && rq);
-	roxe_queue_init_producer(&rq_prod, rq, rqg);
-	in.type = IBV_QPT_UD;
-	in.send_cq = in.recv_cq = a->cq;
-	in.sq_buf = sq;
-	in.rq_buf = rq;
-	in.sq_geom = sqg;
-	in.rq_geom = rqg;
-	in.cap = (struct ibv_qp_cap){ 15, 15, 1, 1, 0 };
-	in.qpn = 0;
-	EXPECT_EQ(-EINVAL, roxe_served_qp_create(s1->pd, &in, &gsi));
-	in.qpn = ROXE_QPN_GSI;
-	in.type = IBV_QPT_RC;
-	EXPECT_EQ(-EINVAL, roxe_served_qp_create(s1->pd, &in, &gsi));
-	in.type = IBV_QPT_UD;
-	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &gsi));
+	ASSERT_EQ(0, app_rings_alloc(&gr, 15, 1, 1, 0));
+	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, 0, IBV_QPT_UD, a->cq, cap, &gsi));
+	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_RC, a->cq, cap, &gsi));
+	ASSERT_EQ(0, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_UD, a->cq, cap, &gsi));
 	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
-	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					   IBV_QP_PORT | IBV_QP_QKEY, sgid, dmac));
-	at.qp_state = IBV_QPS_RTR;
-	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE, sgid, dmac));
-	at.qp_state = IBV_QPS_RTS;
-	ASSERT_EQ(0, roxe_served_modify_qp(gsi, &at, IBV_QP_STATE | IBV_QP_SQ_PSN, sgid, dmac));
+	ASSERT_EQ(0, app_ud_up(gsi, ROXE_QKEY_GSI, sgid, dmac));
 
 	/* the peer: a UD QP with the GSI Q_Key, as the other side's QP1 */
 	ASSERT_EQ(0, qp_create(s0, IBV_QPT_UD, &peer));
@@ -582,13 +516,13 @@ TEST_F(served, gsi_qp1_is_ud)
 	roxe_query_gid(s1->dev, 0, &aa.grh.dgid);
 	ASSERT_EQ(0, roxe_create_ah(s0->pd, &aa, &ah));
 
-	r = roxe_queue_producer_slot(&rq_prod);
-	memset(r, 0, 1u << rqg.log2_elem);
+	r = roxe_queue_producer_slot(&gr.rq_prod);
+	memset(r, 0, 1u << gr.rqg.log2_elem);
 	r->wr_id = 31;
 	r->dma.length = r->dma.resid = 40 + 256;
 	r->dma.num_sge = 1;
 	r->dma.sge[0] = (struct rxe_sge){ APP_IOVA + 800000, 40 + 256, APP_KEY };
-	roxe_queue_produce(&rq_prod);
+	roxe_queue_produce(&gr.rq_prod);
 	fill_pattern(s0->buf, 256, 9);
 	for (int i = 0; i < 2; i++) {
 		/* first a stranger's Q_Key (dropped), then QP1's own (the MSB
@@ -604,7 +538,7 @@ TEST_F(served, gsi_qp1_is_ud)
 		ASSERT_EQ(0, roxe_post_send(peer, &wr, &bad));
 		ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-		EXPECT_EQ(i, app_poll(a, &uwc, i ? 2000 : 100));
+		EXPECT_EQ(i, app_poll(&a->r.cq_cons, &uwc, i ? 2000 : 100));
 	}
 	EXPECT_EQ(31u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
@@ -618,8 +552,7 @@ TEST_F(served, gsi_qp1_is_ud)
 	EXPECT_EQ(0, roxe_destroy_ah(ah));
 	EXPECT_EQ(0, roxe_destroy_qp(peer));
 	EXPECT_EQ(0, roxe_destroy_qp(gsi));
-	free(sq);
-	free(rq);
+	app_rings_free(&gr);
 }
 
 /* What a fast-registration MR's window calls looked like (roxe.ko's part). */
@@ -644,9 +577,9 @@ static int window_fn(void *ctx, uint32_t key, bool map)
 static void app_reg_mr(struct app *a, uint64_t id, uint32_t key, uint64_t iova, uint64_t len,
 		       uint32_t page_off, uint32_t access)
 {
-	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->sq_prod);
+	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->r.sq_prod);
 
-	memset(w, 0, 1u << a->sqg.log2_elem);
+	memset(w, 0, 1u << a->r.sqg.log2_elem);
 	w->wr.wr_id = id;
 	w->wr.opcode = ROXE_KABI_WR_REG_MR;
 	w->wr.send_flags = IBV_SEND_SIGNALED;
@@ -680,7 +613,7 @@ TEST_F(served, fast_reg_window)
 
 	app_reg_mr(a, 41, key, iova, 8000, 0x123, acc);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(41u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ((uint32_t)ROXE_KABI_WC_REG_MR, uwc.opcode);
@@ -706,14 +639,14 @@ TEST_F(served, fast_reg_window)
 		w->wr.ex.invalidate_rkey = key;
 	}
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ(IBV_WC_LOCAL_INV, uwc.opcode);
 	EXPECT_EQ(1, calls.unmaps);
 
 	app_reg_mr(a, 43, key + 1, iova, 4000, 0x123, acc);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
 	EXPECT_EQ(2, calls.maps);
 	EXPECT_EQ(key + 1, mr->rkey);
@@ -722,14 +655,14 @@ TEST_F(served, fast_reg_window)
 	/* registered already: IBA says invalid MRs only */
 	app_reg_mr(a, 44, key + 2, iova, 4000, 0x123, acc);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(44u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, uwc.status);
 	EXPECT_EQ(2, calls.maps);
 	/* a local error stops the RC QP: what follows flushes */
 	app_wqe(a, IBV_WR_SEND, 45, APP_IOVA, 10, 0, 0);
 	app_post(a, s1->dev);
-	ASSERT_EQ(1, app_poll(a, &uwc, 2000));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(45u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
-#include "verbs/served.h"
+#include "served_app.h"
 
 #define BUF		(1u << 16)
 #define QKEY		0x11111111u
@@ -265,34 +265,11 @@ TEST_F(wire, ud_forged_av_source_fails)
 #define APP_KEY		(55u << 8 | 7)
 #define APP_IOVA	0x7f0000000000ull
 
-static void app_doorbell(struct roxe_kabi_db_ring *ring, struct roxe_device *dev, uint32_t qpn)
-{
-	uint64_t one = 1;
-
-	ring->qpn[ring->prod % ROXE_KABI_DB_SLOTS] = qpn;
-	__atomic_store_n(&ring->prod, ring->prod + 1, __ATOMIC_RELEASE);
-	if (write(dev->engines[0].efd, &one, sizeof(one)) < 0)
-		perror("doorbell");
-}
-
 static void app_event(void *ctx, struct roxe_cq *cq, bool solicited)
 {
 	(void)ctx;
 	(void)cq;
 	(void)solicited;
-}
-
-static int app_poll(struct roxe_queue *cons, struct ib_uverbs_wc *wc, int timeout_ms)
-{
-	for (int i = 0; i < timeout_ms * 10; i++) {
-		if (!roxe_queue_empty(cons)) {
-			*wc = *(struct ib_uverbs_wc *)roxe_queue_consumer_slot(cons);
-			roxe_queue_consume(cons);
-			return 1;
-		}
-		usleep(100);
-	}
-	return 0;
 }
 
 /*
@@ -304,12 +281,9 @@ static int app_poll(struct roxe_queue *cons, struct ib_uverbs_wc *wc, int timeou
 TEST_F(wire, served_ud_addressed_by_ah_num_only)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	struct roxe_kabi_db_ring ring = { 0 };
-	struct roxe_served_qp_init in = { 0 };
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp_attr at = { 0 };	/* SQE: back to RTS */
 	struct roxe_frame_addr ah = { .hop_limit = 64 };
-	struct rxe_queue_buf *sq, *rq, *cqb;
-	struct roxe_queue sq_prod, cq_cons;
+	struct app_rings r = { 0 };
 	struct roxe_cq *cq;
 	struct roxe_qp *qp;
 	struct roxe_mr *mr;
@@ -317,38 +291,21 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	struct ib_uverbs_wc uwc;
 	struct ibv_wc wc;
 	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 }, *host;
-	struct roxe_queue_geom sqg, rqg, cqg;
 	const uint32_t nums[] = { 7, 0, 9, 8 };	/* ok, none, unknown, another PD's */
 
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_UD, IBV_MTU_1024, 1, 2, 0, 0, 0));
-	sq = roxe_queue_buf_alloc(15, sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge), &sqg);
-	rq = roxe_queue_buf_alloc(15, sizeof(struct rxe_recv_wqe) + sizeof(struct rxe_sge), &rqg);
-	cqb = roxe_queue_buf_alloc(63, sizeof(struct ib_uverbs_wc), &cqg);
+	ASSERT_EQ(0, app_rings_alloc(&r, 15, 1, 1, 63));
 	host = aligned_alloc(4096, 4096);
-	ASSERT_TRUE(sq && rq && cqb && host);
+	ASSERT_TRUE(host);
 	memset(host, 0x5a, 4096);
-	roxe_queue_init_producer(&sq_prod, sq, sqg);
-	roxe_queue_init_consumer(&cq_cons, cqb, cqg);
-	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, cqb, cqg, app_event, NULL, &cq));
+	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, r.cqb, r.cqg, app_event, NULL, &cq));
 	ASSERT_EQ(0, roxe_served_mr_add(b->pd, APP_KEY, APP_IOVA, 4096, IBV_ACCESS_LOCAL_WRITE,
 					host, &mr));
-	in.qpn = APP_QPN;
-	in.type = IBV_QPT_UD;
-	in.send_cq = in.recv_cq = cq;
-	in.sq_buf = sq;
-	in.rq_buf = rq;
-	in.sq_geom = sqg;
-	in.rq_geom = rqg;
-	in.cap = (struct ibv_qp_cap){ 15, 15, 1, 1, 0 };
-	ASSERT_EQ(0, roxe_served_qp_create(b->pd, &in, &qp));
-	roxe_engine_set_kdb(&b->dev->engines[0], &ring);
+	ASSERT_EQ(0, app_served_qp(&r, b->pd, APP_QPN, IBV_QPT_UD, cq,
+				   (struct ibv_qp_cap){ 15, 15, 1, 1, 0 }, &qp));
+	roxe_engine_set_kdb(&b->dev->engines[0], &r.ring);
 	roxe_query_gid(b->dev, 0, (union ibv_gid *)sgid);
-	ASSERT_EQ(0, roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					   IBV_QP_PORT | IBV_QP_QKEY, sgid, dmac));
-	at.qp_state = IBV_QPS_RTR;
-	ASSERT_EQ(0, roxe_served_modify_qp(qp, &at, IBV_QP_STATE, sgid, dmac));
-	at.qp_state = IBV_QPS_RTS;
-	ASSERT_EQ(0, roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN, sgid, dmac));
+	ASSERT_EQ(0, app_ud_up(qp, QKEY, sgid, dmac));
 
 	/* the module's AHs: what ib_core resolved */
 	memcpy(ah.sgid, sgid, 16);
@@ -362,10 +319,10 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	EXPECT_EQ(-EADDRNOTAVAIL, roxe_served_ah_add(b->pd, 10, &ah));
 
 	for (unsigned i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		struct rxe_send_wqe *w = roxe_queue_producer_slot(&sq_prod);
+		struct rxe_send_wqe *w = roxe_queue_producer_slot(&r.sq_prod);
 		int total;
 
-		memset(w, 0, 1u << sqg.log2_elem);
+		memset(w, 0, 1u << r.sqg.log2_elem);
 		w->wr.wr_id = 100 + i;
 		w->wr.opcode = IBV_WR_SEND;
 		w->wr.send_flags = IBV_SEND_SIGNALED;
@@ -380,9 +337,9 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 		w->dma.length = w->dma.resid = 32;
 		w->dma.num_sge = 1;
 		w->dma.sge[0] = (struct rxe_sge){ APP_IOVA, 32, APP_KEY };
-		roxe_queue_produce(&sq_prod);
-		app_doorbell(&ring, b->dev, APP_QPN);
-		ASSERT_EQ(1, app_poll(&cq_cons, &uwc, 5000));
+		roxe_queue_produce(&r.sq_prod);
+		app_doorbell(&r.ring, b->dev, APP_QPN);
+		ASSERT_EQ(1, app_poll(&r.cq_cons, &uwc, 5000));
 		EXPECT_EQ(100u + i, uwc.wr_id);
 		settle();
 		EXPECT_EQ(0, frames_from(&self->p, "10.99.0.66", &total));
@@ -406,9 +363,7 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	EXPECT_EQ(0, roxe_dereg_mr(mr));
 	EXPECT_EQ(0, roxe_destroy_cq(cq));
 	EXPECT_EQ(0, roxe_dealloc_pd(other_pd));
-	free(sq);
-	free(rq);
-	free(cqb);
+	app_rings_free(&r);
 	free(host);
 }
 

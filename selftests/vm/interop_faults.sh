@@ -100,15 +100,6 @@ perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-HWC=/sys/class/infiniband/rxe0/ports/1/hw_counters
-
-listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
-
-rxe_counters() {
-	local f
-	for f in "$HWC"/*; do echo "${f##*/} $(cat "$f")"; done
-}
-
 # counters_delta BEFORE AFTER: "name after-before" for every counter
 counters_delta() {
 	awk 'NR == FNR { b[$1] = $2; next } { print $1, $2 - b[$1] }' "$1" "$2"
@@ -125,11 +116,11 @@ guest_case() {
 		[ "$prog" = ib_write_bw ] || pp+=(-e)
 	fi
 
-	rxe_counters >/tmp/before
+	vm_rxe_counters rxe0 >/tmp/before
 	if [ "$server" = guest ]; then
 		"${pp[@]}" >"$o/$name.guest.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do listening && break; sleep 0.1; done
+		vm_wait_for 10 vm_listening "$PORT" || true
 		touch "$o/$name.guest-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file $PP_TIMEOUT "$o/$name.host-ready"; then
@@ -137,7 +128,7 @@ guest_case() {
 	else
 		rc=125
 	fi
-	rxe_counters >/tmp/after
+	vm_rxe_counters rxe0 >/tmp/after
 	counters_delta /tmp/before /tmp/after >"$o/$name.rxe.txt"
 	echo $rc >"$o/$name.guest-rc"
 	log "$name: $prog exit $rc"
@@ -149,13 +140,7 @@ guest_main() {
 	local i line
 
 	$IP link set eth0 mtu $LINK_MTU
-	rdma link add rxe0 type rxe netdev eth0
-	GID=''
-	for i in $(seq 50); do
-		GID=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
-		sleep 0.1
-	done
-	if [ -z "$GID" ]; then
+	if ! GID=$(vm_rxe_up eth0 "$ROXE_VM_GUEST_ADDR"); then
 		log "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR on rxe0"
 		return 1
 	fi
@@ -165,7 +150,7 @@ guest_main() {
 		# shellcheck disable=SC2086 # the case's fields, split on purpose
 		guest_case $line
 	done <<<"$(run_cases)"
-	rxe_counters >"$ROXE_VM_OUT/rxe-counters.txt"
+	vm_rxe_counters rxe0 >"$ROXE_VM_OUT/rxe-counters.txt"
 	return 0
 }
 
@@ -197,10 +182,7 @@ peer_case() {
 	if [ "$server" = host ]; then
 		"${pp[@]}" >"$o/$name.host.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do
-			[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
-			sleep 0.1
-		done
+		vm_wait_for 10 vm_host_listening "$PORT" || true
 		touch "$o/$name.host-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file 120 "$o/$name.guest-ready"; then	# the first: after the boot
@@ -318,15 +300,12 @@ check_boot() {
 host_main() {
 	local fail=0 p d rc=0 t0=$SECONDS n line faults seed
 
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	d=$TOPDIR/build/vm/interop-faults
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	vm_host_ready
 	command -v ethtool >/dev/null || host_skip "ethtool missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
 	for p in bin/roxe-pingpong bin/roxe-perf bin/roxe-pcap bin/roxectl bin/faultwire \
 		lib/roxe-linger.so; do
 		[ -e "$TOPDIR/build/$p" ] || host_skip "build/$p missing: run make"

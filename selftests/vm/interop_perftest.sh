@@ -80,8 +80,6 @@ perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
 
-listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
-
 guest_case() {
 	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid i
 	shift 3
@@ -91,7 +89,7 @@ guest_case() {
 	if [ "$server" = guest ]; then
 		timeout $CASE_TIMEOUT "$prog" "${args[@]}" >"$o/$name.guest.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do listening && break; sleep 0.1; done
+		vm_wait_for 10 vm_listening "$PORT" || true
 		touch "$o/$name.guest-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file $CASE_TIMEOUT "$o/$name.host-ready"; then
@@ -110,13 +108,7 @@ guest_main() {
 
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
-	rdma link add rxe0 type rxe netdev eth0
-	GID=''
-	for i in $(seq 50); do
-		GID=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
-		sleep 0.1
-	done
-	if [ -z "$GID" ]; then
+	if ! GID=$(vm_rxe_up eth0 "$ROXE_VM_GUEST_ADDR"); then
 		log "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR on rxe0"
 		return 1
 	fi
@@ -130,9 +122,7 @@ guest_main() {
 			guest_case "$1-retry" "${@:2}"
 		fi
 	done <<<"$(boot_cases "$CASE_MTU")"
-	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-		echo "${f##*/} $(cat "$f")"
-	done >"$o/rxe-counters.txt"
+	vm_rxe_counters rxe0 >"$o/rxe-counters.txt"
 	return 0
 }
 
@@ -147,10 +137,7 @@ peer_case() {
 	if [ "$server" = host ]; then
 		timeout $CASE_TIMEOUT "${cmd[@]}" >"$o/$name.host.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do
-			[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
-			sleep 0.1
-		done
+		vm_wait_for 10 vm_host_listening "$PORT" || true
 		touch "$o/$name.host-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file $CASE_TIMEOUT "$o/$name.guest-ready"; then
@@ -252,14 +239,11 @@ run_boot() {
 host_main() {
 	local fail=0 p
 
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	OUTDIR=$TOPDIR/build/vm/interop-perftest
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	vm_host_ready
 	for p in roxe-perf roxe-pcap; do
 		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
 	done

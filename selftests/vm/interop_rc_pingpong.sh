@@ -51,8 +51,6 @@ log() { echo "interop: $*"; }
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
 
-listening() { netstat -ltn | grep ":$PORT " >/dev/null; }
-
 guest_main() {
 	local o=$ROXE_VM_OUT gid='' i rc=0 pid f pp=ibv_${CASE_MODE}_pingpong
 	local args=(-d rxe0 -e -n "$CASE_ITERS" -s "$CASE_SIZE" -p "$PORT")
@@ -61,13 +59,7 @@ guest_main() {
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
-	rdma link add rxe0 type rxe netdev eth0
-	# the IPv4 GID appears asynchronously (netdev events)
-	for i in $(seq 50); do
-		gid=$(vm_gid_index rxe0 "$ROXE_VM_GUEST_ADDR") && break
-		sleep 0.1
-	done
-	if [ -z "$gid" ]; then
+	if ! gid=$(vm_rxe_up eth0 "$ROXE_VM_GUEST_ADDR"); then
 		log "no RoCE v2 GID for $ROXE_VM_GUEST_ADDR on rxe0"
 		echo 1 >"$o/guest-rc"
 		return 1
@@ -79,7 +71,7 @@ guest_main() {
 	if [ "$CASE_SERVER" = guest ]; then
 		timeout $PP_TIMEOUT "$pp" "${args[@]}" >"$o/guest.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do listening && break; sleep 0.1; done
+		vm_wait_for 10 vm_listening "$PORT" || true
 		touch "$o/guest-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file 60 "$o/host-ready"; then
@@ -91,9 +83,7 @@ guest_main() {
 	fi
 	echo $rc >"$o/guest-rc"
 
-	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-		echo "${f##*/} $(cat "$f")"
-	done >"$o/rxe-counters.txt"
+	vm_rxe_counters rxe0 >"$o/rxe-counters.txt"
 	rdma statistic show link rxe0/1 >"$o/rdma-statistic.txt" 2>&1 || true
 	dmesg | grep -i -E 'rxe|rdma|icrc' >"$o/dmesg-rxe.txt" || true
 	# QEMU (and the host side with it) stops when we return
@@ -123,10 +113,7 @@ peer_main() {
 	if [ "$CASE_SERVER" = host ]; then
 		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" >"$o/host.log" 2>&1 &
 		pid=$!
-		for i in $(seq 100); do
-			[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
-			sleep 0.1
-		done
+		vm_wait_for 10 vm_host_listening "$PORT" || true
 		touch "$o/host-ready"
 	elif vm_wait_file 120 "$o/guest-ready"; then
 		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" "$ROXE_VM_GUEST_ADDR" \
@@ -150,7 +137,6 @@ peer_main() {
 
 # ============================ host side: judge ============================
 host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
-
 
 # check_case NAME DIR MODE SIZE PMTU ITERS: judge one finished run; 0 = pass
 check_case() {
@@ -236,14 +222,11 @@ run_case() {
 host_main() {
 	local fail=0 name mode mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
 
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	OUTDIR=$TOPDIR/build/vm/interop
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	vm_host_ready
 	for p in roxe-pingpong roxe-pcap; do
 		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
 	done

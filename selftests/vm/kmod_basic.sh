@@ -48,14 +48,12 @@ log() { echo "kmod_basic: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-have_dev() { [ -e "$SYS/$1" ]; }
-no_dev() { [ ! -e "$SYS/$1" ]; }
 port_is() { grep -q "$2" "$SYS/$1/ports/1/state"; }
 
 start_roxed() {
 	"$ROXED" -d eth0 --foreground "$@" 2>>/tmp/roxed.log &
 	ROXED_PID=$!
-	vm_wait_for 20 have_dev roxe0
+	vm_wait_for 20 vm_have_dev roxe0
 }
 
 # stop_roxed SIGNAL: the device must be gone within 10 s and roxed reaped
@@ -63,7 +61,7 @@ stop_roxed() {
 	kill "-$1" "$ROXED_PID" 2>/dev/null || true
 	local rc=0
 	wait "$ROXED_PID" || rc=$?
-	vm_wait_for 10 no_dev roxe0 || return 1
+	vm_wait_for 10 vm_no_dev roxe0 || return 1
 	return 0
 }
 
@@ -160,10 +158,10 @@ step_daemon() {
 	local pid
 	"$ROXED" -d eth0 || { bad "roxed (daemon mode) failed"; return; }
 	# roxed forks once the device exists
-	have_dev roxe0 && ok "daemon mode: roxe0 there when roxed returns" || bad "daemon mode: no roxe0"
+	vm_have_dev roxe0 && ok "daemon mode: roxe0 there when roxed returns" || bad "daemon mode: no roxe0"
 	pid=$(pidof roxed) || { bad "daemon mode: no roxed process"; return; }
 	kill -TERM "$pid"
-	vm_wait_for 10 no_dev roxe0 && ok "daemon mode: SIGTERM detaches" || bad "daemon mode: roxe0 stays"
+	vm_wait_for 10 vm_no_dev roxe0 && ok "daemon mode: SIGTERM detaches" || bad "daemon mode: roxe0 stays"
 }
 
 step_sigkill_busy() {
@@ -196,9 +194,9 @@ step_netdev_gone() {
 	$IP link set rxb up
 	"$ROXED" -d rxa --foreground 2>>/tmp/roxed.log &
 	ROXED_PID=$!
-	vm_wait_for 20 have_dev roxe0 || { bad "roxed -d rxa: no roxe0"; return; }
+	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed -d rxa: no roxe0"; return; }
 	timeout 10 $IP link del rxa && ok "veth deleted under roxe0" || bad "ip link del rxa hangs or fails"
-	vm_wait_for 10 no_dev roxe0 && ok "netdev gone: roxe0 unregistered" || bad "netdev gone: roxe0 stays"
+	vm_wait_for 10 vm_no_dev roxe0 && ok "netdev gone: roxe0 unregistered" || bad "netdev gone: roxe0 stays"
 	wait "$ROXED_PID" || rc=$?
 	[ $rc = 1 ] && ok "roxed exited 1 (interface gone)" || bad "roxed exited $rc after its netdev went"
 }
@@ -246,14 +244,7 @@ step_rounds() {
 }
 
 step_dmesg() {
-	local hits
-	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
-	if [ -n "$hits" ]; then
-		bad "dmesg:"
-		dmesg | tail -n 60 | sed 's/^/    /'
-	else
-		ok "dmesg: no WARNING/BUG/Oops ($(dmesg | grep -c 'roxe') roxe lines)"
-	fi
+	vm_check_dmesg " ($(dmesg | grep -c 'roxe') roxe lines)"
 	dmesg | grep -E 'roxe' | tail -n 8 | sed 's/^/    dmesg: /'
 }
 
@@ -289,36 +280,25 @@ host_skip() { echo "kmod_basic: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
 	local top out
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod_basic
 
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
+	vm_host_ready
+	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
-	# the guest's verbs client, against the host's libibverbs (the image
-	# carries the same libraries)
-	local src=$top/selftests/vm/kmod_verbs.c bin=$top/build/vm/kmod_verbs
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-		mkdir -p "$top/build/vm"
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$bin" "$src" -libverbs ||
-			{ echo "kmod_basic: FAIL: cannot build kmod_verbs"; exit $KSFT_FAIL; }
-	fi
+	vm_build_prog kmod_basic "$top" kmod_verbs	# the guest's verbs client
 
 	vm_run_guest kmod_basic "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" --add "$bin" \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/vm/kmod_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh" --env "ROXE_KMOD_ROUNDS=$ROUNDS"
 	echo "kmod_basic: PASS"
 	exit $KSFT_PASS
 }
 
 if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
-	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# vm_gid_index (added to the image)
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# added to the image
 	guest_main
 else
 	host_main

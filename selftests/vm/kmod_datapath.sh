@@ -31,10 +31,8 @@ log() { echo "kmod_datapath: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-no_dev() { [ ! -e /sys/class/infiniband/roxe0 ]; }
-
 guest_main() {
-	local t0=$SECONDS t1 out rc=0 n hits
+	local t0=$SECONDS t1 out rc=0 n
 	dmesg -c >/dev/null
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	t1=$SECONDS
@@ -46,8 +44,7 @@ guest_main() {
 	else
 		bad "kmod_datapath exited $rc ($n checks passed)"
 	fi
-	for i in $(seq 50); do no_dev && break; sleep 0.1; done
-	no_dev && ok "roxe0 gone" || bad "roxe0 still registered"
+	vm_wait_for 5 vm_no_dev roxe0 && ok "roxe0 gone" || bad "roxe0 still registered"
 	dmesg | grep -q 'roxe0: cq [0-9]* full: 2 flush completions not written' &&
 		ok "dmesg: the overfilled CQ's 2 lost flush completions are counted" ||
 		bad "dmesg does not count the overfilled CQ's lost completions"
@@ -62,13 +59,7 @@ guest_main() {
 		bad "second run: kmod_datapath exited $rc"
 	fi
 	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe failed"
-	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
-	if [ -n "$hits" ]; then
-		bad "dmesg:"
-		dmesg | tail -n 60 | sed 's/^/    /'
-	else
-		ok "dmesg: no WARNING/BUG/Oops"
-	fi
+	vm_check_dmesg
 	dmesg | grep -E 'roxe' | tail -n 8 | sed 's/^/    dmesg: /'
 	log "guest part took $((SECONDS - t0)) s"
 	return $fail
@@ -79,33 +70,23 @@ host_skip() { echo "kmod_datapath: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
 	local top out
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod_datapath.out
 
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
-	# the guest's fake daemon and application, against the host's
-	# libibverbs (the image carries the same libraries)
-	local src=$top/selftests/vm/kmod_datapath.c bin=$top/build/vm/kmod_datapath
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/include/roxe/kabi.h" -nt "$bin" ]; then
-		mkdir -p "$top/build/vm"
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" -pthread \
-			-o "$bin" "$src" -libverbs ||
-			{ echo "kmod_datapath: FAIL: cannot build kmod_datapath"; exit $KSFT_FAIL; }
-	fi
+	vm_host_ready
+	vm_need_kmod "$top"
+	# the guest's fake daemon and application
+	vm_build_prog kmod_datapath "$top" kmod_datapath -pthread
 
-	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/roxe.ko" --add "$bin"
+	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/roxe.ko" \
+		--add "$top/build/vm/kmod_datapath" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_datapath: PASS"
 	exit $KSFT_PASS
 }
 
 if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# added to the image
 	guest_main
 else
 	host_main

@@ -45,11 +45,6 @@ log() { echo "kmod_hostile: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
-no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
-verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
-listening() { netstat -ltn | grep ":$1 " >/dev/null; }
-
 # roxed-san's reports land in $OUT/san.<pid>; it would die on the first.
 # Leaks at exit are not this test's business; stacks of fatal signals are
 # unwound by frame pointers (SAN_FLAGS keeps them). One engine, as on the
@@ -59,7 +54,7 @@ start_roxed() {
 	UBSAN_OPTIONS="log_path=$OUT/san:print_stacktrace=1:halt_on_error=1" \
 		"$ROXED" -d rxb -e 1 --foreground 2>>"$OUT/roxed.log" &
 	ROXED_PID=$!
-	vm_wait_for 30 have_dev roxe0 && vm_wait_for 10 verbs_dev roxe0 &&
+	vm_wait_for 30 vm_have_dev roxe0 && vm_wait_for 10 vm_verbs_dev roxe0 &&
 		vm_wait_for 10 vm_gid_index roxe0 $B
 }
 
@@ -82,7 +77,7 @@ pingpong() {
 	if [ $((n % 2)) = 0 ]; then sdev=roxe0 sg=$GR cdev=rxe0 cg=$GX saddr=$B; fi
 	timeout 60 ibv_rc_pingpong -d $sdev -g "$sg" -p $port "${args[@]}" >/tmp/pp.srv 2>&1 &
 	spid=$!
-	if ! vm_wait_for 20 listening $port; then
+	if ! vm_wait_for 20 vm_listening $port; then
 		rc=1
 	elif ! timeout 60 ibv_rc_pingpong -d $cdev -g "$cg" -p $port "${args[@]}" $saddr \
 		>/tmp/pp.cli 2>&1; then
@@ -134,7 +129,7 @@ run_phase() {
 	san_reports | head -40
 	tail -n 5 "$OUT/roxed.log" | sed 's/^/    roxed: /'
 	# the later phases still get a roxed
-	vm_wait_for 10 no_dev roxe0 || { bad "roxe0 stays after roxed died"; return; }
+	vm_wait_for 10 vm_no_dev roxe0 || { bad "roxe0 stays after roxed died"; return; }
 	start_roxed || bad "roxed-san did not come back"
 	GR=$(vm_gid_index roxe0 $B) || true
 }
@@ -206,7 +201,7 @@ guest_main() {
 	else
 		ok "ASan/UBSan: no report from roxed"
 	fi
-	vm_wait_for 10 no_dev roxe0 || bad "roxe0 still registered"
+	vm_wait_for 10 vm_no_dev roxe0 || bad "roxe0 still registered"
 	rmmod roxe || bad "rmmod roxe failed"
 	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection|segfault' || true)
 	if [ -n "$hits" ]; then
@@ -225,27 +220,18 @@ guest_main() {
 host_skip() { echo "kmod_hostile: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
-	local top out src bin
+	local top out
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-hostile
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
+	vm_host_ready
+	vm_need_kmod "$top"
 	# always asked: make rebuilds it when the engine changed
 	make -s -C "$top" -j2 roxed-san >/dev/null ||
 		{ echo "kmod_hostile: FAIL: cannot build roxed-san"; exit $KSFT_FAIL; }
-	src=$top/selftests/vm/hostile_verbs.c bin=$top/build/vm/hostile_verbs
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-		mkdir -p "$top/build/vm"
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o "$bin" "$src" -libverbs ||
-			{ echo "kmod_hostile: FAIL: cannot build hostile_verbs"; exit $KSFT_FAIL; }
-	fi
+	vm_build_prog kmod_hostile "$top" hostile_verbs -pthread
 	vm_run_guest kmod_hostile "$out" 240 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/san/roxed-san" --add "$bin" \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/san/roxed-san" \
+		--add "$top/build/vm/hostile_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh" \
 		--env "ROXE_HOSTILE_WQE_SECS=$WQE_SECS" --env "ROXE_HOSTILE_PI_SECS=$PI_SECS" \
 		--env "ROXE_HOSTILE_PHASES=$PHASES"

@@ -51,31 +51,7 @@ log() { echo "kmod_interop: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
-no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
-verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
-listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"; }
-
-start_roxed() {
-	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
-	ROXED_PID=$!
-	vm_wait_for 20 have_dev roxe0
-}
-
-setup() {
-	vm_veth_pair rxa $A rxb $B || return 1
-	insmod "$KO" || { bad "insmod $KO"; return 1; }
-	rdma link add rxe0 type rxe netdev rxa
-	start_roxed || { bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
-	# registered is not yet visible to libibverbs: uverbs comes last
-	vm_wait_for 10 verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
-	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
-		{ bad "no RoCE v2 GIDs"; return 1; }
-	GX=$(vm_gid_index rxe0 $A)
-	GR=$(vm_gid_index roxe0 $B)
-	ok "rxe0 on rxa ($A, gid $GX), roxe0 on rxb ($B, gid $GR)"
-}
 
 # run NAME PROG ARGS...: PROG's server on one device, client on the other,
 # both ways round. pingpong programs take -g, perftest -x.
@@ -91,7 +67,7 @@ run() {
 run_one() {
 	local label=$1 prog=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 saddr=$7 gopt=$8 rc=0 spid n
 	shift 8
-	local logf=$ROXE_VM_OUT/${label// /_}.log ready=listening
+	local logf=$ROXE_VM_OUT/${label// /_}.log ready=vm_listening
 	# perftest -R: QPs connected by rdma_cm (ib_cm MADs on QP1), no TCP
 	case " $* " in *" -R "*) ready=cm_listening ;; esac
 	PORT=$((PORT + 1))
@@ -148,11 +124,6 @@ check_counters() {
 	log "the link lost frames (veth dropped $drops, rxe could not send $send_err): only unrecovered errors count"
 	vm_check_rxe_counters "$1" "rxe0 after the clean runs" retry_exceeded_err \
 		retry_rnr_exceeded_err link_downed || bad "rxe counted errors"
-}
-
-rxe_counters() {
-	local d=/sys/class/infiniband/rxe0/ports/1/hw_counters f
-	for f in "$d"/*; do echo "$(basename "$f") $(cat "$f")"; done
 }
 
 # ib_cm's per-port message counters (sysfs): "req 3 rep 3 ..." for DEV.
@@ -312,7 +283,7 @@ step_kill() {
 	PORT=$((PORT + 1))
 	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
 	spid=$!
-	vm_wait_for 20 listening $PORT || { bad "kill: server did not listen"; return; }
+	vm_wait_for 20 vm_listening $PORT || { bad "kill: server did not listen"; return; }
 	ib_write_bw -d roxe0 -x "$GR" -p $PORT -D 30 $A >"$ROXE_VM_OUT/kill.cli" 2>&1 &
 	cpid=$!
 	sleep 3
@@ -331,7 +302,7 @@ step_kill() {
 	fi
 	kill -KILL $spid 2>/dev/null || true
 	wait $spid 2>/dev/null || true
-	vm_wait_for 10 no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
+	vm_wait_for 10 vm_no_dev roxe0 && ok "kill: roxe0 unregistered" || bad "kill: roxe0 still registered"
 	if [ $cm = 1 ]; then
 		rmmod roxe_cm_test || bad "kill: rmmod roxe_cm_test"
 		ulp_log $mark cm.log roxe_cm_test
@@ -352,9 +323,9 @@ step_kill() {
 }
 
 guest_main() {
-	setup || { log "setup failed"; exit 1; }
+	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
 	local before=$ROXE_VM_OUT/rxe-before after=$ROXE_VM_OUT/rxe-after
-	rxe_counters >"$before"
+	vm_rxe_counters rxe0 >"$before"
 	run "rc_pingpong 4 KiB" ibv_rc_pingpong -c -s 4096 -n 200
 	run "rc_pingpong 16 KiB events" ibv_rc_pingpong -c -e -s 16384 -n 100
 	run "rc_pingpong new API" ibv_rc_pingpong -c -N -s 1024 -n 200
@@ -364,7 +335,7 @@ guest_main() {
 	run "ib_read_bw" ib_read_bw -s 65536 -n 200
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
-	rxe_counters >"$after"
+	vm_rxe_counters rxe0 >"$after"
 	check_counters "$after"
 	step_cm
 	step_nvmf
@@ -382,12 +353,8 @@ host_main() {
 	local top out
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-interop
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ] ||
-	   [ ! -f "$top/build/kmod-test/roxe_cm_test.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
+	vm_host_ready
+	vm_need_kmod "$top" build/kmod-test/roxe_kverbs_test.ko build/kmod-test/roxe_cm_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_interop "$out" 280 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \

@@ -42,25 +42,8 @@ log() { echo "kmod_races: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
-verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
 # alive and not a zombie
 roxed_alive() { [ -e "/proc/$ROXED_PID" ] && ! grep -q '^State:.*[ZX]' "/proc/$ROXED_PID/status"; }
-
-setup() {
-	vm_veth_pair rxa $A rxb $B 2 || return 1
-	insmod "$KO" || { bad "insmod $KO"; return 1; }
-	rdma link add rxe0 type rxe netdev rxa
-	"$ROXED" -d rxb --engines 2 --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
-	ROXED_PID=$!
-	vm_wait_for 20 have_dev roxe0 || { bad "roxed -d rxb registered no roxe0"; return 1; }
-	vm_wait_for 10 verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
-	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
-		{ bad "no RoCE v2 GIDs"; return 1; }
-	GX=$(vm_gid_index rxe0 $A)
-	GR=$(vm_gid_index roxe0 $B)
-	ok "rxe0 on rxa ($A, gid $GX), roxe0 on rxb ($B, gid $GR), roxed pid $ROXED_PID, 2 engines"
-}
 
 # how roxed ended (bash's 128 + signal: 135 is SIGBUS), its last words
 roxed_death() {
@@ -128,27 +111,16 @@ step_caps() {
 	chmod 0600 /dev/roxe
 }
 
-step_dmesg() {
-	local hits
-	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
-	if [ -n "$hits" ]; then
-		bad "dmesg:"
-		dmesg | tail -n 60 | sed 's/^/    /'
-	else
-		ok "dmesg: no WARNING/BUG/Oops"
-	fi
-}
-
 guest_main() {
 	local t0=$SECONDS
 	: >"$ROXE_VM_OUT/roxed.log"
 	dmesg -c >/dev/null
-	setup || { log "setup failed"; exit 1; }
+	vm_rxe_roxe_pair $A $B 2 --engines 2 || { log "setup failed"; exit 1; }
 	[ "$RACE_ROUNDS" = 0 ] || step_frwr_race
 	step_dereg_timeout
 	step_caps
 	roxed_alive || bad "roxed is gone at the end"
-	step_dmesg
+	vm_check_dmesg
 	log "roxed log (last lines):"
 	tail -n 6 "$ROXE_VM_OUT/roxed.log" | sed 's/^/    /'
 	log "guest part took $((SECONDS - t0)) s"
@@ -160,26 +132,14 @@ guest_main() {
 host_skip() { echo "kmod_races: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
-	local top out src bin
+	local top out
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-races
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ] || [ ! -f "$top/build/kmod-test/roxe_kverbs_test.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
+	vm_host_ready
+	vm_need_kmod "$top" build/kmod-test/roxe_kverbs_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
-	mkdir -p "$top/build/vm"
-	for src in kmod_revoke kmod_caps; do
-		bin=$top/build/vm/$src
-		if [ ! -x "$bin" ] || [ "$top/selftests/vm/$src.c" -nt "$bin" ]; then
-			cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" -o "$bin" \
-				"$top/selftests/vm/$src.c" -libverbs ||
-				{ echo "kmod_races: FAIL: cannot build $src"; exit $KSFT_FAIL; }
-		fi
-	done
+	vm_build_prog kmod_races "$top" kmod_revoke
+	vm_build_prog kmod_races "$top" kmod_caps
 	vm_run_guest kmod_races "$out" 280 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \

@@ -59,8 +59,6 @@ setup_rxe() {
 	ibv_devinfo -d rxe0 | grep -E 'state|active_mtu' || true
 }
 
-# (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
-listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 capturing() { grep -q 'listening on' "$1"; }
 
 # run_pair NAME PORT PROG ARGS...: the server on rxe0, the client on rxe1
@@ -78,7 +76,7 @@ run_pair() {
 
 	"${srv[@]}" -d rxe0 -p "$port" >>"$logf" 2>&1 &
 	spid=$!
-	if ! vm_wait_for 20 listening "$port"; then
+	if ! vm_wait_for 20 vm_listening "$port"; then
 		log "$name: server did not listen on $port"
 		rc=1
 	elif ! timeout 60 "${cli[@]}" -d rxe1 -p "$port" $A >>"$logf" 2>&1; then
@@ -133,15 +131,12 @@ host_skip() { echo "rxe_capture: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
 	local top out name min n bad=0
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top (host only)
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/rxe_capture
 
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	vm_host_ready
 	command -v tcpdump >/dev/null || host_skip "tcpdump missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
 
 	vm_run_guest rxe_capture "$out" 240 --add "$top/selftests/vm/vm_lib.sh"
 
@@ -167,7 +162,7 @@ host_main() {
 }
 
 if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
-	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# vm_gid_index (added to the image)
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"	# added to the image
 	guest_main
 else
 	host_main

@@ -39,6 +39,48 @@ vm_run_guest() {
 	fi
 }
 
+# vm_host_ready: what booting the VM takes on the host (root, QEMU,
+# Debian's 6.1 kernel image, /dev/net/tun); the caller's host_skip when
+# something is missing.
+vm_host_ready() {
+	[ "$(id -u)" = 0 ] || host_skip "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+}
+
+# vm_need_kmod TOP [FILE...]: build/kmod/roxe.ko and the other FILEs under
+# TOP (the test ULPs in build/kmod-test/) for the guest, from make kmod when
+# one is missing; the caller's host_skip when they cannot be built.
+vm_need_kmod() {
+	local top=$1 f
+	shift
+	for f in build/kmod/roxe.ko "$@"; do
+		[ -f "$top/$f" ] && continue
+		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
+		return 0
+	done
+}
+
+# vm_build_prog TEST TOP NAME [CC-OPTION...]: the guest's program
+# build/vm/NAME from selftests/vm/NAME.c, against the host's libibverbs
+# (the image carries the same libraries), when it is older than its source
+# or include/roxe/kabi.h; TEST fails if it does not build.
+vm_build_prog() {
+	local test=$1 top=$2 name=$3 src bin
+	shift 3
+	src=$top/selftests/vm/$name.c bin=$top/build/vm/$name
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$top/include/roxe/kabi.h" -nt "$bin" ]; then
+		mkdir -p "$top/build/vm"
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" "$@" -o "$bin" "$src" \
+			-libverbs || { echo "$test: FAIL: cannot build $name"; exit $KSFT_FAIL; }
+	fi
+}
+
+# vm_host_listening PORT: a TCP listener on PORT in this namespace (the
+# interop peers, next to QEMU)
+vm_host_listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
+
 # --- shared by the interop tests, on the host and (added to the image with
 # run.sh --add) in the guest ----------------------------------------------
 
@@ -46,6 +88,18 @@ vm_run_guest() {
 vm_wait_file() {
 	local n=$(($1 * 10))
 	while [ ! -e "$2" ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# vm_wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds; 1 if
+# it never did.
+vm_wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
 		n=$((n - 1))
 		[ $n -gt 0 ] || return 1
 		sleep 0.1
@@ -119,16 +173,42 @@ vm_verify_capture() {
 
 # --- guest only ---------------------------------------------------------------
 
-# vm_wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds; 1 if
-# it never did.
-vm_wait_for() {
-	local n=$(($1 * 10))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.1
+# (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
+vm_listening() { netstat -ltn | grep ":$1 " >/dev/null; }
+vm_have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
+vm_no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
+# DEV's uverbs device: a registered device is not yet visible to
+# libibverbs, uverbs comes last
+vm_verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
+
+# vm_rxe_counters DEV: DEV's hw_counters, "name value" a line
+vm_rxe_counters() {
+	local f
+	for f in "/sys/class/infiniband/$1/ports/1/hw_counters"/*; do
+		echo "${f##*/} $(cat "$f")"
 	done
+}
+
+# vm_rxe_up NETDEV ADDR: rxe0 on NETDEV, and its RoCE v2 GID index for
+# IPv4 ADDR on stdout once it appears (asynchronously: netdev events); 1
+# if it does not within 5 s.
+vm_rxe_up() {
+	rdma link add rxe0 type rxe netdev "$1" || return 1
+	vm_wait_for 5 vm_gid_index rxe0 "$2" && vm_gid_index rxe0 "$2"
+}
+
+# vm_check_dmesg [NOTE]: the caller's ok (NOTE appended) when the kernel log
+# holds no WARNING, BUG, Oops, call trace, refcount or protection fault,
+# else its bad and the log's tail.
+vm_check_dmesg() {
+	local hits
+	hits=$(dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection' || true)
+	if [ -n "$hits" ]; then
+		bad "dmesg:"
+		dmesg | tail -n 60 | sed 's/^/    /'
+	else
+		ok "dmesg: no WARNING/BUG/Oops${1:-}"
+	fi
 }
 
 # vm_veth_pair A_IF A_ADDR B_IF B_ADDR [QUEUES]: a veth pair in the guest's
@@ -157,4 +237,27 @@ vm_veth_pair() {
 	$ip route add "$ba/32" dev "$a" src "$aa" table 101
 	$ip route add "$aa/32" dev "$b" src "$ba" table 102
 	ping -c 1 -W 5 "$ba" >/dev/null || { echo "vm_veth_pair: no IP path $aa -> $ba"; return 1; }
+}
+
+# vm_rxe_roxe_pair A B QUEUES [ROXED-OPTION...]: rxe0 (kernel rxe) on rxa
+# with address A facing roxe0 (roxe.ko served by roxed -d rxb, options
+# added) on rxb with B, over a veth pair of QUEUES queues; roxed logs to
+# $ROXE_VM_OUT/roxed.log. Needs $KO and $ROXED. Sets ROXED_PID, GX and GR
+# (rxe0's and roxe0's RoCE v2 GID indexes); 1 after the caller's bad.
+vm_rxe_roxe_pair() {
+	local a=$1 b=$2 queues=$3
+	shift 3
+	vm_veth_pair rxa "$a" rxb "$b" "$queues" || { bad "veth pair"; return 1; }
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	rdma link add rxe0 type rxe netdev rxa
+	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
+	ROXED_PID=$!
+	vm_wait_for 20 vm_have_dev roxe0 ||
+		{ bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
+	vm_wait_for 10 vm_verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
+	vm_wait_for 10 vm_gid_index rxe0 "$a" && vm_wait_for 10 vm_gid_index roxe0 "$b" ||
+		{ bad "no RoCE v2 GIDs"; return 1; }
+	GX=$(vm_gid_index rxe0 "$a")
+	GR=$(vm_gid_index roxe0 "$b")
+	ok "rxe0 on rxa ($a, gid $GX), roxe0 on rxb ($b, gid $GR), roxed pid $ROXED_PID"
 }

@@ -29,23 +29,11 @@ log() { echo "wire_ud_source: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
-verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
-
 guest_main() {
-	local out rc=0 gx gr pid
+	local out rc=0
 	dmesg -c >/dev/null
-	vm_veth_pair rxa $A rxb $B || { bad "veth pair"; exit 1; }
-	insmod "$KO" || { bad "insmod $KO"; exit 1; }
-	rdma link add rxe0 type rxe netdev rxa
-	"$ROXED" -d rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
-	pid=$!
-	vm_wait_for 20 have_dev roxe0 && vm_wait_for 10 verbs_dev roxe0 &&
-		vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
-		{ bad "roxe0 and rxe0 with RoCE v2 GIDs"; cat "$ROXE_VM_OUT/roxed.log"; exit 1; }
-	gx=$(vm_gid_index rxe0 $A)
-	gr=$(vm_gid_index roxe0 $B)
-	out=$(timeout 120 "$PROG" roxe0 "$gr" rxe0 "$gx" "$(cat /sys/class/net/rxa/address)" 2>&1) ||
+	vm_rxe_roxe_pair $A $B 1 || exit 1
+	out=$(timeout 120 "$PROG" roxe0 "$GR" rxe0 "$GX" "$(cat /sys/class/net/rxa/address)" 2>&1) ||
 		rc=$?
 	echo "$out" | sed 's/^/    /'
 	if [ $rc = 0 ] && ! grep -q '^FAIL' <<<"$out"; then
@@ -53,9 +41,9 @@ guest_main() {
 	else
 		bad "wire_ud_source exited $rc"
 	fi
-	kill -0 $pid 2>/dev/null && ok "roxed still up" || bad "roxed died"
-	kill -TERM $pid 2>/dev/null || true
-	wait $pid 2>/dev/null || true
+	kill -0 $ROXED_PID 2>/dev/null && ok "roxed still up" || bad "roxed died"
+	kill -TERM $ROXED_PID 2>/dev/null || true
+	wait $ROXED_PID 2>/dev/null || true
 	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace' >/dev/null; then
 		bad "dmesg has warnings"
 		dmesg | grep -E -A5 'WARNING|BUG|Oops|Call Trace' | head -30 | sed 's/^/    /'
@@ -68,25 +56,16 @@ guest_main() {
 host_skip() { echo "wire_ud_source: SKIP: $*"; exit $KSFT_SKIP; }
 
 host_main() {
-	local top out src bin
+	local top out
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/wire-ud-source
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
-	if [ ! -f "$top/build/kmod/roxe.ko" ]; then
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
-	fi
+	vm_host_ready
+	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
-	src=$top/selftests/vm/wire_ud_source.c bin=$top/build/vm/wire_ud_source
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-		mkdir -p "$top/build/vm"
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$bin" "$src" -libverbs ||
-			{ echo "wire_ud_source: FAIL: cannot build wire_ud_source"; exit $KSFT_FAIL; }
-	fi
+	vm_build_prog wire_ud_source "$top" wire_ud_source
 	vm_run_guest wire_ud_source "$out" 200 --add "$top/build/kmod/roxe.ko" \
-		--add "$top/build/bin/roxed" --add "$bin" --add "$top/selftests/vm/vm_lib.sh"
+		--add "$top/build/bin/roxed" --add "$top/build/vm/wire_ud_source" \
+		--add "$top/selftests/vm/vm_lib.sh"
 	echo "wire_ud_source: PASS"
 	exit $KSFT_PASS
 }

@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 out=${OUTPUT:-$here/../../build/selftests/wire}
 
 if ! command -v python3 >/dev/null; then
-	echo "# SKIP: python3 is missing (tools/install-deps.sh installs it)"
+	echo "# SKIP: python3 is missing (tools/scripts/install-deps.sh installs it)"
 	exit 4
 fi
 if [ ! -x "$out/frame_dump" ]; then

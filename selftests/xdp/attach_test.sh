@@ -17,7 +17,7 @@ fails=0
 [ "$(id -u)" = 0 ] || { echo "# needs root"; exit $ksft_skip; }
 [ -x "$ROXECTL" ] || { echo "# $ROXECTL is not built"; exit 1; }
 
-. "$TOP/tools/netns.sh"
+. "$TOP/tools/scripts/netns.sh"
 netns_up "$name" --queues 2 || exit 1
 
 check() {	# check DESCRIPTION COMMAND...

@@ -30,7 +30,7 @@ fail() { log "FAIL: $*"; exit $KSFT_FAIL; }
 wire=$bin/faultwire
 [ -x "$wire" ] || { log "SKIP: $wire not built (make)"; exit $KSFT_SKIP; }
 
-. "$top/tools/netns.sh"
+. "$top/tools/scripts/netns.sh"
 netns_up "$name" --middle >/dev/null
 
 # Frames cross faultwire as plain bytes: the hosts must finish their own

@@ -19,11 +19,11 @@ a=$name-a b=$name-b
 log() { echo "# $*"; }
 
 [ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
-command -v jq >/dev/null || { log "SKIP: jq is missing (tools/install-deps.sh)"; exit $KSFT_SKIP; }
+command -v jq >/dev/null || { log "SKIP: jq is missing (tools/scripts/install-deps.sh)"; exit $KSFT_SKIP; }
 for t in roxe-perf roxe-rawperf roxectl roxe-microbench; do
 	[ -x "$bin/$t" ] || { log "SKIP: $bin/$t not built"; exit $KSFT_SKIP; }
 done
-. "$top/tools/netns.sh"
+. "$top/tools/scripts/netns.sh"
 netns_up "$name" >/dev/null || exit $KSFT_FAIL
 out=$(mktemp -d)
 sock=/run/roxe/$name.sock

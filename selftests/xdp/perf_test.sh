@@ -20,7 +20,7 @@ log() { echo "# $*"; }
 
 [ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
 [ -x "$perf" ] || { log "SKIP: $perf not built"; exit $KSFT_SKIP; }
-. "$top/tools/netns.sh"
+. "$top/tools/scripts/netns.sh"
 netns_up "$name" --mtu 9000 >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"; netns_down $name' EXIT

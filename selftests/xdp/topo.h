@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The tests' two-host topology (tools/netns.sh) seen from C: create and
+ * The tests' two-host topology (tools/scripts/netns.sh) seen from C: create and
  * remove it, hop between its namespaces, read interface addresses, build
  * test frames from host a to host b.
  */
@@ -21,7 +21,7 @@
 #include "roxe/frame.h"
 
 #ifndef ROXE_TOP
-#error "ROXE_TOP: the source tree, for tools/netns.sh"
+#error "ROXE_TOP: the source tree, for tools/scripts/netns.sh"
 #endif
 
 struct topo {
@@ -55,7 +55,7 @@ static inline void topo_down(struct topo *t)
 
 	if (t->ns_root >= 0)
 		topo_enter(t->ns_root);
-	snprintf(cmd, sizeof(cmd), "%s/tools/netns.sh down %s", ROXE_TOP, t->name);
+	snprintf(cmd, sizeof(cmd), "%s/tools/scripts/netns.sh down %s", ROXE_TOP, t->name);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# cannot remove topology %s\n", t->name);
 	for (int *fd = &t->ns_a; fd <= &t->ns_root; fd++)
@@ -82,7 +82,7 @@ static inline int topo_up_middle(struct topo *t, const char *tag, int queues, in
 	t->ns_a = t->ns_b = t->ns_m = -1;
 	snprintf(t->name, sizeof(t->name), "rx%s%d", tag, getpid() % 1000);
 	t->ns_root = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	snprintf(cmd, sizeof(cmd), "%s/tools/netns.sh down %s; %s/tools/netns.sh up %s "
+	snprintf(cmd, sizeof(cmd), "%s/tools/scripts/netns.sh down %s; %s/tools/scripts/netns.sh up %s "
 		 "--queues %d --mtu %d%s", ROXE_TOP, t->name, ROXE_TOP, t->name, queues, mtu,
 		 middle ? " --middle" : "");
 	if (system(cmd) != 0)

@@ -69,7 +69,7 @@ pick_kernel() {
 			[ -f "/lib/modules/$k/modules.dep" ] && KVER=$k
 		done
 	fi
-	[ -n "${KVER:-}" ] || die "no /boot/vmlinuz-6.1*-amd64 with modules: run tools/install-deps.sh"
+	[ -n "${KVER:-}" ] || die "no /boot/vmlinuz-6.1*-amd64 with modules: run tools/scripts/install-deps.sh"
 	vmlinuz=/boot/vmlinuz-$KVER
 	moddir=/lib/modules/$KVER
 	[ -r "$vmlinuz" ] || die "$vmlinuz is not readable"
@@ -158,7 +158,7 @@ collect() {
 	for p in "${modules[@]}"; do add_module "$p"; done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
-		[ -e "$p" ] || die "$p is missing: run tools/install-deps.sh"
+		[ -e "$p" ] || die "$p is missing: run tools/scripts/install-deps.sh"
 		add_path "$p"
 	done
 	for p in "${extras[@]}"; do add_path "$p"; done

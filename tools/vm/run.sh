@@ -121,12 +121,12 @@ parse_faults() {
 
 check_host() {
 	[ "$(id -u)" = 0 ] || die "needs root (network namespace, tap)"
-	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/install-deps.sh"
+	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/scripts/install-deps.sh"
 	[ -c /dev/net/tun ] || die "/dev/net/tun missing"
 	if [ "$middle" = faultwire ]; then
 		[ -x "$top/build/bin/faultwire" ] || die "build/bin/faultwire missing: run make"
 	fi
-	[ -z "$middle" ] || command -v ethtool >/dev/null || die "ethtool missing: run tools/install-deps.sh"
+	[ -z "$middle" ] || command -v ethtool >/dev/null || die "ethtool missing: run tools/scripts/install-deps.sh"
 }
 
 # --- teardown ---------------------------------------------------------------

@@ -26,7 +26,7 @@
 # BACKEND is afxdp or udp; SIZE is payload bytes.
 #
 # The raw_* functions run roxe-rawperf between the two hosts of a
-# tools/netns.sh topology that must be up: server on $BENCH_NAME-b,
+# tools/scripts/netns.sh topology that must be up: server on $BENCH_NAME-b,
 # client on $BENCH_NAME-a (interfaces of the same names, 10.99.0.1 -> .2).
 # The tcp_* functions take the namespaces and the server's address.
 #
@@ -40,17 +40,17 @@
 #                   (by its first number); sweeps use it too
 #
 # Example (as root):
-#   . tools/netns.sh; . tools/bench-lib.sh
+#   . tools/scripts/netns.sh; . tools/scripts/bench-lib.sh
 #   BENCH_NAME=rawb; netns_up rawb --mtu 4200
 #   raw_bw afxdp 1024          # 4.512 0.551
 #   raw_lat udp 8              # 9.85 13.20
 #   tcp_latency rawb-b rawb-a 10.99.0.2 14
 #
-# Run directly, `tools/bench-lib.sh sweep [NAME]` builds its own topology
+# Run directly, `tools/scripts/bench-lib.sh sweep [NAME]` builds its own topology
 # (default name rawb, MTU 4200), writes $BENCH_OUT/sweep.tsv from raw afxdp,
 # raw udp and tcp runs over 64 B .. 4 KiB and plots it.
 
-_bench_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+_bench_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${BENCH_BIN:=$_bench_top/build/bin}"
 : "${BENCH_OUT:=$_bench_top/build/bench}"
 : "${BENCH_RAW_PORT:=18520}"
@@ -68,7 +68,7 @@ _bench_stop() {
 	return 0
 }
 
-# Waits for a TCP listener like netns_wait_listen (tools/netns.sh), which
+# Waits for a TCP listener like netns_wait_listen (tools/scripts/netns.sh), which
 # it uses when sourced; 1 if none came.
 _bench_wait_listen() {
 	if declare -F netns_wait_listen >/dev/null; then
@@ -240,7 +240,7 @@ tcp_sweep() {
 # bench_plot TSV [OUTDIR]: bandwidth.png (Gb/s) and msgrate.png (Mpps).
 bench_plot() {
 	local tsv=$1 dir=${2:-$(dirname "$1")}
-	gnuplot -e "tsv='$tsv'; outdir='$dir'" "$_bench_top/tools/bench-plot.gp"
+	gnuplot -e "tsv='$tsv'; outdir='$dir'" "$_bench_top/tools/scripts/bench-plot.gp"
 }
 
 # Percent of all CPUs busy over one second (user, system, interrupts,
@@ -262,7 +262,7 @@ _bench_sweep_main() {
 	local name=${1:-rawb} sizes="64 128 256 512 1024 2048 3780 4096" busy
 	local tsv=$BENCH_OUT/sweep.tsv
 	[ "$(id -u)" -eq 0 ] || { _bench_err "needs root (network namespaces, XDP)"; return 1; }
-	. "$_bench_top/tools/netns.sh"
+	. "$_bench_top/tools/scripts/netns.sh"
 	BENCH_NAME=$name
 	netns_down "$name"
 	netns_up "$name" --mtu 4200 || return 1

@@ -7,15 +7,15 @@
 # also after Ctrl-C or a failure.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/build/bin
-. "$top/tools/netns.sh"		# netns_wait_listen
+. "$top/tools/scripts/netns.sh"		# netns_wait_listen
 name=roxedemo
 a=$name-a
 b=$name-b
 
 cleanup() {
-	"$top/tools/netns.sh" down "$name" >/dev/null 2>&1 || true
+	"$top/tools/scripts/netns.sh" down "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -40,8 +40,8 @@ qp_stats_map_id() {
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root (network namespaces, XDP)" >&2; exit 1; }
 
 step "two hosts: $a (10.99.0.1) and $b (10.99.0.2), joined by veth"
-"$top/tools/netns.sh" down "$name" >/dev/null 2>&1 || true
-"$top/tools/netns.sh" up "$name"
+"$top/tools/scripts/netns.sh" down "$name" >/dev/null 2>&1 || true
+"$top/tools/scripts/netns.sh" up "$name"
 
 step "attach roxe's XDP program on both (one engine each)"
 ip netns exec "$a" "$bin/roxectl" attach "$a" --engines 1

@@ -22,7 +22,7 @@
 # Sourced, it defines netns_up, netns_down and netns_wait_listen (a TCP
 # listener in a namespace, e.g. a pingpong server); netns_up registers an EXIT
 # trap that tears the topology down however the script ends:
-#   . tools/netns.sh; netns_up t1 --queues 2; ip netns exec t1-a ping 10.99.0.2
+#   . tools/scripts/netns.sh; netns_up t1 --queues 2; ip netns exec t1-a ping 10.99.0.2
 #
 # Everything lives inside the namespaces: no address outside 10.99.0.0/24
 # and fd99::/64 is configured and the root namespace is left untouched.

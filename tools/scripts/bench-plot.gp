@@ -3,7 +3,7 @@
 # bench-plot.gp: make bench's throughput plots (gnuplot 5.4, pngcairo from
 # gnuplot-nox).
 #
-#   gnuplot -e "tsv='build/bench/sweep.tsv'; outdir='build/bench'" tools/bench-plot.gp
+#   gnuplot -e "tsv='build/bench/sweep.tsv'; outdir='build/bench'" tools/scripts/bench-plot.gp
 #
 # Reads a TSV of points, one a line:  series <TAB> bytes <TAB> gbps <TAB> mpps
 # (lines starting with # are comments), e.g. series roxe-write-afxdp,

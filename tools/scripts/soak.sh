@@ -10,10 +10,10 @@
 # minute. (One roxe process per interface: AF_XDP binds a queue once.)
 #
 #   make soak                           10 minutes
-#   ROXE_SOAK_SECONDS=60 tools/soak.sh  a short one
+#   ROXE_SOAK_SECONDS=60 tools/scripts/soak.sh  a short one
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/build/bin
 secs=${ROXE_SOAK_SECONDS:-600}
 faults=${ROXE_SOAK_FAULTS:---drop 10000 --dup 5000 --reorder 10000}
@@ -24,7 +24,7 @@ out=$top/build/soak
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (network namespaces, XDP)" >&2; exit 1; }
 [ "$secs" -ge 10 ] || { echo "soak: ROXE_SOAK_SECONDS must be at least 10" >&2; exit 2; }
 mkdir -p "$out"
-. "$top/tools/netns.sh"
+. "$top/tools/scripts/netns.sh"
 netns_down "$name"
 netns_up "$name" --middle >/dev/null
 for h in "$a" "$b"; do

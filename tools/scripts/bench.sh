@@ -20,7 +20,7 @@
 # (default 20000) per latency figure.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/build/bin
 out=$top/build/bench
 name=roxebench
@@ -33,8 +33,8 @@ raw_sizes="64 256 1024 4096"		# one frame each: payload up to the path MTU
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (network namespaces, XDP)" >&2; exit 1; }
 mkdir -p "$out"
 rm -f "$out"/*.log "$out"/*.json "$out/sweep.tsv"
-. "$top/tools/netns.sh"
-. "$top/tools/bench-lib.sh"
+. "$top/tools/scripts/netns.sh"
+. "$top/tools/scripts/bench-lib.sh"
 export BENCH_NAME=$name BENCH_OUT=$out BENCH_BIN=$bin BENCH_RAW_SECONDS=$secs \
 	BENCH_LAT_ITERS=$lat_iters BENCH_TCP_SECONDS=2
 netns_down "$name"
