@@ -29,22 +29,10 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
+#include "verbs_util.h"
 
 #define BIG	(1U << 20)
 #define SMALL	(64U << 10)
-
-static int failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok: " __VA_ARGS__);				\
-	} else {							\
-		printf("FAIL: " __VA_ARGS__);				\
-		failed = 1;						\
-	}								\
-	putchar('\n');							\
-	fflush(stdout);							\
-} while (0)
 
 struct end {
 	struct ibv_context *ctx;
@@ -61,18 +49,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
 }
 
 static int to_rts(struct end *e, const struct end *peer)

@@ -29,30 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
-
-static int failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok: " __VA_ARGS__);				\
-	} else {							\
-		printf("FAIL: " __VA_ARGS__);				\
-		failed = 1;						\
-	}								\
-	putchar('\n');							\
-} while (0)
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "verbs_util.h"
 
 static int to_rts(struct ibv_qp *qp, enum ibv_qp_type type, union ibv_gid *gid,
 		  int gid_index, uint32_t dest_qpn)

@@ -27,25 +27,12 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_user_rxe.h>
+#include "verbs_util.h"
 
 #define QKEY	0x11111111u
 #define BUFSZ	65536
 #define MAGIC	0x5151000000000000ull
 #define FORGED_SRC	"10.77.2.66"
-
-static int failed;
-
-#define CHECK(cond, ...) do {						\
-		if (cond) {						\
-			printf("ok: ");					\
-		} else {						\
-			printf("FAIL: ");				\
-			failed = 1;					\
-		}							\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-	} while (0)
 
 struct side {
 	struct ibv_context	*ctx;
@@ -60,16 +47,12 @@ struct side {
 
 static int side_open(struct side *s, const char *name, int gidx)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
 
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = open_dev(name);
 	if (!s->ctx)
 		return -1;
 	s->gidx = gidx;

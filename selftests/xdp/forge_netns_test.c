@@ -15,7 +15,7 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include "kselftest_harness.h"
-#include "topo.h"
+#include "host.h"
 #include "roxe/verbs.h"
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
@@ -24,128 +24,25 @@
 #define PSN_A	500u		/* a's first PSN: b expects it */
 #define FORGED	0xee
 
-struct host {
-	struct roxe_device	*dev;
-	struct roxe_pd		*pd;
-	struct roxe_cq		*cq;
-	struct roxe_qp		*qp;
-	struct roxe_mr		*mr;
-	uint8_t			*buf;
-};
-
 FIXTURE(forge) {
 	struct topo	t;
 	struct host	h[2];
 	bool		up;
 };
 
-static int host_open(struct host *h, const char *ifname)
-{
-	struct roxe_device_attr da = { .ifname = ifname, .backend = ROXE_BACKEND_AFXDP,
-				       .engines = 1 };
-	struct roxe_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	int err;
-
-	err = roxe_device_open(&da, &h->dev);
-	if (!err)
-		err = roxe_alloc_pd(h->dev, &h->pd);
-	if (!err)
-		err = roxe_create_cq(h->dev, 64, NULL, NULL, &h->cq);
-	if (err)
-		return err;
-	h->buf = aligned_alloc(4096, BUF);
-	if (!h->buf)
-		return -ENOMEM;
-	memset(h->buf, 0, BUF);
-	err = roxe_reg_mr(h->pd, h->buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-			  &h->mr);
-	ia.send_cq = ia.recv_cq = h->cq;
-	if (!err)
-		err = roxe_create_qp(h->pd, &ia, &h->qp);
-	return err;
-}
-
-/* In h's namespace: h's QP up towards peer's (its MAC from the neighbours). */
-static int qp_up(struct host *h, struct host *peer, uint32_t sq_psn, uint32_t rq_psn)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	int err = roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				 IBV_QP_ACCESS_FLAGS);
-
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = roxe_qp_num(peer->qp);
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	roxe_query_gid(peer->dev, 0, &a.ah_attr.grh.dgid);
-	err = roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = 12;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return roxe_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static void host_close(struct host *h)
-{
-	if (h->qp)
-		roxe_destroy_qp(h->qp);
-	if (h->mr)
-		roxe_dereg_mr(h->mr);
-	if (h->cq)
-		roxe_destroy_cq(h->cq);
-	if (h->pd)
-		roxe_dealloc_pd(h->pd);
-	roxe_device_close(h->dev);
-	free(h->buf);
-}
-
 FIXTURE_SETUP(forge)
 {
-	char ifa[16], ifb[16];
+	struct host_attr ha = {
+		.backend = ROXE_BACKEND_AFXDP, .engines = 1, .nqp = 1, .cqe = 64, .max_wr = 16,
+		.buf_len = BUF, .access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		.rd_atomic = 1, .psn_a = PSN_A, .psn_b = 700,
+	};
 	int err;
 
 	ASSERT_EQ(0, topo_up_middle(&self->t, "f", 1, 1500, true));
 	self->up = true;
-	topo_ifname(&self->t, 'a', ifa, sizeof(ifa));
-	topo_ifname(&self->t, 'b', ifb, sizeof(ifb));
-	topo_enter(self->t.ns_a);
-	err = host_open(&self->h[0], ifa);
-	if (!err) {
-		topo_enter(self->t.ns_b);
-		err = host_open(&self->h[1], ifb);
-	}
-	if (!err) {
-		topo_enter(self->t.ns_a);
-		err = qp_up(&self->h[0], &self->h[1], PSN_A, 700);
-	}
-	if (!err) {
-		topo_enter(self->t.ns_b);
-		err = qp_up(&self->h[1], &self->h[0], 700, PSN_A);
-	}
+	err = host_pair_open(&self->t, self->h, &ha);
 	if (err) {
-		host_close(&self->h[0]);
-		host_close(&self->h[1]);
 		topo_down(&self->t);
 		ASSERT_EQ(0, err) TH_LOG("setup: %s", strerror(-err));
 	}
@@ -159,27 +56,10 @@ FIXTURE_TEARDOWN(forge)
 		topo_down(&self->t);
 }
 
-static int wait_wc(struct roxe_cq *cq, struct ibv_wc *wc, int timeout_ms)
-{
-	for (int t = 0; t < timeout_ms * 10; t++) {
-		int r = roxe_poll_cq(cq, 1, wc);
-
-		if (r)
-			return r;
-		usleep(100);
-	}
-	return 0;
-}
-
 static int write_to(struct host *a, struct host *b, uint32_t off, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)a->buf + off, len, a->mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
-	wr.wr.rdma.rkey = b->mr->rkey;
-	return roxe_post_send(a->qp, &wr, &bad);
+	return host_post(a->qp[0], IBV_WR_RDMA_WRITE, a->buf + off, len, a->mr->lkey,
+			 (uintptr_t)b->buf + off, b->mr->rkey);
 }
 
 /* From namespace m, onto the bridge port towards b: one RoCE v2 RDMA
@@ -230,7 +110,7 @@ TEST_F(forge, third_host_frames_never_reach_the_qp)
 	struct roxe_xdp *x;
 	struct ibv_wc wc;
 	char ifb[16];
-	uint32_t bqpn = roxe_qp_num(b->qp);
+	uint32_t bqpn = roxe_qp_num(b->qp[0]);
 
 	/* the connection works: a's PSN_A is taken */
 	for (int i = 0; i < 4096; i++)
@@ -301,7 +181,7 @@ static int b_counters(const struct topo *t, uint32_t qpn, uint64_t *not_local,
 TEST_F(forge, address_changes_are_followed)
 {
 	struct host *b = &self->h[1];
-	uint32_t bqpn = roxe_qp_num(b->qp);
+	uint32_t bqpn = roxe_qp_num(b->qp[0]);
 	uint64_t nl0, nl, dr0, dr;
 	char cmd[160];
 
