@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include "roxe/limits.h"
@@ -25,9 +24,6 @@
 #define DEFAULT_LAT_ITERS 100000
 #define DEFAULT_WARMUP	1000
 #define DEFAULT_BATCH	32
-
-const char *const backend_names[] = { "afxdp", "udp" };
-const char *const mode_names[] = { "bw", "lat" };
 
 static const char usage_text[] =
 "NAME\n"
@@ -132,33 +128,6 @@ static const char usage_text[] =
 "    -c did not help on a 2-core VM (longer tails).\n"
 "    tools/scripts/bench-lib.sh runs this tool between two namespaces for\n"
 "    make bench.\n";
-
-volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void err_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("roxe-rawperf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int usage_error(const char *fmt, ...)
 {
@@ -318,7 +287,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_stop_signal };	/* no SA_RESTART */
 	struct side s = { 0 };
 	struct opts o;
 	int ret, lfd = -1;

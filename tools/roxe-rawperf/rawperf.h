@@ -10,6 +10,7 @@
  * Server and client meet over TCP (like perftest); the server follows the
  * client's mode and parameters. The pieces:
  *   main.c   --help, options, the run as a whole
+ *   util.c   names, the stop flag, the clock, error messages
  *   side.c   this side: interface facts, the AF_XDP or UDP port, roxe's
  *            XDP program and the QPN registered in it
  *   ctrl.c   the TCP control connection: lines of key=value words
@@ -99,8 +100,9 @@ struct bw_result {
 	uint64_t	tx_kicks;
 };
 
-/* main.c */
+/* util.c */
 extern volatile sig_atomic_t interrupted;	/* SIGINT/SIGTERM: every loop ends */
+void on_stop_signal(int sig);			/* sets interrupted */
 uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
 void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...);
 
