@@ -124,9 +124,11 @@ static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe 
 	struct roxe_device *dev = qp->dev;
 	struct roxe_port *port = qp->eng->port;
 
+	/* w is the engine's copy of the WQE (roxe_sq_take): the application
+	 * cannot change it under us. */
 	memset(a, 0, sizeof(*a));
 	if (qp->served && !qp->kernel_av) {
-		uint32_t num = __atomic_load_n(&w->wr.wr.ud.ah_num, __ATOMIC_RELAXED);
+		uint32_t num = w->wr.wr.ud.ah_num;
 		const struct roxe_served_ah *ah;
 
 		ah = num && num < ROXE_MAX_AH ?
@@ -135,20 +137,19 @@ static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe 
 			return IBV_WC_LOC_QP_OP_ERR;
 		*a = ah->addr;
 	} else {
-		struct rxe_av av;
+		const struct rxe_av *av = &w->wr.wr.ud.av;
 
-		memcpy(&av, &w->wr.wr.ud.av, sizeof(av));	/* read once */
-		memcpy(a->dmac, av.dmac, 6);
-		if (av.sgid_addr._sockaddr_in.sin_family == AF_INET)
-			roxe_gid_from_v4(a->sgid, av.sgid_addr._sockaddr_in.sin_addr.s_addr);
-		else if (av.sgid_addr._sockaddr_in.sin_family == AF_INET6)
-			memcpy(a->sgid, &av.sgid_addr._sockaddr_in6.sin6_addr, 16);
+		memcpy(a->dmac, av->dmac, 6);
+		if (av->sgid_addr._sockaddr_in.sin_family == AF_INET)
+			roxe_gid_from_v4(a->sgid, av->sgid_addr._sockaddr_in.sin_addr.s_addr);
+		else if (av->sgid_addr._sockaddr_in.sin_family == AF_INET6)
+			memcpy(a->sgid, &av->sgid_addr._sockaddr_in6.sin6_addr, 16);
 		else
 			memcpy(a->sgid, dev->gid, 16);
-		memcpy(a->dgid, av.grh.dgid.raw, 16);
-		a->tclass = av.grh.traffic_class;
-		a->hop_limit = av.grh.hop_limit;
-		a->flow_label = av.grh.flow_label;
+		memcpy(a->dgid, av->grh.dgid.raw, 16);
+		a->tclass = av->grh.traffic_class;
+		a->hop_limit = av->grh.hop_limit;
+		a->flow_label = av->grh.flow_label;
 	}
 	if (!roxe_dev_is_local(dev, a->sgid))
 		return IBV_WC_LOC_QP_OP_ERR;
