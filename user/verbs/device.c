@@ -275,8 +275,11 @@ int roxe_dev_sgid(struct roxe_device *dev, unsigned index, uint8_t sgid[16])
 	int err = -EINVAL;
 
 	pthread_mutex_lock(&dev->addr_lock);
+	/* The UDP backend's socket is bound to the device's own address: the
+	 * kernel writes that source into every IP header it sends. */
 	if (index < dev->gid_len && dev->gid_valid[index] &&
-	    roxe_dev_is_local(dev, dev->gid_tbl[index])) {
+	    roxe_dev_is_local(dev, dev->gid_tbl[index]) &&
+	    (dev->backend != ROXE_BACKEND_UDP || !memcmp(dev->gid_tbl[index], dev->gid, 16))) {
 		memcpy(sgid, dev->gid_tbl[index], 16);
 		err = 0;
 	}
