@@ -8,7 +8,8 @@
  * map must drop B and take it back within a bounded wait; the QP on A sees
  * no error and no retransmission; a QP with B's GID index is refused while
  * B is away and carries a WRITE once it is back. The GID table has rxe's
- * layout: 0 the link-local default GID, 1 the first IPv4 address.
+ * layout: 0 the link-local default GID, 1 the first IPv4 address. A QP
+ * whose own source address goes away ends in retry-exceeded, as on rxe.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -125,12 +126,20 @@ static void *flap_main(void *arg)
 {
 	struct flap *f = arg;
 
+	uint64_t t0;
+
 	usleep(200000);
+	t0 = now_ms();
 	f->del_rc = ip_cmd(f->t, 'b', "del", "10.99.1.2");
 	f->gone_ms = wait_addr(f->dev, f->map_fd, f->gid, false);
+	if (f->gone_ms >= 0)
+		f->gone_ms = (int)(now_ms() - t0);	/* from before ip(8) ran */
 	usleep(200000);
+	t0 = now_ms();
 	f->add_rc = ip_cmd(f->t, 'b', "add", "10.99.1.2");
 	f->back_ms = wait_addr(f->dev, f->map_fd, f->gid, true);
+	if (f->back_ms >= 0)
+		f->back_ms = (int)(now_ms() - t0);
 	usleep(200000);
 	atomic_store(&f->done, true);
 	return NULL;
@@ -338,6 +347,67 @@ TEST_F(addrs, gone_address_index_refused)
 	ASSERT_EQ(0, roxe_create_qp(b->pd, &ia, &q));
 	EXPECT_EQ(-EINVAL, qp_up(q, ix, &aa.grh.dgid, 2));
 	roxe_destroy_qp(q);
+}
+
+/* A QP whose source address goes away is left alone, as rxe leaves it: its
+ * frames keep that source, the replies to it are no longer taken (not a
+ * local address), so its WRITE ends in a retry-exceeded error; the QP on A
+ * beside it is untouched. */
+TEST_F(addrs, qp_whose_source_went_away)
+{
+	struct host *a = &self->h[0], *b = &self->h[1];
+	struct roxe_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+					.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+						 .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roxe_qp *qa = NULL, *qb = NULL;
+	uint8_t ga[16], gb[16];
+	union ibv_gid dg;
+	struct ibv_wc wc;
+	int ixa, ixb;
+
+	roxe_gid_from_v4(ga, inet_addr("10.99.1.1"));
+	roxe_gid_from_v4(gb, inet_addr("10.99.1.2"));
+	ASSERT_EQ(0, ip_cmd(&self->t, 'a', "add", "10.99.1.1"));
+	ASSERT_EQ(0, ip_cmd(&self->t, 'b', "add", "10.99.1.2"));
+	for (int t = 0; t < WAIT_MS && (gid_index_of(a->dev, ga) < 0 ||
+					gid_index_of(b->dev, gb) < 0); t++)
+		usleep(1000);
+	ixa = gid_index_of(a->dev, ga);
+	ixb = gid_index_of(b->dev, gb);
+	ASSERT_LE(0, ixa);
+	ASSERT_LE(0, ixb);
+	ia.send_cq = ia.recv_cq = a->cq;
+	ASSERT_EQ(0, roxe_create_qp(a->pd, &ia, &qa));
+	ia.send_cq = ia.recv_cq = b->cq;
+	ASSERT_EQ(0, roxe_create_qp(b->pd, &ia, &qb));
+	memcpy(dg.raw, gb, 16);
+	topo_enter(self->t.ns_a);
+	ASSERT_EQ(0, qp_up(qa, ixa, &dg, roxe_qp_num(qb)));
+	memcpy(dg.raw, ga, 16);
+	topo_enter(self->t.ns_b);
+	ASSERT_EQ(0, qp_up(qb, ixb, &dg, roxe_qp_num(qa)));
+	ASSERT_EQ(0, host_post(qa, IBV_WR_RDMA_WRITE, a->buf, 64, a->mr->lkey,
+			       (uintptr_t)b->buf, b->mr->rkey));
+	ASSERT_EQ(1, wait_wc(a->cq, &wc, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	ASSERT_EQ(0, ip_cmd(&self->t, 'a', "del", "10.99.1.1"));
+	for (int t = 0; t < WAIT_MS && gid_index_of(a->dev, ga) >= 0; t++)
+		usleep(1000);
+	ASSERT_GT(0, gid_index_of(a->dev, ga));
+	ASSERT_EQ(0, host_post(qa, IBV_WR_RDMA_WRITE, a->buf, 64, a->mr->lkey,
+			       (uintptr_t)b->buf, b->mr->rkey));
+	ASSERT_EQ(1, wait_wc(a->cq, &wc, 10000));
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status) TH_LOG("status %d", wc.status);
+	EXPECT_EQ(roxe_qp_num(qa), wc.qp_num);
+	/* the QP on A goes on */
+	ASSERT_EQ(0, host_post(a->qp[0], IBV_WR_RDMA_WRITE, a->buf, 64, a->mr->lkey,
+			       (uintptr_t)b->buf, b->mr->rkey));
+	ASSERT_EQ(1, wait_wc(a->cq, &wc, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(roxe_qp_num(a->qp[0]), wc.qp_num);
+	roxe_destroy_qp(qa);
+	roxe_destroy_qp(qb);
 }
 
 TEST_HARNESS_MAIN
