@@ -653,7 +653,9 @@ int main(int argc, char **argv)
 	me.psn = (unsigned)lrand48() & 0xffffff;
 	if (o.gidx < 0)
 		o.gidx = roxe_device_gid_index(c.dev);
-	if (o.gidx < 0 || roxe_query_gid(c.dev, o.gidx, &me.gid)) {
+	/* an empty entry reads as zeros (as rxe's): no address there */
+	if (o.gidx < 0 || roxe_query_gid(c.dev, o.gidx, &me.gid) ||
+	    !memcmp(me.gid.raw, (uint8_t[16]){ 0 }, 16)) {
 		fprintf(stderr, "%s: no GID at index %d\n", argv[0], o.gidx);
 		goto out;
 	}

@@ -24,7 +24,8 @@
 #     (roxed's XDP program takes frames to B again: it followed the
 #     address events);
 #   - `rdma system` is shared by default: roxe0 is seen from both
-#     namespaces. Exclusive mode (set while no other namespace exists):
+#     namespaces; rb moved out of nsb is, for roxe0, its netdev gone:
+#     roxe0 goes, roxed exits 1. Exclusive mode (set while no other namespace exists):
 #     a new roxe0 starts in the initial namespace, invisible from nsb;
 #     `rdma dev set rxe0 netns nsb` is refused (6.1's rxe cannot move),
 #     `rdma dev set roxe0 netns nsb` moves roxe0 (it disassociates user
@@ -127,6 +128,9 @@ pingpong() {
 	fi
 }
 
+# exited PID: PID is gone or a zombie
+exited() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
+
 start_roxed() {
 	$IP netns exec $NS "$ROXED" -d rb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
@@ -190,10 +194,20 @@ step_netns_mode() {
 		rdma dev 2>&1 | grep -q '^[0-9]*: roxe0' &&
 		ok "shared: roxe0 seen from the root namespace and from $NS" ||
 		bad "shared: roxe0 not seen from both namespaces"
-	stop_roxed || bad "roxe0 did not go after SIGTERM to roxed"
+	# rb leaves roxed's namespace: for roxe0 that is the netdev going away
+	$IP -n $NS link set rb netns 1
+	if vm_wait_for 10 vm_no_dev roxe0 && vm_wait_for 10 exited "$ROXED_PID"; then
+		rc=0
+		wait "$ROXED_PID" || rc=$?
+		[ $rc = 1 ] && ok "rb moved out of $NS: roxe0 went, roxed exited 1" ||
+			bad "rb moved out of $NS: roxed exited $rc"
+	else
+		bad "rb moved out of $NS: roxe0 or roxed still there"
+		stop_roxed || true
+	fi
 	rdma link del rxe0
+	$IP link del ra
 	$IP netns del $NS
-	vm_wait_for 10 sh -c "! $IP link show ra" || bad "ra still there"
 	if ! rdma system set netns exclusive; then
 		bad "rdma system set netns exclusive"
 		return
@@ -224,6 +238,7 @@ step_netns_mode() {
 	else
 		ok "exclusive: rxe0 cannot move: ${out//$'\n'/ }"
 	fi
+	rc=0
 	out=$(rdma dev set roxe0 netns $NS 2>&1) || rc=$?
 	if [ $rc != 0 ]; then
 		bad "exclusive: rdma dev set roxe0 netns $NS: exit $rc ${out}"

@@ -98,7 +98,9 @@ static int setup_qp(struct perf_ctx *c, unsigned i)
 	q->local.vaddr = (uintptr_t)q->buf;
 	q->local.out_reads = c->out_reads;
 	q->local.gid_index = c->o->gid_index < 0 ? roxe_device_gid_index(c->dev) : c->o->gid_index;
-	if (q->local.gid_index < 0 || roxe_query_gid(c->dev, q->local.gid_index, &q->local.gid)) {
+	/* an empty entry reads as zeros (as rxe's): no address there */
+	if (q->local.gid_index < 0 || roxe_query_gid(c->dev, q->local.gid_index, &q->local.gid) ||
+	    !memcmp(q->local.gid.raw, (uint8_t[16]){ 0 }, 16)) {
 		fprintf(stderr, "No GID at index %d\n", q->local.gid_index);
 		return -EINVAL;
 	}
