@@ -83,7 +83,9 @@ struct roxe_addr_watch *roxe_addr_watch_start(int ifindex, void (*changed)(void 
 		err = -errno;
 		goto fail;
 	}
-	err = nl_cache_mngr_alloc(NULL, NETLINK_ROUTE, NL_AUTO_PROVIDE, &w->mngr);
+	/* Not NL_AUTO_PROVIDE: the cache stays ours, out of libnl's global
+	 * registry, which other devices' watchers (and neigh.c) also reach. */
+	err = nl_cache_mngr_alloc(NULL, NETLINK_ROUTE, 0, &w->mngr);
 	if (err < 0) {
 		err = -EIO;
 		goto fail;
