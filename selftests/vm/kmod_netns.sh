@@ -13,9 +13,10 @@
 #   - the GID tables of rxe0 and roxe0 have the same layout, index for
 #     index: 0 the default GID (fe80::/64 + the MAC's EUI-64, which the
 #     interface's own link-local address does not repeat), 1 the IPv4
-#     address, 2 the IPv6 one; all RoCE v2. The embedded device's table
-#     (user/verbs/device.c) follows the same rules: selftests/xdp/
-#     addr_netns_test checks it gives the same indexes;
+#     address, 2 the IPv6 one; all RoCE v2. An embedded device
+#     (roxe-pingpong on a third interface rc with the same kind of
+#     addresses) gives the same layout; selftests/xdp/addr_netns_test
+#     checks how it follows changes;
 #   - a second IPv4 address B (10.88.1.x) added on both ends takes index 3
 #     on both; removed, index 3 empties on both (the others keep theirs);
 #     added back, it is at 3 again;
@@ -42,6 +43,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 IP=/usr/sbin/ip
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
+PINGPONG=${ROXE_TOP:-}/build/bin/roxe-pingpong
 SYS=/sys/class/infiniband
 NS=nsb
 PORT=18600
@@ -184,6 +186,42 @@ step_gids() {
 	pingpong "on B after its return" 3
 }
 
+# The embedded device's table (roxe-pingpong prints its GID at -g I before
+# it connects) on an interface with the same kind of addresses: the same
+# layout as rxe0's and roxe0's at start.
+step_embedded() {
+	local i g out lay=""
+	$IP link add rc type veth peer name rd
+	$IP addr add 10.88.2.1/24 dev rc
+	$IP addr add fd88::21/64 dev rc nodad
+	$IP link set rd up
+	$IP link set rc up
+	for i in 0 1 2 3; do
+		out=$(timeout 30 "$PINGPONG" -d rc -g $i -n 1 -p 1 127.0.0.1 2>&1 || true)
+		g=$(sed -n 's/.*local address:.*GID \(.*\)$/\1/p' <<<"$out")
+		case "$g" in
+		"$(eui64_ip6 "$(cat /sys/class/net/rc/address)")") g=LL ;;
+		::ffff:10.88.2.1) g=v4A ;;
+		fd88::21) g=v6A ;;
+		"") g=empty ;;
+		esac
+		lay="$lay $i:$g"
+	done
+	lay=${lay# }
+	[ "$lay" = "0:LL 1:v4A 2:v6A 3:empty" ] &&
+		ok "embedded device on rc: '$lay', as rxe0's and roxe0's" ||
+		bad "embedded device on rc: '$lay', want '0:LL 1:v4A 2:v6A 3:empty'"
+	$IP link del rc
+}
+
+# eui64_ip6 MAC: the default GID as inet_ntop writes it
+eui64_ip6() {
+	local m
+	IFS=: read -r -a m <<<"$1"
+	printf 'fe80::%x:%x:%x:%x' $(((0x${m[0]} ^ 2) << 8 | 0x${m[1]})) \
+		$((0x${m[2]} << 8 | 0xff)) $((0xfe << 8 | 0x${m[3]})) $((0x${m[4]} << 8 | 0x${m[5]}))
+}
+
 # rdma system: shared (the default) lets every namespace see roxe0;
 # exclusive can only be set while no other namespace exists.
 step_netns_mode() {
@@ -263,6 +301,7 @@ guest_main() {
 	dmesg -c >/dev/null
 	if step_setup; then
 		step_gids
+		step_embedded
 		step_netns_mode
 	fi
 	vm_check_dmesg
@@ -282,7 +321,7 @@ host_main() {
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_netns "$out" 240 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
-		--add "$top/selftests/vm/vm_lib.sh"
+		--add "$top/build/bin/roxe-pingpong" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_netns: PASS"
 	exit $KSFT_PASS
 }
