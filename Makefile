@@ -30,10 +30,13 @@ VERSION  := 0.1.0
 # sources, roxed and the white-box tests add its private headers (user/).
 ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
-PRIV_CFLAGS := -I$(TOP)/user
+# libnl-route-3: rtnetlink (address events) for libroxe's own sources.
+LIBNL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0)
+LIBNL_LIBS := $(shell pkg-config --libs libnl-route-3.0)
+PRIV_CFLAGS := -I$(TOP)/user $(LIBNL_CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread
+LDLIBS   := -lxdp -lbpf -lelf -lz -ldeflate -lpcap $(LIBNL_LIBS) -lpthread
 
 # libroxe: user/'s layers, each a folder, every arrow pointing down:
 #   verbs/ (the API's control plane) > transport/ (engines, QP state

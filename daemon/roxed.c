@@ -205,11 +205,11 @@ static void status_text(char *buf, size_t len, const struct roxe_device_attr *da
 
 /* ready: written to (then closed) once the device is registered; -1: none. */
 static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_device_attr *da,
-		      struct roxe_device *dev, struct roxe_kserve *ks,
+		      struct roxe_kserve *ks,
 		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
 {
 	const char *ifname = da->ifname;
-	time_t started = time(NULL), addrs_read = started;
+	time_t started = time(NULL);
 
 	for (;;) {
 		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
@@ -267,16 +267,8 @@ static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_dev
 			       info->ibdev, (unsigned long long)info->ucontexts, st.qps, st.cqs,
 			       st.srqs, st.mrs);
 		}
-		/* The interface's addresses, once a second: frames to a new one
-		 * are ours (XDP) and it may be a UD source; a gone one is not. */
-		if (time(NULL) != addrs_read) {
-			addrs_read = time(NULL);
-			err = roxe_device_refresh_addrs(dev);
-			if (err > 0)
-				logmsg(LOG_INFO, "%s: addresses changed", ifname);
-			else if (err < 0)
-				logmsg(LOG_WARNING, "%s: addresses: %s", ifname, strerror(-err));
-		}
+		/* The interface's addresses need nothing here: the device follows
+		 * rtnetlink's address events itself (user/port/addrwatch.c). */
 		if (n > 0 && (p[3].revents & POLLIN)) {
 			char text[ROXE_CTL_MAX];
 
@@ -317,7 +309,7 @@ static int serve(int fd, int sfd, int ready, const struct roxe_device_attr *da)
 	cfd = roxe_ctl_listen(da->ifname, path, sizeof(path));
 	if (cfd < 0)
 		logmsg(LOG_WARNING, "%s: status socket: %s", da->ifname, strerror(-cfd));
-	rc = serve_loop(fd, sfd, cfd, ready, da, dev, ks, &info, &last);
+	rc = serve_loop(fd, sfd, cfd, ready, da, ks, &info, &last);
 	if (cfd >= 0) {
 		close(cfd);
 		unlink(path);

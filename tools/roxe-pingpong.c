@@ -46,6 +46,7 @@ struct opts {
 	bool		check_echo;	/* -C: the peer only echoes */
 	int		linger_ms;
 	bool		ud;
+	int		gidx;		/* -g; -1: the device's own address */
 };
 
 struct dest {
@@ -94,7 +95,8 @@ static void usage(const char *argv0)
 	       "  -n, --iters=<iters>    number of exchanges (default 1000)\n"
 	       "  -l, --sl=<sl>          service level (accepted; RoCE v2 carries none)\n"
 	       "  -e, --events           sleep on CQ events (default poll)\n"
-	       "  -g, --gid-idx=<idx>    local GID index (accepted; roxe has one: 0)\n"
+	       "  -g, --gid-idx=<idx>    local GID index, rxe's table (default: the interface's\n"
+	       "                         address roxe opened the device with)\n"
 	       "  -c, --chk              validate received buffers (both ends roxe-pingpong;\n"
 	       "                         UD also checks length, GRH flag and source QP)\n"
 	       "  -C, --chk-echo         validate against a peer that sends back what it\n"
@@ -169,7 +171,8 @@ static int read_full(int fd, void *buf, size_t len)
 }
 
 /* UD: no path to set up, only our PSN; the peer's GID makes the AH. */
-static int qp_connect_ud(struct ctx *c, const struct dest *me, const struct dest *rem)
+static int qp_connect_ud(struct ctx *c, const struct opts *o, const struct dest *me,
+			 const struct dest *rem)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
@@ -188,6 +191,7 @@ static int qp_connect_ud(struct ctx *c, const struct dest *me, const struct dest
 		return -1;
 	}
 	aa.grh.dgid = rem->gid;
+	aa.grh.sgid_index = (uint8_t)o->gidx;
 	err = roxe_create_ah(c->pd, &aa, &c->ah);
 	if (err) {
 		fprintf(stderr, "Failed to create AH: %s\n", strerror(-err));
@@ -212,8 +216,9 @@ static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me
 	int err;
 
 	if (o->ud)
-		return qp_connect_ud(c, me, rem);
+		return qp_connect_ud(c, o, me, rem);
 	a.ah_attr.grh.dgid = rem->gid;
+	a.ah_attr.grh.sgid_index = (uint8_t)o->gidx;
 	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			     IBV_QP_MIN_RNR_TIMER);
@@ -562,7 +567,7 @@ int main(int argc, char **argv)
 		{ "polled", 0, NULL, 'P' }, { "linger", 1, NULL, 'L' },
 		{ 0 },
 	};
-	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1,
+	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .gidx = -1,
 			  .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
 	struct ctx c = { 0 };
 	struct dest me = { 0 }, rem;
@@ -597,7 +602,8 @@ int main(int argc, char **argv)
 			break;
 		case 'r': o.rx_depth = atoi(optarg); break;
 		case 'n': o.iters = atoi(optarg); break;
-		case 'l': case 'g': break;	/* accepted for compatibility */
+		case 'l': break;	/* accepted for compatibility */
+		case 'g': o.gidx = atoi(optarg); break;
 		case 'e': o.use_event = true; break;
 		case 'c': o.check = true; break;
 		case 'C': o.check = o.check_echo = true; break;
@@ -645,7 +651,14 @@ int main(int argc, char **argv)
 	srand48(getpid() * time(NULL));
 	me.qpn = roxe_qp_num(c.qp);
 	me.psn = (unsigned)lrand48() & 0xffffff;
-	roxe_query_gid(c.dev, 0, &me.gid);
+	if (o.gidx < 0)
+		o.gidx = roxe_device_gid_index(c.dev);
+	/* an empty entry reads as zeros (as rxe's): no address there */
+	if (o.gidx < 0 || roxe_query_gid(c.dev, o.gidx, &me.gid) ||
+	    !memcmp(me.gid.raw, (uint8_t[16]){ 0 }, 16)) {
+		fprintf(stderr, "%s: no GID at index %d\n", argv[0], o.gidx);
+		goto out;
+	}
 	print_dest("local", &me);
 	if (exchange(&c, &o, &me, &rem))
 		goto out;

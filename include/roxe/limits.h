@@ -28,5 +28,7 @@
 #define ROXE_MAX_QUEUES		64
 /* The port's own addresses roxe tracks (GIDs; XDP's local-address map). */
 #define ROXE_MAX_LOCAL_ADDRS	64
+/* An embedded device's GID table: rxe's default GID, then the addresses. */
+#define ROXE_GID_TBL_EMB	(ROXE_MAX_LOCAL_ADDRS + 1)
 
 #endif /* ROXE_LIMITS_H */

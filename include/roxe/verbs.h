@@ -61,13 +61,22 @@ struct roxe_device_attr {
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);
 void roxe_device_close(struct roxe_device *dev);
-/* Read the interface's addresses again (they changed): the device's GID
- * and the interface's current ones become the port's own, for the XDP
- * program and the engines. 1 when they changed, 0 when not, or -errno. */
+/* Read the interface's addresses again now: the device's GID and the
+ * interface's current ones become the port's own, for the XDP program and
+ * the engines, and the GID table follows. The device does this by itself
+ * on every rtnetlink address event. 1 when they changed, 0 when not, or
+ * -errno. */
 int roxe_device_refresh_addrs(struct roxe_device *dev);
 int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *attr);
 int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *attr);
+/* On an interface, rxe's GID table: 0 the default (link-local) GID, then
+ * the interface's addresses where ib_core puts them (IPv4 ::ffff:a.b.c.d);
+ * an empty entry reads as zeros. On caller-made ports: one GID, index 0. */
 int roxe_query_gid(struct roxe_device *dev, int index, union ibv_gid *gid);
+/* The GID index of the device's own address (the one it was opened with):
+ * the sgid_index to use without a choice of one's own; -ENOENT while that
+ * address is not on the interface. */
+int roxe_device_gid_index(struct roxe_device *dev);
 
 /* --- protection domains, memory regions ------------------------------------ */
 int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **pd);

@@ -106,7 +106,7 @@ if [ -f "$p" ]; then
 	if [ ! -f "$lib" ]; then
 		log "roxe_verbs.3 example not built: $lib is missing"
 	elif ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$top/include" -o "$tmp/example" \
-		"$tmp/example.c" "$lib" -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lpthread \
+		"$tmp/example.c" "$lib" -lxdp -lbpf -lelf -lz -ldeflate -lpcap -lnl-route-3 -lnl-3 -lpthread \
 		>"$tmp/cc" 2>&1; then
 		ok "roxe_verbs.3 example compiles and links ($(wc -l <"$tmp/example.c") lines)"
 	else

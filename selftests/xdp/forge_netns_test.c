@@ -174,10 +174,10 @@ static int b_counters(const struct topo *t, uint32_t qpn, uint64_t *not_local,
 	return err;
 }
 
-/* An address added to b's interface after the device opened is b's once
- * the device reads them again (roxed does every second): frames to it
- * reach the engine (whose RC check still drops them: not the QP's path);
- * once removed, they pass to the kernel again. */
+/* An address added to b's interface after the device opened is b's as
+ * soon as the kernel announces it (rtnetlink; the application calls
+ * nothing): frames to it reach the engine (whose RC check still drops
+ * them: not the QP's path); once removed, they go to the kernel again. */
 TEST_F(forge, address_changes_are_followed)
 {
 	struct host *b = &self->h[1];
@@ -189,33 +189,25 @@ TEST_F(forge, address_changes_are_followed)
 	snprintf(cmd, sizeof(cmd), "ip -n %s-b addr add 10.99.0.12/24 dev %s-b", self->t.name,
 		 self->t.name);
 	ASSERT_EQ(0, system(cmd));
+	usleep(200 * 1000);	/* the event reaches the device's thread */
 	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
 				 (uintptr_t)b->buf, b->mr->rkey));
 	usleep(200 * 1000);
 	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
-	EXPECT_EQ(nl0 + 1, nl);
-	EXPECT_EQ(dr0, dr);
-
-	topo_enter(self->t.ns_b);
-	EXPECT_EQ(1, roxe_device_refresh_addrs(b->dev));
-	EXPECT_EQ(0, roxe_device_refresh_addrs(b->dev));
-	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
-				 (uintptr_t)b->buf, b->mr->rkey));
-	usleep(200 * 1000);
-	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
-	EXPECT_EQ(nl0 + 1, nl);
+	EXPECT_EQ(nl0, nl);
 	EXPECT_EQ(dr0 + 1, dr);
+	topo_enter(self->t.ns_b);
+	EXPECT_EQ(0, roxe_device_refresh_addrs(b->dev));	/* nothing left to read */
 
 	snprintf(cmd, sizeof(cmd), "ip -n %s-b addr del 10.99.0.12/24 dev %s-b", self->t.name,
 		 self->t.name);
 	ASSERT_EQ(0, system(cmd));
-	topo_enter(self->t.ns_b);
-	EXPECT_EQ(1, roxe_device_refresh_addrs(b->dev));
+	usleep(200 * 1000);
 	ASSERT_EQ(0, forge_write(&self->t, "10.99.0.1", "10.99.0.12", bqpn, PSN_A,
 				 (uintptr_t)b->buf, b->mr->rkey));
 	usleep(200 * 1000);
 	ASSERT_EQ(0, b_counters(&self->t, bqpn, &nl, &dr));
-	EXPECT_EQ(nl0 + 2, nl);
+	EXPECT_EQ(nl0 + 1, nl);
 	EXPECT_EQ(dr0 + 1, dr);
 	EXPECT_EQ(0, b->buf[0]);
 }

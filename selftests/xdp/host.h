@@ -87,7 +87,9 @@ static inline int host_qp_up(struct host *h, struct host *peer, int i, uint32_t 
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.hop_limit = 64;
-	roxe_query_gid(peer->dev, 0, &a.ah_attr.grh.dgid);
+	/* rxe's table: index 0 is the link-local default; the addresses follow */
+	a.ah_attr.grh.sgid_index = (uint8_t)roxe_device_gid_index(h->dev);
+	roxe_query_gid(peer->dev, roxe_device_gid_index(peer->dev), &a.ah_attr.grh.dgid);
 	err = roxe_modify_qp(h->qp[i], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			     IBV_QP_MIN_RNR_TIMER);

@@ -73,7 +73,8 @@ static void usage(FILE *f, const char *argv0)
 "                         when stderr is a terminal)\n"
 "      --perftest         speak perftest 4.5's exchange (see above)\n"
 "      --report_gbits     accepted: bandwidth is always in Gb/s\n"
-"  -x, --gid-index=N      accepted; roxe has one GID (0)\n"
+"  -x, --gid-index=N      source GID index, rxe's table (default: the interface's\n"
+"                         address roxe opened the device with)\n"
 "  -i, --ib-port=1        accepted; roxe devices have one port\n"
 "  -F                     accepted (perftest's CPU frequency warning)\n"
 "  -h, --help             this text\n"
@@ -129,7 +130,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 
 	*o = (struct perf_opts){
 		.port = PERF_DEF_PORT, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .qps = 1,
-		.rx_depth = 512, .cq_mod = 100,
+		.rx_depth = 512, .cq_mod = 100, .gid_index = -1,
 		.progress = isatty(STDERR_FILENO),
 	};
 	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
@@ -215,7 +216,8 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 		case O_PERFTEST: o->perftest = true; break;
 		case O_GBITS: break;
 		case O_PROGRESS: o->progress = true; break;
-		case 'x': case 'F': break;
+		case 'x': o->gid_index = atoi(optarg); break;
+		case 'F': break;
 		case 'i':
 			if (strcmp(optarg, "1"))
 				USAGE_ERR("roxe devices have one port: 1");

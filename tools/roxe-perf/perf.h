@@ -51,6 +51,7 @@ struct perf_opts {
 	bool		json;
 	bool		perftest;	/* the peer may be a real perftest tool */
 	bool		progress;	/* a progress line on stderr, once a second */
+	int		gid_index;	/* -x; -1: the device's own address */
 };
 
 /* One QP's address as the two ends swap it (perftest's pingpong_dest). */

@@ -97,8 +97,13 @@ static int setup_qp(struct perf_ctx *c, unsigned i)
 	q->local.rkey = q->mr->rkey;
 	q->local.vaddr = (uintptr_t)q->buf;
 	q->local.out_reads = c->out_reads;
-	q->local.gid_index = 0;
-	roxe_query_gid(c->dev, 0, &q->local.gid);
+	q->local.gid_index = c->o->gid_index < 0 ? roxe_device_gid_index(c->dev) : c->o->gid_index;
+	/* an empty entry reads as zeros (as rxe's): no address there */
+	if (q->local.gid_index < 0 || roxe_query_gid(c->dev, q->local.gid_index, &q->local.gid) ||
+	    !memcmp(q->local.gid.raw, (uint8_t[16]){ 0 }, 16)) {
+		fprintf(stderr, "No GID at index %d\n", q->local.gid_index);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -177,7 +182,8 @@ int perf_connect(struct perf_ctx *c)
 			.max_dest_rd_atomic = (uint8_t)c->out_reads,
 			.min_rnr_timer = 12,
 			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = q->remote.gid, .hop_limit = 0xff } },
+				     .grh = { .dgid = q->remote.gid, .hop_limit = 0xff,
+					      .sgid_index = (uint8_t)q->local.gid_index } },
 		};
 		int err;
 

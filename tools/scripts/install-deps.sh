@@ -11,8 +11,8 @@ pkgs=(
 	make gcc clang llvm libbpf-dev libxdp-dev bpftool pkg-config
 	# fuzzing: libFuzzer and the sanitizer runtimes for clang
 	libclang-rt-14-dev
-	# libraries: CRC-32 (PCLMUL), captures
-	libdeflate-dev libpcap-dev
+	# libraries: CRC-32 (PCLMUL), captures, rtnetlink (address events)
+	libdeflate-dev libpcap-dev libnl-route-3-dev
 	# network namespaces, captures, XDP inspection
 	iproute2 tcpdump xdp-tools ethtool iputils-ping
 	# RDMA uAPI headers, libibverbs utilities, perftest (interop peers)

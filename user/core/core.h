@@ -132,6 +132,8 @@ struct roxe_ah {
 	struct rxe_av		av;
 };
 
+struct roxe_addr_watch;
+
 struct roxe_local_set {
 	unsigned		n;
 	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
@@ -161,6 +163,14 @@ struct roxe_device {
 	 * locks; roxe_device_refresh_addrs replaces it whole, then frees the
 	 * old one after roxe_dev_quiesce. */
 	_Atomic(struct roxe_local_set *) local;
+	/* The GID table (roxe_query_gid, sgid_index): rxe's layout on an
+	 * interface (verbs/device.c); control path only, under addr_lock,
+	 * which also orders the local set's replacements. */
+	pthread_mutex_t		addr_lock;
+	unsigned		gid_len;
+	bool			gid_valid[ROXE_GID_TBL_EMB];
+	uint8_t			gid_tbl[ROXE_GID_TBL_EMB][16];
+	struct roxe_addr_watch	*addr_watch;	/* rtnetlink events (port/addrwatch.c) */
 	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
 	struct roxe_engine_stats *eng_stats;
 	bool			eng_stats_own;

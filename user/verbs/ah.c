@@ -3,9 +3,9 @@
  * Address handles for UD.
  *
  * Embedded: the rxe uAPI address vector (struct rxe_av), carried by value in
- * every UD send WQE. Its source is always the device's GID (sgid_index 0,
- * sgid_addr left empty) and its destination MAC comes from the kernel's
- * neighbour table (roxe_dev_resolve_mac, user/port/neigh.c).
+ * every UD send WQE. Its source is the GID table's entry at sgid_index
+ * (in sgid_addr, as rxe's provider fills it) and its destination MAC comes
+ * from the kernel's neighbour table (roxe_dev_resolve_mac, port/neigh.c).
  *
  * Served (roxed): the AHs roxe.ko creates for applications, kept by number;
  * the engine takes a served application's UD addressing only from them
@@ -14,21 +14,31 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include "verbs/served.h"
 
 int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ibv_ah **out)
 {
+	uint8_t sgid[16];
 	struct roxe_ah *ah;
 
 	if (!pd || !attr || !out || !attr->is_global || attr->port_num > 1 ||
-	    attr->grh.sgid_index != 0 ||
-	    roxe_gid_is_v4(attr->grh.dgid.raw) != roxe_gid_is_v4(pd->dev->gid))
+	    roxe_dev_sgid(pd->dev, attr->grh.sgid_index, sgid) ||
+	    roxe_gid_is_v4(attr->grh.dgid.raw) != roxe_gid_is_v4(sgid))
 		return -EINVAL;
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return -ENOMEM;
 	ah->pd = pd;
 	ah->av.port_num = 1;
+	ah->av.grh.sgid_index = attr->grh.sgid_index;
+	if (roxe_gid_is_v4(sgid)) {
+		ah->av.sgid_addr._sockaddr_in.sin_family = AF_INET;
+		memcpy(&ah->av.sgid_addr._sockaddr_in.sin_addr, sgid + 12, 4);
+	} else {
+		ah->av.sgid_addr._sockaddr_in6.sin6_family = AF_INET6;
+		memcpy(&ah->av.sgid_addr._sockaddr_in6.sin6_addr, sgid, 16);
+	}
 	ah->av.network_type = roxe_gid_is_v4(attr->grh.dgid.raw) ? RXE_NETWORK_TYPE_IPV4 :
 			      RXE_NETWORK_TYPE_IPV6;
 	memcpy(ah->av.grh.dgid.raw, attr->grh.dgid.raw, 16);

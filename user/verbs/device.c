@@ -13,12 +13,14 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include "verbs/served.h"
+#include "port/addrwatch.h"
 #include "port/neigh.h"
 #include "roxe/port.h"
 #include "roxe/xdp.h"
 
 static void dev_free(struct roxe_device *dev)
 {
+	roxe_addr_watch_stop(dev->addr_watch);
 	for (unsigned i = 0; dev->engines && i < dev->nengines; i++)
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
@@ -41,6 +43,7 @@ static void dev_free(struct roxe_device *dev)
 	free(dev->engines);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->async_lock);
+	pthread_mutex_destroy(&dev->addr_lock);
 	free(dev);
 }
 
@@ -110,23 +113,82 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	return gid_unset(dev->gid) ? -EADDRNOTAVAIL : 0;
 }
 
-/* The port's own addresses now: the device's GID, and on a real interface
- * all of its addresses. */
-static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *l)
+/* rxe's default GID, ib_core's index 0 on a RoCE v2 port (make_default_gid):
+ * fe80::/64 and the MAC as a modified EUI-64 (addrconf_ifid_eui48). */
+static void default_gid(const uint8_t mac[6], uint8_t gid[16])
 {
-	uint8_t gids[ROXE_MAX_LOCAL_ADDRS][16];
-	int n;
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	gid[8] = mac[0] ^ 2;
+	gid[9] = mac[1];
+	gid[10] = mac[2];
+	gid[11] = 0xff;
+	gid[12] = 0xfe;
+	gid[13] = mac[3];
+	gid[14] = mac[4];
+	gid[15] = mac[5];
+}
+
+/* The GID table follows the interface's addresses as ib_core's does for
+ * rxe (roce_gid_mgmt.c, cache.c): index 0 is the default GID; a gone
+ * address frees its entry while the others keep their index; a new one
+ * takes the lowest free entry; an address equal to the default GID (the
+ * EUI-64 link-local) adds nothing. a: in the order ib_core meets them at
+ * registration (IPv4, then IPv6, each in the kernel's list order, which is
+ * getifaddrs' dump order). Returns whether the table changed. */
+static bool gid_table_sync(struct roxe_device *dev, const uint8_t (*a)[16], unsigned n)
+{
+	bool changed = false;
+
+	for (unsigned i = 1; i < dev->gid_len; i++) {
+		bool keep = false;
+
+		for (unsigned j = 0; j < n && dev->gid_valid[i] && !keep; j++)
+			keep = !memcmp(dev->gid_tbl[i], a[j], 16);
+		if (dev->gid_valid[i] && !keep) {
+			dev->gid_valid[i] = false;
+			memset(dev->gid_tbl[i], 0, 16);
+			changed = true;
+		}
+	}
+	for (unsigned j = 0; j < n; j++) {
+		unsigned i, free_ix = 0;
+
+		for (i = 0; i < dev->gid_len; i++) {
+			if (dev->gid_valid[i] && !memcmp(dev->gid_tbl[i], a[j], 16))
+				break;
+			if (!dev->gid_valid[i] && !free_ix)
+				free_ix = i;
+		}
+		if (i < dev->gid_len || !free_ix)
+			continue;	/* there already, or the table is full */
+		memcpy(dev->gid_tbl[free_ix], a[j], 16);
+		dev->gid_valid[free_ix] = true;
+		changed = true;
+	}
+	return changed;
+}
+
+/* The port's own addresses now: the device's GID, and on a real interface
+ * all of its addresses (a, n: those, for the GID table). */
+static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *l,
+			  uint8_t (*a)[16], unsigned *n)
+{
+	int got;
 
 	memcpy(l->gid[0], dev->gid, 16);
 	l->n = 1;
+	*n = 0;
 	if (dev->backend == ROXE_BACKEND_PORTS)
 		return 0;
-	n = roxe_if_local_gids(dev->ifname, gids, ROXE_MAX_LOCAL_ADDRS);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n && l->n < ROXE_MAX_LOCAL_ADDRS; i++)
-		if (!roxe_local_set_has(l, gids[i]))
-			memcpy(l->gid[l->n++], gids[i], 16);
+	got = roxe_if_local_gids(dev->ifname, a, ROXE_MAX_LOCAL_ADDRS);
+	if (got < 0)
+		return got;
+	*n = (unsigned)got;
+	for (unsigned i = 0; i < *n && l->n < ROXE_MAX_LOCAL_ADDRS; i++)
+		if (!roxe_local_set_has(l, a[i]))
+			memcpy(l->gid[l->n++], a[i], 16);
 	return 0;
 }
 
@@ -147,34 +209,96 @@ static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, 
 	return err;
 }
 
-int roxe_device_refresh_addrs(struct roxe_device *dev)
+/* Read the addresses, then update the GID table and publish the local set
+ * if they changed: 1, 0 (nothing changed) or a negative errno. */
+static int addrs_update(struct roxe_device *dev, bool quiesce)
 {
+	uint8_t a[ROXE_MAX_LOCAL_ADDRS][16];
 	struct roxe_local_set *l, *cur;
+	bool same, table;
+	unsigned n;
 	int err;
 
-	if (!dev)
-		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	err = local_set_read(dev, l);
-	cur = atomic_load_explicit(&dev->local, memory_order_acquire);
-	if (!err && cur && cur->n == l->n) {
-		bool same = true;
-
-		for (unsigned i = 0; i < l->n && same; i++)
-			same = roxe_local_set_has(cur, l->gid[i]);
-		if (same) {
-			free(l);
-			return 0;
-		}
-	}
+	pthread_mutex_lock(&dev->addr_lock);
+	err = local_set_read(dev, l, a, &n);
 	if (err) {
+		pthread_mutex_unlock(&dev->addr_lock);
 		free(l);
 		return err;
 	}
-	err = local_set_publish(dev, l, true);
-	return err ? err : 1;
+	table = dev->backend != ROXE_BACKEND_PORTS &&
+		gid_table_sync(dev, (const uint8_t (*)[16])a, n);
+	cur = atomic_load_explicit(&dev->local, memory_order_acquire);
+	same = cur && cur->n == l->n;
+	for (unsigned i = 0; i < l->n && same; i++)
+		same = roxe_local_set_has(cur, l->gid[i]);
+	if (same)
+		free(l);
+	else
+		err = local_set_publish(dev, l, quiesce);
+	pthread_mutex_unlock(&dev->addr_lock);
+	return err ? err : (!same || table);
+}
+
+int roxe_device_refresh_addrs(struct roxe_device *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return addrs_update(dev, true);
+}
+
+/* The address watcher's thread: an address of ours came or went. */
+static void addrs_changed(void *arg)
+{
+	addrs_update(arg, true);	/* a failed read leaves the old set: the next event retries */
+}
+
+/* The table before any address is read: on an interface, the default GID;
+ * on caller-made ports, the one GID the caller gave. */
+static void gid_table_init(struct roxe_device *dev)
+{
+	if (dev->backend == ROXE_BACKEND_PORTS) {
+		dev->gid_len = 1;
+		memcpy(dev->gid_tbl[0], dev->gid, 16);
+	} else {
+		dev->gid_len = ROXE_GID_TBL_EMB;
+		default_gid(dev->mac, dev->gid_tbl[0]);
+	}
+	dev->gid_valid[0] = true;
+}
+
+int roxe_dev_sgid(struct roxe_device *dev, unsigned index, uint8_t sgid[16])
+{
+	int err = -EINVAL;
+
+	pthread_mutex_lock(&dev->addr_lock);
+	/* The UDP backend's socket is bound to the device's own address: the
+	 * kernel writes that source into every IP header it sends. */
+	if (index < dev->gid_len && dev->gid_valid[index] &&
+	    roxe_dev_is_local(dev, dev->gid_tbl[index]) &&
+	    (dev->backend != ROXE_BACKEND_UDP || !memcmp(dev->gid_tbl[index], dev->gid, 16))) {
+		memcpy(sgid, dev->gid_tbl[index], 16);
+		err = 0;
+	}
+	pthread_mutex_unlock(&dev->addr_lock);
+	return err;
+}
+
+int roxe_device_gid_index(struct roxe_device *dev)
+{
+	int ix = -ENOENT;
+
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->addr_lock);
+	for (unsigned i = 0; i < dev->gid_len && ix < 0; i++)
+		if (dev->gid_valid[i] && !memcmp(dev->gid_tbl[i], dev->gid, 16))
+			ix = (int)i;
+	pthread_mutex_unlock(&dev->addr_lock);
+	return ix;
 }
 
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
@@ -252,6 +376,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		return -ENOMEM;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->async_lock, NULL);
+	pthread_mutex_init(&dev->addr_lock, NULL);
 	dev->backend = attr->backend;
 	dev->next_qpn = 2;
 	dev->next_mr = 1;
@@ -287,14 +412,10 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		err = -EINVAL;
 	}
 	if (!err) {
-		struct roxe_local_set *l = calloc(1, sizeof(*l));
-
-		err = l ? local_set_read(dev, l) : -ENOMEM;
 		/* roxectl may have attached the program long ago: its list too */
-		if (!err)
-			err = local_set_publish(dev, l, false);
-		else
-			free(l);
+		gid_table_init(dev);
+		err = addrs_update(dev, false);
+		err = err < 0 ? err : 0;
 	}
 	if (err)
 		goto fail;
@@ -339,6 +460,17 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 			goto fail;
 		}
 	}
+	if (dev->backend != ROXE_BACKEND_PORTS) {
+		/* Addresses follow rtnetlink's events from now on; one more read
+		 * covers a change between the first one and the subscription. */
+		dev->addr_watch = roxe_addr_watch_start(dev->ifindex, addrs_changed, dev);
+		err = dev->addr_watch ? addrs_update(dev, true) : -errno;
+		if (err < 0) {
+			for (unsigned i = 0; i < n; i++)
+				roxe_engine_stop(&dev->engines[i]);
+			goto fail;
+		}
+	}
 	*out = dev;
 	return 0;
 fail:
@@ -350,6 +482,8 @@ void roxe_device_close(struct roxe_device *dev)
 {
 	if (!dev)
 		return;
+	roxe_addr_watch_stop(dev->addr_watch);	/* before the engines it may wait for */
+	dev->addr_watch = NULL;
 	for (unsigned i = 0; i < dev->nengines; i++)
 		roxe_engine_stop(&dev->engines[i]);
 	dev_free(dev);
@@ -416,7 +550,7 @@ int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *a)
 	a->state = IBV_PORT_ACTIVE;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = ibv_mtu_of(dev->mtu);
-	a->gid_tbl_len = 1;
+	a->gid_tbl_len = (int)dev->gid_len;
 	a->max_msg_sz = 0x80000000u;
 	a->pkey_tbl_len = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
@@ -426,10 +560,17 @@ int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *a)
 	return 0;
 }
 
+/* An empty entry reads as zeros, as ibv_query_gid gives for rxe's. */
 int roxe_query_gid(struct roxe_device *dev, int index, union ibv_gid *gid)
 {
-	if (!dev || !gid || index != 0)
+	if (!dev || !gid || index < 0)
 		return -EINVAL;
-	memcpy(gid->raw, dev->gid, 16);
+	pthread_mutex_lock(&dev->addr_lock);
+	if ((unsigned)index >= dev->gid_len) {
+		pthread_mutex_unlock(&dev->addr_lock);
+		return -EINVAL;
+	}
+	memcpy(gid->raw, dev->gid_tbl[index], 16);
+	pthread_mutex_unlock(&dev->addr_lock);
 	return 0;
 }

@@ -420,9 +420,10 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 	if (mask & IBV_QP_AV) {
 		const struct ibv_ah_attr *ah = &a->ah_attr;
 
-		/* RoCE needs a GRH: the GID is the peer's IP address. A served
-		 * QP's GID index is the module's; it sent the GID itself. */
-		if (!ah->is_global || ah->port_num > 1 || (!qp->served && ah->grh.sgid_index != 0))
+		/* RoCE needs a GRH: the GID is the peer's IP address. sgid is
+		 * the entry at sgid_index (qp_modify checked it); a served
+		 * QP's GID index is the module's, which sent the GID itself. */
+		if (!ah->is_global || ah->port_num > 1)
 			return -EINVAL;
 		if (roxe_gid_is_v4(ah->grh.dgid.raw) != roxe_gid_is_v4(sgid))
 			return -EINVAL;
@@ -518,11 +519,17 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 		     const uint8_t *sgid, const uint8_t *served_dmac)
 {
 	const struct transition *t;
-	uint8_t dmac[6] = { 0 };
+	uint8_t dmac[6] = { 0 }, own[16];
 	int cur, next, ti, err;
 
-	if (!sgid)
-		sgid = qp->dev->gid;
+	if (!sgid) {
+		/* ours: the source is the GID table's entry at sgid_index */
+		memcpy(own, qp->dev->gid, 16);
+		if ((mask & IBV_QP_AV) &&
+		    roxe_dev_sgid(qp->dev, attr->ah_attr.grh.sgid_index, own))
+			return -EINVAL;
+		sgid = own;
+	}
 	pthread_mutex_lock(&qp->modify_lock);
 	cur = roxe_qp_state(qp);
 	if ((mask & IBV_QP_CUR_STATE) && (int)attr->cur_qp_state != cur &&

@@ -50,6 +50,10 @@ int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame
 /* Gone: returns once no engine can be using it. */
 void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
 
+/* The source GID at an embedded QP's or AH's sgid_index: 0, or -EINVAL
+ * when the entry is empty or not one of the port's own addresses (on the
+ * UDP backend: not the device's own, the one its socket is bound to). */
+int roxe_dev_sgid(struct roxe_device *dev, unsigned index, uint8_t sgid[16]);
 /* Destination MAC for a GID (the neighbour table on a real interface). */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
 /* A receive WQE from wr (QP receive queues and SRQs). */
