@@ -21,9 +21,12 @@
 static void dev_free(struct roxe_device *dev)
 {
 	roxe_addr_watch_stop(dev->addr_watch);
-	for (unsigned i = 0; dev->engines && i < dev->nengines; i++)
+	roxe_loop_unregister(dev);	/* its engines stopped, or never ran */
+	for (unsigned i = 0; dev->engines && i < dev->nengines; i++) {
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
+		roxe_loop_fini(&dev->engines[i]);
+	}
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
 	roxe_afxdp_close(dev->afxdp);
@@ -451,6 +454,16 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;
 			goto fail;
 		}
+		err = roxe_loop_init(e);
+		if (err)
+			goto fail;
+	}
+	/* Caller-made ports are wires of their own: only devices on an
+	 * interface take frames from other devices of the process. */
+	if (dev->backend != ROXE_BACKEND_PORTS) {
+		err = roxe_loop_register(dev);
+		if (err)
+			goto fail;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		err = roxe_engine_start(&dev->engines[i]);
@@ -494,6 +507,14 @@ void roxe_device_close(struct roxe_device *dev)
  * unicast MAC does: the GID's low bytes. */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
 {
+	struct roxe_device *local = roxe_loop_find(dev, gid);
+
+	/* An own address has no neighbour entry: the frame never leaves the
+	 * host (loopback), but carries the owner's MAC as on rxe. */
+	if (local) {
+		memcpy(mac, local->mac, 6);
+		return 0;
+	}
 	if (dev->backend == ROXE_BACKEND_AFXDP)
 		return roxe_neigh_resolve(dev->ifindex, gid, mac, 1000);
 	mac[0] = 0x02;		/* locally administered, unicast */
