@@ -120,7 +120,9 @@ struct roxe_device *roxe_loop_find(struct roxe_device *dev, const uint8_t gid[16
 {
 	if (roxe_dev_is_local(dev, gid))
 		return dev;
-	if (!atomic_load_explicit(&reg_count, memory_order_relaxed) || !dev->loop_registered)
+	/* Alone in the registry (roxed, most programs): nothing to look at
+	 * on the path of every frame. */
+	if (!dev->loop_registered || atomic_load_explicit(&reg_count, memory_order_relaxed) < 2)
 		return NULL;
 	for (unsigned i = 0; i < LOOP_MAX_DEVS; i++) {
 		struct roxe_device *d = atomic_load_explicit(&reg[i], memory_order_acquire);
