@@ -255,6 +255,50 @@ TEST_F(loop, ud_to_own_address)
 	roxe_destroy_ah(ah);
 }
 
+/* A wire frame posing as looped: a third host on the link sends, ICRC
+ * valid, a WRITE from the device's own address to a QP connected to its
+ * own device, with the right PSN. Only loopback brings frames from the own
+ * address: this one is dropped and counted, the memory stays as it was. */
+TEST_F(loop, wire_frame_from_own_address_dropped)
+{
+	struct side *s = &self->s;
+	struct roxe_port *far = roxe_loop_port(self->wire[0], 1);
+	struct roxe_frame_addr fa = { .hop_limit = 64, .sport = 0xc123 };
+	struct roxe_frame_hdr h = { .opcode = ROXE_OP_RC_RDMA_WRITE_ONLY, .pkey = 0xffff,
+				    .psn = 100, .ackreq = true, .dma_len = 64 };
+	uint8_t pay[64];
+	struct roxe_qp *a, *b;
+	struct roxe_pkt pkt;
+	struct roxe_buf buf;
+	int n;
+
+	if (variant->polled)
+		SKIP(return, "the engine must run by itself");
+	ASSERT_EQ(0, qp_pair(self, IBV_QPT_RC, true, &a, &b));
+	/* engine 0's wire (QPN 2 is engine 0's whatever the count) */
+	ASSERT_EQ(0u, roxe_qp_num(b) % s->dev->nengines);
+	memset(pay, 0xee, sizeof(pay));
+	memcpy(fa.sgid, s->dev->gid, 16);
+	memcpy(fa.dgid, s->dev->gid, 16);
+	fa.dmac[0] = 0x02;
+	fa.dmac[5] = 1;
+	h.dqpn = roxe_qp_num(b);
+	h.va = (uintptr_t)(s->buf + 8192);
+	h.rkey = s->mr->rkey;
+	ASSERT_EQ(1u, roxe_port_tx_alloc(far, &buf, 1));
+	n = roxe_frame_build(buf.data, buf.cap, &fa, &h, pay, sizeof(pay), &pkt);
+	ASSERT_GT(n, 0);
+	buf.len = (uint32_t)n;
+	roxe_port_tx(far, &buf, 1);
+	roxe_port_flush(far);
+	usleep(200 * 1000);
+	EXPECT_EQ(1u, __atomic_load_n(&s->dev->qp_stats[roxe_qp_num(b)].rx_drop_addr,
+				      __ATOMIC_RELAXED));
+	EXPECT_EQ(0, s->buf[8192]);
+	/* the pair still works through loopback, PSN 100 unused */
+	rc_ops(_metadata, s, a, b);
+}
+
 /* Many WRITEs posted at once, several QPs' worth of frames looping through
  * one engine: every byte arrives. */
 TEST_F(loop, burst)

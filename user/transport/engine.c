@@ -109,14 +109,19 @@ static uint64_t timers_turn(struct roxe_engine *e)
  * Is the frame from where the QP expects (as rxe's check_addr)? RC and UC:
  * from the path's destination to its source. UD (QP1 too): to one of the
  * port's own addresses, from anyone. Otherwise a third host on the link,
- * knowing only a QPN and a PSN, could write into the QP.
+ * knowing only a QPN and a PSN, could write into the QP. A frame from one
+ * of the port's own addresses comes only through loopback (looped), never
+ * from the port: one that does is a third host posing as this one (to a
+ * QP connected to its own device, or to QP1 as the own rdma_cm).
  */
 static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct roxe_buf *b,
-		       const struct roxe_pkt *pkt)
+		       const struct roxe_pkt *pkt, bool looped)
 {
 	uint8_t sgid[16], dgid[16];
 
 	if (roxe_pkt_gids(f, f + b->len, pkt, sgid, dgid))
+		return false;
+	if (!looped && roxe_dev_is_local(qp->dev, sgid))
 		return false;
 	if (qp->type == IBV_QPT_UD)
 		return roxe_dev_is_local(qp->dev, dgid);
@@ -147,7 +152,7 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 		qp->stats->icrc_errors++;
 		return;
 	}
-	if (!rx_addr_ok(qp, b->data, b, &pkt)) {
+	if (!rx_addr_ok(qp, b->data, b, &pkt, looped)) {
 		qp->stats->rx_drop_addr++;
 		e->stats->rx_drop_addr++;
 		return;
