@@ -4,10 +4,13 @@
  * has one or two engines, each on a loop wire whose far end nobody reads:
  * a frame that went to the port would be lost, so every completion here
  * proves local delivery (transport/loopback.c). QPs on the same engine and
- * on two engines, RC SEND/WRITE/READ/atomics and UD to the own address,
- * byte for byte; the per-QP rx counters and the engines' `loopback`
- * counters count the frames; a burst bigger than an engine's loopback ring
- * drops (counted) and the transport recovers.
+ * on two engines, IPv4 and IPv6, RC SEND/WRITE/READ/atomics and UD to the
+ * own address, byte for byte, and a burst of WRITEs; the per-QP rx
+ * counters and the engines' `loopback` counters count the frames. An
+ * engine's loopback ring is bounded: frames for an engine that does not
+ * turn fill it, then are dropped and counted. A frame from the port that
+ * claims the own address as its source (a third host posing as a looped
+ * frame) is dropped and counted.
  */
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -27,11 +30,13 @@ FIXTURE(loop) {
 FIXTURE_VARIANT(loop) {
 	unsigned	engines;
 	bool		polled;
+	bool		ipv6;		/* the device's address: fd99::1, else 10.99.0.1 */
 };
 
 FIXTURE_VARIANT_ADD(loop, one_engine) { .engines = 1 };
 FIXTURE_VARIANT_ADD(loop, two_engines) { .engines = 2 };
 FIXTURE_VARIANT_ADD(loop, polled) { .engines = 1, .polled = true };
+FIXTURE_VARIANT_ADD(loop, ipv6_two_engines) { .engines = 2, .ipv6 = true };
 
 FIXTURE_SETUP(loop)
 {
@@ -45,7 +50,11 @@ FIXTURE_SETUP(loop)
 		ASSERT_NE(NULL, self->wire[i]);
 		ports[i] = roxe_loop_port(self->wire[i], 0);
 	}
-	roxe_gid_from_v4(da.gid, htonl(0x0a630001));
+	if (variant->ipv6) {
+		ASSERT_EQ(1, inet_pton(AF_INET6, "fd99::1", da.gid));
+	} else {
+		roxe_gid_from_v4(da.gid, htonl(0x0a630001));
+	}
 	da.mac[0] = 0x02;
 	da.mac[5] = 1;
 	ASSERT_EQ(0, roxe_device_open(&da, &s->dev));
