@@ -210,7 +210,9 @@ TEST_F(loop, ud_own_address)
 		qa.qp_state = IBV_QPS_RTS;
 		ASSERT_EQ(0, roxe_modify_qp(ud[k], &qa, IBV_QP_STATE | IBV_QP_SQ_PSN));
 	}
-	roxe_query_gid(h->dev, 0, &aa.grh.dgid);
+	ASSERT_LE(0, roxe_device_gid_index(h->dev));
+	aa.grh.sgid_index = (uint8_t)roxe_device_gid_index(h->dev);
+	roxe_query_gid(h->dev, aa.grh.sgid_index, &aa.grh.dgid);
 	ASSERT_EQ(0, roxe_create_ah(h->pd, &aa, &ah));
 	for (uint32_t k = 0; k < 1000; k++)
 		h->buf[k] = (uint8_t)(k * 13);
