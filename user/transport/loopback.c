@@ -33,9 +33,10 @@
 #include <unistd.h>
 #include "transport/transport.h"
 
-/* Slots per engine ring: a window's worth of a few QPs. The memory is
+/* Slots per engine ring (limits.h): two QPs' whole windows with their
+ * ACKs, so one busy pair streaming both ways rarely drops. The memory is
  * calloc'd (mapped lazily): only slots ever used cost pages. */
-#define LOOP_SLOTS		256
+#define LOOP_SLOTS		ROXE_LOOP_SLOTS
 /* A slot holds the largest frame any device makes: 4096 B of IB MTU plus
  * headers, pad and ICRC (the device open refuses ports with less room). */
 #define LOOP_SLOT_BYTES		(4096 + 128)
