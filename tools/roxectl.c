@@ -292,7 +292,9 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 	GLOBAL_FIELDS(J)
 #undef J
 	if (roxe_xdp_read_eng_stats(x, &es) == 0)
-		printf("%s\"rx_drop_addr\":%llu", sep, (unsigned long long)es.rx_drop_addr);
+		printf("%s\"rx_drop_addr\":%llu,\"loopback\":%llu,\"loopback_drop\":%llu", sep,
+		       (unsigned long long)es.rx_drop_addr, (unsigned long long)es.loopback,
+		       (unsigned long long)es.loopback_drop);
 	printf("},\"qps\":[");
 	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
 		if (o->qp >= 0 && q != (uint32_t)o->qp)
@@ -328,8 +330,11 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 	} while (0);
 	GLOBAL_FIELDS(H)
 #undef H
-	if (roxe_xdp_read_eng_stats(x, &es) == 0)
+	if (roxe_xdp_read_eng_stats(x, &es) == 0) {
 		printf("  %-18s %14llu\n", "rx_drop_addr", (unsigned long long)es.rx_drop_addr);
+		printf("  %-18s %14llu\n", "loopback", (unsigned long long)es.loopback);
+		printf("  %-18s %14llu\n", "loopback_drop", (unsigned long long)es.loopback_drop);
+	}
 	if (o->qp >= 0) {
 		if (roxe_xdp_read_qp_stats(x, o->qp, &qs) == 0) {
 			printf("  QP %ld\n", o->qp);

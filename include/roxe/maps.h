@@ -101,7 +101,10 @@ struct roxe_qp_stats {
  * stores through the mmapped array); readers sum them. */
 struct roxe_engine_stats {
 	__u64	rx_drop_addr;	/* all QPs' rx_drop_addr */
-	__u64	reserved[7];
+	__u64	loopback;	/* frames received from this host (never on the wire) */
+	__u64	loopback_drop;	/* ... dropped: the engine's loopback ring was full
+				 * (added atomically by the sending engines) */
+	__u64	reserved[5];
 } __attribute__((aligned(64)));
 
 /*

@@ -16,7 +16,7 @@ pkgs=(
 	# network namespaces, captures, XDP inspection
 	iproute2 tcpdump xdp-tools ethtool iputils-ping
 	# RDMA uAPI headers, libibverbs utilities, perftest (interop peers)
-	rdma-core libibverbs-dev ibverbs-utils perftest
+	rdma-core libibverbs-dev ibverbs-utils perftest rdmacm-utils
 	# kernel: headers and image in one call (same ABI), kselftest harness
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod
 	# VM harness: the real peer (kernel rxe) runs under QEMU

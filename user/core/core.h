@@ -171,6 +171,10 @@ struct roxe_device {
 	bool			gid_valid[ROXE_GID_TBL_EMB];
 	uint8_t			gid_tbl[ROXE_GID_TBL_EMB][16];
 	struct roxe_addr_watch	*addr_watch;	/* rtnetlink events (port/addrwatch.c) */
+	/* loopback across devices (transport/loopback.c): in the process's
+	 * registry, and the network namespace it was opened in */
+	bool			loop_registered;
+	uint64_t		netns_dev, netns_ino;
 	/* engines' global counters: the mmapped roxe_eng_stats, else our own */
 	struct roxe_engine_stats *eng_stats;
 	bool			eng_stats_own;

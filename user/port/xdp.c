@@ -502,6 +502,8 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		else if (bpf_map_lookup_elem(x->eng_stats_fd, &e, &one))
 			return -errno;
 		sum->rx_drop_addr += one.rx_drop_addr;
+		sum->loopback += one.loopback;
+		sum->loopback_drop += one.loopback_drop;
 	}
 	return 0;
 }

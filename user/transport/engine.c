@@ -109,21 +109,27 @@ static uint64_t timers_turn(struct roxe_engine *e)
  * Is the frame from where the QP expects (as rxe's check_addr)? RC and UC:
  * from the path's destination to its source. UD (QP1 too): to one of the
  * port's own addresses, from anyone. Otherwise a third host on the link,
- * knowing only a QPN and a PSN, could write into the QP.
+ * knowing only a QPN and a PSN, could write into the QP. A frame from one
+ * of the port's own addresses comes only through loopback (looped), never
+ * from the port: one that does is a third host posing as this one (to a
+ * QP connected to its own device, or to QP1 as the own rdma_cm).
  */
 static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct roxe_buf *b,
-		       const struct roxe_pkt *pkt)
+		       const struct roxe_pkt *pkt, bool looped)
 {
 	uint8_t sgid[16], dgid[16];
 
 	if (roxe_pkt_gids(f, f + b->len, pkt, sgid, dgid))
+		return false;
+	if (!looped && roxe_dev_is_local(qp->dev, sgid))
 		return false;
 	if (qp->type == IBV_QPT_UD)
 		return roxe_dev_is_local(qp->dev, dgid);
 	return !memcmp(sgid, qp->path.dgid, 16) && !memcmp(dgid, qp->path.sgid, 16);
 }
 
-static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
+/* looped: from this host (loopback.c), not the port: XDP never saw it. */
+static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool looped)
 {
 	struct roxe_device *dev = e->dev;
 	struct roxe_pkt pkt;
@@ -146,12 +152,12 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 		qp->stats->icrc_errors++;
 		return;
 	}
-	if (!rx_addr_ok(qp, b->data, b, &pkt)) {
+	if (!rx_addr_ok(qp, b->data, b, &pkt, looped)) {
 		qp->stats->rx_drop_addr++;
 		e->stats->rx_drop_addr++;
 		return;
 	}
-	if (roxe_dev_counts_rx(dev)) {
+	if (looped || roxe_dev_counts_rx(dev)) {
 		qp->stats->rx_packets++;
 		qp->stats->rx_bytes += b->len;
 	}
@@ -163,16 +169,22 @@ static void rx_one(struct roxe_engine *e, const struct roxe_buf *b)
 		roxe_completer(qp, b->data, &pkt);
 }
 
+static void rx_looped(struct roxe_engine *e, const struct roxe_buf *b)
+{
+	rx_frame(e, b, true);
+}
+
 static bool rx_turn(struct roxe_engine *e)
 {
 	struct roxe_buf bufs[ROXE_RX_BURST];
 	unsigned n = roxe_port_rx(e->port, bufs, ROXE_RX_BURST);
 
 	for (unsigned i = 0; i < n; i++)
-		rx_one(e, &bufs[i]);
+		rx_frame(e, &bufs[i], false);
 	if (n)
 		roxe_port_rx_release(e->port, bufs, n);
-	return n > 0;
+	/* Looped frames cost no syscall: take more of them per turn. */
+	return (roxe_loop_rx(e, 4 * ROXE_RX_BURST, rx_looped) | n) > 0;
 }
 
 /* --- doorbells and the ready list ---------------------------------------------------- */
@@ -295,7 +307,8 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	atomic_store(&e->sleeping, true);
 	/* A doorbell rung before `sleeping` was visible is seen here; QPs
 	 * left on the ready list are served before sleeping. */
-	if (!atomic_load(&e->db_head) && !e->ready_head && !atomic_load(&e->stop)) {
+	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_loop_pending(e) &&
+	    !atomic_load(&e->stop)) {
 		if (next_timer) {
 			uint64_t now = roxe_now_ns();
 
@@ -381,10 +394,12 @@ void roxe_engine_stop(struct roxe_engine *e)
 		roxe_engine_tx_flush(e);		/* held ACKs */
 		if (roxe_trace > 1)
 			roxe_trace_dump(e);
+		atomic_store(&e->exited, true);
 		return;
 	}
 	if (write(e->efd, &one, sizeof(one)) < 0)
 		perror("roxe: engine stop");
 	pthread_join(e->thread, NULL);
 	roxe_engine_tx_flush(e);		/* held ACKs */
+	atomic_store(&e->exited, true);
 }

@@ -161,11 +161,31 @@ static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct rox
 	}
 }
 
+/*
+ * A frame for one of the host's own addresses does not go to the port: it
+ * goes, built as for the wire, to the engine that owns its destination QP
+ * (loopback.c), now; the buffer goes back to the port. Order per QP holds:
+ * all of a QP's frames go the one way or the other.
+ */
+static bool tx_looped(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
+{
+	struct roxe_device *to = roxe_loop_target(e->dev, b->data, b->len);
+
+	if (!to)
+		return false;
+	count_tx(e, qp, b);
+	roxe_loop_deliver(to, b->data, b->len);	/* a full ring counted it */
+	roxe_port_tx_free(e->port, b, 1);
+	return true;
+}
+
 /* A plain ACK (b, just borrowed with roxe_engine_tx_buf): held. */
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
 	int slot = qp->held_ack_slot;
 
+	if (tx_looped(e, qp, b))
+		return;
 	count_tx(e, qp, b);
 	if (slot >= 0 && e->tx[slot].cap >= b->len) {
 		/* the newer ACK replaces the held one */
@@ -192,6 +212,8 @@ void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struc
 
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
+	if (tx_looped(e, qp, b))
+		return;
 	e->tx_urgent = true;
 	count_tx(e, qp, b);
 	e->tx_held[e->ntx] = NULL;

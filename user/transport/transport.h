@@ -220,6 +220,8 @@ struct roxe_engine {
 	atomic_bool		stop;
 	atomic_bool		sleeping;
 	atomic_bool		driving;	/* polled device: a thread runs a turn */
+	atomic_bool		exited;		/* stopped: runs no turn any more */
+	struct roxe_loop_ring	*loop;		/* frames looped to this engine (loopback.c) */
 	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
@@ -258,6 +260,35 @@ void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
 void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
+
+/* --- loopback.c: frames for the host's own addresses --- */
+/*
+ * roxe_loop_deliver: hand frame (len bytes, a whole frame as built for the
+ * wire: Ethernet header to ICRC) to the receive path of dev's engine that
+ * owns its destination QPN (QPN modulo the engine count), as if it had
+ * arrived on dev's port; dev is the RECEIVING device. The frame is copied:
+ * the caller keeps its buffer. Any thread; never blocks, takes no lock.
+ * Returns 0 (queued: the engine verifies, counts as `loopback` and
+ * processes it on its next turn), -EINVAL (not a RoCE v2 frame roxe_parse
+ * accepts), -ENOBUFS (the engine's ring is full: dropped and counted in
+ * loopback_drop, as a full wire would; the transport retransmits).
+ */
+int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
+/* The local device whose own address gid is: dev itself, else another
+ * device of this process in dev's network namespace; NULL: none. */
+struct roxe_device *roxe_loop_find(struct roxe_device *dev, const uint8_t gid[16]);
+/* roxe_loop_find() of the frame's destination IP address. */
+struct roxe_device *roxe_loop_target(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
+int roxe_loop_init(struct roxe_engine *e);
+void roxe_loop_fini(struct roxe_engine *e);
+bool roxe_loop_pending(const struct roxe_engine *e);
+/* The engine: take up to budget looped frames, each through rx. */
+unsigned roxe_loop_rx(struct roxe_engine *e, unsigned budget,
+		      void (*rx)(struct roxe_engine *e, const struct roxe_buf *b));
+/* Devices on a real interface: found by other devices of the process
+ * (register before the engines start, unregister after they stopped). */
+int roxe_loop_register(struct roxe_device *dev);
+void roxe_loop_unregister(struct roxe_device *dev);
 
 /* --- trace.c: ROXE_TRACE --- */
 extern int roxe_trace;		/* -1 until an engine starts, then ROXE_TRACE's level */

@@ -21,9 +21,12 @@
 static void dev_free(struct roxe_device *dev)
 {
 	roxe_addr_watch_stop(dev->addr_watch);
-	for (unsigned i = 0; dev->engines && i < dev->nengines; i++)
+	roxe_loop_unregister(dev);	/* its engines stopped, or never ran */
+	for (unsigned i = 0; dev->engines && i < dev->nengines; i++) {
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
+		roxe_loop_fini(&dev->engines[i]);
+	}
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
 	roxe_afxdp_close(dev->afxdp);
@@ -451,6 +454,16 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;
 			goto fail;
 		}
+		err = roxe_loop_init(e);
+		if (err)
+			goto fail;
+	}
+	/* Caller-made ports are wires of their own: only devices on an
+	 * interface take frames from other devices of the process. */
+	if (dev->backend != ROXE_BACKEND_PORTS) {
+		err = roxe_loop_register(dev);
+		if (err)
+			goto fail;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		err = roxe_engine_start(&dev->engines[i]);
@@ -489,13 +502,69 @@ void roxe_device_close(struct roxe_device *dev)
 	dev_free(dev);
 }
 
+/*
+ * An address of another interface of this namespace (another process's
+ * roxe, or none): its interface's MAC, as the kernel's rdma_translate_ip()
+ * answers ib_core for a local address. The neighbour table never holds the
+ * host's own addresses. 0, or -ENOENT when no interface has the address.
+ */
+static int host_addr_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	struct ifaddrs *ifa, *i;
+	struct ifreq ifr = { 0 };
+	int err = -ENOENT, fd;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		uint8_t g[16];
+
+		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET)
+			roxe_gid_from_v4(g, ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		else if (i->ifa_addr->sa_family == AF_INET6)
+			memcpy(g, &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+		else
+			continue;
+		if (!memcmp(g, gid, 16) && strlen(i->ifa_name) < sizeof(ifr.ifr_name)) {
+			strcpy(ifr.ifr_name, i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	if (!ifr.ifr_name[0])
+		return err;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = ioctl(fd, SIOCGIFHWADDR, &ifr) ? -errno : 0;
+	close(fd);
+	if (!err)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return err;
+}
+
 /* Destination MAC for a GID: the kernel's neighbour table on a real
  * interface; on caller-made ports (a point-to-point wire) any well-formed
  * unicast MAC does: the GID's low bytes. */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
 {
-	if (dev->backend == ROXE_BACKEND_AFXDP)
+	struct roxe_device *local = roxe_loop_find(dev, gid);
+
+	/* An own address has no neighbour entry: the frame never leaves the
+	 * host (loopback), but carries the owner's MAC as on rxe. */
+	if (local) {
+		memcpy(mac, local->mac, 6);
+		return 0;
+	}
+	if (dev->backend == ROXE_BACKEND_AFXDP) {
+		/* another interface's address: the frame leaves on ours towards
+		 * that interface's MAC (it arrives if the two share a link) */
+		if (!host_addr_mac(gid, mac))
+			return 0;
 		return roxe_neigh_resolve(dev->ifindex, gid, mac, 1000);
+	}
 	mac[0] = 0x02;		/* locally administered, unicast */
 	memcpy(mac + 1, gid + 11, 5);
 	return 0;
