@@ -34,6 +34,7 @@ static void dev_free(struct roxe_device *dev)
 	if (dev->eng_stats_own)
 		free(dev->eng_stats);
 	free(atomic_load(&dev->local));
+	roxe_mcast_dev_free(dev);
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
 	if (dev->ahs)
@@ -494,6 +495,10 @@ void roxe_device_close(struct roxe_device *dev)
  * unicast MAC does: the GID's low bytes. */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
 {
+	if (roxe_gid_is_mcast(gid)) {		/* a group: its MAC, no neighbour */
+		roxe_gid_mcast_mac(gid, mac);
+		return 0;
+	}
 	if (dev->backend == ROXE_BACKEND_AFXDP)
 		return roxe_neigh_resolve(dev->ifindex, gid, mac, 1000);
 	mac[0] = 0x02;		/* locally administered, unicast */
@@ -529,6 +534,9 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 	a->max_srq_wr = ROXE_MAX_WR;
 	a->max_srq_sge = ROXE_MAX_SGE;
 	a->max_pkeys = 1;
+	a->max_mcast_grp = ROXE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = ROXE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	a->phys_port_cnt = 1;
 	return 0;
 }
