@@ -21,6 +21,7 @@
 static void dev_free(struct roxe_device *dev)
 {
 	roxe_addr_watch_stop(dev->addr_watch);
+	roxe_mcast_dev_free(dev);	/* leaves its groups: needs the XDP maps */
 	for (unsigned i = 0; dev->engines && i < dev->nengines; i++)
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
@@ -34,7 +35,6 @@ static void dev_free(struct roxe_device *dev)
 	if (dev->eng_stats_own)
 		free(dev->eng_stats);
 	free(atomic_load(&dev->local));
-	roxe_mcast_dev_free(dev);
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
 	if (dev->ahs)
