@@ -7,7 +7,8 @@
  * destroy stopping delivery, and the sending device's own attached QPs
  * getting their copy (loopback).
  *
- * Device A (10.99.0.1, one engine) and device B (10.99.0.2, two engines)
+ * Device A (10.99.0.1 or fd99::1, one engine) and device B (10.99.0.2 or
+ * fd99::2, two engines), groups 239.1.2.3 and ff0e::1:2 (by variant),
  * share wire 1; B's second engine has a wire of its own that carries
  * nothing to it, so everything B receives arrives on its engine 0.
  */
@@ -32,7 +33,7 @@ struct mqp {
 	struct roxe_qp		*qp;
 };
 
-static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip)
+static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip, bool v6)
 {
 	struct roxe_device_attr da = {
 		.backend = ROXE_BACKEND_PORTS, .engines = n, .mtu = 1024, .ports = ports,
@@ -40,6 +41,12 @@ static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint3
 	int err;
 
 	roxe_gid_from_v4(da.gid, htonl(ip));
+	if (v6) {				/* fd99::N */
+		memset(da.gid, 0, 16);
+		da.gid[0] = 0xfd;
+		da.gid[1] = 0x99;
+		da.gid[15] = (uint8_t)ip;
+	}
 	da.mac[0] = 0x02;
 	da.mac[5] = (uint8_t)ip;
 	err = roxe_device_open(&da, &d->dev);
@@ -116,6 +123,13 @@ FIXTURE(mc) {
 	struct ibv_ah		*ah;
 };
 
+FIXTURE_VARIANT(mc) {
+	bool	v6;
+};
+
+FIXTURE_VARIANT_ADD(mc, ipv4) { .v6 = false };
+FIXTURE_VARIANT_ADD(mc, ipv6) { .v6 = true };
+
 FIXTURE_SETUP(mc)
 {
 	struct roxe_port *pa[1], *pb[2];
@@ -127,14 +141,21 @@ FIXTURE_SETUP(mc)
 	pa[0] = roxe_loop_port(self->w1, 0);
 	pb[0] = roxe_loop_port(self->w1, 1);
 	pb[1] = roxe_loop_port(self->w2, 1);
-	ASSERT_EQ(0, mdev_open(&self->a, pa, 1, 0x0a630001));
-	ASSERT_EQ(0, mdev_open(&self->b, pb, 2, 0x0a630002));
+	ASSERT_EQ(0, mdev_open(&self->a, pa, 1, 0x0a630001, variant->v6));
+	ASSERT_EQ(0, mdev_open(&self->b, pb, 2, 0x0a630002, variant->v6));
 	ASSERT_EQ(0, mqp_make(&self->a, &self->tx, QKEY));
 	for (int i = 0; i < NQ; i++)
 		ASSERT_EQ(0, mqp_make(&self->b, &self->rx[i], QKEY));
 	ASSERT_EQ(0, mqp_make(&self->b, &self->other, 0x22222222));
 	ASSERT_EQ(0, mqp_make(&self->b, &self->any, QKEY));
 	group_gid(&self->grp, 0xef010203);		/* 239.1.2.3 */
+	if (variant->v6) {				/* ff0e::1:2 */
+		memset(self->grp.raw, 0, 16);
+		self->grp.raw[0] = 0xff;
+		self->grp.raw[1] = 0x0e;
+		self->grp.raw[13] = 1;
+		self->grp.raw[15] = 2;
+	}
 	aa.grh.dgid = self->grp;
 	ASSERT_EQ(0, roxe_create_ah(self->a.pd, &aa, &self->ah));
 }
@@ -323,6 +344,74 @@ TEST_F(mc, loopback_to_senders_host)
 	EXPECT_EQ(0, got(&self->a, &mine, 256, 4));	/* the sender's host */
 	EXPECT_EQ(0, got(&self->b, &self->rx[0], 256, 4));
 	mqp_free(&mine);
+}
+
+/* What goes on the wire, read straight off a loop port: the group's
+ * Ethernet address (no neighbour lookup), DQPN 0xFFFFFF, the group as the
+ * destination IP, and a valid ICRC; as rxe sends it. */
+TEST(frame_on_the_wire)
+{
+	struct roxe_loop_wire *w = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_port *pa, *peer;
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 } };
+	static const uint8_t mac4[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	static const uint8_t mac6[6] = { 0x33, 0x33, 0x00, 0x01, 0x00, 0x02 };
+	struct mdev a = { 0 };
+	struct mqp q = { 0 };
+	struct ibv_ah *ah;
+
+	ASSERT_TRUE(w != NULL);
+	pa = roxe_loop_port(w, 0);
+	peer = roxe_loop_port(w, 1);
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		uint8_t sgid[16], dgid[16];
+		struct roxe_pkt pkt;
+		struct roxe_buf b;
+		struct ibv_wc wc;
+		unsigned n = 0;
+
+		ASSERT_EQ(0, mdev_open(&a, &pa, 1, 0x0a630001, v6));
+		ASSERT_EQ(0, mqp_make(&a, &q, QKEY));
+		if (v6) {
+			memset(aa.grh.dgid.raw, 0, 16);
+			aa.grh.dgid.raw[0] = 0xff;
+			aa.grh.dgid.raw[1] = 0x0e;
+			aa.grh.dgid.raw[13] = 1;
+			aa.grh.dgid.raw[15] = 2;
+		} else {
+			group_gid(&aa.grh.dgid, 0xef010203);
+		}
+		ASSERT_EQ(0, roxe_create_ah(a.pd, &aa, &ah));
+		sge = (struct ibv_sge){ (uintptr_t)a.buf, 64, a.mr->lkey };
+		wr.sg_list = &sge;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = 0xffffff;
+		wr.wr.ud.remote_qkey = QKEY;
+		ASSERT_EQ(0, roxe_post_send(q.qp, &wr, &bad));
+		ASSERT_EQ(1, poll_n(q.cq, &wc, 1, 2000));
+		for (int t = 0; t < 2000 && !n; t++) {
+			n = roxe_port_rx(peer, &b, 1);
+			if (!n)
+				usleep(1000);
+		}
+		ASSERT_EQ(1u, n);
+		EXPECT_EQ(0, memcmp(b.data, v6 ? mac6 : mac4, 6));
+		ASSERT_EQ(ROXE_PKT_OK, roxe_parse(b.data, b.data + b.len, b.len, &pkt));
+		EXPECT_EQ(ROXE_PKT_OK, roxe_icrc_check(b.data, &pkt));
+		EXPECT_EQ(0xffffffu, roxe_bth_qpn((const struct roxe_bth *)(b.data + pkt.bth_off)));
+		ASSERT_EQ(0, roxe_pkt_gids(b.data, b.data + b.len, &pkt, sgid, dgid));
+		EXPECT_EQ(0, memcmp(dgid, aa.grh.dgid.raw, 16));
+		roxe_port_rx_release(peer, &b, 1);
+		roxe_destroy_ah(ah);
+		mqp_free(&q);
+		mdev_close(&a);
+		memset(&a, 0, sizeof(a));
+	}
+	roxe_loop_wire_free(w);
+	EXPECT_EQ(0, leak_check());
 }
 
 TEST_HARNESS_MAIN
