@@ -9,7 +9,11 @@
 #   - mckey (rdmacm-utils): receiver on roxe0, sender on rxe0; then the
 #     other way round; then sender and receiver both on roxe0 (the
 #     sender's host delivers to its own attached QPs: loopback). Each
-#     receiver must get every message.
+#     receiver must get every message;
+#   - mcast_verbs.c: ibv_attach_mcast/ibv_detach_mcast with what uverbs
+#     passes to the driver unchecked (an RC QP, a unicast GID, a 57th QP on
+#     a group) gets rxe's errors from roxed, and every attach is undone
+#     (detaches, then the process's exit for QPs left attached).
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -20,6 +24,7 @@ A=10.77.6.1 B=10.77.6.2
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
+MCAST_VERBS=${ROXE_TOP:-}/build/vm/mcast_verbs
 fail=0
 
 log() { echo "kmod_mcast: $*"; }
@@ -77,6 +82,13 @@ guest_main() {
 	mckey_case "rxe0 receives from roxe0" 239.1.2.4 $A $B joined_rxa
 	mckey_case "roxe0 loopback" 239.1.2.5 $B $B attached
 	grep -E "(at|de)tach qp" "$ROXE_VM_OUT/roxed.log" | sed 's/^/    roxed: /' | head -12 || true
+	"$MCAST_VERBS" roxe0 >"$ROXE_VM_OUT/mcast_verbs.log" 2>&1 || bad "mcast_verbs roxe0 failed"
+	sed 's/^/    /' "$ROXE_VM_OUT/mcast_verbs.log"
+	v=$(grep -c "attach qp [0-9]* to 239.9.9.9\$" "$ROXE_VM_OUT/roxed.log" || true)
+	x=$(grep -c "detach qp [0-9]* from 239.9.9.9\$" "$ROXE_VM_OUT/roxed.log" || true)
+	[ "$v" -gt 0 ] && [ "$v" = "$x" ] && kill -0 "$ROXED_PID" &&
+		ok "roxed: $v attaches to 239.9.9.9, as many detaches, still serving" ||
+		bad "roxed: $v attaches to 239.9.9.9, $x detaches"
 	vm_check_dmesg
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
 	exit $fail
@@ -92,10 +104,11 @@ host_main() {
 	vm_host_ready
 	command -v mckey >/dev/null || host_skip "mckey missing (rdmacm-utils)"
 	vm_need_kmod "$top"
+	vm_build_prog kmod_mcast "$top" mcast_verbs
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_mcast "$out" 240 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
-		--add "$(command -v mckey)" \
+		--add "$(command -v mckey)" --add "$top/build/vm/mcast_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_mcast: PASS"
 	exit $KSFT_PASS
