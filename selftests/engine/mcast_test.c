@@ -4,13 +4,14 @@
  * and limits, a datagram to a group reaching every attached QP of the
  * receiving device across its two engines (one takes the frame, the other
  * gets its copy through its inbox), Q_Key mismatches dropped, detach and
- * destroy stopping delivery, and the sending device's own attached QPs
- * getting their copy (loopback).
+ * destroy stopping delivery, forged frames (bad ICRC, RC opcode, a group
+ * nobody joined, a unicast DGID, a DQPN not 0xFFFFFF) reaching no one, and
+ * the sending device's own attached QPs getting their copy (loopback).
  *
  * Device A (10.99.0.1 or fd99::1, one engine) and device B (10.99.0.2 or
  * fd99::2, two engines), groups 239.1.2.3 and ff0e::1:2 (by variant),
- * share wire 1; B's second engine has a wire of its own that carries
- * nothing to it, so everything B receives arrives on its engine 0.
+ * share wire 1, so everything A sends arrives on B's engine 0; B's second
+ * engine has wire 2 of its own, where forged_frames injects.
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
@@ -344,6 +345,69 @@ TEST_F(mc, loopback_to_senders_host)
 	EXPECT_EQ(0, got(&self->a, &mine, 256, 4));	/* the sender's host */
 	EXPECT_EQ(0, got(&self->b, &self->rx[0], 256, 4));
 	mqp_free(&mine);
+}
+
+/* Inject one frame into B's second engine (wire 2, whose far end no
+ * device holds): to dgid, opcode op, DQPN dqpn; bad_icrc spoils it. */
+static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, uint32_t dqpn,
+		  uint32_t qkey, uint32_t seed, bool bad_icrc)
+{
+	struct roxe_port *p = roxe_loop_port(self->w2, 0);
+	struct roxe_frame_hdr h = { .opcode = op, .pkey = ROXE_DEFAULT_PKEY, .dqpn = dqpn,
+				    .psn = 1, .qkey = qkey, .src_qpn = 77 };
+	struct roxe_frame_addr a = { .sport = 0xc001, .hop_limit = 1 };
+	uint8_t payload[300];
+	struct roxe_pkt pkt;
+	struct roxe_buf b;
+	int len;
+
+	fill_pattern(payload, sizeof(payload), seed);
+	roxe_query_gid(self->a.dev, 0, (union ibv_gid *)a.sgid);
+	memcpy(a.dgid, dgid, 16);
+	roxe_gid_mcast_mac(dgid, a.dmac);
+	a.smac[0] = 0x02;
+	if (roxe_port_tx_alloc(p, &b, 1) != 1)
+		return -1;
+	len = roxe_frame_build(b.data, b.cap, &a, &h, payload, sizeof(payload), &pkt);
+	if (len <= 0) {
+		roxe_port_tx_free(p, &b, 1);
+		return -1;
+	}
+	if (bad_icrc)
+		b.data[len - 1] ^= 0x5a;
+	b.len = (uint32_t)len;
+	roxe_port_tx(p, &b, 1);
+	roxe_port_flush(p);
+	return 0;
+}
+
+/* Frames from a peer are hostile: only a UD request to a joined group,
+ * with its ICRC right and the QP's Q_Key, reaches attached QPs; here it
+ * arrives on B's engine 1, which hands engine 0's QPs their copies. */
+TEST_F(mc, forged_frames)
+{
+	uint8_t other[16], self_gid[16];
+	int i;
+
+	memcpy(other, self->grp.raw, 16);
+	other[15] ^= 0x40;				/* a group nobody joined */
+	roxe_query_gid(self->b.dev, 0, (union ibv_gid *)self_gid);
+	for (i = 0; i < NQ; i++) {
+		ASSERT_EQ(0, post_rx(&self->b, &self->rx[i], i));
+		ASSERT_EQ(0, post_rx(&self->b, &self->rx[i], 8 + i));
+		ASSERT_EQ(0, roxe_attach_mcast(self->rx[i].qp, &self->grp));
+	}
+	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 5, true));
+	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_RC_SEND_ONLY, 0xffffff, QKEY, 5, false));
+	ASSERT_EQ(0, inject(self, other, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 5, false));
+	ASSERT_EQ(0, inject(self, self_gid, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 5, false));
+	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xfffffe, QKEY, 5, false));
+	for (i = 0; i < NQ; i++)
+		EXPECT_TRUE(none(&self->rx[i]));
+	/* The QPs still work: the real thing reaches every one. */
+	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
+	for (i = 0; i < NQ; i++)
+		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 6));
 }
 
 /* What goes on the wire, read straight off a loop port: the group's
