@@ -2,7 +2,8 @@
 /*
  * UD multicast between two network namespaces over XDP and AF_XDP: host a
  * sends datagrams to group 239.1.2.3 (destination MAC 01:00:5e:01:02:03,
- * DQPN 0xFFFFFF); host b has four UD QPs attached (on both of its engines:
+ * DQPN 0xFFFFFF), or with IPv6 GIDs (fd99::1, fd99::2) to ff0e::1:2
+ * (33:33:00:01:00:02); host b has four UD QPs attached (on both of its engines:
  * XDP steers the group's frames to one, which hands the other its copies),
  * and each receives every datagram, checked byte for byte; b's interface
  * has the group's Ethernet address while a QP is attached, not after.
@@ -74,23 +75,63 @@ static bool if_has_mcast(const char *ifname, const char *mac_hex)
 	return found;
 }
 
+FIXTURE_VARIANT(mc) {
+	bool		v6;
+	const char	*group, *mac;	/* the group, its MAC as /proc/net/dev_mcast has it */
+};
+
+FIXTURE_VARIANT_ADD(mc, ipv4) { .v6 = false, .group = "239.1.2.3", .mac = "01005e010203" };
+FIXTURE_VARIANT_ADD(mc, ipv6) { .v6 = true, .group = "ff0e::1:2", .mac = "333300010002" };
+
+/* A host on ifname whose GID is addr (IPv6), or the interface's IPv4 one. */
+static int mhost_open(struct host *h, const char *ifname, const char *addr)
+{
+	struct roxe_device_attr da = { .ifname = ifname, .backend = ROXE_BACKEND_AFXDP,
+				       .engines = 2 };
+	int err;
+
+	if (addr)
+		inet_pton(AF_INET6, addr, da.gid);
+	err = roxe_device_open(&da, &h->dev);
+	if (!err)
+		err = roxe_alloc_pd(h->dev, &h->pd);
+	if (!err)
+		err = roxe_create_cq(h->dev, 256, NULL, NULL, &h->cq);
+	if (err)
+		return err;
+	h->buf = aligned_alloc(4096, BUF);
+	if (!h->buf)
+		return -ENOMEM;
+	memset(h->buf, 0, BUF);
+	return roxe_reg_mr(h->pd, h->buf, BUF, IBV_ACCESS_LOCAL_WRITE, &h->mr);
+}
+
 FIXTURE_SETUP(mc)
 {
-	struct host_attr ha = {
-		.backend = ROXE_BACKEND_AFXDP, .engines = 2, .nqp = 0, .cqe = 256,
-		.max_wr = 64, .buf_len = BUF, .access = IBV_ACCESS_LOCAL_WRITE,
-	};
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 } };
+	char ifa[16], ifb[16];
 	int err;
 
 	ASSERT_EQ(0, topo_up(&self->t, "mc", 2, 1500));
 	self->up = true;
-	err = host_pair_open(&self->t, self->h, &ha);
+	topo_ifname(&self->t, 'a', ifa, sizeof(ifa));
+	topo_ifname(&self->t, 'b', ifb, sizeof(ifb));
+	topo_enter(self->t.ns_a);
+	err = mhost_open(&self->h[0], ifa, variant->v6 ? "fd99::1" : NULL);
+	if (!err) {
+		topo_enter(self->t.ns_b);
+		err = mhost_open(&self->h[1], ifb, variant->v6 ? "fd99::2" : NULL);
+	}
 	if (err) {
+		host_close(&self->h[0]);
+		host_close(&self->h[1]);
 		topo_down(&self->t);
 		ASSERT_EQ(0, err) TH_LOG("setup: %s", strerror(-err));
 	}
-	roxe_gid_from_v4(self->grp.raw, inet_addr("239.1.2.3"));
+	if (variant->v6)
+		inet_pton(AF_INET6, variant->group, self->grp.raw);
+	else
+		roxe_gid_from_v4(self->grp.raw, inet_addr(variant->group));
 	topo_enter(self->t.ns_b);
 	for (int i = 0; i < NQ; i++) {
 		ASSERT_EQ(0, roxe_create_cq(self->h[1].dev, 64, NULL, NULL, &self->rcq[i]));
@@ -135,7 +176,7 @@ TEST_F(mc, every_attached_qp_gets_every_datagram)
 
 	topo_ifname(&self->t, 'b', ifb, sizeof(ifb));
 	topo_enter(self->t.ns_b);
-	EXPECT_FALSE(if_has_mcast(ifb, "01005e010203"));
+	EXPECT_FALSE(if_has_mcast(ifb, variant->mac));
 	for (int i = 0; i < NQ; i++) {
 		eng[roxe_qp_num(self->rx[i]) % 2] = true;
 		for (uint32_t k = 0; k < n; k++)
@@ -143,7 +184,7 @@ TEST_F(mc, every_attached_qp_gets_every_datagram)
 		ASSERT_EQ(0, roxe_attach_mcast(self->rx[i], &self->grp));
 	}
 	ASSERT_TRUE(eng[0] && eng[1]);
-	EXPECT_TRUE(if_has_mcast(ifb, "01005e010203"));
+	EXPECT_TRUE(if_has_mcast(ifb, variant->mac));
 
 	topo_enter(self->t.ns_a);
 	for (uint32_t k = 0; k < n; k++) {
@@ -176,7 +217,7 @@ TEST_F(mc, every_attached_qp_gets_every_datagram)
 	topo_enter(self->t.ns_b);
 	for (int i = 0; i < NQ; i++)
 		ASSERT_EQ(0, roxe_detach_mcast(self->rx[i], &self->grp));
-	EXPECT_FALSE(if_has_mcast(ifb, "01005e010203"));
+	EXPECT_FALSE(if_has_mcast(ifb, variant->mac));
 }
 
 TEST_HARNESS_MAIN
