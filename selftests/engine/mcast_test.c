@@ -158,6 +158,7 @@ FIXTURE_SETUP(mc)
 		self->grp.raw[15] = 2;
 	}
 	aa.grh.dgid = self->grp;
+	aa.grh.sgid_index = (uint8_t)roxe_device_gid_index(self->a.dev);
 	ASSERT_EQ(0, roxe_create_ah(self->a.pd, &aa, &self->ah));
 }
 
@@ -362,7 +363,7 @@ static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, ui
 	int len;
 
 	fill_pattern(payload, sizeof(payload), seed);
-	roxe_query_gid(self->a.dev, 0, (union ibv_gid *)a.sgid);
+	roxe_query_gid(self->a.dev, roxe_device_gid_index(self->a.dev), (union ibv_gid *)a.sgid);
 	memcpy(a.dgid, dgid, 16);
 	roxe_gid_mcast_mac(dgid, a.dmac);
 	a.smac[0] = 0x02;
@@ -391,7 +392,7 @@ TEST_F(mc, forged_frames)
 
 	memcpy(other, self->grp.raw, 16);
 	other[15] ^= 0x40;				/* a group nobody joined */
-	roxe_query_gid(self->b.dev, 0, (union ibv_gid *)self_gid);
+	roxe_query_gid(self->b.dev, roxe_device_gid_index(self->b.dev), (union ibv_gid *)self_gid);
 	for (i = 0; i < NQ; i++) {
 		ASSERT_EQ(0, post_rx(&self->b, &self->rx[i], i));
 		ASSERT_EQ(0, post_rx(&self->b, &self->rx[i], 8 + i));
@@ -448,6 +449,7 @@ TEST(frame_on_the_wire)
 		} else {
 			group_gid(&aa.grh.dgid, 0xef010203);
 		}
+		aa.grh.sgid_index = (uint8_t)roxe_device_gid_index(a.dev);
 		ASSERT_EQ(0, roxe_create_ah(a.pd, &aa, &ah));
 		sge = (struct ibv_sge){ (uintptr_t)a.buf, 64, a.mr->lkey };
 		wr.sg_list = &sge;

@@ -140,6 +140,7 @@ FIXTURE_SETUP(mc)
 	topo_enter(self->t.ns_a);
 	ASSERT_EQ(0, ud_qp(&self->h[0], self->h[0].cq, &self->tx));
 	aa.grh.dgid = self->grp;
+	aa.grh.sgid_index = (uint8_t)roxe_device_gid_index(self->h[0].dev);	/* the device's GID */
 	ASSERT_EQ(0, roxe_create_ah(self->h[0].pd, &aa, &self->ah));
 }
 
