@@ -191,8 +191,8 @@ static struct roxe_mcast *mcast_get(struct roxe_device *dev)
 	mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
 	if (!mc) {
 		mc = calloc(1, sizeof(*mc));
-		if (mc && dev->nengines &&
-		    posix_memalign((void **)&mc->inbox, 64, dev->nengines * sizeof(*mc->inbox))) {
+		if (mc && posix_memalign((void **)&mc->inbox, 64,
+					 dev->nengines * sizeof(*mc->inbox))) {
 			free(mc);
 			mc = NULL;
 		}
@@ -283,6 +283,13 @@ static int detach(struct roxe_device *dev, uint32_t qpn, const uint8_t *gid)
 			err = -EINVAL;		/* as rxe: no such group, or not in it */
 			goto out;
 		}
+	} else {
+		bool in_any = false;
+
+		for (uint32_t i = 0; cur && i < cur->ngrp && !in_any; i++)
+			in_any = group_has(cur, &cur->grp[i], qpn);
+		if (!in_any)
+			goto out;		/* a destroy: nothing to undo */
 	}
 	s = set_edit(cur, NULL, gid, !gid, qpn);
 	if (!s) {
