@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "roxe/limits.h"
+#include "transport/transport.h"	/* white box: roxe_mcast_dropped */
 
 #define QKEY	0x11111111u
 #define NQ	4			/* B's QPs attached to the group */
@@ -320,6 +321,7 @@ TEST_F(mc, fan_out_across_engines)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 2));
 	EXPECT_TRUE(none(&self->rx[0]));
 	EXPECT_TRUE(none(&self->other));
+	EXPECT_EQ(0u, roxe_mcast_dropped(self->b.dev));	/* no inbox overflowed */
 }
 
 TEST_F(mc, wrong_qkey_reaches_no_one)
@@ -409,6 +411,7 @@ TEST_F(mc, forged_frames)
 	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
 	for (i = 0; i < NQ; i++)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 6));
+	EXPECT_EQ(0u, roxe_mcast_dropped(self->b.dev));
 }
 
 /* What goes on the wire, read straight off a loop port: the group's

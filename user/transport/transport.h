@@ -289,7 +289,8 @@ void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len);
 bool roxe_mcast_turn(struct roxe_engine *e);	/* copies other engines handed e */
 bool roxe_mcast_pending(struct roxe_engine *e);
-uint64_t roxe_mcast_dropped(struct roxe_device *dev);	/* inboxes were full */
+/* Copies lost to full inboxes (UD: dropped, as a full receive queue). */
+uint64_t roxe_mcast_dropped(struct roxe_device *dev);
 
 /* --- qp_state.c: the engine's side of QP state changes --- */
 /* Engine side: a fatal error, flush everything and stop; ev is the
