@@ -62,6 +62,14 @@ struct {
 	__type(value, __u32);
 } roxe_local_ips SEC(".maps");
 
+/* Multicast groups with attached QPs (user/transport/mcast.c fills it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROXE_MAX_MCAST_GRP);
+	__type(key, struct roxe_local_addr);
+	__type(value, __u32);
+} roxe_mcast_grps SEC(".maps");
+
 /* The engines' own counters; the program never touches them (the loader
  * binds the map to it so that roxe_xdp_open finds it). */
 struct {
@@ -135,15 +143,35 @@ int roxe_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
+	if (roxe_pkt_gids(data, data_end, &pkt, 0, local.gid)) {
+		st->not_local_passed++;
+		return XDP_PASS;
+	}
+	qpn = frame_dqpn(data, data_end, pkt.bth_off);
+	/* A datagram to a multicast group a QP here is attached to: to the
+	 * engine that fans multicast out (AF_XDP delivers to one socket). */
+	if (qpn == ROXE_MCAST_QPN) {
+		__u32 *eng = bpf_map_lookup_elem(&roxe_mcast_grps, &local);
+
+		if (!eng) {
+			st->not_local_passed++;
+			return XDP_PASS;
+		}
+		slot = roxe_xsk_slot(ctx->rx_queue_index, *eng, cfg->engines);
+		if (bpf_redirect_map(&roxe_xsks, slot, XDP_DROP) != XDP_REDIRECT) {
+			st->redirect_failed++;
+			return XDP_DROP;
+		}
+		st->redirected++;
+		return XDP_REDIRECT;
+	}
 	/* A RoCE frame to another host (we are a bridge or a router on its
 	 * way) is the kernel's to forward, never an engine's to take. */
-	if (roxe_pkt_gids(data, data_end, &pkt, 0, local.gid) ||
-	    !bpf_map_lookup_elem(&roxe_local_ips, &local)) {
+	if (!bpf_map_lookup_elem(&roxe_local_ips, &local)) {
 		st->not_local_passed++;
 		return XDP_PASS;
 	}
 
-	qpn = frame_dqpn(data, data_end, pkt.bth_off);
 	route = 0;
 	if (qpn >= 0 && qpn < ROXE_MAX_QPS) {
 		qpn_key = qpn;

@@ -482,6 +482,26 @@ static int create_ah(struct roxe_kserve *ks, const struct roxe_kabi_ah *k)
 	return err;
 }
 
+/* c is our copy of the command: its values are still an application's. */
+static int mcast(struct roxe_kserve *ks, const struct roxe_kabi_mcast *k, bool attach)
+{
+	union ibv_gid gid;
+	char ip[64];
+	int err;
+
+	if (k->qpn >= ROXE_MAX_QPS || !ks->qp[k->qpn].qp)
+		return -EINVAL;
+	memcpy(gid.raw, k->mgid, 16);
+	err = attach ? roxe_attach_mcast(ks->qp[k->qpn].qp, &gid) :
+		       roxe_detach_mcast(ks->qp[k->qpn].qp, &gid);
+	if (ks->verbose) {
+		roxe_gid_ntop(gid.raw, ip, sizeof(ip));
+		ks->log(LOG_DEBUG, "%s qp %u %s %s%s%s", attach ? "attach" : "detach", k->qpn,
+			attach ? "to" : "from", ip, err ? ": " : "", err ? strerror(-err) : "");
+	}
+	return err;
+}
+
 static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 {
 	const char *what;
@@ -503,6 +523,9 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		return modify_srq(ks, &c->srq);
 	case ROXE_KOP_CREATE_AH:
 		return create_ah(ks, &c->ah);
+	case ROXE_KOP_ATTACH_MCAST:
+	case ROXE_KOP_DETACH_MCAST:
+		return mcast(ks, &c->mcast, c->op == ROXE_KOP_ATTACH_MCAST);
 	case ROXE_KOP_DESTROY_AH:
 		if (c->id == 0 || c->id >= ROXE_KABI_MAX_AH)
 			return -EINVAL;

@@ -164,6 +164,9 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_srq_wr = ROXE_MAX_WR;
 	attr->max_srq_sge = ROXE_MAX_SGE;
 	attr->max_pkeys = 1;
+	attr->max_mcast_grp = ROXE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = ROXE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 	return 0;
 }
@@ -237,6 +240,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.alloc_mr = roxe_alloc_mr,
 	.alloc_pd = roxe_alloc_pd,
 	.alloc_ucontext = roxe_alloc_ucontext,
+	.attach_mcast = roxe_attach_mcast,
 	.create_ah = roxe_create_ah,
 	.create_cq = roxe_create_cq,
 	.create_qp = roxe_create_qp,
@@ -249,6 +253,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.destroy_cq = roxe_destroy_cq,
 	.destroy_qp = roxe_destroy_qp,
 	.destroy_srq = roxe_destroy_srq,
+	.detach_mcast = roxe_detach_mcast,
 	.disassociate_ucontext = roxe_disassociate_ucontext,
 	.get_dma_mr = roxe_get_dma_mr,
 	.get_link_layer = roxe_get_link_layer,

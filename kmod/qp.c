@@ -377,6 +377,30 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+/* UD multicast: roxed keeps the groups and delivers to them (it checks the
+ * QP and the GID: uverbs passes both unchecked); it also joins the netdev
+ * to the group's Ethernet address, as rxe's dev_mc_add.
+ */
+static int roxe_mcast_cmd(struct ib_qp *ibqp, const union ib_gid *mgid, u32 op)
+{
+	struct roxe_dev *rdev = to_rdev(ibqp->device);
+	struct roxe_kabi_cmd cmd = { .op = op };
+
+	cmd.mcast.qpn = ibqp->qp_num;
+	memcpy(cmd.mcast.mgid, mgid->raw, sizeof(cmd.mcast.mgid));
+	return roxe_chan_call(&rdev->chan, &cmd);
+}
+
+int roxe_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
+{
+	return roxe_mcast_cmd(ibqp, mgid, ROXE_KOP_ATTACH_MCAST);
+}
+
+int roxe_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
+{
+	return roxe_mcast_cmd(ibqp, mgid, ROXE_KOP_DETACH_MCAST);
+}
+
 /* roxed raised an error on the QP, or died: query_qp reports ERR. Any
  * context.
  */

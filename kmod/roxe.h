@@ -306,6 +306,8 @@ void roxe_shared_free(struct roxe_dev *rdev);
 int roxe_shared_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 int roxe_serve(struct roxe_dev *rdev, const struct roxe_kabi_serve *s);
 int roxe_doorbell(struct roxe_dev *rdev, u32 qpn);
+int roxe_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int roxe_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
 void roxe_cq_arm(struct roxe_dev *rdev, u32 cqn, u8 want);
 void roxe_cq_reset_arm(struct roxe_dev *rdev, u32 cqn);
 bool roxe_cq_fire(struct roxe_dev *rdev, struct roxe_cq *cq);

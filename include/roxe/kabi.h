@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	4
+#define ROXE_KABI_VERSION	5
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -83,6 +83,8 @@ enum roxe_kabi_op {
 	ROXE_KOP_ALLOC_MR,	/* struct roxe_kabi_mr: a fast-registration MR */
 	ROXE_KOP_CREATE_AH,	/* struct roxe_kabi_ah: an application's AH */
 	ROXE_KOP_DESTROY_AH,	/* id: its ah_num */
+	ROXE_KOP_ATTACH_MCAST,	/* struct roxe_kabi_mcast */
+	ROXE_KOP_DETACH_MCAST,	/* struct roxe_kabi_mcast */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -151,6 +153,18 @@ struct roxe_kabi_ah {
 
 #define ROXE_KABI_MAX_AH	ROXE_MAX_AH
 
+/*
+ * A QP's multicast attach or detach (ib_device_ops attach_mcast and
+ * detach_mcast). uverbs passes both straight from the application, neither
+ * the QP type nor the GID checked: roxed checks them (a UD QP of roxe.ko's,
+ * a multicast GID) and answers with rxe's errors.
+ */
+struct roxe_kabi_mcast {
+	__u32	qpn;
+	__u32	pad;
+	__u8	mgid[16];
+};
+
 /* A modify_qp: the attributes roxe's engine needs, in IB encodings. */
 struct roxe_kabi_qp_attr {
 	__u32	qpn;
@@ -206,6 +220,7 @@ struct roxe_kabi_cmd {
 		struct roxe_kabi_qp_attr	modify;
 		struct roxe_kabi_mr		mr;
 		struct roxe_kabi_ah		ah;	/* CREATE_AH */
+		struct roxe_kabi_mcast		mcast;	/* ATTACH_MCAST, DETACH_MCAST */
 		__u32				id;	/* DESTROY_*, DEREG_MR */
 		__u8				raw[192];
 	};

@@ -34,4 +34,11 @@
 /* An embedded device's GID table: rxe's default GID, then the addresses. */
 #define ROXE_GID_TBL_EMB	(ROXE_MAX_LOCAL_ADDRS + 1)
 
+/* UD multicast, as rxe: groups, QPs attached to one group, attachments in
+ * all (query_device's max_mcast_grp, max_mcast_qp_attach,
+ * max_total_mcast_qp_attach). */
+#define ROXE_MAX_MCAST_GRP		8192
+#define ROXE_MAX_MCAST_QP_ATTACH	56
+#define ROXE_MAX_TOT_MCAST_QP_ATTACH	0x70000
+
 #endif /* ROXE_LIMITS_H */

@@ -14,6 +14,8 @@
  *                  IPv4-mapped GIDs): RoCE frames to any other address are
  *                  not ours and go to the kernel (a bridge, a router)
  *   roxe_eng_stats ARRAY [engine], mmapable: the engines' global counters
+ *   roxe_mcast_grps HASH [GID]: multicast groups with attached QPs, and
+ *                  the engine that takes their frames
  *
  * Only <linux/types.h> here: bpf/, user/ and tools/ include it.
  */
@@ -40,6 +42,11 @@ static inline __u32 roxe_xsk_slot(__u32 queue, __u32 engine, __u32 engines)
 {
 	return queue * engines + engine;
 }
+
+/* roxe_mcast_grps: key a joined multicast group's GID (struct
+ * roxe_local_addr), value the engine whose sockets take its frames (those
+ * with DQPN ROXE_MCAST_QPN); that engine hands copies to the others. */
+#define ROXE_MCAST_ENGINE	0
 
 /* roxe_qp_table value. */
 struct roxe_qp_route {

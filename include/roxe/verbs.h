@@ -178,6 +178,19 @@ int roxe_post_recv(struct roxe_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ibv_ah **ah);
 int roxe_destroy_ah(struct ibv_ah *ah);
 
+/* --- multicast (UD) -------------------------------------------------------------
+ * A UD QP attached to a multicast group (gid: IPv4 224.0.0.0/4 as
+ * ::ffff:a.b.c.d, or IPv6 ff00::/8) receives the datagrams sent to it
+ * (destination QPN 0xFFFFFF) whose Q_Key is its own, those this host sends
+ * too. A UD send through an AH to the group reaches every attached QP. The
+ * first attach of a group joins the interface to its Ethernet address;
+ * destroying a QP detaches it. As rxe: -EINVAL for a QP not UD, a GID not
+ * multicast, or (detach) a QP not attached; -ENOMEM past max_mcast_grp,
+ * max_mcast_qp_attach or max_total_mcast_qp_attach (roxe_query_device);
+ * attaching twice is no error. -EOPNOTSUPP on the UDP backend. */
+int roxe_attach_mcast(struct roxe_qp *qp, const union ibv_gid *gid);
+int roxe_detach_mcast(struct roxe_qp *qp, const union ibv_gid *gid);
+
 /* --- shared receive queues ------------------------------------------------------ */
 int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *attr, struct roxe_srq **srq);
 int roxe_modify_srq(struct roxe_srq *srq, struct ibv_srq_attr *attr, int attr_mask);

@@ -184,4 +184,44 @@ static inline void roxe_aeth_set(struct roxe_aeth *a, __u8 syndrome, __u32 msn)
 
 static inline __u32 roxe_deth_sqp(const struct roxe_deth *d) { return roxe_be32_get(d->sqp) & ROXE_QPN_MASK; }
 
+/* --- multicast (IBA A17.4.5.2, as rxe) ------------------------------------ */
+/* A UD send to a multicast group carries this destination QPN. */
+#define ROXE_MCAST_QPN		0x00ffffffu
+
+/* A multicast GID: IPv4 224.0.0.0/4 (IPv4-mapped) or IPv6 ff00::/8. */
+static inline int roxe_gid_is_mcast(const __u8 *g)
+{
+	static const __u8 v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (g[0] == 0xff)
+		return 1;
+	for (int i = 0; i < 12; i++)
+		if (g[i] != v4map[i])
+			return 0;
+	return (g[12] & 0xf0) == 0xe0;
+}
+
+/* The Ethernet group address of a multicast GID: 01:00:5e + the low 23 bits
+ * of an IPv4 group, 33:33 + the low 32 bits of an IPv6 one (RFC 1112,
+ * RFC 2464). */
+static inline void roxe_gid_mcast_mac(const __u8 *g, __u8 *mac)
+{
+	if (g[0] == 0xff) {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		mac[2] = g[12];
+	} else {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = g[13] & 0x7f;
+		mac[4] = g[14];
+		mac[5] = g[15];
+		return;
+	}
+	mac[3] = g[13];
+	mac[4] = g[14];
+	mac[5] = g[15];
+}
+
 #endif /* ROXE_WIRE_H */

@@ -61,6 +61,7 @@ struct roxe_xdp {
 	int		config_fd;
 	int		local_addrs_fd;
 	int		eng_stats_fd;
+	int		mcast_fd;	/* roxe_mcast_grps; -1: an older program */
 	struct roxe_qp_stats *qp_stats;	/* mmapped roxe_qp_stats, or NULL */
 	struct roxe_engine_stats *eng_stats;	/* mmapped roxe_eng_stats, or NULL */
 	void		*skel;		/* the skeleton when this process loaded it */
@@ -100,6 +101,10 @@ struct roxe_engine_stats *roxe_xdp_eng_stats_map(struct roxe_xdp *x);
  * (roxe_xdp_attach does it before attaching). */
 int roxe_xdp_set_local_addrs(struct roxe_xdp *x, const uint8_t (*gids)[16], unsigned n);
 int roxe_xdp_sync_local_addrs(struct roxe_xdp *x);
+/* Frames to multicast group gid go to engine's sockets (roxe_mcast_grps);
+ * engine -1: the group is no longer taken. -EOPNOTSUPP: the attached
+ * program predates multicast. */
+int roxe_xdp_set_mcast(struct roxe_xdp *x, const uint8_t gid[16], int engine);
 /* The interface's IPv4 (mapped) and IPv6 addresses as GIDs, at most max:
  * how many, or -errno. */
 int roxe_if_local_gids(const char *ifname, uint8_t (*gids)[16], unsigned max);

@@ -39,6 +39,7 @@ struct roxe_qp;
 struct roxe_port;
 struct roxe_xdp;
 struct roxe_afxdp;
+struct roxe_mcast;
 
 struct roxe_pd {
 	struct roxe_device	*dev;
@@ -182,6 +183,8 @@ struct roxe_device {
 	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
 	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
 	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
+	/* UD multicast groups (transport/mcast.c), made on first attach */
+	_Atomic(struct roxe_mcast *) mcast;
 	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
 	uint32_t		next_qpn, next_mr;
 	uint8_t			key_gen;

@@ -59,7 +59,7 @@ static void pin_path(char *buf, size_t len, const char *ifname, const char *name
 
 static const char *const pinned_maps[] = {
 	"roxe_qp_table", "roxe_xsks", "roxe_qp_stats", "roxe_stats", "roxe_config",
-	"roxe_local_ips", "roxe_eng_stats",
+	"roxe_local_ips", "roxe_eng_stats", "roxe_mcast_grps",
 };
 
 static void unpin(const char *ifname)
@@ -80,7 +80,7 @@ static void unpin(const char *ifname)
 static int pin(struct roxe_xdp *x)
 {
 	int fds[] = { x->qp_table_fd, x->xsks_fd, x->qp_stats_fd, x->stats_fd, x->config_fd,
-		      x->local_addrs_fd, x->eng_stats_fd };
+		      x->local_addrs_fd, x->eng_stats_fd, x->mcast_fd };
 	char path[256];
 	int err;
 
@@ -113,7 +113,7 @@ static struct roxe_xdp *xdp_new(const char *ifname)
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->prog_fd = x->qp_table_fd = x->xsks_fd = -1;
 	x->qp_stats_fd = x->stats_fd = x->config_fd = -1;
-	x->local_addrs_fd = x->eng_stats_fd = -1;
+	x->local_addrs_fd = x->eng_stats_fd = x->mcast_fd = -1;
 	x->link_fd = -1;
 	return x;
 }
@@ -143,7 +143,8 @@ void roxe_xdp_close(struct roxe_xdp *x)
 		roxe_xdp_bpf__destroy(x->skel);
 	} else {
 		int fds[] = { x->prog_fd, x->qp_table_fd, x->xsks_fd, x->qp_stats_fd,
-			      x->stats_fd, x->config_fd, x->local_addrs_fd, x->eng_stats_fd };
+			      x->stats_fd, x->config_fd, x->local_addrs_fd, x->eng_stats_fd,
+			      x->mcast_fd };
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -247,6 +248,8 @@ int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_pro
 				slot = &x->local_addrs_fd;
 			else if (!strcmp(mi.name, "roxe_eng_stats"))
 				slot = &x->eng_stats_fd;
+			else if (!strcmp(mi.name, "roxe_mcast_grps"))
+				slot = &x->mcast_fd;
 		}
 		if (slot && *slot < 0)
 			*slot = fd;
@@ -349,6 +352,7 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 	x->config_fd = bpf_map__fd(skel->maps.roxe_config);
 	x->local_addrs_fd = bpf_map__fd(skel->maps.roxe_local_ips);
 	x->eng_stats_fd = bpf_map__fd(skel->maps.roxe_eng_stats);
+	x->mcast_fd = bpf_map__fd(skel->maps.roxe_mcast_grps);
 	if (bpf_map_update_elem(x->config_fd, &zero, &x->config, 0)) {
 		err = -errno;
 		goto fail;
@@ -562,6 +566,21 @@ int roxe_xdp_set_local_addrs(struct roxe_xdp *x, const uint8_t (*gids)[16], unsi
 		key = next;
 	}
 	return 0;
+}
+
+int roxe_xdp_set_mcast(struct roxe_xdp *x, const uint8_t gid[16], int engine)
+{
+	struct roxe_local_addr key;
+	uint32_t val = (uint32_t)engine;
+
+	if (x->mcast_fd < 0)
+		return -EOPNOTSUPP;	/* a program from before multicast */
+	if (engine >= (int)x->config.engines)
+		return -EINVAL;
+	memcpy(key.gid, gid, 16);
+	if (engine < 0)
+		return bpf_map_delete_elem(x->mcast_fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(x->mcast_fd, &key, &val, 0) ? -errno : 0;
 }
 
 int roxe_xdp_sync_local_addrs(struct roxe_xdp *x)

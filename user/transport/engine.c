@@ -145,6 +145,10 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 	if (pkt.opcode == ROXE_OP_CNP)
 		return;
 	qpn = roxe_bth_qpn((const struct roxe_bth *)(b->data + pkt.bth_off));
+	if (qpn == ROXE_MCAST_QPN) {
+		roxe_mcast_rx(e, b->data, b->len, &pkt);
+		return;
+	}
 	qp = qpn < ROXE_MAX_QPS ? atomic_load_explicit(&dev->qps[qpn], memory_order_acquire) : NULL;
 	if (!qp || qp->eng != e || atomic_load(&qp->dying))
 		return;
@@ -308,6 +312,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	/* A doorbell rung before `sleeping` was visible is seen here; QPs
 	 * left on the ready list are served before sleeping. */
 	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_loop_pending(e) &&
+	    !roxe_mcast_pending(e) &&
 	    !atomic_load(&e->stop)) {
 		if (next_timer) {
 			uint64_t now = roxe_now_ns();
@@ -328,6 +333,7 @@ static bool engine_turn(struct roxe_engine *e)
 
 	e->now = roxe_now_ns();
 	busy = rx_turn(e);
+	busy |= roxe_mcast_turn(e);
 	busy |= doorbell_turn(e);
 	busy |= kdb_turn(e);
 	busy |= ready_turn(e);

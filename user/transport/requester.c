@@ -227,6 +227,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		goto local_error;
 	}
 	b->len = roxe_frame_seal(b->data, &pkt);
+	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
+		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
 	roxe_engine_tx_commit(e, qp, b);
 
 	if (op == IBV_WR_RDMA_READ) {

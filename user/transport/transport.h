@@ -303,6 +303,26 @@ struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp);
 
 
 
+/* --- mcast.c: UD multicast groups and their delivery --- */
+/* Attach (0, also when attached already) or detach qpn, a UD QP's; gid a
+ * multicast GID. -EINVAL (not multicast; detach: not attached), -ENOMEM
+ * (a ROXE_MAX_MCAST_* limit), -EOPNOTSUPP (UDP backend), or the errno of
+ * joining the interface to the group. */
+int roxe_mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16]);
+int roxe_mcast_detach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16]);
+void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn);	/* its destroy */
+void roxe_mcast_dev_free(struct roxe_device *dev);
+/* Engine side: a received frame with DQPN ROXE_MCAST_QPN (ICRC unchecked). */
+void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
+		   const struct roxe_pkt *pkt);
+/* Engine side: a multicast frame e sends, to this host's attached QPs
+ * (the contract is in mcast.c). */
+void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len);
+bool roxe_mcast_turn(struct roxe_engine *e);	/* copies other engines handed e */
+bool roxe_mcast_pending(struct roxe_engine *e);
+/* Copies lost to full inboxes (UD: dropped, as a full receive queue). */
+uint64_t roxe_mcast_dropped(struct roxe_device *dev);
+
 /* --- qp_state.c: the engine's side of QP state changes --- */
 /* Engine side: a fatal error, flush everything and stop; ev is the
  * affiliated async event to raise (IBV_EVENT_QP_FATAL, QP_REQ_ERR, ...). */

@@ -21,6 +21,7 @@
 static void dev_free(struct roxe_device *dev)
 {
 	roxe_addr_watch_stop(dev->addr_watch);
+	roxe_mcast_dev_free(dev);	/* leaves its groups: needs the XDP maps */
 	roxe_loop_unregister(dev);	/* its engines stopped, or never ran */
 	for (unsigned i = 0; dev->engines && i < dev->nengines; i++) {
 		if (dev->engines[i].efd > 0)
@@ -550,10 +551,15 @@ static int host_addr_mac(const uint8_t gid[16], uint8_t mac[6])
  * unicast MAC does: the GID's low bytes. */
 int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
 {
-	struct roxe_device *local = roxe_loop_find(dev, gid);
+	struct roxe_device *local;
 
+	if (roxe_gid_is_mcast(gid)) {		/* a group: its MAC, no neighbour */
+		roxe_gid_mcast_mac(gid, mac);
+		return 0;
+	}
 	/* An own address has no neighbour entry: the frame never leaves the
 	 * host (loopback), but carries the owner's MAC as on rxe. */
+	local = roxe_loop_find(dev, gid);
 	if (local) {
 		memcpy(mac, local->mac, 6);
 		return 0;
@@ -598,6 +604,9 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 	a->max_srq_wr = ROXE_MAX_WR;
 	a->max_srq_sge = ROXE_MAX_SGE;
 	a->max_pkeys = 1;
+	a->max_mcast_grp = ROXE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = ROXE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	a->phys_port_cnt = 1;
 	return 0;
 }

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# UD multicast on roxe0 (roxe.ko + roxed) with rdma_cm's multicast joins,
+# against kernel rxe, both in the guest, joined by a veth pair:
+#   rxa (10.77.6.1, rxe0)  <-- veth -->  rxb (10.77.6.2, roxe0: roxed -d rxb)
+# One boot:
+#   - ibv_devinfo -v: roxe0 reports max_mcast_grp, max_mcast_qp_attach and
+#     max_total_mcast_qp_attach as rxe0 does;
+#   - mckey (rdmacm-utils): receiver on roxe0, sender on rxe0; then the
+#     other way round; then sender and receiver both on roxe0 (the
+#     sender's host delivers to its own attached QPs: loopback). Each
+#     receiver must get every message;
+#   - mcast_verbs.c: ibv_attach_mcast/ibv_detach_mcast with what uverbs
+#     passes to the driver unchecked (an RC QP, a unicast GID, a 57th QP on
+#     a group) gets rxe's errors from roxed, and every attach is undone
+#     (detaches, then the process's exit for QPs left attached).
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+A=10.77.6.1 B=10.77.6.2
+
+# ============================ guest side ==================================
+KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+ROXED=${ROXE_TOP:-}/build/bin/roxed
+MCAST_VERBS=${ROXE_TOP:-}/build/vm/mcast_verbs
+fail=0
+
+log() { echo "kmod_mcast: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+# roxed attached a QP to GROUP (its -v log)
+attached() { grep -q "attach qp [0-9]* to $1\$" "$ROXE_VM_OUT/roxed.log"; }
+# rxe0's side joined GROUP: rdma_cm joins the IP group on the netdev
+joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -qE "inet +$1\$"; }
+
+# mckey_case LABEL GROUP RECV_ADDR SEND_ADDR WAIT_FN: a receiver bound to
+# RECV_ADDR (its device), then, once WAIT_FN GROUP says it joined, a sender
+# bound to SEND_ADDR; the receiver must get all 10 messages.
+mckey_case() {
+	local label=$1 grp=$2 raddr=$3 saddr=$4 ready=$5 rpid rc=0
+	local logf=$ROXE_VM_OUT/mckey_${label// /_}
+	timeout 90 mckey -m "$grp" -b "$raddr" -C 10 -S 200 >"$logf.recv" 2>&1 &
+	rpid=$!
+	if ! vm_wait_for 30 $ready "$grp"; then
+		bad "$label: the receiver did not join $grp"
+		rc=1
+	elif ! sleep 2 || ! timeout 60 mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
+		bad "$label: the sender failed"
+		rc=1
+	fi
+	if [ $rc = 0 ]; then
+		wait $rpid || { bad "$label: the receiver failed or timed out"; rc=1; }
+	else
+		kill $rpid 2>/dev/null || true
+		wait $rpid 2>/dev/null || true
+	fi
+	if [ $rc = 0 ] && grep -q "data transfers complete" "$logf.recv"; then
+		ok "$label: 10 messages received"
+	else
+		[ $rc != 0 ] || bad "$label: the receiver did not complete"
+		sed 's/^/    recv: /' "$logf.recv" 2>/dev/null | tail -15 || true
+		sed 's/^/    send: /' "$logf.send" 2>/dev/null | tail -15 || true
+	fi
+}
+
+guest_main() {
+	local v x
+	vm_rxe_roxe_pair $A $B 1 -v || { log "setup failed"; exit 1; }
+	for x in max_mcast_grp max_mcast_qp_attach max_total_mcast_qp_attach; do
+		v=$(ibv_devinfo -v -d roxe0 | awk -v k="$x:" '$1 == k { print $2 }')
+		if [ -n "$v" ] && [ "$v" != 0 ] &&
+		   [ "$v" = "$(ibv_devinfo -v -d rxe0 | awk -v k="$x:" '$1 == k { print $2 }')" ]; then
+			ok "ibv_devinfo -v -d roxe0: $x $v (as rxe0)"
+		else
+			bad "ibv_devinfo -v -d roxe0: $x '${v}'"
+		fi
+	done
+	mckey_case "roxe0 receives from rxe0" 239.1.2.3 $B $A attached
+	mckey_case "rxe0 receives from roxe0" 239.1.2.4 $A $B joined_rxa
+	mckey_case "roxe0 loopback" 239.1.2.5 $B $B attached
+	grep -E "(at|de)tach qp" "$ROXE_VM_OUT/roxed.log" | sed 's/^/    roxed: /' | head -12 || true
+	"$MCAST_VERBS" roxe0 >"$ROXE_VM_OUT/mcast_verbs.log" 2>&1 || bad "mcast_verbs roxe0 failed"
+	sed 's/^/    /' "$ROXE_VM_OUT/mcast_verbs.log"
+	v=$(grep -c "attach qp [0-9]* to 239.9.9.9\$" "$ROXE_VM_OUT/roxed.log" || true)
+	x=$(grep -c "detach qp [0-9]* from 239.9.9.9\$" "$ROXE_VM_OUT/roxed.log" || true)
+	[ "$v" -gt 0 ] && [ "$v" = "$x" ] && kill -0 "$ROXED_PID" &&
+		ok "roxed: $v attaches to 239.9.9.9, as many detaches, still serving" ||
+		bad "roxed: $v attaches to 239.9.9.9, $x detaches"
+	vm_check_dmesg
+	[ $fail = 0 ] && log "all passed" || log "FAILED"
+	exit $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "kmod_mcast: SKIP: $*"; exit $KSFT_SKIP; }
+
+host_main() {
+	local top out
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$top/build/vm/kmod-mcast
+	vm_host_ready
+	command -v mckey >/dev/null || host_skip "mckey missing (rdmacm-utils)"
+	vm_need_kmod "$top"
+	vm_build_prog kmod_mcast "$top" mcast_verbs
+	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	vm_run_guest kmod_mcast "$out" 240 \
+		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$(command -v mckey)" --add "$top/build/vm/mcast_verbs" \
+		--add "$top/selftests/vm/vm_lib.sh"
+	echo "kmod_mcast: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
+	guest_main
+else
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
+	host_main
+fi
