@@ -37,6 +37,7 @@ struct host_attr {
 	bool			ipv6;		/* GIDs: the global IPv6 addresses */
 	uint8_t			hop_limit;	/* the AVs'; 0: 64 */
 	enum ibv_mtu		path_mtu;	/* 0: 1024 */
+	bool			b_udp;		/* b on the UDP backend, whatever a's */
 };
 
 /* The interface's first global IPv6 address as a GID. */
@@ -163,8 +164,12 @@ static inline int host_pair_open(struct topo *t, struct host h[2], const struct 
 	topo_enter(t->ns_a);
 	err = host_open(&h[0], ifa, ha);
 	if (!err) {
+		struct host_attr hb = *ha;
+
+		if (ha->b_udp)
+			hb.backend = ROXE_BACKEND_UDP;
 		topo_enter(t->ns_b);
-		err = host_open(&h[1], ifb, ha);
+		err = host_open(&h[1], ifb, &hb);
 	}
 	for (int i = 0; !err && i < ha->nqp; i++) {
 		uint32_t pa = ha->psn_a + 1000u * (uint32_t)i, pb = ha->psn_b + 1000u * (uint32_t)i;

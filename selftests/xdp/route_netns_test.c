@@ -2,7 +2,7 @@
 /*
  * Routed RoCE v2: hosts a and b in different subnets, a router namespace
  * between them (tools/scripts/netns.sh --routed), over IPv4 and IPv6 GIDs,
- * with the AF_XDP and the UDP backends. RC SEND, WRITE, READ and both
+ * with the AF_XDP and the UDP backends (and one of each). RC SEND, WRITE, READ and both
  * atomics between them, checked byte for byte: the QPs reach the peer
  * through the kernel's route (the router's MAC as next hop). A capture on
  * the router's interfaces checks the TTL / hop limit each host sent is the
@@ -30,6 +30,7 @@ FIXTURE(routed) {
 FIXTURE_VARIANT(routed) {
 	enum roxe_backend backend;
 	bool		ipv6;
+	bool		b_udp;		/* b on the UDP backend */
 	int		route_mtu;	/* the hosts' routes' MTU metric; 0: none */
 };
 
@@ -37,6 +38,11 @@ FIXTURE_VARIANT_ADD(routed, afxdp_v4) { .backend = ROXE_BACKEND_AFXDP };
 FIXTURE_VARIANT_ADD(routed, afxdp_v6) { .backend = ROXE_BACKEND_AFXDP, .ipv6 = true };
 FIXTURE_VARIANT_ADD(routed, udp_v4) { .backend = ROXE_BACKEND_UDP };
 FIXTURE_VARIANT_ADD(routed, udp_v6) { .backend = ROXE_BACKEND_UDP, .ipv6 = true };
+/* a's AF_XDP frames carry a zero UDP checksum (as rxe's): b's UDP socket
+ * must take them over IPv6 too. */
+FIXTURE_VARIANT_ADD(routed, afxdp_to_udp_v4) { .backend = ROXE_BACKEND_AFXDP, .b_udp = true };
+FIXTURE_VARIANT_ADD(routed, afxdp_to_udp_v6) { .backend = ROXE_BACKEND_AFXDP, .ipv6 = true,
+					       .b_udp = true };
 /* Links of MTU 3000 (IB MTU 2048), routes of MTU 1500, and the router's
  * link to b of 1500: 2048-byte packets would not get through. */
 FIXTURE_VARIANT_ADD(routed, afxdp_v4_route_mtu) { .backend = ROXE_BACKEND_AFXDP,
@@ -123,7 +129,7 @@ FIXTURE_SETUP(routed)
 		.cqe = 256, .max_wr = 64, .buf_len = BUF,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-		.rd_atomic = 4, .ipv6 = variant->ipv6, .hop_limit = HOPS,
+		.rd_atomic = 4, .ipv6 = variant->ipv6, .hop_limit = HOPS, .b_udp = variant->b_udp,
 		.path_mtu = variant->route_mtu ? IBV_MTU_2048 : IBV_MTU_1024,
 	};
 	char ifn[24];
