@@ -7,6 +7,7 @@
 #ifndef ROXE_SELFTEST_HOST_H
 #define ROXE_SELFTEST_HOST_H
 
+#include <ifaddrs.h>
 #include "topo.h"
 #include "roxe/verbs.h"
 
@@ -33,7 +34,33 @@ struct host_attr {
 	int			access;		/* the MR's; the QPs' without LOCAL_WRITE */
 	uint8_t			rd_atomic;	/* READs/atomics in flight, each way */
 	uint32_t		psn_a, psn_b;
+	bool			ipv6;		/* GIDs: the global IPv6 addresses */
+	uint8_t			hop_limit;	/* the AVs'; 0: 64 */
+	enum ibv_mtu		path_mtu;	/* 0: 1024 */
+	bool			b_udp;		/* b on the UDP backend, whatever a's */
 };
+
+/* The interface's first global IPv6 address as a GID. */
+static inline int host_gid6(const char *ifname, uint8_t gid[16])
+{
+	struct ifaddrs *ifa, *i;
+	int err = -EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr_in6 *s6 = (const void *)i->ifa_addr;
+
+		if (s6 && s6->sin6_family == AF_INET6 && !strcmp(i->ifa_name, ifname) &&
+		    !IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
+			memcpy(gid, &s6->sin6_addr, 16);
+			err = 0;
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	return err;
+}
 
 static inline int host_open(struct host *h, const char *ifname, const struct host_attr *ha)
 {
@@ -41,6 +68,8 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 				       .engines = ha->engines };
 	int err;
 
+	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))
+		return err;
 	err = roxe_device_open(&da, &h->dev);
 	if (!err)
 		err = roxe_alloc_pd(h->dev, &h->pd);
@@ -79,14 +108,14 @@ static inline int host_qp_up(struct host *h, struct host *peer, int i, uint32_t 
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
+	a.path_mtu = ha->path_mtu ? ha->path_mtu : IBV_MTU_1024;
 	a.dest_qp_num = roxe_qp_num(peer->qp[i]);
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = ha->rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.hop_limit = ha->hop_limit ? ha->hop_limit : 64;
 	/* rxe's table: index 0 is the link-local default; the addresses follow */
 	a.ah_attr.grh.sgid_index = (uint8_t)roxe_device_gid_index(h->dev);
 	roxe_query_gid(peer->dev, roxe_device_gid_index(peer->dev), &a.ah_attr.grh.dgid);
@@ -135,8 +164,12 @@ static inline int host_pair_open(struct topo *t, struct host h[2], const struct 
 	topo_enter(t->ns_a);
 	err = host_open(&h[0], ifa, ha);
 	if (!err) {
+		struct host_attr hb = *ha;
+
+		if (ha->b_udp)
+			hb.backend = ROXE_BACKEND_UDP;
 		topo_enter(t->ns_b);
-		err = host_open(&h[1], ifb, ha);
+		err = host_open(&h[1], ifb, &hb);
 	}
 	for (int i = 0; !err && i < ha->nqp; i++) {
 		uint32_t pa = ha->psn_a + 1000u * (uint32_t)i, pb = ha->psn_b + 1000u * (uint32_t)i;

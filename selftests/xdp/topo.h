@@ -26,7 +26,7 @@
 
 struct topo {
 	char	name[13];	/* at most 12: interface names are NAME-a */
-	int	ns_a, ns_b, ns_m, ns_root;	/* ns_m: -1 without --middle */
+	int	ns_a, ns_b, ns_m, ns_root;	/* ns_m: -1 without --middle/--routed */
 	int	ifindex_a, ifindex_b;
 	uint8_t	mac_a[6], mac_b[6];
 };
@@ -70,25 +70,24 @@ static inline void topo_ifname(const struct topo *t, char host, char *buf, size_
 }
 
 /* Creates tag-a and tag-b (tag unique per test) with `queues` queues and
- * the MTU, joined directly or (middle) through a bridge in a third
- * namespace tag-m, a host on the same link; leaves the caller in
- * namespace b. */
-static inline int topo_up_middle(struct topo *t, const char *tag, int queues, int mtu,
-				 bool middle)
+ * the MTU, netns.sh's options opt; mid: the third namespace's letter (0:
+ * none), whose fd becomes ns_m. */
+static inline int topo_up_opt(struct topo *t, const char *tag, int queues, int mtu,
+			      const char *opt, char mid)
 {
 	char cmd[256], path[32], ifname[16];
+	bool middle = mid != 0;
 
 	memset(t, 0, sizeof(*t));
 	t->ns_a = t->ns_b = t->ns_m = -1;
 	snprintf(t->name, sizeof(t->name), "rx%s%d", tag, getpid() % 1000);
 	t->ns_root = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	snprintf(cmd, sizeof(cmd), "%s/tools/scripts/netns.sh down %s; %s/tools/scripts/netns.sh up %s "
-		 "--queues %d --mtu %d%s", ROXE_TOP, t->name, ROXE_TOP, t->name, queues, mtu,
-		 middle ? " --middle" : "");
+		 "--queues %d --mtu %d %s", ROXE_TOP, t->name, ROXE_TOP, t->name, queues, mtu, opt);
 	if (system(cmd) != 0)
 		return -1;
 	if (middle) {
-		snprintf(path, sizeof(path), "/run/netns/%s-m", t->name);
+		snprintf(path, sizeof(path), "/run/netns/%s-%c", t->name, mid);
 		t->ns_m = open(path, O_RDONLY | O_CLOEXEC);
 		if (t->ns_m < 0)
 			return -1;
@@ -108,6 +107,21 @@ static inline int topo_up_middle(struct topo *t, const char *tag, int queues, in
 		return -1;
 	t->ifindex_b = if_nametoindex(ifname);
 	return 0;
+}
+
+/* Creates tag-a and tag-b joined directly or (middle) through a bridge in a third namespace tag-m, a host on the same
+ * link; leaves the caller in namespace b. */
+static inline int topo_up_middle(struct topo *t, const char *tag, int queues, int mtu,
+				 bool middle)
+{
+	return topo_up_opt(t, tag, queues, mtu, middle ? "--middle" : "", middle ? 'm' : 0);
+}
+
+/* a and b in different subnets, the router namespace tag-r (ns_m here)
+ * between them (netns.sh --routed); leaves the caller in namespace b. */
+static inline int topo_up_routed(struct topo *t, const char *tag, int queues, int mtu)
+{
+	return topo_up_opt(t, tag, queues, mtu, "--routed", 'r');
 }
 
 static inline int topo_up(struct topo *t, const char *tag, int queues, int mtu)

@@ -52,6 +52,12 @@ int tool_tcp_accept(int port, bool ipv4_only)
 	int one = 1, fd, conn;
 
 	fd = socket(ipv4_only ? AF_INET : AF_INET6, SOCK_STREAM, 0);
+	if (fd < 0 && !ipv4_only && errno == EAFNOSUPPORT) {
+		/* IPv6 disabled here: IPv4 only, then. */
+		sa = (struct sockaddr *)&sa4;
+		len = sizeof(sa4);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+	}
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -74,11 +74,13 @@ static int oob_fail(const char *what)
 
 int perf_oob_open(struct perf_ctx *c)
 {
-	/* perftest listens on IPv4 only; so do we. A server started a moment
+	/* perftest connects over IPv4 only: the server listens on IPv6 and
+	 * IPv4 (one dual-stack socket), so either may reach it; the client
+	 * takes HOST's address of either family. A server started a moment
 	 * ago may not listen yet: retry for 5 s. */
 	c->sock = c->o->server ?
-		  tool_tcp_connect(c->o->server, c->o->port, AF_INET, 5000, &perf_interrupted) :
-		  tool_tcp_accept(c->o->port, true);
+		  tool_tcp_connect(c->o->server, c->o->port, AF_UNSPEC, 5000, &perf_interrupted) :
+		  tool_tcp_accept(c->o->port, false);
 	return c->sock < 0 ? -1 : 0;
 }
 

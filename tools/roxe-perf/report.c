@@ -66,7 +66,7 @@ void perf_report_header(const struct perf_ctx *c)
 	if (o->mode == MODE_BW)
 		fprintf(f, " CQ Moderation   : %u\n", o->cq_mod);
 	fprintf(f, " Mtu             : %u[B]\n", 128u << c->mtu);
-	fprintf(f, " Link type       : Ethernet\n GID index       : 0\n");
+	fprintf(f, " Link type       : Ethernet\n GID index       : %d\n", c->qp[0].local.gid_index);
 	if (o->test == TEST_READ || o->test == TEST_ATOMIC)
 		fprintf(f, " Outstand reads  : %u\n", c->out_reads);
 	else

@@ -38,6 +38,9 @@
 #define UDP_FRAME_SIZE	(9216u + 128)	/* jumbo frames and our headers */
 #define UDP_BUFS	64u		/* rx and tx each */
 #define HDR_ROOM	64u		/* Ethernet + IPv6 + UDP = 62 */
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102		/* linux/udp.h */
+#endif
 
 struct udp_port {
 	struct roxe_port port;
@@ -52,6 +55,7 @@ struct udp_port {
 		unsigned	buf;
 		uint32_t	off, len;
 		struct sockaddr_storage to;
+		uint8_t		ttl, tos;	/* the frame's IP TTL and TOS */
 	} pend[UDP_BUFS];
 	unsigned	npend;
 };
@@ -195,9 +199,16 @@ static void udp_tx_flush(struct roxe_port *port)
 	struct udp_port *p = (struct udp_port *)port;
 	struct mmsghdr msgs[UDP_BUFS];
 	struct iovec iov[UDP_BUFS];
+	union {
+		char		buf[CMSG_SPACE(sizeof(int)) * 2];
+		struct cmsghdr	align;
+	} ctl[UDP_BUFS];
 	unsigned sent = 0;
 
 	for (unsigned i = 0; i < p->npend; i++) {
+		struct cmsghdr *c;
+		int ttl = p->pend[i].ttl, tos = p->pend[i].tos;
+
 		iov[i].iov_base = tx_buf(p, p->pend[i].buf) + p->pend[i].off;
 		iov[i].iov_len = p->pend[i].len;
 		memset(&msgs[i], 0, sizeof(msgs[i]));
@@ -206,6 +217,22 @@ static void udp_tx_flush(struct roxe_port *port)
 						    : sizeof(struct sockaddr_in);
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
+		/* The frame's TTL (hop limit) and traffic class, as the AV set
+		 * them: what rxe and the AF_XDP backend put on the wire, not the
+		 * socket's defaults. */
+		memset(&ctl[i], 0, sizeof(ctl[i]));
+		msgs[i].msg_hdr.msg_control = ctl[i].buf;
+		msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
+		c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
+		c->cmsg_level = p->v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = p->v6 ? IPV6_HOPLIMIT : IP_TTL;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &ttl, sizeof(int));
+		c = CMSG_NXTHDR(&msgs[i].msg_hdr, c);
+		c->cmsg_level = p->v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = p->v6 ? IPV6_TCLASS : IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &tos, sizeof(int));
 	}
 	while (sent < p->npend) {
 		int r = sendmmsg(p->fd, msgs + sent, p->npend - sent, 0);
@@ -262,6 +289,15 @@ static void udp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsigne
 			s4->sin_port = htons(ROXE_UDP_PORT);
 			memcpy(&s4->sin_addr, f + pkt.l3_off + 16, 4);
 		}
+		if (p->v6) {
+			const uint8_t *ip = f + pkt.l3_off;
+
+			p->pend[p->npend].ttl = ip[7];
+			p->pend[p->npend].tos = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+		} else {
+			p->pend[p->npend].ttl = f[pkt.l3_off + 8];
+			p->pend[p->npend].tos = f[pkt.l3_off + 1];
+		}
 		p->pend[p->npend].buf = bufs[i].priv;
 		p->pend[p->npend].off = pkt.bth_off;
 		p->pend[p->npend].len = pkt.frame_len - pkt.bth_off;
@@ -303,7 +339,10 @@ static int sock_setup(struct udp_port *p)
 		pmtu = IPV6_PMTUDISC_DO;
 		if (setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) ||
-		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
+		    /* RoCE v2 senders (rxe, AF_XDP) leave the UDP checksum 0
+		     * over IPv6 too: accept it, as rxe's own socket does. */
+		    setsockopt(p->fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof(one)))
 			return -errno;
 	} else {
 		/* DF on every datagram, and so IPv4 ID 0 (see the top). */

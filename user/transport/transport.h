@@ -146,6 +146,7 @@ struct roxe_qp {
 	struct ibv_qp_attr	attr;
 	struct roxe_frame_addr	path;		/* RC/UC: addressing at RTR */
 	uint32_t		mtu;		/* path MTU, bytes */
+	uint32_t		path_mtu_cap;	/* the route's limit on it; 0: none */
 	uint64_t		timeout_ns;	/* 0: no retransmit timer */
 
 	/* doorbell: on the engine's lock-free list of QPs with news */

@@ -4,8 +4,9 @@
  *
  * Embedded: the rxe uAPI address vector (struct rxe_av), carried by value in
  * every UD send WQE. Its source is the GID table's entry at sgid_index
- * (in sgid_addr, as rxe's provider fills it) and its destination MAC comes
- * from the kernel's neighbour table (roxe_dev_resolve_mac, port/neigh.c).
+ * (in sgid_addr, as rxe's provider fills it) and its destination MAC is the
+ * next hop's, from the kernel's route and neighbour tables
+ * (roxe_dev_resolve_path, port/neigh.c).
  *
  * Served (roxed): the AHs roxe.ko creates for applications, kept by number;
  * the engine takes a served application's UD addressing only from them
@@ -21,6 +22,7 @@ int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ib
 {
 	uint8_t sgid[16];
 	struct roxe_ah *ah;
+	uint32_t mtu_cap;	/* UD messages stay within the device's MTU */
 
 	if (!pd || !attr || !out || !attr->is_global || attr->port_num > 1 ||
 	    roxe_dev_sgid(pd->dev, attr->grh.sgid_index, sgid) ||
@@ -45,7 +47,8 @@ int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ib
 	ah->av.grh.flow_label = attr->grh.flow_label;
 	ah->av.grh.hop_limit = attr->grh.hop_limit;
 	ah->av.grh.traffic_class = attr->grh.traffic_class;
-	if (roxe_dev_resolve_mac(pd->dev, attr->grh.dgid.raw, ah->av.dmac)) {
+	if (roxe_dev_resolve_path(pd->dev, sgid, attr->grh.dgid.raw, ah->av.dmac,
+				  &mtu_cap)) {
 		free(ah);
 		return -EHOSTUNREACH;
 	}

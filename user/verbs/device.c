@@ -58,6 +58,16 @@ static bool gid_unset(const uint8_t gid[16])
 	return !memcmp(gid, zero, 16);
 }
 
+/* As rxe: the largest IB MTU that fits an IP MTU with 80 B of headers. */
+static unsigned ib_mtu_of_ip(unsigned ip_mtu)
+{
+	unsigned ib_mtu = 4096;
+
+	while (ib_mtu > 256 && ib_mtu + 80 > ip_mtu)
+		ib_mtu /= 2;
+	return ib_mtu;
+}
+
 /* MAC, MTU and address of the interface: the device's port attributes. */
 static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *attr)
 {
@@ -81,9 +91,7 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	else
 		err = -errno;
 	if (!err && ioctl(fd, SIOCGIFMTU, &ifr) == 0) {
-		/* As rxe: the largest IB MTU that fits with 80 B of headers. */
-		while (ib_mtu > 256 && ib_mtu + 80 > (unsigned)ifr.ifr_mtu)
-			ib_mtu /= 2;
+		ib_mtu = ib_mtu_of_ip((unsigned)ifr.ifr_mtu);
 		dev->mtu = attr->mtu && attr->mtu < ib_mtu ? attr->mtu : ib_mtu;
 	} else if (!err) {
 		err = -errno;
@@ -546,13 +554,20 @@ static int host_addr_mac(const uint8_t gid[16], uint8_t mac[6])
 	return err;
 }
 
-/* Destination MAC for a GID: the kernel's neighbour table on a real
+/* Destination MAC from sgid to a GID: the next hop's (the peer's, or its
+ * router's) from the kernel's route and neighbour tables on a real
  * interface; on caller-made ports (a point-to-point wire) any well-formed
- * unicast MAC does: the GID's low bytes. */
-int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6])
+ * unicast MAC does: the GID's low bytes. *mtu_cap: the largest IB MTU the
+ * route's MTU metric allows, 0 when it sets none (the device's applies).
+ * The UDP backend needs no MAC: its socket is routed by the kernel. */
+int roxe_dev_resolve_path(struct roxe_device *dev, const uint8_t sgid[16], const uint8_t gid[16],
+			  uint8_t mac[6], uint32_t *mtu_cap)
 {
 	struct roxe_device *local;
+	struct roxe_nexthop nh;
+	int err;
 
+	*mtu_cap = 0;
 	if (roxe_gid_is_mcast(gid)) {		/* a group: its MAC, no neighbour */
 		roxe_gid_mcast_mac(gid, mac);
 		return 0;
@@ -564,15 +579,21 @@ int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t
 		memcpy(mac, local->mac, 6);
 		return 0;
 	}
-	if (dev->backend == ROXE_BACKEND_AFXDP) {
-		/* another interface's address: the frame leaves on ours towards
-		 * that interface's MAC (it arrives if the two share a link) */
-		if (!host_addr_mac(gid, mac))
-			return 0;
-		return roxe_neigh_resolve(dev->ifindex, gid, mac, 1000);
+	if (dev->backend != ROXE_BACKEND_AFXDP) {
+		mac[0] = 0x02;		/* locally administered, unicast */
+		memcpy(mac + 1, gid + 11, 5);
+		return 0;
 	}
-	mac[0] = 0x02;		/* locally administered, unicast */
-	memcpy(mac + 1, gid + 11, 5);
+	/* another interface's address: the frame leaves on ours towards that
+	 * interface's MAC (it arrives if the two share a link) */
+	if (!host_addr_mac(gid, mac))
+		return 0;
+	err = roxe_neigh_resolve(dev->ifindex, sgid, gid, &nh, 1000);
+	if (err)
+		return err;
+	memcpy(mac, nh.mac, 6);
+	if (nh.route_mtu)
+		*mtu_cap = ib_mtu_of_ip(nh.route_mtu);
 	return 0;
 }
 

@@ -434,7 +434,7 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 }
 
 static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask,
-			const uint8_t sgid[16], const uint8_t dmac[6])
+			const uint8_t sgid[16], const uint8_t dmac[6], uint32_t mtu_cap)
 {
 	struct ibv_qp_attr *q = &qp->attr;
 
@@ -459,8 +459,15 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 		q->rq_psn = a->rq_psn & ROXE_PSN_MASK;
 	if (mask & IBV_QP_SQ_PSN)
 		q->sq_psn = a->sq_psn & ROXE_PSN_MASK;
-	if (mask & IBV_QP_PATH_MTU)
-		qp->mtu = mtu_bytes(a->path_mtu);
+	if (mask & IBV_QP_AV)
+		qp->path_mtu_cap = mtu_cap;
+	/* A route with a smaller MTU than the port's (`ip route ... mtu N`)
+	 * caps the path MTU, as the port's netdev caps rxe's. */
+	if ((mask & (IBV_QP_PATH_MTU | IBV_QP_AV)) && mtu_bytes(q->path_mtu)) {
+		qp->mtu = mtu_bytes(q->path_mtu);
+		if (qp->path_mtu_cap && qp->mtu > qp->path_mtu_cap)
+			qp->mtu = qp->path_mtu_cap;
+	}
 	if (mask & IBV_QP_TIMEOUT)	/* 4.096 us * 2^timeout; 0: infinite */
 		qp->timeout_ns = a->timeout ? 4096ull << a->timeout : 0;
 	if (mask & IBV_QP_AV) {
@@ -487,14 +494,15 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
  * the attributes are put back and the caller gets -EINVAL.
  */
 static int change_state(struct roxe_qp *qp, const struct ibv_qp_attr *attr, int mask,
-			const uint8_t sgid[16], const uint8_t dmac[6], int cur, int next)
+			const uint8_t sgid[16], const uint8_t dmac[6], uint32_t mtu_cap, int cur,
+			int next)
 {
 	struct ibv_qp_attr old_attr = qp->attr;
 	struct roxe_frame_addr old_path = qp->path;
-	uint32_t old_mtu = qp->mtu;
+	uint32_t old_mtu = qp->mtu, old_cap = qp->path_mtu_cap;
 	uint64_t old_timeout = qp->timeout_ns;
 
-	apply_attrs(qp, attr, mask, sgid, dmac);
+	apply_attrs(qp, attr, mask, sgid, dmac, mtu_cap);
 	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
 		qp->sqd_notify = (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify;
 		atomic_store(&qp->sq_draining, true);
@@ -509,6 +517,7 @@ static int change_state(struct roxe_qp *qp, const struct ibv_qp_attr *attr, int 
 		qp->attr = old_attr;
 		qp->path = old_path;
 		qp->mtu = old_mtu;
+		qp->path_mtu_cap = old_cap;
 		qp->timeout_ns = old_timeout;
 		return -EINVAL;
 	}
@@ -522,6 +531,7 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 {
 	const struct transition *t;
 	uint8_t dmac[6] = { 0 }, own[16];
+	uint32_t mtu_cap = 0;	/* a served QP's path is ib_core's, as rxe's */
 	int cur, next, ti, err;
 
 	if (!sgid) {
@@ -552,11 +562,13 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 	err = check_attrs(qp, attr, mask, sgid);
 	if (err)
 		goto out;
-	/* The peer's MAC, before anything changes: unreachable fails cleanly. */
+	/* The next hop's MAC, before anything changes: unreachable fails
+	 * cleanly. A served QP's comes from ib_core (ah_attr.roce.dmac), which
+	 * resolved it through the routes as for rxe. */
 	if (served_dmac)
 		memcpy(dmac, served_dmac, 6);
 	else if ((mask & IBV_QP_AV) &&
-		 roxe_dev_resolve_mac(qp->dev, attr->ah_attr.grh.dgid.raw, dmac)) {
+		 roxe_dev_resolve_path(qp->dev, sgid, attr->ah_attr.grh.dgid.raw, dmac, &mtu_cap)) {
 		err = -EHOSTUNREACH;
 		goto out;
 	}
@@ -585,7 +597,7 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 		err = 0;
 		goto out;
 	}
-	err = change_state(qp, attr, mask, sgid, dmac, cur, next);
+	err = change_state(qp, attr, mask, sgid, dmac, mtu_cap, cur, next);
 out:
 	pthread_mutex_unlock(&qp->modify_lock);
 	return err;

@@ -54,8 +54,11 @@ void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
  * when the entry is empty or not one of the port's own addresses (on the
  * UDP backend: not the device's own, the one its socket is bound to). */
 int roxe_dev_sgid(struct roxe_device *dev, unsigned index, uint8_t sgid[16]);
-/* Destination MAC for a GID (the neighbour table on a real interface). */
-int roxe_dev_resolve_mac(struct roxe_device *dev, const uint8_t gid[16], uint8_t mac[6]);
+/* Destination MAC from sgid to a GID (the next hop's, from the kernel's
+ * route and neighbour tables on a real interface) and the largest IB MTU
+ * the route allows (0: no limit of its own). */
+int roxe_dev_resolve_path(struct roxe_device *dev, const uint8_t sgid[16], const uint8_t gid[16],
+			  uint8_t mac[6], uint32_t *mtu_cap);
 /* A receive WQE from wr (QP receive queues and SRQs). */
 int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
 
