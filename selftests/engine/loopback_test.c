@@ -7,7 +7,7 @@
  * on two engines, IPv4 and IPv6, RC SEND/WRITE/READ/atomics and UD to the
  * own address, byte for byte, and a burst of WRITEs; the per-QP rx
  * counters and the engines' `loopback` counters count the frames. An
- * engine's loopback ring is bounded: frames for an engine that does not
+ * engine's hand-off ring is bounded: frames for an engine that does not
  * turn fill it, then are dropped and counted. A frame from the port that
  * claims the own address as its source (a third host posing as a looped
  * frame) is dropped and counted.

@@ -35,10 +35,12 @@ struct mqp {
 	struct roxe_qp		*qp;
 };
 
-static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip, bool v6)
+static int mdev_open_polled(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip,
+			    bool v6, bool polled)
 {
 	struct roxe_device_attr da = {
 		.backend = ROXE_BACKEND_PORTS, .engines = n, .mtu = 1024, .ports = ports,
+		.polled = polled,
 	};
 	int err;
 
@@ -61,6 +63,11 @@ static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint3
 		return -ENOMEM;
 	memset(d->buf, 0, 64 * SLOT);
 	return roxe_reg_mr(d->pd, d->buf, 64 * SLOT, IBV_ACCESS_LOCAL_WRITE, &d->mr);
+}
+
+static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip, bool v6)
+{
+	return mdev_open_polled(d, ports, n, ip, v6, false);
 }
 
 static void mdev_close(struct mdev *d)
@@ -491,6 +498,75 @@ TEST(frame_on_the_wire)
 		memset(&a, 0, sizeof(a));
 	}
 	roxe_loop_wire_free(w);
+	EXPECT_EQ(0, leak_check());
+}
+
+/*
+ * Copies handed to an engine whose hand-off ring is full are dropped and
+ * show in the engine stats (loopback_drop, what roxectl stats sums), not
+ * only inside the library. A polled device with two engines: engine 0
+ * takes a group datagram ROXE_HANDOFF_SLOTS + 10 times while nobody turns
+ * engine 1, whose attached QP needs every copy handed over; then engine 1
+ * turns, delivers what its ring held and counts the 10 it could not take.
+ */
+TEST(fan_out_drops_counted)
+{
+	struct roxe_loop_wire *w1 = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_loop_wire *w2 = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_frame_hdr h = { .opcode = ROXE_OP_UD_SEND_ONLY, .pkey = ROXE_DEFAULT_PKEY,
+				    .dqpn = 0xffffff, .psn = 1, .qkey = QKEY, .src_qpn = 77 };
+	struct roxe_frame_addr fa = { .sport = 0xc001, .hop_limit = 1 };
+	const unsigned n = ROXE_HANDOFF_SLOTS + 10;
+	struct mqp q[2] = { 0 }, *mine = NULL;
+	uint8_t frame[512], payload[100];
+	struct roxe_port *pb[2];
+	struct mdev b = { 0 };
+	union ibv_gid grp;
+	struct roxe_pkt pkt;
+	uint64_t drops = 0, looped = 0;
+	int len;
+
+	ASSERT_TRUE(w1 && w2);
+	pb[0] = roxe_loop_port(w1, 1);
+	pb[1] = roxe_loop_port(w2, 1);
+	ASSERT_EQ(0, mdev_open_polled(&b, pb, 2, 0x0a630002, false, true));
+	for (int i = 0; i < 2; i++) {			/* QPNs follow each other */
+		ASSERT_EQ(0, mqp_make(&b, &q[i], QKEY));
+		if (roxe_qp_num(q[i].qp) % 2 == 1)
+			mine = &q[i];			/* engine 1's */
+	}
+	ASSERT_TRUE(mine != NULL);
+	group_gid(&grp, 0xef010203);
+	ASSERT_EQ(0, roxe_attach_mcast(mine->qp, &grp));
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, post_rx(&b, mine, i));
+
+	fill_pattern(payload, sizeof(payload), 9);
+	roxe_gid_from_v4(fa.sgid, htonl(0x0a630001));
+	memcpy(fa.dgid, grp.raw, 16);
+	roxe_gid_mcast_mac(grp.raw, fa.dmac);
+	fa.smac[0] = 0x02;
+	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, payload, sizeof(payload), &pkt);
+	ASSERT_GT(len, 0);
+	/* As engine 0 does with a frame from its port; nobody turns it. */
+	for (unsigned i = 0; i < n; i++)
+		roxe_mcast_rx(&b.dev->engines[0], frame, (uint32_t)len, &pkt);
+	for (int i = 0; i < 1000; i++)			/* bounded: 4 * 16 copies a turn */
+		roxe_engine_poll(&b.dev->engines[1]);
+	for (unsigned e = 0; e < b.dev->nengines; e++) {
+		drops += __atomic_load_n(&b.dev->engines[e].stats->loopback_drop, __ATOMIC_RELAXED);
+		looped += __atomic_load_n(&b.dev->engines[e].stats->loopback, __ATOMIC_RELAXED);
+	}
+	EXPECT_EQ(10u, drops);
+	EXPECT_EQ(0u, looped);		/* copies from the wire: not looped frames */
+	for (int i = 0; i < 8; i++)			/* the copies engine 1 held */
+		EXPECT_EQ(0, got(&b, mine, sizeof(payload), 9));
+	EXPECT_TRUE(none(&q[mine == &q[0] ? 1 : 0]));
+	mqp_free(&q[0]);
+	mqp_free(&q[1]);
+	mdev_close(&b);
+	roxe_loop_wire_free(w1);
+	roxe_loop_wire_free(w2);
 	EXPECT_EQ(0, leak_check());
 }
 
