@@ -26,9 +26,10 @@
  * queue, see include/roxe/maps.h). */
 #define ROXE_MAX_ENGINES	64
 #define ROXE_MAX_QUEUES		64
-/* Frames an engine's loopback ring holds (frames for the host's own
- * addresses, user/transport/loopback.c): two QPs' whole send windows. */
-#define ROXE_LOOP_SLOTS		1024
+/* Frames an engine's hand-off ring holds (user/transport/handoff.c: frames
+ * for the host's own addresses, multicast copies from other engines): two
+ * QPs' whole send windows. */
+#define ROXE_HANDOFF_SLOTS	1024
 /* The port's own addresses roxe tracks (GIDs; XDP's local-address map). */
 #define ROXE_MAX_LOCAL_ADDRS	64
 /* An embedded device's GID table: rxe's default GID, then the addresses. */

@@ -109,8 +109,10 @@ struct roxe_qp_stats {
 struct roxe_engine_stats {
 	__u64	rx_drop_addr;	/* all QPs' rx_drop_addr */
 	__u64	loopback;	/* frames received from this host (never on the wire) */
-	__u64	loopback_drop;	/* ... dropped: the engine's loopback ring was full
-				 * (added atomically by the sending engines) */
+	__u64	loopback_drop;	/* frames for this engine (looped, or multicast
+				 * copies from other engines) dropped: its hand-off
+				 * ring was full (counted by the ring's producers,
+				 * added here by the engine: handoff.c) */
 	__u64	reserved[5];
 } __attribute__((aligned(64)));
 

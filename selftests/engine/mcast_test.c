@@ -3,7 +3,7 @@
  * UD multicast over the loop backend: attach and detach with rxe's errors
  * and limits, a datagram to a group reaching every attached QP of the
  * receiving device across its two engines (one takes the frame, the other
- * gets its copy through its inbox), Q_Key mismatches dropped, detach and
+ * gets its copy through its hand-off ring), Q_Key mismatches dropped, detach and
  * destroy stopping delivery, forged frames (bad ICRC, RC opcode, a group
  * nobody joined, a unicast DGID, a DQPN not 0xFFFFFF) reaching no one, and
  * the sending device's own attached QPs getting their copy (loopback).
@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "roxe/limits.h"
-#include "transport/transport.h"	/* white box: roxe_mcast_dropped */
+#include "transport/transport.h"	/* white box: the engine stats */
 
 #define QKEY	0x11111111u
 #define NQ	4			/* B's QPs attached to the group */
@@ -35,10 +35,12 @@ struct mqp {
 	struct roxe_qp		*qp;
 };
 
-static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip, bool v6)
+static int mdev_open_polled(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip,
+			    bool v6, bool polled)
 {
 	struct roxe_device_attr da = {
 		.backend = ROXE_BACKEND_PORTS, .engines = n, .mtu = 1024, .ports = ports,
+		.polled = polled,
 	};
 	int err;
 
@@ -61,6 +63,11 @@ static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint3
 		return -ENOMEM;
 	memset(d->buf, 0, 64 * SLOT);
 	return roxe_reg_mr(d->pd, d->buf, 64 * SLOT, IBV_ACCESS_LOCAL_WRITE, &d->mr);
+}
+
+static int mdev_open(struct mdev *d, struct roxe_port **ports, unsigned n, uint32_t ip, bool v6)
+{
+	return mdev_open_polled(d, ports, n, ip, v6, false);
 }
 
 static void mdev_close(struct mdev *d)
@@ -293,6 +300,17 @@ TEST_F(mc, attach_detach_errors)
 	EXPECT_EQ(0, roxe_attach_mcast(self->rx[0].qp, &self->grp));
 }
 
+/* Hand-off drops (handoff.c) of all of d's engines, as roxectl stats sums
+ * them. */
+static uint64_t handoff_drops(const struct mdev *d)
+{
+	uint64_t n = 0;
+
+	for (unsigned e = 0; e < d->dev->nengines; e++)
+		n += __atomic_load_n(&d->dev->engines[e].stats->loopback_drop, __ATOMIC_RELAXED);
+	return n;
+}
+
 TEST_F(mc, fan_out_across_engines)
 {
 	bool eng[2] = { false, false };
@@ -321,7 +339,7 @@ TEST_F(mc, fan_out_across_engines)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 2));
 	EXPECT_TRUE(none(&self->rx[0]));
 	EXPECT_TRUE(none(&self->other));
-	EXPECT_EQ(0u, roxe_mcast_dropped(self->b.dev));	/* no inbox overflowed */
+	EXPECT_EQ(0u, handoff_drops(&self->b));	/* no hand-off ring overflowed */
 }
 
 TEST_F(mc, wrong_qkey_reaches_no_one)
@@ -411,7 +429,7 @@ TEST_F(mc, forged_frames)
 	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
 	for (i = 0; i < NQ; i++)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 6));
-	EXPECT_EQ(0u, roxe_mcast_dropped(self->b.dev));
+	EXPECT_EQ(0u, handoff_drops(&self->b));
 }
 
 /* What goes on the wire, read straight off a loop port: the group's
@@ -480,6 +498,75 @@ TEST(frame_on_the_wire)
 		memset(&a, 0, sizeof(a));
 	}
 	roxe_loop_wire_free(w);
+	EXPECT_EQ(0, leak_check());
+}
+
+/*
+ * Copies handed to an engine whose hand-off ring is full are dropped and
+ * show in the engine stats (loopback_drop, what roxectl stats sums), not
+ * only inside the library. A polled device with two engines: engine 0
+ * takes a group datagram ROXE_HANDOFF_SLOTS + 10 times while nobody turns
+ * engine 1, whose attached QP needs every copy handed over; then engine 1
+ * turns, delivers what its ring held and counts the 10 it could not take.
+ */
+TEST(fan_out_drops_counted)
+{
+	struct roxe_loop_wire *w1 = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_loop_wire *w2 = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_frame_hdr h = { .opcode = ROXE_OP_UD_SEND_ONLY, .pkey = ROXE_DEFAULT_PKEY,
+				    .dqpn = 0xffffff, .psn = 1, .qkey = QKEY, .src_qpn = 77 };
+	struct roxe_frame_addr fa = { .sport = 0xc001, .hop_limit = 1 };
+	const unsigned n = ROXE_HANDOFF_SLOTS + 10;
+	struct mqp q[2] = { 0 }, *mine = NULL;
+	uint8_t frame[512], payload[100];
+	struct roxe_port *pb[2];
+	struct mdev b = { 0 };
+	union ibv_gid grp;
+	struct roxe_pkt pkt;
+	uint64_t drops = 0, looped = 0;
+	int len;
+
+	ASSERT_TRUE(w1 && w2);
+	pb[0] = roxe_loop_port(w1, 1);
+	pb[1] = roxe_loop_port(w2, 1);
+	ASSERT_EQ(0, mdev_open_polled(&b, pb, 2, 0x0a630002, false, true));
+	for (int i = 0; i < 2; i++) {			/* QPNs follow each other */
+		ASSERT_EQ(0, mqp_make(&b, &q[i], QKEY));
+		if (roxe_qp_num(q[i].qp) % 2 == 1)
+			mine = &q[i];			/* engine 1's */
+	}
+	ASSERT_TRUE(mine != NULL);
+	group_gid(&grp, 0xef010203);
+	ASSERT_EQ(0, roxe_attach_mcast(mine->qp, &grp));
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, post_rx(&b, mine, i));
+
+	fill_pattern(payload, sizeof(payload), 9);
+	roxe_gid_from_v4(fa.sgid, htonl(0x0a630001));
+	memcpy(fa.dgid, grp.raw, 16);
+	roxe_gid_mcast_mac(grp.raw, fa.dmac);
+	fa.smac[0] = 0x02;
+	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, payload, sizeof(payload), &pkt);
+	ASSERT_GT(len, 0);
+	/* As engine 0 does with a frame from its port; nobody turns it. */
+	for (unsigned i = 0; i < n; i++)
+		roxe_mcast_rx(&b.dev->engines[0], frame, (uint32_t)len, &pkt);
+	for (int i = 0; i < 1000; i++)			/* bounded: 4 * 16 copies a turn */
+		roxe_engine_poll(&b.dev->engines[1]);
+	for (unsigned e = 0; e < b.dev->nengines; e++) {
+		drops += __atomic_load_n(&b.dev->engines[e].stats->loopback_drop, __ATOMIC_RELAXED);
+		looped += __atomic_load_n(&b.dev->engines[e].stats->loopback, __ATOMIC_RELAXED);
+	}
+	EXPECT_EQ(10u, drops);
+	EXPECT_EQ(0u, looped);		/* copies from the wire: not looped frames */
+	for (int i = 0; i < 8; i++)			/* the copies engine 1 held */
+		EXPECT_EQ(0, got(&b, mine, sizeof(payload), 9));
+	EXPECT_TRUE(none(&q[mine == &q[0] ? 1 : 0]));
+	mqp_free(&q[0]);
+	mqp_free(&q[1]);
+	mdev_close(&b);
+	roxe_loop_wire_free(w1);
+	roxe_loop_wire_free(w2);
 	EXPECT_EQ(0, leak_check());
 }
 

@@ -128,7 +128,8 @@ static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct 
 	return !memcmp(sgid, qp->path.dgid, 16) && !memcmp(dgid, qp->path.sgid, 16);
 }
 
-/* looped: from this host (loopback.c), not the port: XDP never saw it. */
+/* looped: from this host (loopback.c, through handoff.c), not the port:
+ * XDP never saw it. */
 static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool looped)
 {
 	struct roxe_device *dev = e->dev;
@@ -173,8 +174,16 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 		roxe_completer(qp, b->data, &pkt);
 }
 
-static void rx_looped(struct roxe_engine *e, const struct roxe_buf *b)
+/* A frame another engine handed e (handoff.c): a looped frame gets every
+ * check a frame from the port gets; a multicast copy was checked by the
+ * engine that received it and goes to e's attached QPs only. */
+static void rx_handed(struct roxe_engine *e, const struct roxe_buf *b, enum roxe_handoff_kind kind)
 {
+	if (kind == ROXE_HO_VERIFIED) {
+		roxe_mcast_copy_rx(e, b->data, b->len);
+		return;
+	}
+	e->stats->loopback++;
 	rx_frame(e, b, true);
 }
 
@@ -187,8 +196,8 @@ static bool rx_turn(struct roxe_engine *e)
 		rx_frame(e, &bufs[i], false);
 	if (n)
 		roxe_port_rx_release(e->port, bufs, n);
-	/* Looped frames cost no syscall: take more of them per turn. */
-	return (roxe_loop_rx(e, 4 * ROXE_RX_BURST, rx_looped) | n) > 0;
+	/* Handed frames cost no syscall: take more of them per turn. */
+	return (roxe_handoff_rx(e, 4 * ROXE_RX_BURST, rx_handed) | n) > 0;
 }
 
 /* --- doorbells and the ready list ---------------------------------------------------- */
@@ -311,8 +320,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	atomic_store(&e->sleeping, true);
 	/* A doorbell rung before `sleeping` was visible is seen here; QPs
 	 * left on the ready list are served before sleeping. */
-	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_loop_pending(e) &&
-	    !roxe_mcast_pending(e) &&
+	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_handoff_pending(e) &&
 	    !atomic_load(&e->stop)) {
 		if (next_timer) {
 			uint64_t now = roxe_now_ns();
@@ -333,7 +341,6 @@ static bool engine_turn(struct roxe_engine *e)
 
 	e->now = roxe_now_ns();
 	busy = rx_turn(e);
-	busy |= roxe_mcast_turn(e);
 	busy |= doorbell_turn(e);
 	busy |= kdb_turn(e);
 	busy |= ready_turn(e);

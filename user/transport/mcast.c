@@ -15,10 +15,10 @@
  * engine (ROXE_MCAST_ENGINE's sockets): AF_XDP hands a frame to one socket
  * only. That engine checks the ICRC once, gives each of its own attached
  * QPs a copy (their responders check the Q_Key), and hands one copy to each
- * other engine with an attached QP through that engine's inbox: a bounded,
- * lock-free ring (Vyukov's queue: any engine produces, the owner consumes,
- * at the start of its turns). A full inbox drops the datagram for that
- * engine's QPs (UD is unreliable) and counts it.
+ * other engine with an attached QP through that engine's hand-off ring
+ * (handoff.c, ROXE_HO_VERIFIED: the receiver does not check the ICRC again
+ * and hands it on to no one). A full ring drops the datagram for that
+ * engine's QPs (UD is unreliable) and counts it in loopback_drop.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,23 +31,6 @@
 #include "transport/transport.h"
 #include "roxe/xdp.h"
 #include "roxe/wire.h"
-
-#define INBOX_SLOTS	64			/* per engine; a power of two */
-#define INBOX_FRAME	(4096 + 128)		/* the largest frame a port carries */
-#define PUSH_TRIES	64			/* producers racing for a slot */
-
-struct inbox_slot {
-	atomic_size_t	seq;
-	uint32_t	len;
-	uint8_t		data[INBOX_FRAME];
-};
-
-struct inbox {
-	atomic_size_t	head __attribute__((aligned(64)));	/* producers */
-	size_t		tail __attribute__((aligned(64)));	/* the owning engine */
-	atomic_ulong	dropped;
-	struct inbox_slot slot[INBOX_SLOTS];
-};
 
 struct mc_group {
 	uint8_t		gid[16];
@@ -64,7 +47,6 @@ struct mc_set {
 struct roxe_mcast {
 	pthread_mutex_t	lock;			/* attach, detach */
 	_Atomic(struct mc_set *) set;
-	struct inbox	*inbox;			/* one per engine */
 	int		sock;			/* SIOCADDMULTI; -1: not a real interface */
 };
 
@@ -191,16 +173,7 @@ static struct roxe_mcast *mcast_get(struct roxe_device *dev)
 	mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
 	if (!mc) {
 		mc = calloc(1, sizeof(*mc));
-		if (mc && posix_memalign((void **)&mc->inbox, 64,
-					 dev->nengines * sizeof(*mc->inbox))) {
-			free(mc);
-			mc = NULL;
-		}
 		if (mc) {
-			memset(mc->inbox, 0, dev->nengines * sizeof(*mc->inbox));
-			for (unsigned e = 0; e < dev->nengines; e++)
-				for (size_t i = 0; i < INBOX_SLOTS; i++)
-					atomic_init(&mc->inbox[e].slot[i].seq, i);
 			pthread_mutex_init(&mc->lock, NULL);
 			mc->sock = dev->backend == ROXE_BACKEND_AFXDP ?
 				   socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
@@ -329,56 +302,8 @@ void roxe_mcast_dev_free(struct roxe_device *dev)
 	if (mc->sock >= 0)
 		close(mc->sock);
 	pthread_mutex_destroy(&mc->lock);
-	free(mc->inbox);
 	free(mc);
 	atomic_store(&dev->mcast, NULL);
-}
-
-/* --- the inboxes ------------------------------------------------------------------ */
-static bool inbox_push(struct inbox *q, const uint8_t *f, uint32_t len)
-{
-	size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
-	struct inbox_slot *sl;
-
-	if (len > INBOX_FRAME)
-		return false;
-	for (unsigned tries = 0; ; tries++) {
-		size_t seq;
-		long dif;
-
-		if (tries == PUSH_TRIES)
-			return false;
-		sl = &q->slot[pos % INBOX_SLOTS];
-		seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
-		dif = (long)(seq - pos);
-		if (dif == 0) {
-			if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1,
-								  memory_order_relaxed,
-								  memory_order_relaxed))
-				break;
-		} else if (dif < 0) {
-			return false;		/* full */
-		} else {
-			pos = atomic_load_explicit(&q->head, memory_order_relaxed);
-		}
-	}
-	memcpy(sl->data, f, len);
-	sl->len = len;
-	atomic_store_explicit(&sl->seq, pos + 1, memory_order_release);
-	return true;
-}
-
-static struct inbox_slot *inbox_peek(struct inbox *q)
-{
-	struct inbox_slot *sl = &q->slot[q->tail % INBOX_SLOTS];
-
-	return atomic_load_explicit(&sl->seq, memory_order_acquire) == q->tail + 1 ? sl : NULL;
-}
-
-static void inbox_pop(struct inbox *q, struct inbox_slot *sl)
-{
-	atomic_store_explicit(&sl->seq, q->tail + INBOX_SLOTS, memory_order_release);
-	q->tail++;
 }
 
 /* --- delivery ---------------------------------------------------------------------- */
@@ -424,21 +349,10 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 			roxe_qp_engine_sync(qp);
 		roxe_responder(qp, f, pkt);	/* UD: checks the opcode and the Q_Key */
 	}
-	for (unsigned id = 0; fwd && others && id < dev->nengines; id++) {
-		struct roxe_engine *t = &dev->engines[id];
-		uint64_t one = 1;
-
-		if (!(others & (1ull << id)))
-			continue;
-		if (!inbox_push(&mc->inbox[id], f, len)) {
-			atomic_fetch_add_explicit(&mc->inbox[id].dropped, 1, memory_order_relaxed);
-			continue;
-		}
-		/* Pairs with sleep_until_work: `sleeping` then the inbox. */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load(&t->sleeping) && write(t->efd, &one, sizeof(one)) < 0)
-			perror("roxe: multicast wakeup");
-	}
+	/* A full ring drops the copy and counts it (handoff.c). */
+	for (unsigned id = 0; fwd && others && id < dev->nengines; id++)
+		if (others & (1ull << id))
+			roxe_handoff_push(&dev->engines[id], f, len, ROXE_HO_VERIFIED);
 }
 
 void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
@@ -455,7 +369,7 @@ void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
  * v2 frame of len bytes it has just sealed (ICRC made) for the wire, still
  * in its transmit buffer. Every QP of this device attached to the frame's
  * destination group gets a copy (those of other engines through their
- * inboxes) before the call returns; anything not a UD request to a
+ * hand-off rings) before the call returns; anything not a UD request to a
  * multicast group is ignored. As a frame from a peer, it is delivered to
  * QPs whose Q_Key matches, the sending QP too if attached.
  */
@@ -472,44 +386,12 @@ void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len)
 	deliver(e, f, len, &pkt, true);
 }
 
-bool roxe_mcast_turn(struct roxe_engine *e)
+void roxe_mcast_copy_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len)
 {
-	struct roxe_mcast *mc = atomic_load_explicit(&e->dev->mcast, memory_order_acquire);
-	struct inbox_slot *sl;
-	unsigned n = 0;
+	struct roxe_pkt pkt;
 
-	if (!mc)
-		return false;
-	while (n < ROXE_RX_BURST && (sl = inbox_peek(&mc->inbox[e->id]))) {
-		struct roxe_pkt pkt;
-
-		/* An engine's private copy, parsed again: nothing else writes it. */
-		if (sl->len <= INBOX_FRAME &&
-		    roxe_parse(sl->data, sl->data + sl->len, sl->len, &pkt) == ROXE_PKT_OK)
-			deliver(e, sl->data, sl->len, &pkt, false);
-		inbox_pop(&mc->inbox[e->id], sl);
-		n++;
-	}
-	return n > 0;
-}
-
-bool roxe_mcast_pending(struct roxe_engine *e)
-{
-	struct roxe_mcast *mc = atomic_load_explicit(&e->dev->mcast, memory_order_acquire);
-	struct inbox *q;
-
-	if (!mc)
-		return false;
-	q = &mc->inbox[e->id];
-	return atomic_load(&q->slot[q->tail % INBOX_SLOTS].seq) == q->tail + 1;
-}
-
-uint64_t roxe_mcast_dropped(struct roxe_device *dev)
-{
-	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
-	uint64_t n = 0;
-
-	for (unsigned i = 0; mc && i < dev->nengines; i++)
-		n += atomic_load(&mc->inbox[i].dropped);
-	return n;
+	/* The engine's private copy, parsed again: nothing else writes it.
+	 * Its ICRC was checked (or made) by the engine that handed it. */
+	if (roxe_parse(f, f + len, len, &pkt) == ROXE_PKT_OK)
+		deliver(e, f, len, &pkt, false);
 }

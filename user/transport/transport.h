@@ -222,7 +222,7 @@ struct roxe_engine {
 	atomic_bool		sleeping;
 	atomic_bool		driving;	/* polled device: a thread runs a turn */
 	atomic_bool		exited;		/* stopped: runs no turn any more */
-	struct roxe_loop_ring	*loop;		/* frames looped to this engine (loopback.c) */
+	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
 	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
@@ -262,17 +262,36 @@ void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struc
 void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
 void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
 
+/* --- handoff.c: frames one engine hands another (the contract is there) --- */
+enum roxe_handoff_kind {
+	ROXE_HO_CHECK,		/* built by this host (loopback): rx_frame's full checks */
+	ROXE_HO_VERIFIED,	/* a multicast copy, ICRC checked by the handing engine:
+				 * to the receiver's attached QPs only */
+};
+int roxe_handoff_init(struct roxe_engine *e);
+void roxe_handoff_fini(struct roxe_engine *e);
+/* Copy frame f (len bytes) into e's ring; any thread, never blocks, takes
+ * no lock. false: dropped (full) and counted in e's loopback_drop. */
+bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
+		       enum roxe_handoff_kind kind);
+bool roxe_handoff_pending(const struct roxe_engine *e);	/* frames, or drops to count */
+/* The engine: take up to budget frames, each through rx. */
+unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
+			 void (*rx)(struct roxe_engine *e, const struct roxe_buf *b,
+				    enum roxe_handoff_kind kind));
+
 /* --- loopback.c: frames for the host's own addresses --- */
 /*
  * roxe_loop_deliver: hand frame (len bytes, a whole frame as built for the
  * wire: Ethernet header to ICRC) to the receive path of dev's engine that
  * owns its destination QPN (QPN modulo the engine count), as if it had
- * arrived on dev's port; dev is the RECEIVING device. The frame is copied:
- * the caller keeps its buffer. Any thread; never blocks, takes no lock.
- * Returns 0 (queued: the engine verifies, counts as `loopback` and
- * processes it on its next turn), -EINVAL (not a RoCE v2 frame roxe_parse
- * accepts), -ENOBUFS (the engine's ring is full: dropped and counted in
- * loopback_drop, as a full wire would; the transport retransmits).
+ * arrived on dev's port; dev is the RECEIVING device. The frame is copied
+ * (roxe_handoff_push, ROXE_HO_CHECK): the caller keeps its buffer. Any
+ * thread; never blocks, takes no lock. Returns 0 (queued: the engine
+ * verifies, counts as `loopback` and processes it on its next turn),
+ * -EINVAL (not a RoCE v2 frame roxe_parse accepts), -ENOBUFS (the engine's
+ * ring is full: dropped and counted in loopback_drop on the engine's next
+ * turn, as a full wire would; the transport retransmits).
  */
 int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
 /* The local device whose own address gid is: dev itself, else another
@@ -280,12 +299,6 @@ int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t le
 struct roxe_device *roxe_loop_find(struct roxe_device *dev, const uint8_t gid[16]);
 /* roxe_loop_find() of the frame's destination IP address. */
 struct roxe_device *roxe_loop_target(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
-int roxe_loop_init(struct roxe_engine *e);
-void roxe_loop_fini(struct roxe_engine *e);
-bool roxe_loop_pending(const struct roxe_engine *e);
-/* The engine: take up to budget looped frames, each through rx. */
-unsigned roxe_loop_rx(struct roxe_engine *e, unsigned budget,
-		      void (*rx)(struct roxe_engine *e, const struct roxe_buf *b));
 /* Devices on a real interface: found by other devices of the process
  * (register before the engines start, unregister after they stopped). */
 int roxe_loop_register(struct roxe_device *dev);
@@ -319,10 +332,8 @@ void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 /* Engine side: a multicast frame e sends, to this host's attached QPs
  * (the contract is in mcast.c). */
 void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len);
-bool roxe_mcast_turn(struct roxe_engine *e);	/* copies other engines handed e */
-bool roxe_mcast_pending(struct roxe_engine *e);
-/* Copies lost to full inboxes (UD: dropped, as a full receive queue). */
-uint64_t roxe_mcast_dropped(struct roxe_device *dev);
+/* Engine side: a ROXE_HO_VERIFIED copy another engine handed e. */
+void roxe_mcast_copy_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len);
 
 /* --- qp_state.c: the engine's side of QP state changes --- */
 /* Engine side: a fatal error, flush everything and stop; ev is the

@@ -26,7 +26,7 @@ static void dev_free(struct roxe_device *dev)
 	for (unsigned i = 0; dev->engines && i < dev->nengines; i++) {
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
-		roxe_loop_fini(&dev->engines[i]);
+		roxe_handoff_fini(&dev->engines[i]);
 	}
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
@@ -463,7 +463,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;
 			goto fail;
 		}
-		err = roxe_loop_init(e);
+		err = roxe_handoff_init(e);
 		if (err)
 			goto fail;
 	}
