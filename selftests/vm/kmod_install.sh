@@ -38,14 +38,18 @@ unit_caps() {
 		sed 's/^CAP_//' | tr 'A-Z' 'a-z'
 }
 
-# start_unit CAPS...: the unit's ExecStart for rxb with only CAPS
+# bset CAPS...: setpriv's --bounding-set for only CAPS
+bset() { local s=-all c; for c in "$@"; do s+=",+$c"; done; echo "$s"; }
+
+# start_unit CAPS...: the unit's ExecStart for rxb with only CAPS in the
+# bounding set (util-linux's setpriv: busybox has one without
+# --bounding-set), no new privileges, as systemd runs it
+SETPRIV=${ROXE_TOP:-}/build/vm/bin/setpriv
 start_unit() {
-	local set=-all c
-	for c in "$@"; do set+=",+$c"; done
-	setpriv --bounding-set="$set" --inh-caps=-all --no-new-privs "${EXEC[@]}"
+	"$SETPRIV" --bounding-set="$(bset "$@")" --inh-caps=-all --no-new-privs "${EXEC[@]}"
 }
 
-roxed_pid() { pgrep -x roxed; }
+roxed_pid() { pidof roxed; }
 
 PORT=19100
 pingpong() {
@@ -78,7 +82,7 @@ guest_main() {
 	# ExecStart with %i = rxb, the options file absent, at the root's path
 	read -r -a EXEC <<<"$(sed -n 's/^ExecStart=//p' "$UNIT" | sed "s|%i|rxb|g; s|\$ROXED_OPTS||; s|^/|$ROOT/|")"
 	[ -x "${EXEC[0]}" ] && ok "ExecStart: ${EXEC[*]#$ROOT}" || { bad "ExecStart ${EXEC[*]}"; exit 1; }
-	mapfile -t caps < <(unit_caps)
+	mapfile -t caps <<<"$(unit_caps)"
 	[ ${#caps[@]} -gt 0 ] || { bad "no CapabilityBoundingSet in the unit"; exit 1; }
 
 	vm_veth_pair rxa $A rxb $B 1 || { bad "veth pair"; exit 1; }
@@ -87,19 +91,24 @@ guest_main() {
 		{ bad "insmod $ko"; exit 1; }
 	rdma link add rxe0 type rxe netdev rxa
 
-	# each capability is needed (before the real start: no device left over)
+	# each capability is needed (before the real start: no device left
+	# over); in the foreground, so that roxed's own error is seen
 	for c in "${caps[@]}"; do
-		mapfile -t others < <(printf '%s\n' "${caps[@]}" | grep -vx "$c")
-		if start_unit "${others[@]}" >"$ROXE_VM_OUT/nocap-$c.log" 2>&1; then
-			bad "roxed started without cap_$c"
-			kill -TERM "$(roxed_pid)" 2>/dev/null || true
-			vm_wait_for 10 vm_no_dev roxe0 || true
+		local lf=$ROXE_VM_OUT/nocap-$c.log rc=0 p
+		mapfile -t others <<<"$(printf "%s\n" "${caps[@]}" | grep -vx "$c")"
+		timeout 20 "$SETPRIV" --bounding-set="$(bset "${others[@]}")" --inh-caps=-all \
+			--no-new-privs "${EXEC[@]}" -f >"$lf" 2>&1 || rc=$?
+		if [ $rc = 0 ] || [ $rc = 124 ]; then
+			bad "roxed runs without cap_$c (status $rc)"
+		elif ! grep -q '^roxed: ' "$lf"; then
+			bad "without cap_$c: roxed did not run: $(tail -3 "$lf")"
 		elif vm_have_dev roxe0; then
 			bad "without cap_$c roxed failed but left roxe0"
 		else
-			ok "without cap_$c roxed fails: $(grep -v '^$' "$ROXE_VM_OUT/nocap-$c.log" | tail -1)"
+			ok "without cap_$c roxed exits $rc: $(grep '^roxed: ' "$lf" | grep -v detached | tail -1)"
 		fi
-		pkill -x roxed 2>/dev/null || true
+		p=$(roxed_pid) && kill -KILL $p 2>/dev/null || true
+		vm_wait_for 10 vm_no_dev roxe0 || true
 	done
 
 	if start_unit "${caps[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 && vm_have_dev roxe0; then
@@ -108,7 +117,7 @@ guest_main() {
 		bad "ExecStart with {${caps[*]}}: $(cat "$ROXE_VM_OUT/roxed.log")"; exit 1
 	fi
 	pid=$(roxed_pid)
-	want=$(setpriv --bounding-set=-all$(printf ',+%s' "${caps[@]}") grep CapBnd /proc/self/status | awk '{print $2}')
+	want=$("$SETPRIV" --bounding-set="$(bset "${caps[@]}")" grep CapBnd /proc/self/status | awk '{print $2}')
 	have=$(awk '/^CapEff/ {print $2}' "/proc/$pid/status")
 	[ "$have" = "$want" ] && ok "roxed (pid $pid) runs with CapEff $have = the unit's set" ||
 		bad "roxed's CapEff $have, the unit's set $want"
@@ -158,8 +167,8 @@ host_main() {
 	local top root kdir kver ver
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	vm_host_ready
-	command -v setpriv >/dev/null || host_skip "setpriv (util-linux) missing"
-	kdir=$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | tail -1)
+	[ -x /usr/bin/setpriv ] || host_skip "setpriv (util-linux) missing"
+	kdir=$(ls -d /usr/src/linux-headers-6.1.[0-9]*-amd64 2>/dev/null | sort -V | tail -1)
 	[ -f "$kdir/Makefile" ] || host_skip "no Debian 6.1 kernel headers"
 	kver=${kdir#/usr/src/linux-headers-}
 	root=$top/build/vm/install-root
@@ -171,8 +180,9 @@ host_main() {
 		"$root/lib/modules/$kver/updates/dkms/roxe.ko" "$top/build/vm/dkms-tree" ||
 		{ echo "kmod_install: FAIL: roxe.ko from /usr/src/roxe-$ver (dkms.conf's MAKE)"; exit $KSFT_FAIL; }
 	echo "kmod_install: roxe.ko built from the installed /usr/src/roxe-$ver against $kver"
+	install -D -m 755 /usr/bin/setpriv "$top/build/vm/bin/setpriv"
 	vm_run_guest kmod_install "$top/build/vm/kmod-install" 280 \
-		--add "$root" --add "$(command -v setpriv)" --add "$top/selftests/vm/vm_lib.sh"
+		--add "$root" --add "$top/build/vm/bin/setpriv" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_install: PASS"
 	exit $KSFT_PASS
 }
