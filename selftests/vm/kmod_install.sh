@@ -18,7 +18,11 @@
 #     roxe0;
 #   - each capability of the set is needed: without it roxed fails and
 #     registers no device;
-#   - SIGTERM (systemctl stop) unregisters roxe0; dmesg stays clean.
+#   - SIGTERM (systemctl stop) unregisters roxe0; dmesg stays clean;
+#   - (host, when strace and systemd-analyze are there) every system call
+#     and socket family roxed used (traced from its start through the
+#     pingpongs to its exit) is one the unit's SystemCallFilter and
+#     RestrictAddressFamilies allow.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -75,7 +79,7 @@ pingpong() {
 }
 
 guest_main() {
-	local ko caps pid want have c others
+	local ko caps pid want have c others n
 	ROOT=$ROXE_TOP/build/vm/install-root
 	UNIT=$ROOT/usr/lib/systemd/system/roxed@.service
 	export LD_LIBRARY_PATH=$ROOT/usr/lib	# /usr/lib/libroxe.so.0 of the package
@@ -111,7 +115,13 @@ guest_main() {
 		vm_wait_for 10 vm_no_dev roxe0 || true
 	done
 
-	if start_unit "${caps[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 && vm_have_dev roxe0; then
+	# traced (strace -D: roxed stays the caller's child, so the call still
+	# returns when roxed's parent does): the host checks its system calls
+	# and socket families against the unit's filters
+	local trace=()
+	[ -x /usr/bin/strace ] && trace=(/usr/bin/strace -D -f -qq -o "$ROXE_VM_OUT/roxed.strace")
+	if ${trace[@]+"${trace[@]}"} "$SETPRIV" --bounding-set="$(bset "${caps[@]}")" --inh-caps=-all \
+			--no-new-privs "${EXEC[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 && vm_have_dev roxe0; then
 		ok "ExecStart with the bounding set {${caps[*]}} returned with roxe0 registered"
 	else
 		bad "ExecStart with {${caps[*]}}: $(cat "$ROXE_VM_OUT/roxed.log")"; exit 1
@@ -135,6 +145,8 @@ guest_main() {
 
 	kill -TERM "$pid"
 	vm_wait_for 10 vm_no_dev roxe0 && ok "SIGTERM: roxe0 unregistered" || bad "roxe0 stays after SIGTERM"
+	n=50
+	while kill -0 "$pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
 	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe"
 	vm_check_dmesg
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
@@ -143,6 +155,44 @@ guest_main() {
 
 # ============================ host side ===================================
 host_skip() { echo "kmod_install: SKIP: $*"; exit $KSFT_SKIP; }
+
+# filter_set ITEM...: SystemCallFilter's items, groups expanded
+filter_set() {
+	local x
+	for x in "$@"; do
+		case $x in
+		@*) filter_set $(systemd-analyze syscall-filter "$x" | sed 1d | grep -v '#') ;;
+		*) echo "$x" ;;
+		esac
+	done
+}
+
+# host_check_filters UNIT TRACE: the system calls and socket families in
+# roxed's trace (start, a pingpong each way, roxectl, SIGTERM) are all
+# allowed by UNIT's SystemCallFilter and RestrictAddressFamilies
+host_check_filters() {
+	local unit=$1 trace=$2 used extra fam
+	if [ ! -s "$trace" ] || ! command -v systemd-analyze >/dev/null; then
+		echo "kmod_install: no strace in the guest or no systemd-analyze: the unit's filters not checked"
+		return 0
+	fi
+	used=$(sed -E 's/^[0-9]+ +//; s/^<\.\.\. //' "$trace" | grep -oE '^[a-z_0-9]+\(' | tr -d '(' | sort -u)
+	extra=$(comm -23 <(echo "$used") \
+		<(filter_set $(sed -n 's/^SystemCallFilter=//p' "$unit") | sort -u))
+	if [ -n "$extra" ]; then
+		echo "kmod_install: FAIL: roxed made system calls SystemCallFilter denies: $extra"
+		exit $KSFT_FAIL
+	fi
+	echo "kmod_install: ok: roxed's $(wc -w <<<"$used") system calls are all in SystemCallFilter"
+	fam=$(grep -oE 'socket\(AF_[A-Z0-9]+' "$trace" | sed 's/socket(//' | sort -u)
+	for extra in $fam; do
+		grep -q "^RestrictAddressFamilies=.*\b$extra\b" "$unit" || {
+			echo "kmod_install: FAIL: roxed opens $extra sockets, RestrictAddressFamilies denies them"
+			exit $KSFT_FAIL
+		}
+	done
+	echo "kmod_install: ok: roxed's socket families ($(echo $fam)) are all in RestrictAddressFamilies"
+}
 
 # host_dkms_build SRC KDIR OUTKO TREE: what `dkms build` does with SRC's
 # dkms.conf, in a scratch dkms tree: copy SRC to TREE/NAME/VERSION/build,
@@ -182,7 +232,9 @@ host_main() {
 	echo "kmod_install: roxe.ko built from the installed /usr/src/roxe-$ver against $kver"
 	install -D -m 755 /usr/bin/setpriv "$top/build/vm/bin/setpriv"
 	vm_run_guest kmod_install "$top/build/vm/kmod-install" 280 \
-		--add "$root" --add "$top/build/vm/bin/setpriv" --add "$top/selftests/vm/vm_lib.sh"
+		--add "$root" --add "$top/build/vm/bin/setpriv" --add "$top/selftests/vm/vm_lib.sh" \
+		$([ -x /usr/bin/strace ] && echo --add /usr/bin/strace)
+	host_check_filters "$root/usr/lib/systemd/system/roxed@.service" "$top/build/vm/kmod-install/roxed.strace"
 	echo "kmod_install: PASS"
 	exit $KSFT_PASS
 }
