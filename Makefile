@@ -9,6 +9,8 @@
 #   make soak       install deps, build, 10 minutes of verified RC traffic
 #                   through a lossy hop (manual, not in check)
 #   make kmod       build build/kmod/roxe.ko against Debian's 6.1 headers
+#   make install    install (PREFIX=/usr/local, DESTDIR=; see "Install" below)
+#   make uninstall  remove exactly what make install put there
 #   make clean
 
 TOP      := $(abspath .)
@@ -79,7 +81,10 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
-.PHONY: all deps check check-unit demo bench soak kmod clean
+.PHONY: all deps check check-unit demo bench soak kmod clean install uninstall
+# Keep every intermediate (BPF objects, tool objects): make install after
+# make must not rebuild, and it installs build/bpf/roxe_xdp.bpf.o.
+.SECONDARY:
 all: $(BPF_SKELS) $(LIBROXE) $(LIBROXE_SO) $(ROXE_PC) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
 deps:
@@ -137,8 +142,12 @@ $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 
 $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
 
-# Tools link the shared libroxe (its public API only), found beside them.
-TOOL_LDLIBS := $(TOOL_LIB) -L$(BUILD)/lib -l:libroxe.so.0 -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+# Tools link the shared libroxe (its public API only), found beside them;
+# make install links them again with the installed library's RUNPATH.
+TOOL_RPATH ?= $$ORIGIN/../lib
+TOOL_LDLIBS = $(TOOL_LIB) -L$(BUILD)/lib -l:libroxe.so.0 \
+	$(if $(TOOL_RPATH),-Wl$(comma)-rpath$(comma)'$(TOOL_RPATH)') $(LDLIBS)
+comma := ,
 
 $(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE_SO)
 	@mkdir -p $(@D)
@@ -229,6 +238,106 @@ kmod:
 
 kmod-clean:
 	rm -rf $(KMOD_OUT) $(KTEST_OUT)
+
+# --- install ----------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=]: the programs (those whose
+# manual is in section 8 in SBINDIR, the others in BINDIR), libroxe (the
+# versioned shared library, its links and the static archive), roxe.pc,
+# the public headers, the manual pages, the XDP object, the systemd unit
+# roxed@.service, a modules-load.d entry, and roxe.ko's sources with a
+# dkms.conf in DKMSDIR/roxe-VERSION. make uninstall removes exactly those.
+PREFIX      ?= /usr/local
+EXEC_PREFIX ?= $(PREFIX)
+BINDIR      ?= $(EXEC_PREFIX)/bin
+SBINDIR     ?= $(EXEC_PREFIX)/sbin
+LIBDIR      ?= $(EXEC_PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+DATAROOTDIR ?= $(PREFIX)/share
+MANDIR      ?= $(DATAROOTDIR)/man
+DOCDIR      ?= $(DATAROOTDIR)/doc/roxe
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# The XDP object, for inspection and other loaders: libroxe carries its own
+# copy (the skeleton, build/include/roxe_xdp.skel.h), so nothing reads it.
+BPFDIR      ?= $(LIBDIR)/bpf
+# systemd and kmod read their directories under /usr/local/lib too.
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# dkms finds module sources only in /usr/src, whatever the prefix.
+DKMSDIR     ?= /usr/src
+INSTALL     ?= install
+
+# The public headers: the four of the API (api_test.sh) and what they
+# include; the others (kabi.h, ctl.h, queue.h, psn.h) are roxe's own.
+PUB_HEADERS := verbs.h frame.h port.h xdp.h wire.h opcode.h parse.h maps.h limits.h
+# roxe.ko's sources for dkms: kmod/ and the shared headers it includes, in
+# the tree's layout so that kmod/Kbuild finds ../include.
+DKMS_SRC    := $(DKMSDIR)/roxe-$(VERSION)
+DKMS_KMOD   := Kbuild $(notdir $(wildcard kmod/*.c kmod/*.h))
+DKMS_INC    := kabi.h limits.h
+INST_PROGS  := $(notdir $(TOOLS) $(DAEMONS))
+INST_SBIN   := $(foreach p,$(INST_PROGS),$(if $(wildcard man/$(p).8),$(p)))
+INST_BIN    := $(filter-out $(INST_SBIN),$(INST_PROGS))
+MAN_PAGES   := $(notdir $(wildcard man/*.[1-8]))
+# The installed tools find libroxe in LIBDIR: a RUNPATH unless the dynamic
+# linker searches it anyway (Debian's policy: no RUNPATH to a system dir).
+MULTIARCH   := $(shell $(CC) -print-multiarch 2>/dev/null)
+SYS_LIBDIRS := /lib /usr/lib $(if $(MULTIARCH),/lib/$(MULTIARCH) /usr/lib/$(MULTIARCH))
+INST_RPATH  := $(if $(filter $(SYS_LIBDIRS),$(LIBDIR)),,$(LIBDIR))
+INST_BUILD  := $(BUILD)/install
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@SBINDIR@|$(SBINDIR)|g; s|@VERSION@|$(VERSION)|g'
+
+.PHONY: install-build
+# The programs linked again for LIBDIR, the .pc file and the unit for PREFIX.
+install-build: all
+	rm -rf $(INST_BUILD)
+	@mkdir -p $(INST_BUILD)
+	$(MAKE) --no-print-directory BIN=$(INST_BUILD)/bin TOOL_RPATH='$(INST_RPATH)' \
+		$(addprefix $(INST_BUILD)/bin/,$(INST_PROGS))
+	$(SUBST) user/roxe.pc.in > $(INST_BUILD)/roxe.pc
+	$(SUBST) tools/systemd/roxed@.service.in > $(INST_BUILD)/roxed@.service
+	$(SUBST) kmod/dkms.conf.in > $(INST_BUILD)/dkms.conf
+
+install: install-build
+	$(INSTALL) -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
+	$(INSTALL) -m 755 $(addprefix $(INST_BUILD)/bin/,$(INST_BIN)) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 $(addprefix $(INST_BUILD)/bin/,$(INST_SBIN)) $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -D -m 644 $(LIBROXE_SO) $(DESTDIR)$(LIBDIR)/libroxe.so.$(VERSION)
+	ln -sfn libroxe.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libroxe.so.0
+	ln -sfn libroxe.so.0 $(DESTDIR)$(LIBDIR)/libroxe.so
+	$(INSTALL) -D -m 644 $(LIBROXE) $(DESTDIR)$(LIBDIR)/libroxe.a
+	$(INSTALL) -D -m 644 $(INST_BUILD)/roxe.pc $(DESTDIR)$(PKGCONFIGDIR)/roxe.pc
+	$(INSTALL) -d -m 755 $(DESTDIR)$(INCLUDEDIR)/roxe
+	$(INSTALL) -m 644 $(addprefix include/roxe/,$(PUB_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/roxe/
+	@set -e; for m in $(MAN_PAGES); do \
+		echo "$(INSTALL) -D -m 644 man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m"; \
+		$(INSTALL) -D -m 644 man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
+	$(INSTALL) -D -m 644 $(BUILD)/bpf/roxe_xdp.bpf.o $(DESTDIR)$(BPFDIR)/roxe_xdp.bpf.o
+	$(INSTALL) -D -m 644 $(INST_BUILD)/roxed@.service $(DESTDIR)$(UNITDIR)/roxed@.service
+	$(INSTALL) -D -m 644 tools/systemd/roxe.conf $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
+	$(INSTALL) -D -m 644 $(INST_BUILD)/dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
+	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe
+	$(INSTALL) -m 644 $(addprefix kmod/,$(DKMS_KMOD)) $(DESTDIR)$(DKMS_SRC)/kmod/
+	$(INSTALL) -m 644 $(addprefix include/roxe/,$(DKMS_INC)) $(DESTDIR)$(DKMS_SRC)/include/roxe/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then echo ldconfig; ldconfig; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INST_BIN))
+	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(INST_SBIN))
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libroxe.so.$(VERSION) libroxe.so.0 libroxe.so libroxe.a)
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/roxe.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/roxe/,$(PUB_HEADERS))
+	rmdir $(DESTDIR)$(INCLUDEDIR)/roxe 2>/dev/null || true
+	@for m in $(MAN_PAGES); do \
+		echo "rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m"; \
+		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
+	rm -f $(DESTDIR)$(BPFDIR)/roxe_xdp.bpf.o
+	rm -f $(DESTDIR)$(UNITDIR)/roxed@.service
+	rm -f $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
+	rm -f $(DESTDIR)$(DKMS_SRC)/dkms.conf $(addprefix $(DESTDIR)$(DKMS_SRC)/kmod/,$(DKMS_KMOD)) \
+		$(addprefix $(DESTDIR)$(DKMS_SRC)/include/roxe/,$(DKMS_INC))
+	rmdir $(DESTDIR)$(DKMS_SRC)/include/roxe $(DESTDIR)$(DKMS_SRC)/include \
+		$(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC) 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)

@@ -19,6 +19,9 @@ pkgs=(
 	rdma-core libibverbs-dev ibverbs-utils perftest rdmacm-utils
 	# kernel: headers and image in one call (same ABI), kselftest harness
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod
+	# make install's dkms.conf: install_test.sh runs dkms add/build; strace:
+	# kmod_install.sh checks roxed's system calls against its unit's filter
+	dkms strace
 	# VM harness: the real peer (kernel rxe) runs under QEMU
 	qemu-system-x86 busybox-static cpio xz-utils
 	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync;

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The installed roxe, as a package would install it, in the guest.
+#
+# Host side: `make install DESTDIR=build/vm/install-root PREFIX=/usr`, then
+# roxe.ko built from the installed /usr/src/roxe-VERSION the way dkms does
+# (dkms.conf's MAKE[0] in a copy of that tree, against the 6.1 headers)
+# and put in the root's /lib/modules/KVER/updates/dkms/; boots the VM with
+# that root and this file as the guest script.
+# Guest side (ROXE_VM_GUEST=1), each step a check:
+#   - the dkms-built roxe.ko loads: /dev/roxe;
+#   - roxed@rxb.service's ExecStart (from the installed unit, %i = rxb) run
+#     with the unit's CapabilityBoundingSet as the bounding set (setpriv,
+#     no new privileges) returns with roxe0 registered (Type=forking), and
+#     roxed holds exactly those capabilities;
+#   - roxe0 against kernel rxe0 over a veth pair: ibv_rc_pingpong -c both
+#     ways round; the installed roxectl (installed libroxe.so.0) shows
+#     roxe0;
+#   - each capability of the set is needed: without it roxed fails and
+#     registers no device;
+#   - SIGTERM (systemctl stop) unregisters roxe0; dmesg stays clean;
+#   - (host, when strace and systemd-analyze are there) every system call
+#     and socket family roxed used (traced from its start through the
+#     pingpongs to its exit) is one the unit's SystemCallFilter and
+#     RestrictAddressFamilies allow.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+A=10.77.3.1 B=10.77.3.2
+
+# ============================ guest side ==================================
+fail=0
+log() { echo "kmod_install: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+# unit_caps: the installed unit's bounding set as setpriv's list
+unit_caps() {
+	sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr ' ' '\n' | grep . |
+		sed 's/^CAP_//' | tr 'A-Z' 'a-z'
+}
+
+# bset CAPS...: setpriv's --bounding-set for only CAPS
+bset() { local s=-all c; for c in "$@"; do s+=",+$c"; done; echo "$s"; }
+
+# start_unit CAPS...: the unit's ExecStart for rxb with only CAPS in the
+# bounding set (util-linux's setpriv: busybox has one without
+# --bounding-set), no new privileges, as systemd runs it
+SETPRIV=${ROXE_TOP:-}/build/vm/bin/setpriv
+start_unit() {
+	"$SETPRIV" --bounding-set="$(bset "$@")" --inh-caps=-all --no-new-privs "${EXEC[@]}"
+}
+
+roxed_pid() { pidof roxed; }
+
+PORT=19100
+pingpong() {
+	local label=$1 sdev=$2 sg=$3 cdev=$4 cg=$5 saddr=$6 spid rc=0 n
+	PORT=$((PORT + 1))
+	ibv_rc_pingpong -c -d "$sdev" -g "$sg" -p $PORT -s 4096 -n 100 >"$ROXE_VM_OUT/$label.srv" 2>&1 &
+	spid=$!
+	if ! vm_wait_for 20 vm_listening $PORT; then
+		bad "$label: server did not listen"; rc=1
+	elif ! timeout 120 ibv_rc_pingpong -c -d "$cdev" -g "$cg" -p $PORT -s 4096 -n 100 \
+			"$saddr" >"$ROXE_VM_OUT/$label.cli" 2>&1; then
+		bad "$label: client failed"; rc=1
+	fi
+	n=200
+	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	kill -0 $spid 2>/dev/null && { bad "$label: server hung"; kill -KILL $spid; rc=1; }
+	wait $spid || { [ $rc != 0 ] || bad "$label: server failed"; rc=1; }
+	if [ $rc = 0 ]; then
+		ok "ibv_rc_pingpong -c, $label: $(grep -h 'bytes in' "$ROXE_VM_OUT/$label.cli" | tail -1)"
+	else
+		tail -5 "$ROXE_VM_OUT/$label.srv" "$ROXE_VM_OUT/$label.cli" | sed 's/^/    /'
+	fi
+}
+
+guest_main() {
+	local ko caps pid want have c others n
+	ROOT=$ROXE_TOP/build/vm/install-root
+	UNIT=$ROOT/usr/lib/systemd/system/roxed@.service
+	export LD_LIBRARY_PATH=$ROOT/usr/lib	# /usr/lib/libroxe.so.0 of the package
+	# ExecStart with %i = rxb, the options file absent, at the root's path
+	read -r -a EXEC <<<"$(sed -n 's/^ExecStart=//p' "$UNIT" | sed "s|%i|rxb|g; s|\$ROXED_OPTS||; s|^/|$ROOT/|")"
+	[ -x "${EXEC[0]}" ] && ok "ExecStart: ${EXEC[*]#$ROOT}" || { bad "ExecStart ${EXEC[*]}"; exit 1; }
+	mapfile -t caps <<<"$(unit_caps)"
+	[ ${#caps[@]} -gt 0 ] || { bad "no CapabilityBoundingSet in the unit"; exit 1; }
+
+	vm_veth_pair rxa $A rxb $B 1 || { bad "veth pair"; exit 1; }
+	ko=$(ls "$ROOT"/lib/modules/*/updates/dkms/roxe.ko)
+	insmod "$ko" && [ -c /dev/roxe ] && ok "insmod ${ko#$ROOT}: /dev/roxe" ||
+		{ bad "insmod $ko"; exit 1; }
+	rdma link add rxe0 type rxe netdev rxa
+
+	# each capability is needed (before the real start: no device left
+	# over); in the foreground, so that roxed's own error is seen
+	for c in "${caps[@]}"; do
+		local lf=$ROXE_VM_OUT/nocap-$c.log rc=0 p
+		mapfile -t others <<<"$(printf "%s\n" "${caps[@]}" | grep -vx "$c")"
+		timeout 20 "$SETPRIV" --bounding-set="$(bset "${others[@]}")" --inh-caps=-all \
+			--no-new-privs "${EXEC[@]}" -f >"$lf" 2>&1 || rc=$?
+		if [ $rc = 0 ] || [ $rc = 124 ]; then
+			bad "roxed runs without cap_$c (status $rc)"
+		elif ! grep -q '^roxed: ' "$lf"; then
+			bad "without cap_$c: roxed did not run: $(tail -3 "$lf")"
+		elif vm_have_dev roxe0; then
+			bad "without cap_$c roxed failed but left roxe0"
+		else
+			ok "without cap_$c roxed exits $rc: $(grep '^roxed: ' "$lf" | grep -v detached | tail -1)"
+		fi
+		p=$(roxed_pid) && kill -KILL $p 2>/dev/null || true
+		vm_wait_for 10 vm_no_dev roxe0 || true
+	done
+
+	# traced (strace -D: roxed stays the caller's child, so the call still
+	# returns when roxed's parent does): the host checks its system calls
+	# and socket families against the unit's filters
+	local trace=()
+	[ -x /usr/bin/strace ] && trace=(/usr/bin/strace -D -f -qq -o "$ROXE_VM_OUT/roxed.strace")
+	if ${trace[@]+"${trace[@]}"} "$SETPRIV" --bounding-set="$(bset "${caps[@]}")" --inh-caps=-all \
+			--no-new-privs "${EXEC[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 && vm_have_dev roxe0; then
+		ok "ExecStart with the bounding set {${caps[*]}} returned with roxe0 registered"
+	else
+		bad "ExecStart with {${caps[*]}}: $(cat "$ROXE_VM_OUT/roxed.log")"; exit 1
+	fi
+	pid=$(roxed_pid)
+	want=$("$SETPRIV" --bounding-set="$(bset "${caps[@]}")" grep CapBnd /proc/self/status | awk '{print $2}')
+	have=$(awk '/^CapEff/ {print $2}' "/proc/$pid/status")
+	[ "$have" = "$want" ] && ok "roxed (pid $pid) runs with CapEff $have = the unit's set" ||
+		bad "roxed's CapEff $have, the unit's set $want"
+
+	vm_wait_for 10 vm_verbs_dev roxe0 || bad "no uverbs device for roxe0"
+	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
+		{ bad "no RoCE v2 GIDs"; exit 1; }
+	GX=$(vm_gid_index rxe0 $A) GR=$(vm_gid_index roxe0 $B)
+	pingpong "roxe0-server" roxe0 "$GR" rxe0 "$GX" $B
+	pingpong "rxe0-server" rxe0 "$GX" roxe0 "$GR" $A
+
+	out=$("$ROOT/usr/sbin/roxectl" devices 2>&1) || true
+	grep -q '^roxe0' <<<"$out" && ok "installed roxectl devices: $(grep '^roxe0' <<<"$out" | tr -s ' ')" ||
+		bad "installed roxectl devices: $out"
+
+	kill -TERM "$pid"
+	vm_wait_for 10 vm_no_dev roxe0 && ok "SIGTERM: roxe0 unregistered" || bad "roxe0 stays after SIGTERM"
+	n=50
+	while kill -0 "$pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe"
+	vm_check_dmesg
+	[ $fail = 0 ] && log "all passed" || log "FAILED"
+	exit $fail
+}
+
+# ============================ host side ===================================
+host_skip() { echo "kmod_install: SKIP: $*"; exit $KSFT_SKIP; }
+
+# filter_set ITEM...: SystemCallFilter's items, groups expanded
+filter_set() {
+	local x
+	for x in "$@"; do
+		case $x in
+		@*) filter_set $(systemd-analyze syscall-filter "$x" | sed 1d | grep -v '#') ;;
+		*) echo "$x" ;;
+		esac
+	done
+}
+
+# host_check_filters UNIT TRACE: the system calls and socket families in
+# roxed's trace (start, a pingpong each way, roxectl, SIGTERM) are all
+# allowed by UNIT's SystemCallFilter and RestrictAddressFamilies
+host_check_filters() {
+	local unit=$1 trace=$2 used extra fam
+	if [ ! -s "$trace" ] || ! command -v systemd-analyze >/dev/null; then
+		echo "kmod_install: no strace in the guest or no systemd-analyze: the unit's filters not checked"
+		return 0
+	fi
+	used=$(sed -E 's/^[0-9]+ +//; s/^<\.\.\. //' "$trace" | grep -oE '^[a-z_0-9]+\(' | tr -d '(' | sort -u)
+	extra=$(comm -23 <(echo "$used") \
+		<(filter_set $(sed -n 's/^SystemCallFilter=//p' "$unit") | sort -u))
+	if [ -n "$extra" ]; then
+		echo "kmod_install: FAIL: roxed made system calls SystemCallFilter denies: $extra"
+		exit $KSFT_FAIL
+	fi
+	echo "kmod_install: ok: roxed's $(wc -w <<<"$used") system calls are all in SystemCallFilter"
+	fam=$(grep -oE 'socket\(AF_[A-Z0-9]+' "$trace" | sed 's/socket(//' | sort -u)
+	for extra in $fam; do
+		grep -q "^RestrictAddressFamilies=.*\b$extra\b" "$unit" || {
+			echo "kmod_install: FAIL: roxed opens $extra sockets, RestrictAddressFamilies denies them"
+			exit $KSFT_FAIL
+		}
+	done
+	echo "kmod_install: ok: roxed's socket families ($(echo $fam)) are all in RestrictAddressFamilies"
+}
+
+# host_dkms_build SRC KDIR OUTKO TREE: what `dkms build` does with SRC's
+# dkms.conf, in a scratch dkms tree: copy SRC to TREE/NAME/VERSION/build,
+# run MAKE[0] there, take BUILT_MODULE_LOCATION/BUILT_MODULE_NAME.ko
+host_dkms_build() {
+	local src=$1 kdir=$2 outko=$3 tree=$4
+	rm -rf "$tree"
+	(
+		set -e
+		kernel_source_dir=$kdir dkms_tree=$tree
+		. "$src/dkms.conf"
+		b=$tree/$PACKAGE_NAME/$PACKAGE_VERSION/build
+		mkdir -p "$b"
+		cp -a "$src/." "$b/"
+		cd "$b"
+		eval "${MAKE[0]}" >"$tree/make.log" 2>&1 || { tail -20 "$tree/make.log"; exit 1; }
+		install -D -m 644 "$b/${BUILT_MODULE_LOCATION[0]}/${BUILT_MODULE_NAME[0]}.ko" "$outko"
+	)
+}
+
+host_main() {
+	local top root kdir kver ver
+	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	vm_host_ready
+	[ -x /usr/bin/setpriv ] || host_skip "setpriv (util-linux) missing"
+	kdir=$(ls -d /usr/src/linux-headers-6.1.[0-9]*-amd64 2>/dev/null | sort -V | tail -1)
+	[ -f "$kdir/Makefile" ] || host_skip "no Debian 6.1 kernel headers"
+	kver=${kdir#/usr/src/linux-headers-}
+	root=$top/build/vm/install-root
+	rm -rf "$root"
+	make -s -C "$top" install DESTDIR="$root" PREFIX=/usr >/dev/null ||
+		{ echo "kmod_install: FAIL: make install DESTDIR=$root PREFIX=/usr"; exit $KSFT_FAIL; }
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root"/usr/src/roxe-*/dkms.conf)
+	host_dkms_build "$root/usr/src/roxe-$ver" "$kdir" \
+		"$root/lib/modules/$kver/updates/dkms/roxe.ko" "$top/build/vm/dkms-tree" ||
+		{ echo "kmod_install: FAIL: roxe.ko from /usr/src/roxe-$ver (dkms.conf's MAKE)"; exit $KSFT_FAIL; }
+	echo "kmod_install: roxe.ko built from the installed /usr/src/roxe-$ver against $kver"
+	install -D -m 755 /usr/bin/setpriv "$top/build/vm/bin/setpriv"
+	vm_run_guest kmod_install "$top/build/vm/kmod-install" 280 \
+		--add "$root" --add "$top/build/vm/bin/setpriv" --add "$top/selftests/vm/vm_lib.sh" \
+		$([ -x /usr/bin/strace ] && echo --add /usr/bin/strace)
+	host_check_filters "$root/usr/lib/systemd/system/roxed@.service" "$top/build/vm/kmod-install/roxed.strace"
+	echo "kmod_install: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
+	guest_main
+else
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
+	host_main
+fi
