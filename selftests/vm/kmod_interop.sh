@@ -83,35 +83,11 @@ run_one() {
 }
 
 run_once() {
-	local label=$1 prog=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 saddr=$7 gopt=$8 rc=0 spid n
-	shift 8
-	local logf=$ROXE_VM_OUT/${label// /_}.log ready=vm_listening
+	local ready=vm_listening
 	# perftest -R: QPs connected by rdma_cm (ib_cm MADs on QP1), no TCP
 	case " $* " in *" -R "*) ready=cm_listening ;; esac
 	PORT=$((PORT + 1))
-	"$prog" -d "$sdev" "$gopt" "$sg" -p $PORT "$@" >"$logf.srv" 2>&1 &
-	spid=$!
-	if ! vm_wait_for 20 $ready $PORT; then
-		bad "$label: server did not listen"
-		rc=1
-	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p $PORT "$@" "$saddr" >"$logf.cli" 2>&1; then
-		bad "$label: client failed"
-		rc=1
-	fi
-	n=100
-	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
-	if kill -0 $spid 2>/dev/null; then
-		bad "$label: server hung"
-		kill -KILL $spid
-		rc=1
-	fi
-	wait $spid || { [ $rc != 0 ] || bad "$label: server failed"; rc=1; }
-	if [ $rc = 0 ]; then
-		ok "$label: $(grep -hE 'bytes in|^ *[0-9]+ +[0-9]+ ' "$logf.cli" | tail -1 | tr -s ' ')"
-	else
-		sed 's/^/    srv: /' "$logf.srv" | tail -15
-		sed 's/^/    cli: /' "$logf.cli" | tail -15
-	fi
+	vm_run_pair "$1" $ready $PORT "${@:2}" || true
 }
 
 # Frames the veth pair dropped. With roxed's XDP program on rxb, veth

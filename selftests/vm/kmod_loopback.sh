@@ -33,38 +33,15 @@ bad() { log "FAIL: $*"; fail=1; }
 
 rping_listening() { rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"; }
 
-# run NAME READY PROG ARGS...: PROG's server and client on roxe0, the
+# run NAME PROG ARGS...: PROG's server and client on roxe0, the
 # client towards roxe0's own address B. pingpong takes -g, perftest -x.
 PORT=19000
 run() {
-	local name=$1 prog=$2 gopt=-x rc=0 spid n logf
+	local name=$1 prog=$2 gopt=-x
 	shift 2
 	case "$prog" in ibv_*) gopt=-g ;; esac
 	PORT=$((PORT + 1))
-	logf=$ROXE_VM_OUT/${name// /_}.log
-	"$prog" -d roxe0 "$gopt" "$GR" -p $PORT "$@" >"$logf.srv" 2>&1 &
-	spid=$!
-	if ! vm_wait_for 20 vm_listening $PORT; then
-		bad "$name: server did not listen"
-		rc=1
-	elif ! timeout 120 "$prog" -d roxe0 "$gopt" "$GR" -p $PORT "$@" $B >"$logf.cli" 2>&1; then
-		bad "$name: client failed"
-		rc=1
-	fi
-	n=100
-	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
-	if kill -0 $spid 2>/dev/null; then
-		bad "$name: server hung"
-		kill -KILL $spid
-		rc=1
-	fi
-	wait $spid || { [ $rc != 0 ] || bad "$name: server failed"; rc=1; }
-	if [ $rc = 0 ]; then
-		ok "$name: $(grep -hE 'bytes in|^ *[0-9]+ +[0-9]+ ' "$logf.cli" | tail -1 | tr -s ' ')"
-	else
-		sed 's/^/    srv: /' "$logf.srv" | tail -15
-		sed 's/^/    cli: /' "$logf.cli" | tail -15
-	fi
+	vm_run_pair "$name" vm_listening $PORT "$prog" roxe0 "$GR" roxe0 "$GR" $B "$gopt" "$@" || true
 }
 
 step_rping() {

@@ -182,6 +182,41 @@ vm_no_dev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 # libibverbs, uverbs comes last
 vm_verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; }
 
+# vm_run_pair LABEL READY PORT PROG SDEV SGID CDEV CGID SADDR GOPT ARGS...:
+# a verbs/perftest server on SDEV (GID index SGID) and its client on CDEV
+# towards SADDR, port PORT; READY PORT says the server listens. GOPT is
+# the program's GID option (-g for the pingpongs, -x for perftest). The
+# caller's ok/bad report; logs under $ROXE_VM_OUT. 0 when both succeeded.
+vm_run_pair() {
+	local label=$1 ready=$2 port=$3 prog=$4 sdev=$5 sg=$6 cdev=$7 cg=$8 saddr=$9 gopt=${10}
+	local rc=0 spid n logf=$ROXE_VM_OUT/${1// /_}.log
+	shift 10
+	"$prog" -d "$sdev" "$gopt" "$sg" -p "$port" "$@" >"$logf.srv" 2>&1 &
+	spid=$!
+	if ! vm_wait_for 20 "$ready" "$port"; then
+		bad "$label: server did not listen"
+		rc=1
+	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p "$port" "$@" "$saddr" >"$logf.cli" 2>&1; then
+		bad "$label: client failed"
+		rc=1
+	fi
+	n=100
+	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	if kill -0 $spid 2>/dev/null; then
+		bad "$label: server hung"
+		kill -KILL $spid
+		rc=1
+	fi
+	wait $spid || { [ $rc != 0 ] || bad "$label: server failed"; rc=1; }
+	if [ $rc = 0 ]; then
+		ok "$label: $(grep -hE 'bytes in|^ *[0-9]+ +[0-9]+ ' "$logf.cli" | tail -1 | tr -s ' ')"
+	else
+		sed 's/^/    srv: /' "$logf.srv" | tail -15
+		sed 's/^/    cli: /' "$logf.cli" | tail -15
+	fi
+	return $rc
+}
+
 # vm_rxe_counters DEV: DEV's hw_counters, "name value" a line
 vm_rxe_counters() {
 	local f
