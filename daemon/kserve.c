@@ -290,6 +290,31 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 	return 0;
 }
 
+/* ibv_resize_cq: the engines move to the new ring (the module's shape),
+ * then the old ring goes from this process before we answer. */
+static int resize_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
+{
+	struct ks_map m = { 0 };
+	struct ks_cq *c;
+	int err;
+
+	if (k->cqn >= ROXE_MAX_CQ || !ks->cq[k->cqn].cq)
+		return -EINVAL;
+	c = &ks->cq[k->cqn];
+	err = map_queue(ks, &k->q, sizeof(struct ib_uverbs_wc), &m);
+	if (!err)
+		err = roxe_served_cq_resize(c->cq, m.p, queue_geom(&k->q));
+	if (err) {
+		unmap(&m);
+		return err;
+	}
+	unmap(&c->map);
+	c->map = m;
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "resize cq %u: %u entries", k->cqn, k->q.slots - 1);
+	return 0;
+}
+
 static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 {
 	struct roxe_pd *pd = pd_get(ks, k->pdn);
@@ -529,6 +554,8 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	switch (c->op) {
 	case ROXE_KOP_CREATE_CQ:
 		return create_cq(ks, &c->cq);
+	case ROXE_KOP_RESIZE_CQ:
+		return resize_cq(ks, &c->cq);
 	case ROXE_KOP_CREATE_SRQ:
 		return create_srq(ks, &c->srq);
 	case ROXE_KOP_CREATE_QP:

@@ -278,6 +278,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.query_srq = roxe_query_srq,
 	.reg_user_mr = roxe_reg_user_mr,
 	.req_notify_cq = roxe_req_notify_cq,
+	.resize_cq = roxe_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),

@@ -388,6 +388,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* srq.c */
 int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

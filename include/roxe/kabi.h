@@ -85,6 +85,7 @@ enum roxe_kabi_op {
 	ROXE_KOP_DESTROY_AH,	/* id: its ah_num */
 	ROXE_KOP_ATTACH_MCAST,	/* struct roxe_kabi_mcast */
 	ROXE_KOP_DETACH_MCAST,	/* struct roxe_kabi_mcast */
+	ROXE_KOP_RESIZE_CQ,	/* struct roxe_kabi_cq: cqn and its new queue */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -100,6 +101,17 @@ struct roxe_kabi_cq {
 	__u32	pad;
 	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
 };
+
+/*
+ * ROXE_KOP_RESIZE_CQ (ibv_resize_cq on a user CQ): q is a new, empty
+ * queue. roxed stops producing into the CQ's ring, moves its outstanding
+ * CQEs (consumer to producer index of the old ring) in order to slots 0..
+ * n-1 of the new one, sets its producer index to n, then produces only
+ * there and unmaps the old ring before it answers 0. If the CQEs do not
+ * fit it answers -EINVAL and keeps the old ring. On 0 the module frees the
+ * old ring and the application maps the new one; on anything else the
+ * module frees the new one.
+ */
 
 struct roxe_kabi_srq {
 	__u32	srqn;
