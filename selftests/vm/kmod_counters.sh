@@ -9,7 +9,10 @@
 #     the 1000 SENDs the two sides made, and its loopback_pkts equals what
 #     `roxectl stats` counts as loopback (roxed's totals, pushed each
 #     second into the area roxe.ko reads them from);
-#   - the same numbers in sysfs (ports/1/hw_counters).
+#   - the same numbers in sysfs (ports/1/hw_counters);
+#   - ibv_resize_cq through the stock rxe provider (kmod_resize_cq.c):
+#     below the CQEs outstanding EINVAL, up and down keeping them in
+#     order, then RC SEND round trips over the resized CQ.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -23,6 +26,7 @@ IP=/usr/sbin/ip
 KO=${ROXE_TOP:-}/build/kmod/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
+RESIZE=${ROXE_TOP:-}/build/vm/kmod_resize_cq
 fail=0
 
 log() { echo "kmod_counters: $*"; }
@@ -103,6 +107,13 @@ guest_main() {
 	v=$(cat $f 2>/dev/null) || v=
 	[ -n "$v" ] && [ "$v" -ge "${s1:-1}" ] && ok "$f: $v" || bad "$f: ${v:-missing}"
 
+	if "$RESIZE" roxe0 >"$ROXE_VM_OUT/resize.log" 2>&1; then
+		ok "kmod_resize_cq roxe0:"
+	else
+		bad "kmod_resize_cq roxe0:"
+	fi
+	sed 's/^/    /' "$ROXE_VM_OUT/resize.log"
+
 	kill -TERM $ROXED_PID
 	wait $ROXED_PID || true
 	vm_wait_for 10 vm_no_dev roxe0 || bad "roxe0 stays after roxed's SIGTERM"
@@ -123,8 +134,10 @@ host_main() {
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
-	vm_run_guest kmod_counters "$out" 200 \
+	vm_build_prog kmod_counters "$top" kmod_resize_cq
+	vm_run_guest kmod_counters "$out" 240 \
 		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/vm/kmod_resize_cq" \
 		--add "$top/build/bin/roxectl" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_counters: PASS"
 	exit $KSFT_PASS
