@@ -71,6 +71,7 @@ struct roxe_kserve {
 	struct roxe_pd		**pd;		/* ROXE_MAX_PD, by pdn, made on first use */
 	uint64_t		commands, command_errors, async_events, async_lost;
 	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
+	struct roxe_qp_stats	retired;	/* counters of destroyed QPs */
 };
 
 static const char *const state_names[] = {
@@ -215,10 +216,29 @@ static void forward_events(struct roxe_kserve *ks)
 }
 
 /* --- the objects ---------------------------------------------------------------- */
-static void qp_forget(struct ks_qp *q)
+/* Sum of the per-QP counters roxed's port counters add up. */
+static void qp_stats_add(struct roxe_qp_stats *sum, const struct roxe_qp_stats *s)
 {
-	if (q->qp)
+#define ADD(f) sum->f += __atomic_load_n(&s->f, __ATOMIC_RELAXED);
+	ADD(rx_packets) ADD(rx_bytes) ADD(rx_drop_no_socket) ADD(rx_drop_malformed)
+	ADD(tx_packets) ADD(tx_bytes) ADD(retransmits) ADD(nak_seq_err_sent)
+	ADD(nak_inv_req_sent) ADD(nak_rem_access_sent) ADD(nak_rem_op_sent)
+	ADD(nak_seq_err_rcvd) ADD(nak_inv_req_rcvd) ADD(nak_rem_access_rcvd)
+	ADD(nak_rem_op_rcvd) ADD(rnr_nak_sent) ADD(rnr_nak_rcvd) ADD(duplicates)
+	ADD(out_of_sequence) ADD(timeouts) ADD(icrc_errors)
+#undef ADD
+}
+
+static void qp_forget(struct roxe_kserve *ks, unsigned qpn)
+{
+	struct ks_qp *q = &ks->qp[qpn];
+
+	if (q->qp) {
 		roxe_destroy_qp(q->qp);	/* returns once its engine let go */
+		/* its counters stay in the port's totals (the QPN's are
+		 * zeroed when a new QP takes it) */
+		qp_stats_add(&ks->retired, &ks->dev->qp_stats[qpn]);
+	}
 	unmap(&q->sq);
 	unmap(&q->rq);
 	memset(q, 0, sizeof(*q));
@@ -270,6 +290,31 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 	return 0;
 }
 
+/* ibv_resize_cq: the engines move to the new ring (the module's shape),
+ * then the old ring goes from this process before we answer. */
+static int resize_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
+{
+	struct ks_map m = { 0 };
+	struct ks_cq *c;
+	int err;
+
+	if (k->cqn >= ROXE_MAX_CQ || !ks->cq[k->cqn].cq)
+		return -EINVAL;
+	c = &ks->cq[k->cqn];
+	err = map_queue(ks, &k->q, sizeof(struct ib_uverbs_wc), &m);
+	if (!err)
+		err = roxe_served_cq_resize(c->cq, m.p, queue_geom(&k->q));
+	if (err) {
+		unmap(&m);
+		return err;
+	}
+	unmap(&c->map);
+	c->map = m;
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "resize cq %u: %u entries", k->cqn, k->q.slots - 1);
+	return 0;
+}
+
 static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 {
 	struct roxe_pd *pd = pd_get(ks, k->pdn);
@@ -308,7 +353,7 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	if (k->srqn != ~0U && (k->srqn >= ROXE_MAX_SRQ || !ks->srq[k->srqn].srq))
 		return -ENOENT;
 	q = &ks->qp[k->qpn];
-	qp_forget(q);
+	qp_forget(ks, k->qpn);
 	err = map_queue(ks, &k->sq, sizeof(struct rxe_send_wqe), &q->sq);
 	if (!err && k->srqn == ~0U)
 		err = map_queue(ks, &k->rq, sizeof(struct rxe_recv_wqe), &q->rq);
@@ -341,7 +386,7 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 			k->send_cqn, k->recv_cqn);
 	return 0;
 fail:
-	qp_forget(q);
+	qp_forget(ks, k->qpn);
 	return err;
 }
 
@@ -509,6 +554,8 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	switch (c->op) {
 	case ROXE_KOP_CREATE_CQ:
 		return create_cq(ks, &c->cq);
+	case ROXE_KOP_RESIZE_CQ:
+		return resize_cq(ks, &c->cq);
 	case ROXE_KOP_CREATE_SRQ:
 		return create_srq(ks, &c->srq);
 	case ROXE_KOP_CREATE_QP:
@@ -547,7 +594,7 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	case ROXE_KOP_DESTROY_QP:
 		if (c->id >= ROXE_MAX_QPS)
 			return -EINVAL;
-		qp_forget(&ks->qp[c->id]);
+		qp_forget(ks, c->id);
 		what = "destroy qp %u";
 		break;
 	case ROXE_KOP_DEREG_MR:
@@ -652,7 +699,7 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 		return;
 	/* QPs first: they hold the CQs, SRQs and PDs. */
 	for (unsigned i = 0; ks->qp && i < ROXE_MAX_QPS; i++)
-		qp_forget(&ks->qp[i]);
+		qp_forget(ks, i);
 	for (unsigned i = 0; ks->mr && i < ROXE_MAX_MR; i++)
 		mr_forget(&ks->mr[i]);
 	for (unsigned i = 1; i < ROXE_KABI_MAX_AH; i++)
@@ -695,4 +742,46 @@ void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *s
 	st->async_events = ks->async_events;
 	st->async_lost = ks->async_lost;
 	st->cq_events = atomic_load_explicit(&ks->cq_events, memory_order_relaxed);
+}
+
+void roxe_kserve_push_stats(struct roxe_kserve *ks)
+{
+	struct roxe_qp_stats t = ks->retired;
+	uint64_t v[ROXE_KSTAT__COUNT] = { 0 };
+
+	if (!ks->shared)
+		return;
+	for (unsigned i = 0; i < ROXE_MAX_QPS; i++)
+		if (ks->qp[i].qp)
+			qp_stats_add(&t, &ks->dev->qp_stats[i]);
+	for (unsigned i = 0; i < ks->dev->nengines; i++) {
+		const struct roxe_engine_stats *e = &ks->dev->eng_stats[i];
+
+		v[ROXE_KSTAT_RX_DROP_ADDR] += __atomic_load_n(&e->rx_drop_addr, __ATOMIC_RELAXED);
+		v[ROXE_KSTAT_LOOPBACK] += __atomic_load_n(&e->loopback, __ATOMIC_RELAXED);
+		v[ROXE_KSTAT_LOOPBACK_DROP] += __atomic_load_n(&e->loopback_drop,
+							       __ATOMIC_RELAXED);
+	}
+	v[ROXE_KSTAT_SENT_PKTS] = t.tx_packets;
+	v[ROXE_KSTAT_RCVD_PKTS] = t.rx_packets;
+	v[ROXE_KSTAT_SENT_BYTES] = t.tx_bytes;
+	v[ROXE_KSTAT_RCVD_BYTES] = t.rx_bytes;
+	v[ROXE_KSTAT_DUP_REQ] = t.duplicates;
+	v[ROXE_KSTAT_OOS_REQ] = t.out_of_sequence;
+	v[ROXE_KSTAT_RCVD_RNR] = t.rnr_nak_rcvd;
+	v[ROXE_KSTAT_SEND_RNR] = t.rnr_nak_sent;
+	v[ROXE_KSTAT_RCVD_SEQ_ERR] = t.nak_seq_err_rcvd;
+	v[ROXE_KSTAT_SENT_SEQ_ERR] = t.nak_seq_err_sent;
+	v[ROXE_KSTAT_RCVD_NAKS] = t.nak_seq_err_rcvd + t.nak_inv_req_rcvd +
+				  t.nak_rem_access_rcvd + t.nak_rem_op_rcvd;
+	v[ROXE_KSTAT_SENT_NAKS] = t.nak_seq_err_sent + t.nak_inv_req_sent +
+				  t.nak_rem_access_sent + t.nak_rem_op_sent;
+	v[ROXE_KSTAT_RETRANSMITS] = t.retransmits;
+	v[ROXE_KSTAT_TIMEOUTS] = t.timeouts;
+	v[ROXE_KSTAT_ICRC_ERR] = t.icrc_errors;
+	v[ROXE_KSTAT_RX_DROP_NO_SOCKET] = t.rx_drop_no_socket;
+	v[ROXE_KSTAT_RX_DROP_MALFORMED] = t.rx_drop_malformed;
+	/* the module reads each value on its own: aligned 64-bit stores */
+	for (unsigned i = 0; i < ROXE_KSTAT__COUNT; i++)
+		__atomic_store_n(&ks->shared->stats.val[i], v[i], __ATOMIC_RELAXED);
 }

@@ -37,5 +37,9 @@ struct roxe_kserve_stats {
 	uint64_t	cq_events;	/* completion events raised */
 };
 void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *st);
+/* Store the port's counter totals (every QP's, destroyed ones' included,
+ * and the engines') in the area the module reads them from
+ * (struct roxe_kabi_port_stats): `rdma statistic show link roxe0/1`. */
+void roxe_kserve_push_stats(struct roxe_kserve *ks);
 
 #endif /* ROXE_KSERVE_H */

@@ -209,7 +209,7 @@ static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_dev
 		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
 {
 	const char *ifname = da->ifname;
-	time_t started = time(NULL);
+	time_t started = time(NULL), pushed = 0;
 
 	for (;;) {
 		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
@@ -238,6 +238,11 @@ static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_dev
 				logmsg(LOG_ERR, "command channel: %s", strerror(-err));
 				return 1;
 			}
+		}
+		/* port counters for `rdma statistic`: at most a second old */
+		if (time(NULL) != pushed) {
+			roxe_kserve_push_stats(ks);
+			pushed = time(NULL);
 		}
 		if (ioctl(fd, ROXE_IOC_INFO, info) < 0) {
 			logmsg(LOG_ERR, "device info: %s", strerror(errno));

@@ -91,6 +91,65 @@ int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * ibv_resize_cq on a user CQ, as rxe: the new size holds at least the
+ * CQEs outstanding (else -EINVAL), which keep their order, and the
+ * provider maps the new ring from rxe_resize_cq_resp. roxed moves its
+ * engines to the new ring and lets go of the old one (ROXE_KOP_RESIZE_CQ)
+ * before we swap ours under flush_lock (the death flush produces there)
+ * and free the old one. The application holds its CQ lock meanwhile, so
+ * its consumer index stays put. Kernel CQs: not supported.
+ */
+int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibcq->device);
+	struct roxe_cq *cq = to_rcq(ibcq);
+	struct rxe_resize_cq_resp resp = {};
+	struct roxe_kabi_cmd cmd = {};
+	struct roxe_kqueue nq = {}, old;
+	unsigned long flags;
+	u32 entries, prod, cons, mask;
+	int err;
+
+	if (cq->kernel || !udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > ROXE_MAX_CQE || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	/* early answer; roxed checks again where no CQE can come in between */
+	mask = cq->q.slots - 1;
+	prod = smp_load_acquire(&cq->q.buf->producer_index) & mask;
+	cons = smp_load_acquire(&cq->q.buf->consumer_index) & mask;
+	if ((u32)cqe < ((prod - cons) & mask))
+		return -EINVAL;
+	entries = cqe;
+	err = roxe_kqueue_alloc(rdev, &nq, &entries, sizeof(struct ib_uverbs_wc));
+	if (err)
+		return err;
+	err = roxe_kqueue_export(&nq, udata, &resp.mi);
+	if (!err)
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto free_new;
+	cmd.op = ROXE_KOP_RESIZE_CQ;
+	cmd.cq.cqn = cq->cqn;
+	roxe_kqueue_describe(&nq, &cmd.cq.q);
+	err = roxe_chan_call(&rdev->chan, &cmd);
+	if (err)
+		goto free_new;
+	spin_lock_irqsave(&cq->flush_lock, flags);
+	old = cq->q;
+	cq->q = nq;
+	spin_unlock_irqrestore(&cq->flush_lock, flags);
+	ibcq->cqe = entries;
+	roxe_kqueue_free(rdev, &old);
+	return 0;
+
+free_new:
+	/* a mapping roxed or the application made keeps its pages */
+	roxe_kqueue_free(rdev, &nq);
+	return err;
+}
+
 /* Armed until the next completion event, which roxed raises (CQ_EVENT). */
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {

@@ -237,6 +237,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = ROXE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = roxe_alloc_hw_port_stats,
 	.alloc_mr = roxe_alloc_mr,
 	.alloc_pd = roxe_alloc_pd,
 	.alloc_ucontext = roxe_alloc_ucontext,
@@ -256,6 +257,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.detach_mcast = roxe_detach_mcast,
 	.disassociate_ucontext = roxe_disassociate_ucontext,
 	.get_dma_mr = roxe_get_dma_mr,
+	.get_hw_stats = roxe_get_hw_stats,
 	.get_link_layer = roxe_get_link_layer,
 	.get_netdev = roxe_get_netdev,
 	.get_port_immutable = roxe_get_port_immutable,
@@ -276,6 +278,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.query_srq = roxe_query_srq,
 	.reg_user_mr = roxe_reg_user_mr,
 	.req_notify_cq = roxe_req_notify_cq,
+	.resize_cq = roxe_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),

@@ -300,6 +300,10 @@ bool roxe_serves(struct net_device *ndev);
 int roxe_cdev_init(void);
 void roxe_cdev_exit(void);
 
+/* stats.c: port counters from roxed's totals in the shared area */
+struct rdma_hw_stats *roxe_alloc_hw_port_stats(struct ib_device *ib, u32 port);
+int roxe_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *stats, u32 port, int index);
+
 /* datapath.c: the shared page, doorbells, arming, events from roxed */
 int roxe_shared_alloc(struct roxe_dev *rdev);
 void roxe_shared_free(struct roxe_dev *rdev);
@@ -384,6 +388,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* srq.c */
 int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

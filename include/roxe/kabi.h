@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	5
+#define ROXE_KABI_VERSION	6
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -85,6 +85,7 @@ enum roxe_kabi_op {
 	ROXE_KOP_DESTROY_AH,	/* id: its ah_num */
 	ROXE_KOP_ATTACH_MCAST,	/* struct roxe_kabi_mcast */
 	ROXE_KOP_DETACH_MCAST,	/* struct roxe_kabi_mcast */
+	ROXE_KOP_RESIZE_CQ,	/* struct roxe_kabi_cq: cqn and its new queue */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -100,6 +101,17 @@ struct roxe_kabi_cq {
 	__u32	pad;
 	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
 };
+
+/*
+ * ROXE_KOP_RESIZE_CQ (ibv_resize_cq on a user CQ): q is a new, empty
+ * queue. roxed stops producing into the CQ's ring, moves its outstanding
+ * CQEs (consumer to producer index of the old ring) in order to slots 0..
+ * n-1 of the new one, sets its producer index to n, then produces only
+ * there and unmaps the old ring before it answers 0. If the CQEs do not
+ * fit it answers -EINVAL and keeps the old ring. On 0 the module frees the
+ * old ring and the application maps the new one; on anything else the
+ * module frees the new one.
+ */
 
 struct roxe_kabi_srq {
 	__u32	srqn;
@@ -265,9 +277,47 @@ struct roxe_kabi_db_ring {
 	__u32	qpn[ROXE_KABI_DB_SLOTS];	/* [count % ROXE_KABI_DB_SLOTS] */
 };
 
+/*
+ * Port counters (the ib_device's hardware counters: `rdma statistic show
+ * link roxe0/1`). roxed stores its per-port totals here (every QP's
+ * counters, those of destroyed QPs included, and its engines'), each an
+ * aligned 64-bit store, about once a second; the module only reads them,
+ * so a stopped roxed leaves the last values. Indexes never change meaning;
+ * new counters go before ROXE_KSTAT__COUNT.
+ */
+enum roxe_kabi_stat {
+	ROXE_KSTAT_SENT_PKTS,		/* tx_packets */
+	ROXE_KSTAT_RCVD_PKTS,		/* rx_packets */
+	ROXE_KSTAT_SENT_BYTES,
+	ROXE_KSTAT_RCVD_BYTES,
+	ROXE_KSTAT_DUP_REQ,		/* duplicates */
+	ROXE_KSTAT_OOS_REQ,		/* out_of_sequence */
+	ROXE_KSTAT_RCVD_RNR,		/* rnr_nak_rcvd */
+	ROXE_KSTAT_SEND_RNR,		/* rnr_nak_sent */
+	ROXE_KSTAT_RCVD_SEQ_ERR,	/* nak_seq_err_rcvd */
+	ROXE_KSTAT_SENT_SEQ_ERR,	/* nak_seq_err_sent */
+	ROXE_KSTAT_RCVD_NAKS,		/* every NAK but RNR */
+	ROXE_KSTAT_SENT_NAKS,
+	ROXE_KSTAT_RETRANSMITS,
+	ROXE_KSTAT_TIMEOUTS,
+	ROXE_KSTAT_ICRC_ERR,
+	ROXE_KSTAT_RX_DROP_ADDR,
+	ROXE_KSTAT_RX_DROP_NO_SOCKET,
+	ROXE_KSTAT_RX_DROP_MALFORMED,
+	ROXE_KSTAT_LOOPBACK,
+	ROXE_KSTAT_LOOPBACK_DROP,
+	ROXE_KSTAT__COUNT
+};
+#define ROXE_KABI_MAX_STATS	32
+
+struct roxe_kabi_port_stats {
+	__u64	val[ROXE_KABI_MAX_STATS];	/* [enum roxe_kabi_stat] */
+};
+
 struct roxe_kabi_shared {
 	__u8			cq_armed[ROXE_KABI_MAX_CQ];
 	struct roxe_kabi_db_ring db[ROXE_KABI_MAX_ENGINES];
+	struct roxe_kabi_port_stats stats;	/* roxed writes, module reads */
 };
 
 /* ROXE_IOC_SERVE: roxed's engines are ready; doorbells go to them. */

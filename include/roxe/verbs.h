@@ -106,6 +106,10 @@ int roxe_comp_channel_fd(const struct roxe_comp_channel *ch);
 int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
 		   struct roxe_comp_channel *ch, struct roxe_cq **cq);
 int roxe_destroy_cq(struct roxe_cq *cq);			/* -EBUSY with QPs */
+/* At least cqe entries (1..ROXE_MAX_CQE), the completions not yet polled
+ * kept in order; -EINVAL if more than cqe are outstanding. Not while
+ * another thread polls the CQ. */
+int roxe_resize_cq(struct roxe_cq *cq, int cqe);
 /* Returns the number of completions (0..n), or -EOVERFLOW once after the
  * CQ overran (the CQ is then in error; an IBV_EVENT_CQ_ERR is queued). */
 int roxe_poll_cq(struct roxe_cq *cq, int n, struct ibv_wc *wc);

@@ -670,4 +670,134 @@ TEST_F(served, fast_reg_window)
 	free(window);
 }
 
+/* Outstanding CQEs of the application's CQ ring within timeout_ms: n. */
+static bool cq_holds(const struct rxe_queue_buf *b, struct roxe_queue_geom g, uint32_t n,
+		     int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms * 10; i++) {
+		uint32_t p = __atomic_load_n(&b->producer_index, __ATOMIC_ACQUIRE);
+		uint32_t c = __atomic_load_n(&b->consumer_index, __ATOMIC_ACQUIRE);
+
+		if (((p - c) & g.mask) == n)
+			return true;
+		usleep(100);
+	}
+	return false;
+}
+
+/* The application SENDs n times (ids from id), the peer receives them. */
+static void app_sends(struct app *a, struct side *s0, struct roxe_device *dev, uint64_t id,
+		      unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		post_recv1(s0->qp, 1000 + id + i, s0->buf, 256, s0->mr->lkey);
+		app_wqe(a, IBV_WR_SEND, id + i, APP_IOVA, 64, 0, 0);
+		app_post(a, dev);
+	}
+}
+
+/* ibv_resize_cq as roxed serves it (ROXE_KOP_RESIZE_CQ): smaller than the
+ * CQEs outstanding is refused and the old ring stays; else the outstanding
+ * CQEs move in order to the new ring's slots 0.., and from then on the
+ * engine produces only there (the old ring is never written again). */
+TEST_F(served, cq_resize)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct rxe_queue_buf *small, *nb, *old = a->r.cqb;
+	struct roxe_queue_geom sg, ng, bad;
+	struct ib_uverbs_wc uwc;
+	struct ibv_wc wc[10];
+	uint32_t old_prod;
+
+	app_sends(a, s0, s1->dev, 100, 10);
+	ASSERT_TRUE(cq_holds(old, a->r.cqg, 10, 2000));
+	ASSERT_EQ(10, poll_n(s0->cq, wc, 10, 2000));
+	for (unsigned i = 0; i < 2; i++) {
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+		EXPECT_EQ(100u + i, uwc.wr_id);
+	}
+
+	/* 8 outstanding: a ring of 7 is refused, the CQ stays as it was */
+	small = roxe_queue_buf_alloc(4, sizeof(struct ib_uverbs_wc), &sg);
+	ASSERT_TRUE(small);
+	ASSERT_EQ(7u, sg.mask);
+	EXPECT_EQ(-EINVAL, roxe_served_cq_resize(a->cq, small, sg));
+	bad = (struct roxe_queue_geom){ .mask = 6, .log2_elem = sg.log2_elem };
+	EXPECT_EQ(-EINVAL, roxe_served_cq_resize(a->cq, small, bad));
+	EXPECT_EQ(-EINVAL, roxe_resize_cq(a->cq, 100));	/* served: not the embedded call */
+	EXPECT_EQ(0u, __atomic_load_n(&small->producer_index, __ATOMIC_RELAXED));
+	EXPECT_TRUE(cq_holds(old, a->r.cqg, 8, 10));
+
+	/* a ring of 15: the 8 move there in order */
+	nb = roxe_queue_buf_alloc(15, sizeof(struct ib_uverbs_wc), &ng);
+	ASSERT_TRUE(nb);
+	ASSERT_EQ(0, roxe_served_cq_resize(a->cq, nb, ng));
+	old_prod = __atomic_load_n(&old->producer_index, __ATOMIC_RELAXED);
+	EXPECT_EQ(8u, __atomic_load_n(&nb->producer_index, __ATOMIC_RELAXED));
+	EXPECT_EQ(0u, __atomic_load_n(&nb->consumer_index, __ATOMIC_RELAXED));
+	a->r.cqb = nb;
+	a->r.cqg = ng;
+	roxe_queue_init_consumer(&a->r.cq_cons, nb, ng);
+	for (unsigned i = 2; i < 10; i++) {
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+		EXPECT_EQ(100u + i, uwc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	}
+
+	/* traffic goes on into the new ring, never the old one */
+	for (unsigned round = 0; round < 3; round++) {
+		app_sends(a, s0, s1->dev, 200 + 10 * round, 10);
+		for (unsigned i = 0; i < 10; i++) {
+			ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+			EXPECT_EQ(200u + 10 * round + i, uwc.wr_id);
+			EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+		}
+		ASSERT_EQ(10, poll_n(s0->cq, wc, 10, 2000));
+	}
+	EXPECT_EQ(old_prod, __atomic_load_n(&old->producer_index, __ATOMIC_RELAXED));
+	EXPECT_EQ(0u, __atomic_load_n(&small->producer_index, __ATOMIC_RELAXED));
+	free(small);
+	free(old);
+}
+
+/* The embedded API's roxe_resize_cq: up and down, completions kept in
+ * order, fewer entries than outstanding refused, traffic goes on. */
+TEST_F(served, embedded_cq_resize)
+{
+	struct side *s0 = &self->p.s[0];
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct ibv_wc wc[16];
+
+	EXPECT_EQ(-EINVAL, roxe_resize_cq(s0->cq, 0));
+	EXPECT_EQ(-EINVAL, roxe_resize_cq(s0->cq, ROXE_MAX_CQE + 1));
+	/* 6 receive completions on the peer's CQ, one polled */
+	for (unsigned i = 0; i < 6; i++) {
+		ASSERT_EQ(0, post_recv1(s0->qp, 300 + i, s0->buf + 4096 * i, 256, s0->mr->lkey));
+		app_wqe(a, IBV_WR_SEND, 400 + i, APP_IOVA, 32, 0, 0);
+		app_post(a, self->p.s[1].dev);
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	}
+	ASSERT_TRUE(cq_holds(s0->cq->buf, (struct roxe_queue_geom){ .mask = s0->cq->cons.mask },
+			     6, 2000));
+	ASSERT_EQ(1, poll_n(s0->cq, wc, 1, 2000));
+	EXPECT_EQ(300u, wc[0].wr_id);
+	EXPECT_EQ(-EINVAL, roxe_resize_cq(s0->cq, 4));	/* 5 outstanding */
+	ASSERT_EQ(0, roxe_resize_cq(s0->cq, 5));	/* down: exactly 5 */
+	ASSERT_EQ(0, roxe_resize_cq(s0->cq, 4000));	/* up */
+	ASSERT_EQ(5, poll_n(s0->cq, wc, 5, 2000));
+	for (unsigned i = 0; i < 5; i++)
+		EXPECT_EQ(301u + i, wc[i].wr_id);
+	for (unsigned i = 0; i < 16; i++) {
+		ASSERT_EQ(0, post_recv1(s0->qp, 500 + i, s0->buf, 256, s0->mr->lkey));
+		app_wqe(a, IBV_WR_SEND, 600 + i, APP_IOVA, 32, 0, 0);
+		app_post(a, self->p.s[1].dev);
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	}
+	ASSERT_EQ(16, poll_n(s0->cq, wc, 16, 2000));
+	for (unsigned i = 0; i < 16; i++)
+		EXPECT_EQ(500u + i, wc[i].wr_id);
+}
+
 TEST_HARNESS_MAIN

@@ -119,6 +119,74 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 	return 0;
 }
 
+/*
+ * Resizing: move cq's outstanding CQEs (from cons, the consumer's index,
+ * up to the producer's) in order to slots 0.. of the empty ring buf, and
+ * produce into buf from then on. Engines produce only under cq->lock, so
+ * none writes the old ring once this returns 0. -EINVAL when more than
+ * limit CQEs are outstanding (the old ring stays).
+ */
+static int cq_move(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_queue_geom g,
+		   uint32_t cons, uint32_t limit)
+{
+	struct roxe_queue old, nq;
+	uint32_t n;
+
+	pthread_spin_lock(&cq->lock);
+	old = cq->prod;
+	cons &= old.mask;
+	n = (old.index - cons) & old.mask;
+	if (n > limit || n > g.mask) {
+		pthread_spin_unlock(&cq->lock);
+		return -EINVAL;
+	}
+	__atomic_store_n(&buf->consumer_index, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&buf->producer_index, 0, __ATOMIC_RELAXED);
+	roxe_queue_init_producer(&nq, buf, g);
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(roxe_queue_producer_slot(&nq), roxe_queue_slot(&old, cons + i),
+		       sizeof(struct ib_uverbs_wc));
+		roxe_queue_produce(&nq);
+	}
+	cq->prod = nq;
+	cq->buf = buf;
+	cq->cqe = (int)g.mask;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+int roxe_resize_cq(struct roxe_cq *cq, int cqe)
+{
+	struct rxe_queue_buf *old, *buf;
+	struct roxe_queue_geom g;
+	int err;
+
+	if (!cq || cq->served_event || cqe < 1 || cqe > ROXE_MAX_CQE)
+		return -EINVAL;
+	buf = roxe_queue_buf_alloc((uint32_t)cqe, sizeof(struct ib_uverbs_wc), &g);
+	if (!buf)
+		return -ENOMEM;
+	old = cq->buf;
+	err = cq_move(cq, buf, g, cq->cons.index, (uint32_t)cqe);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	roxe_queue_init_consumer(&cq->cons, buf, g);
+	free(old);
+	return 0;
+}
+
+/* The application (through the module) maps buf once we return 0; its
+ * consumer index in the old ring, read once, says where its CQEs start. */
+int roxe_served_cq_resize(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_queue_geom g)
+{
+	if (!cq || !buf || !cq->served_event || !roxe_queue_geom_ok(g, sizeof(struct ib_uverbs_wc)))
+		return -EINVAL;
+	return cq_move(cq, buf, g, __atomic_load_n(&cq->buf->consumer_index, __ATOMIC_ACQUIRE),
+		       g.mask);
+}
+
 int roxe_destroy_cq(struct roxe_cq *cq)
 {
 	struct roxe_comp_channel *ch;

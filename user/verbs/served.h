@@ -33,6 +33,11 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
 			  void *ctx, struct roxe_cq **cq);
+/* Produce into buf (empty, of shape g) from now on, the CQEs the
+ * application had not polled from the old ring moved there in order:
+ * 0, or -EINVAL when they do not fit (the old ring stays). The caller
+ * unmaps the old ring after 0. */
+int roxe_served_cq_resize(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_queue_geom g);
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
 			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
 			   struct roxe_srq **srq);

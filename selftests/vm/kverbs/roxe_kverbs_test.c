@@ -560,6 +560,9 @@ static void test_event(void)
 	if (!err)
 		err = poll_one(pa.scq, &wc);
 	CHECK(!err && wc.status == IB_WC_SUCCESS, "event's completion polled");
+	/* roxe resizes user CQs only (kmod/README.md) */
+	err = ib_resize_cq(ra.rcq, 256);
+	CHECK(err == -EOPNOTSUPP, "ib_resize_cq on roxe0's kernel CQ: %d (-EOPNOTSUPP)", err);
 }
 
 static void test_ud(void)
