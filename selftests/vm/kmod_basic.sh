@@ -38,7 +38,7 @@ ROUNDS=${ROXE_KMOD_ROUNDS:-50}
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 VERBS=${ROXE_TOP:-}/build/vm/kmod_verbs
 SYS=/sys/class/infiniband
@@ -290,7 +290,7 @@ host_main() {
 	vm_build_prog kmod_basic "$top" kmod_verbs	# the guest's verbs client
 
 	vm_run_guest kmod_basic "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/vm/kmod_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh" --env "ROXE_KMOD_ROUNDS=$ROUNDS"
 	echo "kmod_basic: PASS"

@@ -23,7 +23,7 @@ set -euo pipefail
 KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 PROG=${ROXE_TOP:-}/build/vm/kmod_datapath
 fail=0
 
@@ -79,7 +79,7 @@ host_main() {
 	# the guest's fake daemon and application
 	vm_build_prog kmod_datapath "$top" kmod_datapath -pthread
 
-	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/roxe.ko" \
+	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/$KVER/roxe.ko" \
 		--add "$top/build/vm/kmod_datapath" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_datapath: PASS"
 	exit $KSFT_PASS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# Boot the Debian 6.1 kernel under QEMU (TCG) with the harness initramfs, run
-# a test script inside the guest and exit with its exit code.
+# Boot a Debian kernel under QEMU (TCG) with the harness initramfs, run a
+# test script inside the guest and exit with its exit code. KVER picks the
+# kernel by name (tools/vm/kver.sh: 6.1, the default, 6.12 or a release).
 #
 #   tools/vm/run.sh --script FILE [options]     run FILE (bash) in the guest
 #   tools/vm/run.sh --shell [options]           interactive guest shell
@@ -49,7 +50,7 @@ guest_addr=10.77.0.2
 prefix=24
 guest_mac=52:54:00:77:00:02
 
-script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
+img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
 middle='' fw_args=() fw_spec=''
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
@@ -193,7 +194,7 @@ make_initrd() {
 	} >"$o/roxe/env"
 	[ -z "$script" ] || install -m 0755 "$script" "$o/roxe/test.sh"
 	(cd "$o" && find . | cpio -o -H newc --owner=0:0 --quiet) | gzip -1 >"$tmp/overlay.cpio.gz"
-	cat "$build/initramfs.cpio.gz" "$tmp/overlay.cpio.gz" >"$tmp/initrd"
+	cat "$img/initramfs.cpio.gz" "$tmp/overlay.cpio.gz" >"$tmp/initrd"
 }
 
 # Namespaces of runs that were killed too hard to clean up (SIGKILL): no
@@ -279,7 +280,7 @@ qemu_cmd() {
 	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 	qemu=(qemu-system-x86_64 -accel tcg -smp 1 -m 1G -cpu max
 		-nographic -nodefaults -no-user-config -no-reboot
-		-kernel "$build/vmlinux" -initrd "$tmp/initrd"
+		-kernel "$img/vmlinux" -initrd "$tmp/initrd"
 		-append "console=ttyS0 panic=-1 quiet"
 		-chardev "$con,id=con0,mux=on,signal=off,logfile=$o/console.log"
 		-serial chardev:con0 -mon chardev=con0,mode=readline
@@ -311,6 +312,9 @@ main() {
 	# the LD_PRELOAD linger for stock verbs programs (tools/vm/linger.c),
 	# in every image so that tests with and without it share one
 	[ ! -f "$top/build/lib/roxe-linger.so" ] || adds+=("$top/build/lib/roxe-linger.so")
+	KVER=$("$here/kver.sh" "${KVER:-6.1}") || die "no guest kernel ${KVER:-6.1}"
+	export KVER
+	img=$build/$KVER
 	"$here/build-initramfs.sh" ${adds[@]+"${adds[@]}"} || die "image build failed"
 	prepare_out
 	tmp=$(mktemp -d /tmp/roxevm.XXXXXX)
