@@ -143,6 +143,8 @@ $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
+# the AF_XDP socket dump (sock_diag) goes through libnl
+$(OBJ)/tools/lib/xskdiag.o: ROXE_CFLAGS += $(LIBNL_CFLAGS)
 
 # Tools link the shared libroxe (its public API only), found beside them;
 # make install links them again with the installed library's RUNPATH.

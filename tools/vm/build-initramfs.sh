@@ -26,6 +26,8 @@ top=$(cd "$here/../.." && pwd)
 # would need modprobe inside the guest: load the providers up front.
 modules=(
 	virtio_pci virtio_net 9pnet_virtio 9p veth
+	# AF_XDP sockets for roxectl status (sock_diag)
+	xsk_diag
 	crc32_generic crc32-pclmul
 	ib_core ib_uverbs rdma_rxe
 	# connection management over QP1 MADs: rdma_cm for perftest -R
@@ -38,7 +40,7 @@ modules=(
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
 	/usr/bin/busybox /usr/bin/bash
-	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump
+	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump /usr/sbin/ethtool
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_asyncwatch
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/ibv_srq_pingpong /usr/bin/ibv_xsrq_pingpong

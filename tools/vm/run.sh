@@ -20,6 +20,9 @@
 #   --add PATH      also put PATH (file or directory, ELF files with their
 #                   libraries) into the image at the same path; repeatable
 #   --env NAME=VAL  export NAME to the guest script; repeatable
+#   --queues N      the guest NIC (virtio-net) with N queue pairs (mq=on, a
+#                   multi-queue tap); the guest still starts with one in
+#                   use: `ethtool -L eth0 combined N` turns the rest on
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
 #                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
 #                   the host's packet sockets, so tcpdump there misses it)
@@ -51,7 +54,7 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec=''
+middle='' fw_args=() fw_spec='' queues=1
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -73,6 +76,7 @@ parse_args() {
 		--add) adds+=("${2:?--add needs a path}"); shift ;;
 		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
 		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
+		--queues) queues=${2:?--queues needs a count}; shift ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -84,6 +88,7 @@ parse_args() {
 	[ -n "$script" ] || [ "$shell" = 1 ] || die "need --script FILE or --shell"
 	[ -z "$script" ] || [ -r "$script" ] || die "cannot read $script"
 	[[ "${timeout:-0}" =~ ^[0-9]+$ ]] || die "--timeout wants whole seconds"
+	[[ "$queues" =~ ^[1-8]$ ]] || die "--queues wants 1..8"
 	if [ -z "$timeout" ]; then
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
@@ -213,7 +218,11 @@ setup_netns() {
 	ns=roxevm-$$
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
-	ip -n "$ns" tuntap add dev tap0 mode tap
+	if [ "$queues" -gt 1 ]; then
+		ip -n "$ns" tuntap add dev tap0 mode tap multi_queue
+	else
+		ip -n "$ns" tuntap add dev tap0 mode tap
+	fi
 	[ -n "$middle" ] || ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
 	ip -n "$ns" link set tap0 up
 	[ -z "$middle" ] || setup_middle
@@ -274,6 +283,9 @@ qemu_cmd() {
 	# every frame: no header on the tap when recording. --middle: none
 	# either, so the guest sends whole frames with their checksums done.
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
+	local nic=virtio-net-pci,netdev=net0,mac=$guest_mac,romfile=
+	# one MSI-X vector per queue, plus config and control
+	[ "$queues" = 1 ] || { net+=,queues=$queues; nic+=,mq=on,vectors=$((2 * queues + 2)); }
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
@@ -285,7 +297,7 @@ qemu_cmd() {
 		-chardev "$con,id=con0,mux=on,signal=off,logfile=$o/console.log"
 		-serial chardev:con0 -mon chardev=con0,mode=readline
 		-netdev "$net"
-		-device "virtio-net-pci,netdev=net0,mac=$guest_mac,romfile="
+		-device "$nic"
 		-fsdev "local,id=fs0,path=$o,security_model=none"
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
 	# both directions, whole frames (jumbo ones too)
