@@ -147,6 +147,8 @@ host_main() {
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	self=$(readlink -f "$0")
 	out=$top/build/vm/virtio_mq
+	# virtio-net's AF_XDP zero-copy is the point: the 6.12 guest by default
+	: "${KVER:=6.12}"
 	vm_host_ready
 	for p in roxe-pingpong roxectl; do
 		[ -x "$top/build/bin/$p" ] || host_skip "build/bin/$p missing (make)"

@@ -42,11 +42,17 @@ vm_run_guest() {
 # vm_host_ready: what booting the VM takes on the host (root, QEMU, the
 # guest's kernel image, /dev/net/tun); the caller's host_skip when something
 # is missing. Resolves KVER (a name: 6.1, the default, 6.12 or a release;
-# tools/vm/kver.sh) to the release the guest boots and exports it, for
+# tools/vm/kver.sh; a test run as NAME-SERIES.sh takes SERIES) to the
+# release the guest boots and exports it, for
 # run.sh and for the paths of the modules built for it
 # (build/kmod/$KVER/roxe.ko; the guest finds them by its uname -r).
 vm_host_ready() {
-	local k
+	local k self=${0##*/}
+	# NAME-SERIES.sh (a link to NAME.sh, e.g. kmod_basic-6.12.sh): that
+	# kernel, whatever KVER says
+	case "$self" in
+	*-[0-9]*.[0-9]*.sh) self=${self%.sh} KVER=${self##*-} ;;
+	esac
 	[ "$(id -u)" = 0 ] || host_skip "needs root"
 	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
 	k=$("$(find_top)/tools/vm/kver.sh" "${KVER:-6.1}" 2>/dev/null) ||
