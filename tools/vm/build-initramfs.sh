@@ -26,8 +26,6 @@ top=$(cd "$here/../.." && pwd)
 # would need modprobe inside the guest: load the providers up front.
 modules=(
 	virtio_pci virtio_net 9pnet_virtio 9p veth
-	# AF_XDP sockets for roxectl status (sock_diag)
-	xsk_diag
 	crc32_generic crc32-pclmul
 	ib_core ib_uverbs rdma_rxe
 	# connection management over QP1 MADs: rdma_cm for perftest -R
@@ -35,6 +33,10 @@ modules=(
 	# NVMe over RDMA, host and target: the kernel's storage ULPs
 	nvme-rdma nvmet-rdma
 )
+
+# Loaded when the kernel has them: xsk_diag lists AF_XDP sockets for
+# roxectl status (6.12; 6.1's config leaves it out).
+optional_modules=(xsk_diag)
 
 # Host programs copied with their libraries. bash runs the test scripts (the
 # busybox shell prefers its own applets, e.g. a limited `ip`).
@@ -177,6 +179,9 @@ collect() {
 		done <"$moddir/modules.builtin"
 	fi
 	for p in "${modules[@]}"; do add_module "$p"; done
+	for p in "${optional_modules[@]}"; do
+		[ -z "${modpath[${p//-/_}]:-}" ] || add_module "$p"
+	done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
 		[ -e "$p" ] || die "$p is missing: run tools/scripts/install-deps.sh"
