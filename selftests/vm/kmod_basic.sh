@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # roxe.ko and roxed in the guest: the ib_device's life cycle.
 #
-# Host side: builds build/kmod/roxe.ko if it is missing, boots the VM
+# Host side: builds build/kmod/$KVER/roxe.ko if it is missing, boots the VM
 # harness with the module and roxed added and this file as the guest
 # script, prints the guest's findings.
 # Guest side (ROXE_VM_GUEST=1), each step a check:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # roxe.ko's data path (control ABI v3) in the guest, against a fake roxed.
 #
-# Host side: builds build/kmod/roxe.ko if it is missing and
+# Host side: builds build/kmod/$KVER/roxe.ko if it is missing and
 # build/vm/kmod_datapath from kmod_datapath.c, boots the VM harness with
 # both and this file as the guest script, prints the guest's findings.
 # Guest side (ROXE_VM_GUEST=1):
