@@ -237,7 +237,8 @@ KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
 
 # kmod_build KDIR SUBDIR: roxe.ko and the test ULPs against KDIR into
 # build/kmod/SUBDIR and build/kmod-test/SUBDIR; any compiler or modpost
-# warning fails the build
+# warning fails the build (and removes the objects, so the next build
+# compiles them again and fails again)
 define kmod_build
 	@mkdir -p $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2)
 	@find $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2) -maxdepth 1 -xtype l -delete
@@ -247,6 +248,7 @@ define kmod_build
 		$(MAKE) -C $(1) M=$$d modules >$$d/build.log 2>&1; rc=$$?; \
 		cat $$d/build.log; [ $$rc = 0 ] || exit 1; \
 		if grep -v '^make' $$d/build.log | grep -qi 'warning'; then \
+			rm -f $$d/*.o $$d/*.ko; \
 			echo "kmod: warnings building against $(1)" >&2; exit 1; fi; \
 	done
 endef
