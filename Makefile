@@ -8,7 +8,9 @@
 #   make bench      install deps, build, run the benchmarks
 #   make soak       install deps, build, 10 minutes of verified RC traffic
 #                   through a lossy hop (manual, not in check)
-#   make kmod       build build/kmod/roxe.ko against Debian's 6.1 headers
+#   make kmod       build roxe.ko: build/kmod/roxe.ko against the running
+#                   kernel's headers (or KDIR=), build/kmod/<release>/ for
+#                   each VM guest kernel (VM_KERNELS, default 6.1 6.12)
 #   make install    install (PREFIX=/usr/local, DESTDIR=; see "Install" below)
 #   make uninstall  remove exactly what make install put there
 #   make clean
@@ -141,6 +143,8 @@ $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
+# the AF_XDP socket dump (sock_diag) goes through libnl
+$(OBJ)/tools/lib/xskdiag.o: ROXE_CFLAGS += $(LIBNL_CFLAGS)
 
 # Tools link the shared libroxe (its public API only), found beside them;
 # make install links them again with the installed library's RUNPATH.
@@ -213,28 +217,71 @@ demo bench soak: deps
 
 # --- kernel module ---------------------------------------------------------
 # Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes
-# its products next to the sources it compiles. The headers must match the
-# kernel tools/vm/build-initramfs.sh boots (the newest 6.1 Debian one).
-KDIR ?= $(lastword $(wildcard /usr/src/linux-headers-6.1*-amd64))
+# its products next to the sources it compiles. Two kinds of build:
+#  - the host's: against KDIR, by default the running kernel's headers when
+#    they are installed, into build/kmod/ (and build/kmod-test/);
+#  - the VM guests': for each series in VM_KERNELS, the newest installed
+#    Debian kernel of it (tools/vm/kver.sh) against its own headers, into
+#    build/kmod/<release>/ (and build/kmod-test/<release>/), where the VM
+#    tests take the module for the kernel they boot.
+# Version differences live in kmod/compat.h.
+HOST_KDIR := /lib/modules/$(shell uname -r)/build
+KDIR ?= $(if $(wildcard $(HOST_KDIR)/Makefile),$(HOST_KDIR))
+VM_KERNELS ?= 6.1 6.12
+VM_KVERS := $(foreach n,$(VM_KERNELS),$(shell $(TOP)/tools/vm/kver.sh $(n) 2>/dev/null))
 KMOD_OUT := $(BUILD)/kmod
 KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
 # the VM suite's kernel ULP (selftests/vm/kverbs/), built the same way
 KTEST_OUT := $(BUILD)/kmod-test
 KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
-.PHONY: kmod-clean
-kmod:
-	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
-		echo "kmod: Debian's 6.1 kernel headers are missing:" \
-		     "run tools/scripts/install-deps.sh (linux-headers-amd64)" >&2; \
+
+# kmod_build KDIR SUBDIR: roxe.ko and the test ULPs against KDIR into
+# build/kmod/SUBDIR and build/kmod-test/SUBDIR; any compiler or modpost
+# warning fails the build (and removes the objects, so the next build
+# compiles them again and fails again)
+define kmod_build
+	@mkdir -p $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2)
+	@find $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2) -maxdepth 1 -xtype l -delete
+	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/$(2)/; done
+	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/$(2)/; done
+	+@for d in $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2); do \
+		$(MAKE) -C $(1) M=$$d modules >$$d/build.log 2>&1; rc=$$?; \
+		cat $$d/build.log; [ $$rc = 0 ] || exit 1; \
+		if grep -v '^make' $$d/build.log | grep -qi 'warning'; then \
+			rm -f $$d/*.o $$d/*.ko; \
+			echo "kmod: warnings building against $(1)" >&2; exit 1; fi; \
+	done
+endef
+
+.PHONY: kmod-clean kmod-host kmod-vm
+kmod: kmod-host kmod-vm
+	@if [ -z "$(KDIR)" ] && [ -z "$(strip $(VM_KVERS))" ]; then \
+		echo "kmod: no kernel headers: neither the running kernel's" \
+		     "($(HOST_KDIR)) nor a VM guest kernel's ($(VM_KERNELS));" \
+		     "run tools/scripts/install-deps.sh or give KDIR=" >&2; \
 		exit 1; fi
-	@mkdir -p $(KMOD_OUT)
-	@find $(KMOD_OUT) -maxdepth 1 -xtype l -delete
-	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/; done
-	$(MAKE) -C $(KDIR) M=$(KMOD_OUT) modules
-	@mkdir -p $(KTEST_OUT)
-	@find $(KTEST_OUT) -maxdepth 1 -xtype l -delete
-	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/; done
-	$(MAKE) -C $(KDIR) M=$(KTEST_OUT) modules
+
+kmod-host:
+ifneq ($(KDIR),)
+	@if [ ! -f "$(KDIR)/Makefile" ]; then \
+		echo "kmod: KDIR=$(KDIR) holds no kernel build tree" >&2; exit 1; fi
+	$(call kmod_build,$(KDIR),.)
+endif
+
+kmod-vm:
+
+# one target per guest kernel
+define kmod_vm_rule
+kmod-vm: kmod-vm-$(1)
+.PHONY: kmod-vm-$(1)
+kmod-vm-$(1):
+	@if [ ! -f /lib/modules/$(1)/build/Makefile ]; then \
+		echo "kmod: headers for the VM kernel $(1) are missing:" \
+		     "run tools/scripts/install-deps.sh (linux-headers-$(1))" >&2; \
+		exit 1; fi
+	$$(call kmod_build,/lib/modules/$(1)/build,$(1))
+endef
+$(foreach k,$(VM_KVERS),$(eval $(call kmod_vm_rule,$(k))))
 
 kmod-clean:
 	rm -rf $(KMOD_OUT) $(KTEST_OUT)

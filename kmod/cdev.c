@@ -307,6 +307,12 @@ static int roxe_file_mmap(struct file *filp, struct vm_area_struct *vma)
 	return roxe_kqueue_mmap(rdev, vma);
 }
 
+/* not seekable; 6.12 removed no_llseek, which did just this */
+static loff_t roxe_llseek(struct file *file, loff_t off, int whence)
+{
+	return -ESPIPE;
+}
+
 static const struct file_operations roxe_fops = {
 	.owner = THIS_MODULE,
 	.open = roxe_open,
@@ -317,7 +323,7 @@ static const struct file_operations roxe_fops = {
 	.mmap = roxe_file_mmap,
 	.unlocked_ioctl = roxe_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	.llseek = roxe_llseek,
 };
 
 static struct miscdevice roxe_misc = {

@@ -10,8 +10,9 @@
 #include "roxe.h"
 
 int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
+		   ROXE_CREATE_CQ_UDATA)
 {
+	struct ib_udata *udata = roxe_create_cq_udata(attrs);
 	struct roxe_dev *rdev = to_rdev(ibcq->device);
 	struct roxe_cq *cq = to_rcq(ibcq);
 	struct rxe_create_cq_resp resp = {};

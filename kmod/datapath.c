@@ -120,7 +120,7 @@ int roxe_doorbell(struct roxe_dev *rdev, u32 qpn)
 		smp_store_release(&ring->prod, db->prod);
 	}
 	spin_unlock_irqrestore(&db->lock, flags);
-	eventfd_signal(db->efd, 1);
+	roxe_eventfd_signal(db->efd);
 	return 0;
 }
 

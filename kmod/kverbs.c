@@ -348,6 +348,9 @@ static bool kopcode_ok(enum ib_qp_type t, enum ib_wr_opcode op)
 	}
 }
 
+/* the WQE carries the kernel's REG_MR opcode as it is (6.1 and 6.12 agree) */
+static_assert(IB_WR_REG_MR == ROXE_KABI_WR_REG_MR);
+
 /* A REG_MR WR: what roxed needs to register the MR when it gets there
  * (include/roxe/kabi.h); the MR must be a fast-reg MR of the QP's PD.
  */
@@ -659,7 +662,10 @@ static void kfill_wc(struct roxe_qp *qp, const struct ib_uverbs_wc *u,
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = s->wr_id;
 	wc->status = u->status;
-	wc->opcode = u->opcode;
+	/* roxed's REG_MR completion is the ABI's number, 6.1's IB_WC_REG_MR;
+	 * 6.2 put FLUSH and ATOMIC_WRITE in front of it
+	 */
+	wc->opcode = u->opcode == ROXE_KABI_WC_REG_MR ? IB_WC_REG_MR : u->opcode;
 	wc->vendor_err = u->vendor_err;
 	wc->byte_len = u->byte_len;
 	wc->qp = &qp->ibqp;

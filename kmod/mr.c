@@ -220,8 +220,8 @@ int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma)
 	    !(vma->vm_flags & VM_SHARED))
 		goto out;
 	/* no fork copies (revocation would have more to find), no growth */
-	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
-			 VM_DONTCOPY;
+	roxe_vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
+			       VM_DONTCOPY);
 	vma->vm_ops = &roxe_mr_vm_ops;
 	vma->vm_private_data = rdev;	/* the VMA holds the file, the file rdev */
 	err = 0;

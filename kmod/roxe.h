@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 #include <roxe/kabi.h>
+#include "compat.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -385,7 +386,7 @@ static inline void roxe_chan_destroy(struct roxe_dev *rdev, u32 op, u32 id)
 
 /* cq.c */
 int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata);
+		   ROXE_CREATE_CQ_UDATA);
 int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);

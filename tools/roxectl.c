@@ -19,6 +19,7 @@
 #include "roxe/frame.h"
 #include "roxe/xdp.h"
 #include "json.h"
+#include "xskdiag.h"
 
 static const char usage[] =
 "NAME\n"
@@ -48,7 +49,9 @@ static const char usage[] =
 "    detach  Detach roxe's program from IFACE (never another program) and\n"
 "            remove the pins.\n"
 "    status  List the interfaces of this network namespace that run roxe:\n"
-"            mode, program id, engines, unknown-QP policy.\n"
+"            mode, program id, engines, unknown-QP policy; then each\n"
+"            AF_XDP socket bound to one of them (the kernel's sock_diag):\n"
+"            queue, socket inode, rings, and zerocopy or copy.\n"
 "    stats   Global counters of each attached interface (or IFACE), summed\n"
 "            over CPUs, then one row per QP with a nonzero counter. --qp N\n"
 "            shows only QP N, with every counter. --watch repeats every\n"
@@ -224,17 +227,50 @@ static int for_each_attached(int (*fn)(struct roxe_xdp *x, void *arg), void *arg
 	return ret ? ret : found;
 }
 
+/* the interfaces status listed, for the AF_XDP socket table */
+struct status_ifs {
+	unsigned	n;
+	unsigned	ifindex[64];
+	char		name[64][IF_NAMESIZE];
+	unsigned	socks;
+};
+
 static int status_one(struct roxe_xdp *x, void *arg)
 {
-	(void)arg;
+	struct status_ifs *st = arg;
+	unsigned ifindex = if_nametoindex(x->ifname);
+
 	printf("%-15s %-8s %10u %8u  %s\n", x->ifname, roxe_xdp_mode_name(x->mode),
 	       x->prog_id, x->config.engines, x->config.pass_unknown_qp ? "pass" : "drop");
+	if (ifindex && st->n < sizeof(st->ifindex) / sizeof(st->ifindex[0])) {
+		st->ifindex[st->n] = ifindex;
+		snprintf(st->name[st->n], IF_NAMESIZE, "%s", x->ifname);
+		st->n++;
+	}
+	return 0;
+}
+
+static int status_sock(const struct xsk_diag_sock *k, void *arg)
+{
+	struct status_ifs *st = arg;
+
+	for (unsigned i = 0; i < st->n; i++) {
+		if (st->ifindex[i] != k->ifindex)
+			continue;
+		if (!st->socks++)
+			printf("\n%-15s %5s %10s %-6s %s\n", "interface", "queue", "socket",
+			       "rings", "af_xdp");
+		printf("%-15s %5u %10u %-6s %s\n", st->name[i], k->queue, k->ino,
+		       k->rx && k->tx ? "rx+tx" : k->rx ? "rx" : k->tx ? "tx" : "-",
+		       !k->umem ? "unknown" : k->zerocopy ? "zerocopy" : "copy");
+	}
 	return 0;
 }
 
 static int cmd_status(int argc, char **argv)
 {
-	int n;
+	struct status_ifs st = { 0 };
+	int n, err;
 
 	(void)argv;
 	if (argc != 1) {
@@ -244,11 +280,20 @@ static int cmd_status(int argc, char **argv)
 	if (geteuid() != 0)
 		return fail_msg("status", NULL, -EPERM, 0);
 	printf("%-15s %-8s %10s %8s  %s\n", "interface", "mode", "prog_id", "engines", "unknown_qp");
-	n = for_each_attached(status_one, NULL);
+	n = for_each_attached(status_one, &st);
 	if (n < 0)
 		return fail_msg("status", NULL, n, 0);
-	if (n == 0)
+	if (n == 0) {
 		printf("(roxe is attached to no interface in this network namespace)\n");
+		return 0;
+	}
+	/* which sockets run zero-copy: the kernel's word, whoever owns them */
+	err = xsk_diag_each(status_sock, &st);
+	if (err)
+		printf("\n(AF_XDP sockets: the kernel cannot list them: %s%s)\n", strerror(-err),
+		       err == -ENOENT ? ", xsk_diag missing" : "");
+	else if (!st.socks)
+		printf("\n(no AF_XDP socket bound to these interfaces)\n");
 	return 0;
 }
 

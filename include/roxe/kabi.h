@@ -354,7 +354,8 @@ struct roxe_kabi_event {
  * emptied, so roxed maps no page the ULP may reuse.
  */
 #define ROXE_KABI_WR_REG_MR		0x20	/* IB_WR_REG_MR */
-#define ROXE_KABI_WC_REG_MR		8	/* IB_WC_REG_MR */
+#define ROXE_KABI_WC_REG_MR		8	/* 6.1's IB_WC_REG_MR; the module
+						 * gives ULPs their kernel's */
 #define ROXE_KABI_REG_MR_ADDR(len, off)	((__u64)(len) | (__u64)(off) << 48)
 #define ROXE_KABI_REG_MR_LEN(a)		((a) & ((1ULL << 48) - 1))
 #define ROXE_KABI_REG_MR_OFF(a)		((__u32)((a) >> 48))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # roxe.ko and roxed in the guest: the ib_device's life cycle.
 #
-# Host side: builds build/kmod/roxe.ko if it is missing, boots the VM
+# Host side: builds build/kmod/$KVER/roxe.ko if it is missing, boots the VM
 # harness with the module and roxed added and this file as the guest
 # script, prints the guest's findings.
 # Guest side (ROXE_VM_GUEST=1), each step a check:
@@ -38,7 +38,7 @@ ROUNDS=${ROXE_KMOD_ROUNDS:-50}
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 VERBS=${ROXE_TOP:-}/build/vm/kmod_verbs
 SYS=/sys/class/infiniband
@@ -290,7 +290,7 @@ host_main() {
 	vm_build_prog kmod_basic "$top" kmod_verbs	# the guest's verbs client
 
 	vm_run_guest kmod_basic "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/vm/kmod_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh" --env "ROXE_KMOD_ROUNDS=$ROUNDS"
 	echo "kmod_basic: PASS"

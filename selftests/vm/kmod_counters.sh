@@ -23,7 +23,7 @@ N=500
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 RESIZE=${ROXE_TOP:-}/build/vm/kmod_resize_cq
@@ -136,7 +136,7 @@ host_main() {
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_build_prog kmod_counters "$top" kmod_resize_cq
 	vm_run_guest kmod_counters "$out" 240 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/vm/kmod_resize_cq" \
 		--add "$top/build/bin/roxectl" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_counters: PASS"

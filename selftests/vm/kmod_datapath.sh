@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # roxe.ko's data path (control ABI v3) in the guest, against a fake roxed.
 #
-# Host side: builds build/kmod/roxe.ko if it is missing and
+# Host side: builds build/kmod/$KVER/roxe.ko if it is missing and
 # build/vm/kmod_datapath from kmod_datapath.c, boots the VM harness with
 # both and this file as the guest script, prints the guest's findings.
 # Guest side (ROXE_VM_GUEST=1):
@@ -23,7 +23,7 @@ set -euo pipefail
 KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 PROG=${ROXE_TOP:-}/build/vm/kmod_datapath
 fail=0
 
@@ -79,7 +79,7 @@ host_main() {
 	# the guest's fake daemon and application
 	vm_build_prog kmod_datapath "$top" kmod_datapath -pthread
 
-	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/roxe.ko" \
+	vm_run_guest kmod_datapath "$out" 200 --add "$top/build/kmod/$KVER/roxe.ko" \
 		--add "$top/build/vm/kmod_datapath" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_datapath: PASS"
 	exit $KSFT_PASS

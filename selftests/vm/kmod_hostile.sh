@@ -34,7 +34,7 @@ PI_SECS=${ROXE_HOSTILE_PI_SECS:-5}
 PHASES=${ROXE_HOSTILE_PHASES:-state wqe pi header}
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/san/roxed-san
 PROG=${ROXE_TOP:-}/build/vm/hostile_verbs
 OUT=${ROXE_VM_OUT:-/tmp}
@@ -230,7 +230,7 @@ host_main() {
 		{ echo "kmod_hostile: FAIL: cannot build roxed-san"; exit $KSFT_FAIL; }
 	vm_build_prog kmod_hostile "$top" hostile_verbs -pthread
 	vm_run_guest kmod_hostile "$out" 240 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/san/roxed-san" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/san/roxed-san" \
 		--add "$top/build/vm/hostile_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh" \
 		--env "ROXE_HOSTILE_WQE_SECS=$WQE_SECS" --env "ROXE_HOSTILE_PI_SECS=$PI_SECS" \

@@ -40,9 +40,9 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.2.1 B=10.77.2.2
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
-KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
-CM_KO=${ROXE_TOP:-}/build/kmod-test/roxe_cm_test.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
+KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/$(uname -r)/roxe_kverbs_test.ko
+CM_KO=${ROXE_TOP:-}/build/kmod-test/$(uname -r)/roxe_cm_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 fail=0
@@ -348,13 +348,13 @@ host_main() {
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-interop
 	vm_host_ready
-	vm_need_kmod "$top" build/kmod-test/roxe_kverbs_test.ko build/kmod-test/roxe_cm_test.ko
+	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko build/kmod-test/$KVER/roxe_cm_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_interop "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxectl" \
-		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
-		--add "$top/build/kmod-test/roxe_cm_test.ko" \
+		--add "$top/build/kmod-test/$KVER/roxe_kverbs_test.ko" \
+		--add "$top/build/kmod-test/$KVER/roxe_cm_test.ko" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_interop: PASS"
 	exit $KSFT_PASS

@@ -22,7 +22,7 @@ A=10.77.4.1 B=10.77.4.2
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 fail=0
@@ -178,7 +178,7 @@ host_main() {
 	command -v rping >/dev/null &&
 		extra=(--add "$(command -v rping)" --add /lib/x86_64-linux-gnu/libgcc_s.so.1)
 	vm_run_guest kmod_loopback "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxectl" --add "$top/selftests/vm/vm_lib.sh" "${extra[@]}"
 	echo "kmod_loopback: PASS"
 	exit $KSFT_PASS

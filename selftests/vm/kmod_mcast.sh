@@ -22,7 +22,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.6.1 B=10.77.6.2
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 MCAST_VERBS=${ROXE_TOP:-}/build/vm/mcast_verbs
 fail=0
@@ -107,7 +107,7 @@ host_main() {
 	vm_build_prog kmod_mcast "$top" mcast_verbs
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_mcast "$out" 240 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$(command -v mckey)" --add "$top/build/vm/mcast_verbs" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_mcast: PASS"

@@ -41,7 +41,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
 # ============================ guest side ==================================
 IP=/usr/sbin/ip
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 PINGPONG=${ROXE_TOP:-}/build/bin/roxe-pingpong
 SYS=/sys/class/infiniband
@@ -320,7 +320,7 @@ host_main() {
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest kmod_netns "$out" 240 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxe-pingpong" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_netns: PASS"
 	exit $KSFT_PASS

@@ -31,8 +31,8 @@ RACE_ROUNDS=${ROXE_RACE_ROUNDS:-100}
 DEREG_ROUNDS=${ROXE_DEREG_ROUNDS:-3}
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
-KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/roxe_kverbs_test.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
+KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/$(uname -r)/roxe_kverbs_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 REVOKE=${ROXE_TOP:-}/build/vm/kmod_revoke
 CAPS=${ROXE_TOP:-}/build/vm/kmod_caps
@@ -136,13 +136,13 @@ host_main() {
 	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-races
 	vm_host_ready
-	vm_need_kmod "$top" build/kmod-test/roxe_kverbs_test.ko
+	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_build_prog kmod_races "$top" kmod_revoke
 	vm_build_prog kmod_races "$top" kmod_caps
 	vm_run_guest kmod_races "$out" 280 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
-		--add "$top/build/kmod-test/roxe_kverbs_test.ko" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod-test/$KVER/roxe_kverbs_test.ko" \
 		--add "$top/build/vm/kmod_revoke" --add "$top/build/vm/kmod_caps" \
 		--add /usr/bin/setpriv --add /usr/bin/unshare \
 		--add "$top/selftests/vm/vm_lib.sh" \

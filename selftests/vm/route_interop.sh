@@ -33,7 +33,7 @@ B6_GID=fd77:0004:0000:0000:0000:0000:0000:0002
 HOPS_A=9 HOPS_B=11
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 IP=/usr/sbin/ip
 fail=0
@@ -216,7 +216,7 @@ host_main() {
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_run_guest route_interop "$out" 300 \
-		--add "$top/build/kmod/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "route_interop: PASS"
 	exit $KSFT_PASS

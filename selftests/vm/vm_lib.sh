@@ -39,25 +39,39 @@ vm_run_guest() {
 	fi
 }
 
-# vm_host_ready: what booting the VM takes on the host (root, QEMU,
-# Debian's 6.1 kernel image, /dev/net/tun); the caller's host_skip when
-# something is missing.
+# vm_host_ready: what booting the VM takes on the host (root, QEMU, the
+# guest's kernel image, /dev/net/tun); the caller's host_skip when something
+# is missing. Resolves KVER (a name: 6.1, the default, 6.12 or a release;
+# tools/vm/kver.sh; a test run as NAME-SERIES.sh takes SERIES) to the
+# release the guest boots and exports it, for
+# run.sh and for the paths of the modules built for it
+# (build/kmod/$KVER/roxe.ko; the guest finds them by its uname -r).
 vm_host_ready() {
+	local k self=${0##*/}
+	# NAME-SERIES.sh (a link to NAME.sh, e.g. kmod_basic-6.12.sh): that
+	# kernel, whatever KVER says
+	case "$self" in
+	*-[0-9]*.[0-9]*.sh) self=${self%.sh} KVER=${self##*-} ;;
+	esac
 	[ "$(id -u)" = 0 ] || host_skip "needs root"
 	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
-	compgen -G '/boot/vmlinuz-6.1*-amd64' >/dev/null || host_skip "no Debian 6.1 kernel image"
+	k=$("$(find_top)/tools/vm/kver.sh" "${KVER:-6.1}" 2>/dev/null) ||
+		host_skip "no Debian ${KVER:-6.1} kernel image"
+	export KVER=$k
 	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
 }
 
-# vm_need_kmod TOP [FILE...]: build/kmod/roxe.ko and the other FILEs under
-# TOP (the test ULPs in build/kmod-test/) for the guest, from make kmod when
-# one is missing; the caller's host_skip when they cannot be built.
+# vm_need_kmod TOP [FILE...]: build/kmod/$KVER/roxe.ko and the other FILEs
+# under TOP (the test ULPs in build/kmod-test/$KVER/) for the guest, from
+# make kmod when one is missing; the caller's host_skip when they cannot be
+# built.
 vm_need_kmod() {
 	local top=$1 f
 	shift
-	for f in build/kmod/roxe.ko "$@"; do
+	for f in "build/kmod/$KVER/roxe.ko" "$@"; do
 		[ -f "$top/$f" ] && continue
-		make -s -C "$top" kmod >/dev/null || host_skip "cannot build roxe.ko (make kmod)"
+		make -s -C "$top" kmod VM_KERNELS="$KVER" >/dev/null ||
+			host_skip "cannot build roxe.ko for $KVER (make kmod)"
 		return 0
 	done
 }

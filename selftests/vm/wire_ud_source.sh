@@ -20,7 +20,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.2.1 B=10.77.2.2
 
 # ============================ guest side ==================================
-KO=${ROXE_TOP:-}/build/kmod/roxe.ko
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 PROG=${ROXE_TOP:-}/build/vm/wire_ud_source
 fail=0
@@ -63,7 +63,7 @@ host_main() {
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_build_prog wire_ud_source "$top" wire_ud_source
-	vm_run_guest wire_ud_source "$out" 200 --add "$top/build/kmod/roxe.ko" \
+	vm_run_guest wire_ud_source "$out" 200 --add "$top/build/kmod/$KVER/roxe.ko" \
 		--add "$top/build/bin/roxed" --add "$top/build/vm/wire_ud_source" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "wire_ud_source: PASS"

@@ -22,8 +22,9 @@ pkgs=(
 	# make install's dkms.conf: install_test.sh runs dkms add/build; strace:
 	# kmod_install.sh checks roxed's system calls against its unit's filter
 	dkms strace
-	# VM harness: the real peer (kernel rxe) runs under QEMU
-	qemu-system-x86 busybox-static cpio xz-utils
+	# VM harness: the real peer (kernel rxe) runs under QEMU; zstd
+	# unpacks 6.12's bzImage
+	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync;
 	# the tools' --json output (and make bench's parsing) through jq; man pages
 	# rendered by groff
@@ -32,11 +33,22 @@ pkgs=(
 	sockperf iperf3 gnuplot-nox
 )
 
+# The second VM guest kernel, from bookworm-backports (the suite is added
+# below when missing): exact names, so that every machine boots the same
+# 6.12 that roxe.ko was tested on (tools/vm/README.md).
+bpo_suite=bookworm-backports
+bpo_pkgs=(linux-image-6.12.95+deb12-amd64 linux-headers-6.12.95+deb12-amd64)
+
+installed() {
+	local st
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null || true)
+	[ "${st:0:2}" = "ii" ]
+}
+
 missing=()
-for p in "${pkgs[@]}"; do
+for p in "${pkgs[@]}" "${bpo_pkgs[@]}"; do
 	case "$p" in \#*) continue ;; esac
-	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
-	[ "${st:0:2}" = "ii" ] || missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
@@ -48,11 +60,80 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
+# The enabled apt sources as "URI SUITE KEYRING" lines, from the deb822
+# files (*.sources) and the one-line files (sources.list, *.list); binary
+# ("deb") entries only.
+apt_sources() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		awk '
+		function flush() {
+			if (types ~ /(^| )deb( |$)/ && enabled != "no")
+				for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
+					print uris[i], suites[j], (key == "" ? "-" : key)
+			types = ""; enabled = ""; key = ""; nu = 0; ns = 0
+		}
+		/^[ \t]*$/ { flush(); next }
+		/^#/ { next }
+		{
+			k = tolower($1); sub(/:$/, "", k); $1 = ""; sub(/^ +/, "")
+			if (k == "types") types = $0
+			else if (k == "enabled") enabled = tolower($0)
+			else if (k == "signed-by") key = $0
+			else if (k == "uris") nu = split($0, uris, " ")
+			else if (k == "suites") ns = split($0, suites, " ")
+		}
+		END { flush() }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		awk '$1 == "deb" {
+			key = "-"; i = 2
+			if ($2 ~ /^\[/) {
+				for (; i <= NF; i++) {
+					if ($i ~ /^\[?signed-by=/) { key = $i; sub(/^\[?signed-by=/, "", key); sub(/\]$/, "", key) }
+					if ($i ~ /\]$/) break
+				}
+				i++
+			}
+			print $i, $(i + 1), key
+		}' "$f"
+	done
+}
+
+# bookworm-backports on the mirror(s) the machine already uses for bookworm:
+# their URIs and keyring, never a host name of ours.
+add_backports() {
+	local uris=() key='' uri suite k f=/etc/apt/sources.list.d/roxe-$bpo_suite.sources
+	while read -r uri suite k; do
+		[ "$suite" = "$bpo_suite" ] && return 1	# already there
+		[ "$suite" = bookworm ] || continue
+		uris+=("$uri")
+		case "$k" in /*) key=$k ;; esac	# a keyring file, not an inline key
+	done < <(apt_sources)
+	[ ${#uris[@]} -gt 0 ] || {
+		echo "install-deps: no apt source for bookworm to take $bpo_suite's mirror from" >&2
+		exit 1
+	}
+	echo "install-deps: adding $bpo_suite (${uris[*]}) in $f"
+	{
+		echo "Types: deb"
+		echo "URIs: ${uris[*]}"
+		echo "Suites: $bpo_suite"
+		echo "Components: main"
+		[ -z "$key" ] || echo "Signed-By: $key"
+	} >"$f"
+}
+
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt_opts=(-y -q -o DPkg::Lock::Timeout=600 --no-install-recommends)
-# Refresh package lists once if they are missing or older than a day.
-if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null | head -n1)" ]; then
+# Refresh package lists once if they are missing or older than a day, or
+# when bookworm-backports was just added.
+if add_backports; then
+	apt-get -q -o DPkg::Lock::Timeout=600 update
+elif [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null | head -n1)" ]; then
 	apt-get -q -o DPkg::Lock::Timeout=600 update
 fi
 apt-get install "${apt_opts[@]}" "${missing[@]}"

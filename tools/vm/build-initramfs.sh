@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# Build the VM harness's guest image from the host's own files:
-#   build/vm/vmlinux             uncompressed Debian 6.1 kernel (booted via PVH)
-#   build/vm/initramfs.cpio.gz   busybox, bash, 6.1 modules (virtio, 9p, veth,
+# Build the VM harness's guest image from the host's own files, for the
+# Debian kernel KVER names (tools/vm/kver.sh: a release or a series such as
+# 6.1 or 6.12; default 6.1), in build/vm/<release>/:
+#   vmlinux             the uncompressed kernel (booted via PVH)
+#   initramfs.cpio.gz   busybox, bash, that kernel's modules (virtio, 9p, veth,
 #                                ib_core/ib_uverbs/rdma_rxe, the CM modules,
 #                                nvme-rdma/nvmet-rdma),
 #                                iproute2, rdma-core,
@@ -18,7 +20,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-out=${ROXE_VM_BUILD:-$top/build/vm}
 
 # Kernel modules the guest loads, in this order (dependencies first are added
 # automatically from modules.dep). rxe asks the crypto API for "crc32", which
@@ -33,11 +34,15 @@ modules=(
 	nvme-rdma nvmet-rdma
 )
 
+# Loaded when the kernel has them: xsk_diag lists AF_XDP sockets for
+# roxectl status (6.12; 6.1's config leaves it out).
+optional_modules=(xsk_diag)
+
 # Host programs copied with their libraries. bash runs the test scripts (the
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
 	/usr/bin/busybox /usr/bin/bash
-	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump
+	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump /usr/sbin/ethtool
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_asyncwatch
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/ibv_srq_pingpong /usr/bin/ibv_xsrq_pingpong
@@ -59,43 +64,50 @@ for f in "$@"; do
 	extras+=("$(realpath -s "$f")")
 done
 
-# The newest installed 6.1 Debian kernel with its modules; KVER overrides.
+# The guest's kernel: KVER by name (a series picks its newest release).
 pick_kernel() {
-	local k
-	if [ -z "${KVER:-}" ]; then
-		for k in /boot/vmlinuz-6.1.*-amd64; do
-			[ -e "$k" ] || continue
-			k=${k#/boot/vmlinuz-}
-			[ -f "/lib/modules/$k/modules.dep" ] && KVER=$k
-		done
-	fi
-	[ -n "${KVER:-}" ] || die "no /boot/vmlinuz-6.1*-amd64 with modules: run tools/scripts/install-deps.sh"
+	KVER=$("$here/kver.sh" "${KVER:-6.1}") || die "no kernel ${KVER:-6.1}"
 	vmlinuz=/boot/vmlinuz-$KVER
 	moddir=/lib/modules/$KVER
+	out=${ROXE_VM_BUILD:-$top/build/vm/$KVER}
 	[ -r "$vmlinuz" ] || die "$vmlinuz is not readable"
 }
 
-# bzImage = setup code + decompressor + an xz stream holding vmlinux. Try
-# every xz magic until one decompresses to an ELF file.
+# bzImage = setup code + decompressor + a compressed vmlinux: xz (6.1) or
+# zstd (6.12). Try every xz and zstd magic until one decompresses to an ELF
+# file.
 extract_vmlinux() {
-	local dst=$out/vmlinux off offs
+	local dst=$out/vmlinux off offs fmt
 	if [ -s "$dst" ] && [ "$dst" -nt "$vmlinuz" ] && [ "$force" = 0 ]; then
 		return
 	fi
 	echo "  VMLINUX $vmlinuz"
-	mapfile -t offs < <(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | cut -d: -f1)
-	for off in "${offs[@]}"; do
-		# xz stops after the stream: tail's SIGPIPE is expected, so
-		# judge by the result, not the pipeline's status
-		tail -c +$((off + 1)) "$vmlinuz" |
-			xz -dc --single-stream >"$dst.tmp" 2>/dev/null || true
-		if is_elf "$dst.tmp"; then
-			mv "$dst.tmp" "$dst"
-			return
+	for fmt in xz zstd; do
+		if [ $fmt = xz ]; then
+			mapfile -t offs < <(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | cut -d: -f1)
+		else
+			command -v zstd >/dev/null || continue
+			mapfile -t offs < <(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$vmlinuz" | cut -d: -f1)
 		fi
+		for off in "${offs[@]}"; do
+			# the decompressor stops after the frame (zstd: warns of
+			# the trailing bytes): tail's SIGPIPE is expected, so
+			# judge by the result, not the pipeline's status
+			if [ $fmt = xz ]; then
+				tail -c +$((off + 1)) "$vmlinuz" |
+					xz -dc --single-stream >"$dst.tmp" 2>/dev/null || true
+			else
+				tail -c +$((off + 1)) "$vmlinuz" |
+					zstd -dcq >"$dst.tmp" 2>/dev/null || true
+			fi
+			if is_elf "$dst.tmp"; then
+				mv "$dst.tmp" "$dst"
+				return
+			fi
+		done
 	done
 	rm -f "$dst.tmp"
-	die "no xz-compressed vmlinux found in $vmlinuz"
+	die "no xz- or zstd-compressed vmlinux found in $vmlinuz"
 }
 
 # --- collecting inputs ------------------------------------------------------
@@ -137,6 +149,8 @@ add_module() {
 		rel=$m
 	else
 		rel=${modpath[${m//-/_}]:-}
+		# built in on this kernel (6.12: virtio_pci): nothing to load
+		[ -n "$rel" ] || [ -z "${builtin[${m//-/_}]:-}" ] || return 0
 		[ -n "$rel" ] || die "module $m not found in $moddir/modules.dep"
 	fi
 	[ -n "${seen[mod:$rel]:-}" ] && return
@@ -152,10 +166,22 @@ collect() {
 		rel=${line%%:*}
 		moddep[$rel]=${line#*:}
 		name=${rel##*/}
+		name=${name%.xz} name=${name%.zst} name=${name%.gz}
 		name=${name%.ko}
 		modpath[${name//-/_}]=$rel
 	done <"$moddir/modules.dep"
+	declare -gA builtin=()
+	if [ -r "$moddir/modules.builtin" ]; then
+		while IFS= read -r line; do
+			name=${line##*/}
+			name=${name%.ko}
+			builtin[${name//-/_}]=1
+		done <"$moddir/modules.builtin"
+	fi
 	for p in "${modules[@]}"; do add_module "$p"; done
+	for p in "${optional_modules[@]}"; do
+		[ -z "${modpath[${p//-/_}]:-}" ] || add_module "$p"
+	done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
 		[ -e "$p" ] || die "$p is missing: run tools/scripts/install-deps.sh"
@@ -174,6 +200,13 @@ manifest() {
 }
 
 # --- staging ----------------------------------------------------------------
+# plain_ko REL: REL without its compression suffix (.ko.xz -> .ko)
+plain_ko() {
+	local p=$1
+	p=${p%.xz} p=${p%.zst} p=${p%.gz}
+	echo "$p"
+}
+
 # stage_path PATH: recreate PATH (symlink or file) under $root.
 stage_path() {
 	local p=$1 d=$root$1
@@ -205,11 +238,21 @@ stage() {
 	ln -sfn busybox "$root/usr/bin/sh"
 
 	# modules, their load order and a matching modules.dep for modprobe
+	# (decompressed: busybox's insmod reads plain .ko files only)
+	local ko deps
 	for p in "${modorder[@]}"; do
-		mkdir -p "$(dirname "$root$moddir/$p")"
-		cp "$moddir/$p" "$root$moddir/$p"
-		echo "$p: ${moddep[$p]# }" >>"$root$moddir/modules.dep"
-		echo "$p" >>"$root/etc/roxe-vm/modules"
+		ko=$(plain_ko "$p")
+		mkdir -p "$(dirname "$root$moddir/$ko")"
+		case "$p" in
+		*.ko.xz) xz -dc "$moddir/$p" >"$root$moddir/$ko" ;;
+		*.ko.zst) zstd -dcq "$moddir/$p" >"$root$moddir/$ko" ;;
+		*.ko.gz) gzip -dc "$moddir/$p" >"$root$moddir/$ko" ;;
+		*) cp "$moddir/$p" "$root$moddir/$ko" ;;
+		esac || die "cannot unpack $moddir/$p"
+		deps=
+		for d in ${moddep[$p]}; do deps+=" $(plain_ko "$d")"; done
+		echo "$ko:$deps" >>"$root$moddir/modules.dep"
+		echo "$ko" >>"$root/etc/roxe-vm/modules"
 	done
 	echo "$KVER" >"$root/etc/roxe-vm/kver"
 
@@ -228,9 +271,9 @@ pack() {
 }
 
 main() {
+	pick_kernel
 	mkdir -p "$out"
 	root=$out/initramfs.d
-	pick_kernel
 	extract_vmlinux
 	collect
 	local sum

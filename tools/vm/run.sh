@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# Boot the Debian 6.1 kernel under QEMU (TCG) with the harness initramfs, run
-# a test script inside the guest and exit with its exit code.
+# Boot a Debian kernel under QEMU (TCG) with the harness initramfs, run a
+# test script inside the guest and exit with its exit code. KVER picks the
+# kernel by name (tools/vm/kver.sh: 6.1, the default, 6.12 or a release).
 #
 #   tools/vm/run.sh --script FILE [options]     run FILE (bash) in the guest
 #   tools/vm/run.sh --shell [options]           interactive guest shell
@@ -19,6 +20,9 @@
 #   --add PATH      also put PATH (file or directory, ELF files with their
 #                   libraries) into the image at the same path; repeatable
 #   --env NAME=VAL  export NAME to the guest script; repeatable
+#   --queues N      the guest NIC (virtio-net) with N queue pairs (mq=on, a
+#                   multi-queue tap); the guest still starts with one in
+#                   use: `ethtool -L eth0 combined N` turns the rest on
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
 #                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
 #                   the host's packet sockets, so tcpdump there misses it)
@@ -49,8 +53,8 @@ guest_addr=10.77.0.2
 prefix=24
 guest_mac=52:54:00:77:00:02
 
-script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec=''
+img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
+middle='' fw_args=() fw_spec='' queues=1
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -72,6 +76,7 @@ parse_args() {
 		--add) adds+=("${2:?--add needs a path}"); shift ;;
 		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
 		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
+		--queues) queues=${2:?--queues needs a count}; shift ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -83,6 +88,7 @@ parse_args() {
 	[ -n "$script" ] || [ "$shell" = 1 ] || die "need --script FILE or --shell"
 	[ -z "$script" ] || [ -r "$script" ] || die "cannot read $script"
 	[[ "${timeout:-0}" =~ ^[0-9]+$ ]] || die "--timeout wants whole seconds"
+	[[ "$queues" =~ ^[1-8]$ ]] || die "--queues wants 1..8"
 	if [ -z "$timeout" ]; then
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
@@ -193,7 +199,7 @@ make_initrd() {
 	} >"$o/roxe/env"
 	[ -z "$script" ] || install -m 0755 "$script" "$o/roxe/test.sh"
 	(cd "$o" && find . | cpio -o -H newc --owner=0:0 --quiet) | gzip -1 >"$tmp/overlay.cpio.gz"
-	cat "$build/initramfs.cpio.gz" "$tmp/overlay.cpio.gz" >"$tmp/initrd"
+	cat "$img/initramfs.cpio.gz" "$tmp/overlay.cpio.gz" >"$tmp/initrd"
 }
 
 # Namespaces of runs that were killed too hard to clean up (SIGKILL): no
@@ -212,7 +218,11 @@ setup_netns() {
 	ns=roxevm-$$
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
-	ip -n "$ns" tuntap add dev tap0 mode tap
+	if [ "$queues" -gt 1 ]; then
+		ip -n "$ns" tuntap add dev tap0 mode tap multi_queue
+	else
+		ip -n "$ns" tuntap add dev tap0 mode tap
+	fi
 	[ -n "$middle" ] || ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
 	ip -n "$ns" link set tap0 up
 	[ -z "$middle" ] || setup_middle
@@ -273,18 +283,21 @@ qemu_cmd() {
 	# every frame: no header on the tap when recording. --middle: none
 	# either, so the guest sends whole frames with their checksums done.
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
+	local nic=virtio-net-pci,netdev=net0,mac=$guest_mac,romfile=
+	# one MSI-X vector per queue, plus config and control
+	[ "$queues" = 1 ] || { net+=,queues=$queues; nic+=,mq=on,vectors=$((2 * queues + 2)); }
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
 	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 	qemu=(qemu-system-x86_64 -accel tcg -smp 1 -m 1G -cpu max
 		-nographic -nodefaults -no-user-config -no-reboot
-		-kernel "$build/vmlinux" -initrd "$tmp/initrd"
+		-kernel "$img/vmlinux" -initrd "$tmp/initrd"
 		-append "console=ttyS0 panic=-1 quiet"
 		-chardev "$con,id=con0,mux=on,signal=off,logfile=$o/console.log"
 		-serial chardev:con0 -mon chardev=con0,mode=readline
 		-netdev "$net"
-		-device "virtio-net-pci,netdev=net0,mac=$guest_mac,romfile="
+		-device "$nic"
 		-fsdev "local,id=fs0,path=$o,security_model=none"
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
 	# both directions, whole frames (jumbo ones too)
@@ -311,6 +324,9 @@ main() {
 	# the LD_PRELOAD linger for stock verbs programs (tools/vm/linger.c),
 	# in every image so that tests with and without it share one
 	[ ! -f "$top/build/lib/roxe-linger.so" ] || adds+=("$top/build/lib/roxe-linger.so")
+	KVER=$("$here/kver.sh" "${KVER:-6.1}") || die "no guest kernel ${KVER:-6.1}"
+	export KVER
+	img=$build/$KVER
 	"$here/build-initramfs.sh" ${adds[@]+"${adds[@]}"} || die "image build failed"
 	prepare_out
 	tmp=$(mktemp -d /tmp/roxevm.XXXXXX)

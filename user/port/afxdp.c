@@ -40,9 +40,15 @@
  * of adjacent chunks (8 KiB, contiguous in the UMEM): a frame over 4096
  * bytes leaves as two descriptors, the first marked XDP_PKT_CONTD.
  *
- * Zero-copy is tried first; veth refuses it, then copy mode
- * (XDP_COPY | XDP_USE_NEED_WAKEUP), where the kernel transmits inside
- * sendto(): tx_flush always kicks, until the TX ring is empty.
+ * Zero-copy is tried first; veth refuses it, and so does 6.12's virtio_net
+ * (EOPNOTSUPP: its xdp_features lack NETDEV_XDP_ACT_XSK_ZEROCOPY, which
+ * the later AF_XDP transmit series adds),
+ * then copy mode (XDP_COPY | XDP_USE_NEED_WAKEUP), where the kernel
+ * transmits inside sendto(): tx_flush always kicks, until the TX ring is
+ * empty. The mode is the UMEM's: a socket that shares it on another queue
+ * gets the first bind's mode (xp_assign_dev_shared), so there is no
+ * per-queue fallback within one UMEM; `roxectl status` shows each
+ * socket's mode as the kernel reports it.
  */
 #include <errno.h>
 #include <poll.h>

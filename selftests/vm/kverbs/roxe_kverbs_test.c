@@ -652,14 +652,25 @@ static int frwr_reg(struct ib_mr *mr, struct scatterlist *sg, void *buf,
 	int err;
 
 	sg_init_one(sg, buf, len);
-	if (ib_dma_map_sg(ra.dev, sg, 1, DMA_BIDIRECTIONAL) != 1)
+	if (ib_dma_map_sg(ra.dev, sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		pr_info(pfx "REG_MR: ib_dma_map_sg failed\n");
 		return -EIO;
-	if (ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE) != 1)
+	}
+	err = ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE);
+	if (err != 1) {
+		pr_info(pfx "REG_MR: ib_map_mr_sg: %d\n", err);
 		return -EINVAL;
-	err = post_send(ra.rc, &w.wr) ?: poll_one(ra.scq, &wc);
+	}
+	err = post_send(ra.rc, &w.wr);
+	if (err)
+		pr_info(pfx "REG_MR: post_send: %d\n", err);
+	err = err ?: poll_one(ra.scq, &wc);
 	if (!err && (wc.wr_id != id || wc.status != IB_WC_SUCCESS ||
-		     wc.opcode != IB_WC_REG_MR))
+		     wc.opcode != IB_WC_REG_MR)) {
+		pr_info(pfx "REG_MR: completion wr_id %llu status %d opcode %d\n",
+			wc.wr_id, wc.status, wc.opcode);
 		err = -EIO;
+	}
 	return err;
 }
 

@@ -1,0 +1,1 @@
+wire_ud_source.sh
