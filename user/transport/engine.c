@@ -65,11 +65,14 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 	for (unsigned i = 0; i < dev->nengines; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 
-		/* Two whole turns, or asleep with nothing queued: either way the
-		 * engine holds no pointer it read before we started. */
-		while (atomic_load(&e->epoch) < start[i] + 2 &&
-		       !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) &&
-		       !atomic_load(&e->stop)) {
+		/* Two whole turns, or asleep with nothing queued, or exited
+		 * (not merely told to stop: its last turn may still run): the
+		 * engine holds no pointer it read before we started. Bounded
+		 * (100 s at least) against an engine that never turns. */
+		for (long waited = 0; waited < 10000000 &&
+		     atomic_load(&e->epoch) < start[i] + 2 &&
+		     !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) &&
+		     !atomic_load(&e->exited); waited++) {
 			if (dev->polled)
 				roxe_engine_poll(e);	/* or another poller turns it */
 			else

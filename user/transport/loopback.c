@@ -132,31 +132,10 @@ int roxe_loop_register(struct roxe_device *dev)
 	return err;
 }
 
-/* Has every engine of d passed a quiescent point since start (its epochs
- * then)? Polled devices are turned here, as roxe_dev_quiesce does. */
-static void quiesce_other(struct roxe_device *d)
-{
-	unsigned long start[ROXE_MAX_ENGINES];
-
-	for (unsigned i = 0; i < d->nengines; i++)
-		start[i] = atomic_load(&d->engines[i].epoch);
-	for (unsigned i = 0; i < d->nengines; i++) {
-		struct roxe_engine *e = &d->engines[i];
-
-		for (long waited = 0; waited < 10000000; waited++) {	/* bounded: 100 s */
-			if (atomic_load(&e->epoch) >= start[i] + 2 ||
-			    (atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) ||
-			    atomic_load(&e->exited))
-				break;
-			if (d->polled)
-				roxe_engine_poll(e);
-			else
-				usleep(10);
-		}
-	}
-}
-
-void roxe_loop_unregister(struct roxe_device *dev)
+/* quiesce(d) returns once no engine of d holds what it read before the call
+ * (roxe_dev_quiesce, which the caller passes: the engine loop sits above
+ * this file, on the packet path of every frame sent). */
+void roxe_loop_unregister(struct roxe_device *dev, void (*quiesce)(struct roxe_device *))
 {
 	if (!dev->loop_registered)
 		return;
@@ -172,7 +151,7 @@ void roxe_loop_unregister(struct roxe_device *dev)
 		struct roxe_device *d = atomic_load(&reg[i]);
 
 		if (d)
-			quiesce_other(d);
+			quiesce(d);
 	}
 	dev->loop_registered = false;
 	pthread_mutex_unlock(&reg_lock);

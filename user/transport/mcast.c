@@ -3,13 +3,9 @@
  * UD multicast: which QPs are attached to which groups, and delivering a
  * multicast datagram (DQPN 0xFFFFFF) to each of them, as rxe_rcv_mcast_pkt.
  *
- * Membership: attach and detach (any thread, under mc->lock) build a new,
- * immutable set of groups and publish it; engines read the published set
- * without locks; the old one is freed after roxe_dev_quiesce, as the
- * local-address set is. The first QP attached to a group joins the
- * interface to the group's Ethernet address (SIOCADDMULTI, as rxe's
- * dev_mc_add) and names the group in the XDP program's roxe_mcast_grps;
- * the last one detached undoes both.
+ * Membership (verbs/mcast.c) is an immutable set of groups, built here
+ * (roxe_mc_set_edit) and published whole; engines read the published set
+ * without locks.
  *
  * Receiving: the XDP program steers every frame to a joined group to one
  * engine (ROXE_MCAST_ENGINE's sockets): AF_XDP hands a frame to one socket
@@ -20,50 +16,25 @@
  * and hands it on to no one). A full ring drops the datagram for that
  * engine's QPs (UD is unreliable) and counts it in loopback_drop.
  */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include "transport/transport.h"
-#include "roxe/xdp.h"
 #include "roxe/wire.h"
 
-struct mc_group {
-	uint8_t		gid[16];
-	uint32_t	first, n;		/* its QPNs: qpn[first .. first+n) */
-};
-
-/* Immutable once published: groups sorted by GID. */
-struct mc_set {
-	uint32_t	ngrp, nattach;
-	struct mc_group	*grp;
-	uint32_t	*qpn;
-};
-
-struct roxe_mcast {
-	pthread_mutex_t	lock;			/* attach, detach */
-	_Atomic(struct mc_set *) set;
-	int		sock;			/* SIOCADDMULTI; -1: not a real interface */
-};
-
 /* --- the set ------------------------------------------------------------------ */
-static struct mc_set *set_alloc(uint32_t ngrp, uint32_t nattach)
+static struct roxe_mc_set *set_alloc(uint32_t ngrp, uint32_t nattach)
 {
-	struct mc_set *s = calloc(1, sizeof(*s) + (size_t)ngrp * sizeof(struct mc_group) +
+	struct roxe_mc_set *s = calloc(1, sizeof(*s) + (size_t)ngrp * sizeof(struct roxe_mc_group) +
 				  (size_t)nattach * sizeof(uint32_t));
 
 	if (!s)
 		return NULL;
-	s->grp = (struct mc_group *)(s + 1);
+	s->grp = (struct roxe_mc_group *)(s + 1);
 	s->qpn = (uint32_t *)(s->grp + ngrp);
 	return s;
 }
 
-static const struct mc_group *set_find(const struct mc_set *s, const uint8_t gid[16])
+const struct roxe_mc_group *roxe_mc_set_find(const struct roxe_mc_set *s, const uint8_t gid[16])
 {
 	uint32_t lo = 0, hi = s ? s->ngrp : 0;
 
@@ -81,7 +52,7 @@ static const struct mc_group *set_find(const struct mc_set *s, const uint8_t gid
 	return NULL;
 }
 
-static bool group_has(const struct mc_set *s, const struct mc_group *g, uint32_t qpn)
+bool roxe_mc_set_has(const struct roxe_mc_set *s, const struct roxe_mc_group *g, uint32_t qpn)
 {
 	for (uint32_t i = 0; i < g->n; i++)
 		if (s->qpn[g->first + i] == qpn)
@@ -89,22 +60,19 @@ static bool group_has(const struct mc_set *s, const struct mc_group *g, uint32_t
 	return false;
 }
 
-/*
- * old with qpn added to group add (if add), and qpn removed from group del
- * (if del) or from every group (if all); groups left empty go.
- */
-static struct mc_set *set_edit(const struct mc_set *old, const uint8_t *add, const uint8_t *del,
-			       bool all, uint32_t qpn)
+/* Groups left empty go. */
+struct roxe_mc_set *roxe_mc_set_edit(const struct roxe_mc_set *old, const uint8_t *add, const uint8_t *del,
+				     bool all, uint32_t qpn)
 {
 	uint32_t og = old ? old->ngrp : 0, oa = old ? old->nattach : 0, gi = 0, ai = 0;
-	struct mc_set *s = set_alloc(og + 1, oa + 1);
+	struct roxe_mc_set *s = set_alloc(og + 1, oa + 1);
 	bool added = !add;
 
 	if (!s)
 		return NULL;
 	for (uint32_t i = 0; i <= og; i++) {
-		const struct mc_group *g = i < og ? &old->grp[i] : NULL;
-		struct mc_group *n;
+		const struct roxe_mc_group *g = i < og ? &old->grp[i] : NULL;
+		struct roxe_mc_group *n;
 
 		/* The new group goes in before the first greater one. */
 		if (!added && (!g || memcmp(add, g->gid, 16) <= 0)) {
@@ -140,172 +108,6 @@ static struct mc_set *set_edit(const struct mc_set *old, const uint8_t *add, con
 	return s;
 }
 
-/* --- the interface's side: Ethernet filter and the XDP program --------------------- */
-static int iface_join(struct roxe_device *dev, struct roxe_mcast *mc, const uint8_t gid[16],
-		      bool join)
-{
-	struct ifreq ifr = { 0 };
-	int err = 0;
-
-	if (mc->sock >= 0) {
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev->ifname);
-		ifr.ifr_hwaddr.sa_family = AF_UNSPEC;
-		roxe_gid_mcast_mac(gid, (uint8_t *)ifr.ifr_hwaddr.sa_data);
-		if (ioctl(mc->sock, join ? SIOCADDMULTI : SIOCDELMULTI, &ifr) < 0 && join)
-			return -errno;
-	}
-	if (dev->xdp) {
-		err = roxe_xdp_set_mcast(dev->xdp, gid, join ? ROXE_MCAST_ENGINE : -1);
-		if (err && join && mc->sock >= 0)
-			ioctl(mc->sock, SIOCDELMULTI, &ifr);
-	}
-	return join ? err : 0;
-}
-
-/* The device's multicast state, made on first use. */
-static struct roxe_mcast *mcast_get(struct roxe_device *dev)
-{
-	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
-
-	if (mc)
-		return mc;
-	pthread_mutex_lock(&dev->lock);
-	mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
-	if (!mc) {
-		mc = calloc(1, sizeof(*mc));
-		if (mc) {
-			pthread_mutex_init(&mc->lock, NULL);
-			mc->sock = dev->backend == ROXE_BACKEND_AFXDP ?
-				   socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
-			atomic_store_explicit(&dev->mcast, mc, memory_order_release);
-		}
-	}
-	pthread_mutex_unlock(&dev->lock);
-	return mc;
-}
-
-/* Publish s (under mc->lock); the old set is freed once no engine reads it. */
-static void set_publish(struct roxe_device *dev, struct roxe_mcast *mc, struct mc_set *s)
-{
-	struct mc_set *old = atomic_exchange_explicit(&mc->set, s, memory_order_acq_rel);
-
-	if (old) {
-		roxe_dev_quiesce(dev);
-		free(old);
-	}
-}
-
-int roxe_mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16])
-{
-	struct roxe_mcast *mc;
-	const struct mc_group *g;
-	struct mc_set *cur, *s;
-	int err = 0;
-
-	if (!roxe_gid_is_mcast(gid))
-		return -EINVAL;
-	if (dev->backend == ROXE_BACKEND_UDP)
-		return -EOPNOTSUPP;	/* a unicast UDP socket: no group reaches it */
-	mc = mcast_get(dev);
-	if (!mc)
-		return -ENOMEM;
-	pthread_mutex_lock(&mc->lock);
-	cur = atomic_load_explicit(&mc->set, memory_order_relaxed);
-	g = set_find(cur, gid);
-	if (g && group_has(cur, g, qpn))
-		goto out;		/* attached already: as rxe, not an error */
-	if ((!g && cur && cur->ngrp >= ROXE_MAX_MCAST_GRP) ||
-	    (g && g->n >= ROXE_MAX_MCAST_QP_ATTACH) ||
-	    (cur && cur->nattach >= ROXE_MAX_TOT_MCAST_QP_ATTACH)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (!g) {
-		err = iface_join(dev, mc, gid, true);
-		if (err)
-			goto out;
-	}
-	s = set_edit(cur, gid, NULL, false, qpn);
-	if (!s) {
-		if (!g)
-			iface_join(dev, mc, gid, false);
-		err = -ENOMEM;
-		goto out;
-	}
-	set_publish(dev, mc, s);
-out:
-	pthread_mutex_unlock(&mc->lock);
-	return err;
-}
-
-/* Detach qpn from gid, or (gid NULL) from every group it is in. */
-static int detach(struct roxe_device *dev, uint32_t qpn, const uint8_t *gid)
-{
-	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
-	struct mc_set *cur, *s;
-	const struct mc_group *g;
-	int err = 0;
-
-	if (!mc)
-		return gid ? -EINVAL : 0;
-	pthread_mutex_lock(&mc->lock);
-	cur = atomic_load_explicit(&mc->set, memory_order_relaxed);
-	if (gid) {
-		g = set_find(cur, gid);
-		if (!g || !group_has(cur, g, qpn)) {
-			err = -EINVAL;		/* as rxe: no such group, or not in it */
-			goto out;
-		}
-	} else {
-		bool in_any = false;
-
-		for (uint32_t i = 0; cur && i < cur->ngrp && !in_any; i++)
-			in_any = group_has(cur, &cur->grp[i], qpn);
-		if (!in_any)
-			goto out;		/* a destroy: nothing to undo */
-	}
-	s = set_edit(cur, NULL, gid, !gid, qpn);
-	if (!s) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; cur && i < cur->ngrp; i++)
-		if (!set_find(s, cur->grp[i].gid))
-			iface_join(dev, mc, cur->grp[i].gid, false);
-	set_publish(dev, mc, s);
-out:
-	pthread_mutex_unlock(&mc->lock);
-	return err;
-}
-
-int roxe_mcast_detach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16])
-{
-	return detach(dev, qpn, gid);
-}
-
-void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn)
-{
-	detach(dev, qpn, NULL);
-}
-
-void roxe_mcast_dev_free(struct roxe_device *dev)
-{
-	struct roxe_mcast *mc = atomic_load(&dev->mcast);
-	struct mc_set *s;
-
-	if (!mc)
-		return;
-	s = atomic_load(&mc->set);
-	for (uint32_t i = 0; s && i < s->ngrp; i++)	/* QPs the application left */
-		iface_join(dev, mc, s->grp[i].gid, false);
-	free(s);
-	if (mc->sock >= 0)
-		close(mc->sock);
-	pthread_mutex_destroy(&mc->lock);
-	free(mc);
-	atomic_store(&dev->mcast, NULL);
-}
-
 /* --- delivery ---------------------------------------------------------------------- */
 /*
  * The frame f (parsed: pkt) to a multicast group, on engine e: a copy to
@@ -317,8 +119,8 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 {
 	struct roxe_device *dev = e->dev;
 	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
-	const struct mc_group *g;
-	const struct mc_set *s;
+	const struct roxe_mc_group *g;
+	const struct roxe_mc_set *s;
 	uint8_t sgid[16], dgid[16];
 	uint64_t others = 0;
 
@@ -327,7 +129,7 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 	if (roxe_pkt_gids(f, f + len, pkt, sgid, dgid) || !roxe_gid_is_mcast(dgid))
 		return;
 	s = atomic_load_explicit(&mc->set, memory_order_acquire);
-	g = set_find(s, dgid);
+	g = roxe_mc_set_find(s, dgid);
 	if (!g)
 		return;
 	for (uint32_t i = 0; i < g->n; i++) {

@@ -302,7 +302,7 @@ struct roxe_device *roxe_loop_target(struct roxe_device *dev, const uint8_t *fra
 /* Devices on a real interface: found by other devices of the process
  * (register before the engines start, unregister after they stopped). */
 int roxe_loop_register(struct roxe_device *dev);
-void roxe_loop_unregister(struct roxe_device *dev);
+void roxe_loop_unregister(struct roxe_device *dev, void (*quiesce)(struct roxe_device *));
 
 /* --- trace.c: ROXE_TRACE --- */
 extern int roxe_trace;		/* -1 until an engine starts, then ROXE_TRACE's level */
@@ -317,15 +317,34 @@ struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp);
 
 
 
-/* --- mcast.c: UD multicast groups and their delivery --- */
-/* Attach (0, also when attached already) or detach qpn, a UD QP's; gid a
- * multicast GID. -EINVAL (not multicast; detach: not attached), -ENOMEM
- * (a ROXE_MAX_MCAST_* limit), -EOPNOTSUPP (UDP backend), or the errno of
- * joining the interface to the group. */
-int roxe_mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16]);
-int roxe_mcast_detach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16]);
-void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn);	/* its destroy */
-void roxe_mcast_dev_free(struct roxe_device *dev);
+/* --- mcast.c: UD multicast group sets and their delivery --- */
+/* A device's multicast groups (verbs/mcast.c keeps them, engines read
+ * the published set). */
+struct roxe_mc_group {
+	uint8_t		gid[16];
+	uint32_t	first, n;		/* its QPNs: qpn[first .. first+n) */
+};
+
+/* Immutable once published: groups sorted by GID. */
+struct roxe_mc_set {
+	uint32_t	ngrp, nattach;
+	struct roxe_mc_group *grp;
+	uint32_t	*qpn;
+};
+
+struct roxe_mcast {
+	pthread_mutex_t	lock;			/* attach, detach */
+	_Atomic(struct roxe_mc_set *) set;
+	int		sock;			/* SIOCADDMULTI; -1: not a real interface */
+};
+
+
+const struct roxe_mc_group *roxe_mc_set_find(const struct roxe_mc_set *s, const uint8_t gid[16]);
+bool roxe_mc_set_has(const struct roxe_mc_set *s, const struct roxe_mc_group *g, uint32_t qpn);
+/* A new set: old with qpn added to group add (if add), and removed from
+ * group del (if del) or from every group (if all). NULL: no memory. */
+struct roxe_mc_set *roxe_mc_set_edit(const struct roxe_mc_set *old, const uint8_t *add,
+				     const uint8_t *del, bool all, uint32_t qpn);
 /* Engine side: a received frame with DQPN ROXE_MCAST_QPN (ICRC unchecked). */
 void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 		   const struct roxe_pkt *pkt);

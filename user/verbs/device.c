@@ -22,7 +22,7 @@ static void dev_free(struct roxe_device *dev)
 {
 	roxe_addr_watch_stop(dev->addr_watch);
 	roxe_mcast_dev_free(dev);	/* leaves its groups: needs the XDP maps */
-	roxe_loop_unregister(dev);	/* its engines stopped, or never ran */
+	roxe_loop_unregister(dev, roxe_dev_quiesce);	/* its engines stopped, or never ran */
 	for (unsigned i = 0; dev->engines && i < dev->nengines; i++) {
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);

@@ -67,4 +67,9 @@ int roxe_dev_resolve_path(struct roxe_device *dev, const uint8_t sgid[16], const
 /* A receive WQE from wr (QP receive queues and SRQs). */
 int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
 
+/* Multicast (mcast.c): a destroyed QP leaves every group; a freed device
+ * leaves its groups (before its XDP maps close). */
+void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn);
+void roxe_mcast_dev_free(struct roxe_device *dev);
+
 #endif /* ROXE_VERBS_SERVED_H */
