@@ -63,6 +63,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 #include <roxe/kabi.h>
+#include "verbs_util.h"
 
 #define PAGE		4096UL
 #define ENGINES		2
@@ -70,7 +71,6 @@
 #define ARM_SOLICITED	1	/* cq_armed values (kabi.h) */
 #define ARM_NEXT_COMP	2
 
-static int failed;
 static const char *who = "";
 
 static void check(int cond, const char *fmt, ...)
@@ -611,79 +611,6 @@ static void ask(uint32_t op, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 		failed = 1;
 }
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
-/* A RoCE v2 GID of port 1 holding an IPv4 address (they come a little
- * after registration).
- */
-static int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-
-	for (int tries = 0; tries < 100; tries++) {
-		for (int i = 0; i < 16; i++) {
-			struct ibv_gid_entry e;
-
-			if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-			    memcmp(e.gid.raw, v4, sizeof(v4)))
-				continue;
-			*gid = e.gid;
-			return i;
-		}
-		usleep(100000);
-	}
-	return -1;
-}
-
-static int to_rts(struct ibv_qp *qp, union ibv_gid *gid, int gidx)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = gidx;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-/* The provider's doorbell, by hand: a zero-WR POST_SEND write(). */
 static int raw_doorbell(struct ibv_qp *qp)
 {
 	struct {
@@ -943,7 +870,7 @@ static int app_main(const char *dev, pid_t dpid)
 		      (void *)cq, (void *)cq2, (void *)mr3, (void *)qp, (void *)qp2);
 		return 1;
 	}
-	err = to_rts(qp, &gid, gidx);
+	err = rc_connect(qp, IBV_ACCESS_REMOTE_WRITE, qp->qp_num, &gid, gidx);
 	check(!err, "qp %u: RESET -> INIT -> RTR -> RTS (%s)", qp->qp_num, strerror(err));
 	{
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };

@@ -20,59 +20,6 @@
 #define ROUNDS	200
 #define LEN	64
 
-static int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-
-	for (int tries = 0; tries < 100; tries++) {
-		for (int i = 0; i < 16; i++) {
-			struct ibv_gid_entry e;
-
-			if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 || memcmp(e.gid.raw, v4, sizeof(v4)))
-				continue;
-			*gid = e.gid;
-			return i;
-		}
-		usleep(100000);
-	}
-	return -1;
-}
-
-static int connect_qp(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *gid, int gidx)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS);
-
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = gidx;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint64_t id)
 {
 	struct ibv_sge sge = { (uintptr_t)buf, LEN, mr->lkey };
@@ -130,9 +77,9 @@ int main(int argc, char **argv)
 		CHECK(0, "setup: device, PD, MR, CQs, QPs, IPv4 RoCE v2 GID (%s)", strerror(errno));
 		return 1;
 	}
-	err = connect_qp(a, b->qp_num, &gid, gidx);
+	err = rc_connect(a, 0, b->qp_num, &gid, gidx);
 	if (!err)
-		err = connect_qp(b, a->qp_num, &gid, gidx);
+		err = rc_connect(b, 0, a->qp_num, &gid, gidx);
 	CHECK(!err, "QPs %u and %u connected on %s (gid %d)", a->qp_num, b->qp_num,
 	      ibv_get_device_name(ctx->device), gidx);
 	if (err)
