@@ -17,6 +17,9 @@ pkgs=(
 	iproute2 tcpdump xdp-tools ethtool iputils-ping
 	# RDMA uAPI headers, libibverbs utilities, perftest (interop peers)
 	rdma-core libibverbs-dev ibverbs-utils perftest rdmacm-utils
+	# the RDMA software people run on roxe0 (VM tests): UCX, Open MPI over
+	# UCX (mpicc builds our MPI test), qperf, fio's rdma engine
+	ucx-utils libucx0 openmpi-bin libopenmpi-dev qperf fio
 	# kernel: headers and image in one call (same ABI), kselftest harness
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod
 	# make install's dkms.conf: install_test.sh runs dkms add/build; strace:
