@@ -289,6 +289,12 @@ int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32
 /* QP qpn is being destroyed: its type 2 windows go free (no other QP that
  * gets its number may reach them). */
 void roxe_mw_qp_gone(struct roxe_device *dev, uint32_t qpn);
+/* mr goes whatever is bound to it (roxed's forced teardown): no window
+ * may be bound to it from now on, and those bound are unbound. Call again
+ * after roxe_dev_quiesce for the binds under way meanwhile; then its dereg
+ * succeeds. Not from an engine. */
+struct roxe_mr;
+void roxe_mw_mr_gone(struct roxe_device *dev, const struct roxe_mr *mr);
 /* Unbind mw (its dealloc): its MR may be deregistered again. */
 void roxe_mw_unbind(struct roxe_mw_priv *mw);
 

@@ -173,3 +173,20 @@ void roxe_mw_qp_gone(struct roxe_device *dev, uint32_t qpn)
 	}
 	pthread_mutex_unlock(&dev->lock);
 }
+
+void roxe_mw_mr_gone(struct roxe_device *dev, const struct roxe_mr *mr)
+{
+	atomic_store(&((struct roxe_mr_priv *)mr)->dying, true);
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < ROXE_MAX_MW; i++) {
+		struct roxe_mw_priv *mw = atomic_load(&dev->mws[i]);
+
+		if (!mw)
+			continue;
+		mw_write_begin(mw);
+		if (mw->mr && &mw->mr->pub == mr)
+			mw_clear(mw, mw->type == IBV_MW_TYPE_2 ? ROXE_MW_FREE : ROXE_MW_VALID);
+		mw_write_end(mw);
+	}
+	pthread_mutex_unlock(&dev->lock);
+}
