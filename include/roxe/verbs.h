@@ -90,8 +90,9 @@ struct roxe_mr {
 	uint32_t	rkey;
 	unsigned	access;		/* IBV_ACCESS_* */
 };
-/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC;
- * remote write or atomic access requires local write (-EINVAL otherwise). */
+/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
+ * MW_BIND (memory windows may be bound to it); remote write or atomic
+ * access requires local write (-EINVAL otherwise). */
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **mr);
 /* -EINVAL while memory windows are bound to it (as rxe). */
