@@ -51,14 +51,21 @@ rc_qp_listed() { rdma resource show qp link roxe0/1 2>/dev/null | grep -q 'type 
 
 # Memory windows, roxe0's then rxe0's (rxe0 on rxa): the same program, the
 # roles swapped; the cases' outcomes side by side.
+roxed_mrs() { "$ROXECTL" devices rxb --json 2>/dev/null | grep -o '"mrs": [0-9]*' | grep -o '[0-9]*$'; }
+mrs_are() { [ "$(roxed_mrs)" = "$1" ]; }
+
 step_mw() {
-	local rc=0
+	local rc=0 m0
 	rdma link add rxe0 type rxe netdev rxa
 	vm_wait_for 10 vm_gid_index rxe0 $A || { bad "no RoCE v2 GID on rxe0"; return; }
+	m0=$(roxed_mrs)
 	timeout 120 "$MW" roxe0 rxe0 >"$ROXE_VM_OUT/mw-roxe.log" 2>&1 || rc=$?
 	grep -v '^case ' "$ROXE_VM_OUT/mw-roxe.log" | sed 's/^/    /'
 	[ $rc = 0 ] && ok "kmod_mw roxe0 rxe0: roxe0's memory windows" ||
 		bad "kmod_mw roxe0 rxe0 (exit $rc)"
+	# it exited with a window bound: its MRs went all the same
+	vm_wait_for 5 mrs_are "$m0" && ok "roxed's MRs back to $m0 after kmod_mw's exit" ||
+		bad "roxed holds $(roxed_mrs) MRs after kmod_mw's exit, $m0 before"
 	rc=0
 	timeout 120 "$MW" rxe0 roxe0 >"$ROXE_VM_OUT/mw-rxe.log" 2>&1 || rc=$?
 	grep -v '^case \|^ok: ' "$ROXE_VM_OUT/mw-rxe.log" | sed 's/^/    /'

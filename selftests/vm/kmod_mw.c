@@ -18,6 +18,7 @@
  *             access, SEND_WITH_INV (the receive completion names the key)
  *             then access, a READ outside the window
  *   refusal   a bind over an MR registered without MW_BIND
+ *   exit      with a type 1 window still bound (ib_core's cleanup)
  * Each case prints "case NAME: OBSERVED" (IBV_WC status names, errno
  * names); the script lines the two runs up. With roxe0 as OWNER every case
  * must give what IBA and rxe's rules say (expected values below); with
@@ -389,5 +390,14 @@ int main(int argc, char **argv)
 	case_type1();
 	case_type2();
 	case_refusal();
+	/* exit with a window bound to the MR: ib_core's cleanup may try the
+	 * MR first, which fails while the window is bound; it must get there
+	 * (kmod_counters.sh checks dmesg for a WARNING) */
+	{
+		struct ibv_mw *mw = ibv_alloc_mw(o.pd, IBV_MW_TYPE_1);
+
+		CHECK(mw && bind1(mw, (uintptr_t)o.buf, 4096, IBV_ACCESS_REMOTE_READ) ==
+		      IBV_WC_SUCCESS, "a window left bound at exit");
+	}
 	return failed;
 }
