@@ -90,11 +90,39 @@ struct roxe_mr {
 	uint32_t	rkey;
 	unsigned	access;		/* IBV_ACCESS_* */
 };
-/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC;
- * remote write or atomic access requires local write (-EINVAL otherwise). */
+/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
+ * MW_BIND (memory windows may be bound to it); remote write or atomic
+ * access requires local write (-EINVAL otherwise). */
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **mr);
+/* -EINVAL while memory windows are bound to it (as rxe). */
 int roxe_dereg_mr(struct roxe_mr *mr);
+/* The MR as the struct ibv_mr a BIND_MW WR names (bind_info.mr): roxe
+ * reads only its lkey. Valid while the MR is. */
+struct ibv_mr *roxe_mr_ibv(struct roxe_mr *mr);
+
+/* --- memory windows (IBA 10.6.7; rxe's rules) ------------------------------
+ * type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 (2B); mw->rkey is the window's key
+ * (ROXE_MAX_MW of them). A window grants remote access (IBV_ACCESS_REMOTE_*
+ * of its bind) to [addr, addr+length) of an MR registered with
+ * IBV_ACCESS_MW_BIND, through its rkey alone; a writable window needs the
+ * MR's local write. A type 1 window is bound by roxe_bind_mw(): it posts a
+ * BIND_MW WQE to qp (any QP of the window's PD may then use the key) and
+ * sets mw->rkey to ibv_inc_rkey() of it at once, as rxe's provider does
+ * (after an IBV_WC_MW_BIND_ERR completion the application restores it);
+ * length 0 and no MR unbind it; it is never invalidated. A type 2 window is
+ * bound by an IBV_WR_BIND_MW WR on an RC or UC QP of its PD (wr.bind_mw:
+ * mw, the new rkey, bind_info; zero-based allowed), to that QP alone (the
+ * new rkey is the window's from then on: the next bind's mw->rkey must
+ * name it, as with rxe); it is free again after IBV_WR_LOCAL_INV of its rkey, or a SEND_WITH_INV
+ * naming it that its QP receives. A bind completes with IBV_WC_BIND_MW,
+ * or fails with IBV_WC_MW_BIND_ERR (the QP then stops as for other local
+ * errors); a bad LOCAL_INV with IBV_WC_LOC_QP_OP_ERR. Access through a
+ * window outside its range or rights is NAKed as a remote access error.
+ * roxe_dealloc_mw of a bound window unbinds it. */
+int roxe_alloc_mw(struct roxe_pd *pd, enum ibv_mw_type type, struct ibv_mw **mw);
+int roxe_dealloc_mw(struct ibv_mw *mw);
+int roxe_bind_mw(struct roxe_qp *qp, struct ibv_mw *mw, const struct ibv_mw_bind *bind);
 
 /* --- completion queues and channels ----------------------------------------- */
 int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **ch);

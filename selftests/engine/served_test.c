@@ -300,6 +300,73 @@ TEST_F(served, hostile_send_wqe)
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
 }
 
+/* Memory windows through the served ring: the rxe provider's BIND_MW WQE
+ * (its mw view) binds a type 2 window the module allocated; the peer
+ * writes through the new rkey; a bind naming a window of another PD fails
+ * (IBV_WC_MW_BIND_ERR), whatever else the WQE says. */
+TEST_F(served, mw_bind_through_ring)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	const uint32_t mr_key = 78u << 8 | 5, mw_key = (ROXE_MW_INDEX_BASE + 7u) << 8 | 0x30;
+	const uint32_t other_key = (ROXE_MW_INDEX_BASE + 8u) << 8 | 0x40;
+	struct app *a = &self->a;
+	struct ibv_mw *mw, *other;
+	struct ib_uverbs_wc uwc;
+	struct rxe_send_wqe *w;
+	struct roxe_pd *pd2;
+	struct roxe_mr *mr2;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, mr_key, APP_IOVA, 65536,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, a->buf, &mr2));
+	ASSERT_EQ(0, roxe_served_mw_add(s1->pd, mw_key, IBV_MW_TYPE_2, &mw));
+	ASSERT_EQ(0, roxe_alloc_pd(s1->dev, &pd2));
+	ASSERT_EQ(0, roxe_served_mw_add(pd2, other_key, IBV_MW_TYPE_2, &other));
+	/* the same key twice: refused */
+	EXPECT_EQ(-EEXIST, roxe_served_mw_add(s1->pd, mw_key, IBV_MW_TYPE_1, &other));
+
+	w = app_wqe(a, IBV_WR_BIND_MW, 51, 0, 0, 0, 0);
+	w->dma.num_sge = 0;
+	w->wr.wr.mw.addr = APP_IOVA + 4096;
+	w->wr.wr.mw.length = 4096;
+	w->wr.wr.mw.mr_lkey = mr_key;
+	w->wr.wr.mw.mw_rkey = mw_key;
+	w->wr.wr.mw.rkey = mw_key + 1;
+	w->wr.wr.mw.access = IBV_ACCESS_REMOTE_WRITE;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(51u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(IBV_WC_BIND_MW, uwc.opcode);
+
+	fill_pattern(s0->buf, 100, 4);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_WRITE, 52, s0->buf, 100, s0->mr->lkey,
+				APP_IOVA + 4096, mw_key + 1, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf + 4096, s0->buf, 100));
+
+	w = app_wqe(a, IBV_WR_BIND_MW, 53, 0, 0, 0, 0);
+	w->dma.num_sge = 0;
+	w->wr.wr.mw.addr = APP_IOVA;
+	w->wr.wr.mw.length = 64;
+	w->wr.wr.mw.mr_lkey = mr_key;
+	w->wr.wr.mw.mw_rkey = other_key;
+	w->wr.wr.mw.rkey = other_key + 1;
+	w->wr.wr.mw.access = IBV_ACCESS_REMOTE_READ;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(53u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, uwc.status);
+
+	/* the module's dealloc while bound, then its MR's dereg */
+	EXPECT_EQ(-EINVAL, roxe_dereg_mr(mr2));
+	EXPECT_EQ(0, roxe_dealloc_mw(mw));
+	EXPECT_EQ(0, roxe_dealloc_mw(other));
+	EXPECT_EQ(0, roxe_dereg_mr(mr2));
+	EXPECT_EQ(0, roxe_dealloc_pd(pd2));
+}
+
 /* Inline bytes beyond what the slot holds. */
 TEST_F(served, hostile_inline)
 {

@@ -8,7 +8,8 @@
  *   READ          one request, which consumes one PSN per response packet
  *   ATOMIC        one request, one PSN
  *   LOCAL_INV     no packet: takes effect in order, completes when reached;
- *   REG_MR        so does a kernel QP's fast registration (roxe.ko)
+ *   BIND_MW       so does a memory window's bind,
+ *   REG_MR        and a kernel QP's fast registration (roxe.ko)
  * while the RC window allows: at most ROXE_MAX_INFLIGHT PSNs unacknowledged,
  * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
  * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait.
@@ -46,14 +47,20 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 	}
 }
 
-/* LOCAL_INV and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_* status. */
+/* LOCAL_INV, BIND_MW and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_*
+ * status. */
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
+	uint32_t key = w->wr.ex.invalidate_rkey;
+
 	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
 		return (uint32_t)roxe_mr_fast_reg(qp->dev, qp->pd, w);
-	/* as rxe: a key that names no valid fast-registration MR of the
-	 * QP's PD is a local QP operation error */
-	if (roxe_mr_invalidate(qp->dev, qp->pd, w->wr.ex.invalidate_rkey, false))
+	if (w->wr.opcode == IBV_WR_BIND_MW)
+		return (uint32_t)roxe_mw_bind(qp->dev, qp->pd, qp->qpn, w);
+	/* as rxe: a key that names no valid fast-registration MR (or bound
+	 * type 2 window) of the QP's PD is a local QP operation error */
+	if (roxe_key_is_mw(key) ? roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, key, false) :
+	    roxe_mr_invalidate(qp->dev, qp->pd, key, false))
 		return IBV_WC_LOC_QP_OP_ERR;
 	return IBV_WC_SUCCESS;
 }

@@ -258,7 +258,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 		if (!b)
 			return false;
 		/* Looked up again per packet: the MR may have gone meanwhile. */
-		if (roxe_mr_copy(qp->dev, qp->pd, r->rkey, r->va, b->data + pkt.payload_off, len,
+		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off, len,
 				 IBV_ACCESS_REMOTE_READ, false)) {
 			roxe_port_tx_free(qp->eng->port, b, 1);
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
@@ -440,8 +440,11 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	qp->resp.in_msg = ROXE_OPK_SEND;
 	if (pkt->flags & ROXE_OPF_LAST) {
 		if (pkt->flags & ROXE_HDR_IETH) {
-			/* only a fast-registration MR of the QP's PD (rxe) */
-			if (roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
+			/* only a fast-registration MR of the QP's PD (rxe),
+			 * or a type 2 window bound to this QP */
+			if (roxe_key_is_mw(h->inv_rkey) ?
+			    roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey, true) :
+			    roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
@@ -471,12 +474,10 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		return;
 	}
 	if (pkt->flags & ROXE_OPF_FIRST) {
-		struct roxe_mr_priv *mr = NULL;
-
 		if (h->dma_len) {
-			mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-			if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-			    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE)) {
+			if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+			    roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len,
+					    IBV_ACCESS_REMOTE_WRITE)) {
 				fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
@@ -492,7 +493,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		return;
 	}
 	/* Looked up again per packet: the MR may have gone meanwhile. */
-	if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+	if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 			 (void *)(frame + pkt->payload_off), pkt->payload_len,
 			 IBV_ACCESS_REMOTE_WRITE, true)) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
@@ -516,13 +517,12 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	uint32_t npsn = h->dma_len ? (h->dma_len + qp->mtu - 1) / qp->mtu : 1;
-	struct roxe_mr_priv *mr = NULL;
 	struct roxe_rd_res *r;
 
 	if (h->dma_len) {
-		mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-		if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
-		    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_READ)) {
+		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+		    roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len,
+				    IBV_ACCESS_REMOTE_READ)) {
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 			return;
 		}
@@ -555,7 +555,7 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 		return;
 	}
 	if (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
-		p = roxe_mr_map(qp->dev, qp->pd, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
+		p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
 	if (!p) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
@@ -670,11 +670,9 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 				      imm ? ROXE_UWC_WITH_IMM : 0);
 	} else {
 		if (first) {
-			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-
-			if (h->dma_len && (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-					   roxe_mr_check(mr, qp->pd, h->va, h->dma_len,
-							 IBV_ACCESS_REMOTE_WRITE)))
+			if (h->dma_len && (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+					   roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va,
+							   h->dma_len, IBV_ACCESS_REMOTE_WRITE)))
 				goto drop;
 			qp->resp.wr_va = h->va;
 			qp->resp.wr_rkey = h->rkey;
@@ -684,7 +682,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		if (pkt->payload_len > qp->resp.wr_resid ||
 		    (last && pkt->payload_len != qp->resp.wr_resid))
 			goto drop;
-		if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 				 (void *)(frame + pkt->payload_off), pkt->payload_len,
 				 IBV_ACCESS_REMOTE_WRITE, true))
 			goto drop;

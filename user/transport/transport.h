@@ -392,6 +392,8 @@ static inline bool roxe_qp_opcode_ok(enum ibv_qp_type t, uint32_t op)
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:		/* as rxe's provider */
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -407,7 +409,7 @@ static inline bool roxe_wqe_is_read_or_atomic(uint32_t op)
  * requester reaches them. */
 static inline bool roxe_wqe_is_local(uint32_t op)
 {
-	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR;
+	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR || op == IBV_WR_BIND_MW;
 }
 /* Start taking doorbells from roxe.ko's ring for engine e. */
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);

@@ -381,6 +381,9 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);
 	roxe_async_purge(dev, qp);	/* the engine raises no more */
+	/* its type 2 windows: no QP that gets its number reaches them */
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC)
+		roxe_mw_qp_gone(dev, qp->qpn);
 	qp_free(qp);
 	return 0;
 }
@@ -666,6 +669,9 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && (!wr->wr.ud.ah || length > qp->dev->mtu))
 		return -EINVAL;
+	/* as rxe's provider: a bind carries no data */
+	if (wr->opcode == IBV_WR_BIND_MW && (wr->num_sge || wr->imm_data || !wr->bind_mw.mw))
+		return -EINVAL;
 
 	memset(w, 0, sizeof(*w));
 	w->wr.wr_id = wr->wr_id;
@@ -683,6 +689,15 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		w->wr.wr.atomic.swap = wr->wr.atomic.swap;
 		w->wr.wr.atomic.rkey = wr->wr.atomic.rkey;
 		w->iova = wr->wr.atomic.remote_addr;
+	} else if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		w->wr.wr.mw.addr = bi->addr;
+		w->wr.wr.mw.length = bi->length;
+		w->wr.wr.mw.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		w->wr.wr.mw.mw_rkey = wr->bind_mw.mw->rkey;
+		w->wr.wr.mw.rkey = wr->bind_mw.rkey;
+		w->wr.wr.mw.access = bi->mw_access_flags;
 	} else if (qp->type == IBV_QPT_UD) {
 		const struct roxe_ah *ah = (const struct roxe_ah *)wr->wr.ud.ah;
 
