@@ -58,6 +58,8 @@ struct roxe_frame_hdr {
 	uint32_t	inv_rkey;	/* IETH */
 	uint32_t	qkey;		/* DETH */
 	uint32_t	src_qpn;	/* DETH */
+	uint8_t		flush_type;	/* FETH: placement type, ROXE_FLUSH_PLT_* bits */
+	uint8_t		flush_level;	/* FETH: selectivity, ROXE_FLUSH_SEL_* */
 };
 
 /* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + AtomicETH (the
