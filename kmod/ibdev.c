@@ -148,7 +148,8 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |	/* fastreg.c */
 				 IB_DEVICE_MEM_WINDOW |		/* mw.c, as rxe */
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 ROXE_DEVICE_IBA15_CAPS;	/* as rxe */
 	attr->max_fast_reg_page_list_len = ROXE_MAX_FAST_REG_PAGES;
 	attr->max_send_sge = ROXE_MAX_SGE;
 	attr->max_recv_sge = ROXE_MAX_SGE;

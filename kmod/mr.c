@@ -275,9 +275,12 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	/* optional flags (relaxed ordering: perftest asks) are hints a
 	 * device may ignore; nothing here reorders anyway */
 	access &= ~IB_ACCESS_OPTIONAL;
+	/* no page roxe maps is persistent memory: rxe refuses the same */
+	if (access & ROXE_IB_ACCESS_FLUSH_PERSISTENT)
+		return ERR_PTR(-EINVAL);
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-		       IB_ACCESS_MW_BIND))
+		       IB_ACCESS_MW_BIND | ROXE_IB_ACCESS_FLUSH_GLOBAL))
 		return ERR_PTR(-EOPNOTSUPP);
 	/* one token's range holds the mapping (max_mr_size) */
 	if (!length || length > ROXE_MAX_MR_SIZE)

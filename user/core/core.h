@@ -27,8 +27,10 @@
 #include "roxe/limits.h"
 
 
+/* Access a peer uses through the R_Key (FLUSH's global visibility too);
+ * persistence is not among them: no roxe MR is persistent memory. */
 #define ROXE_REMOTE_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-				 IBV_ACCESS_REMOTE_ATOMIC)
+				 IBV_ACCESS_REMOTE_ATOMIC | ROXE_ACCESS_FLUSH_GLOBAL)
 #define ROXE_KNOWN_ACCESS	(IBV_ACCESS_LOCAL_WRITE | ROXE_REMOTE_ACCESS)
 /* What an MR may grant: also the binding of memory windows to it. */
 #define ROXE_MR_ACCESS		(ROXE_KNOWN_ACCESS | IBV_ACCESS_MW_BIND)

@@ -19,6 +19,15 @@
  *           Owed ACKs are coalesced into one per QP per engine turn.
  * Errors of the NAK kinds also move the QP to the error state (class C).
  *
+ * IBA 1.5's ATOMIC WRITE and FLUSH are answered as kernel rxe does: each
+ * takes a resource like an ATOMIC, and its answer (also a duplicate's,
+ * replayed without executing again) is a zero-length READ RESPONSE ONLY.
+ * The QP's access flags refuse them with an invalid-request NAK (REMOTE_WRITE
+ * for ATOMIC WRITE, the placement type's FLUSH bit for FLUSH), the R_Key,
+ * the MR's access and the range with a remote-access NAK, an ATOMIC WRITE
+ * whose RETH length is not 8 or whose address is not 8-byte aligned with
+ * an invalid-request NAK.
+ *
  * UC: no ACKs; a PSN gap, a missing receive WQE or a bad R_Key silently
  * drops the rest of the message, and reception resumes at the next
  * FIRST/ONLY packet. UD: one-packet messages, Q_Key checked, the 40-byte
@@ -299,6 +308,11 @@ void roxe_responder_send(struct roxe_qp *qp)
 		if (r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST) {
 			if (!send_read_responses(qp, &budget))
 				break;
+		} else if (r->opcode == ROXE_OP_RC_FLUSH || r->opcode == ROXE_OP_RC_ATOMIC_WRITE) {
+			if (!send_ack(qp, ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+				      ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, r->psn, 0))
+				break;
+			budget--;
 		} else {
 			if (!send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE,
 				      ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, r->psn,
@@ -382,6 +396,8 @@ static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	case ROXE_OP_RC_RDMA_READ_REQUEST:
 	case ROXE_OP_RC_COMPARE_SWAP:
 	case ROXE_OP_RC_FETCH_ADD:
+	case ROXE_OP_RC_FLUSH:
+	case ROXE_OP_RC_ATOMIC_WRITE:
 		r = find_res(qp, h->psn);
 		/* Answer again only what we recorded for that request. */
 		if (!r || r->opcode != h->opcode || r->rkey != h->rkey ||
@@ -403,7 +419,7 @@ static bool sequence_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt, uint8_t 
 
 	if (qp->resp.in_msg)
 		return !first && kind == qp->resp.in_msg;
-	return first || kind == ROXE_OPK_READ_REQ || kind == ROXE_OPK_ATOMIC;
+	return first;	/* READ, ATOMIC, FLUSH, ATOMIC WRITE: ONLY packets */
 }
 
 static bool length_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt)
@@ -583,6 +599,88 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	queue_reply(qp, r, h->psn);
 }
 
+/* A FLUSH or ATOMIC WRITE done: its resource answers it, now and when repeated. */
+static void record_iba15(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	struct roxe_rd_res *r = new_res(qp);
+
+	r->opcode = h->opcode;
+	r->psn = r->last_psn = h->psn;
+	r->va = h->va;
+	r->rkey = h->rkey;
+	r->length = h->dma_len;
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	qp->resp.msn++;
+	queue_reply(qp, r, h->psn);
+}
+
+static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+			    const struct roxe_frame_hdr *h)
+{
+	struct roxe_mr_access acc;
+	uint64_t *p, value;
+
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE, &acc);
+	if (!p) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	/* the parser let exactly 8 bytes through; the RETH must agree */
+	if (h->dma_len != ROXE_ATOMIC_WRITE_LEN || pkt->payload_len != ROXE_ATOMIC_WRITE_LEN) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	if ((uintptr_t)p & 7) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	memcpy(&value, frame + pkt->payload_off, sizeof(value));
+	/* One aligned 64-bit store (IBA A19.4.2), ordered after every
+	 * earlier write of this QP: a reader sees all of them first. */
+	__atomic_store_n(p, value, __ATOMIC_RELEASE);
+	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	record_iba15(qp, h);
+}
+
+static void rc_flush(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	unsigned need = 0;
+	struct roxe_mr_priv *mr;
+
+	if (h->flush_type & ROXE_FLUSH_PLT_GLOBAL)
+		need |= ROXE_ACCESS_FLUSH_GLOBAL;
+	if (h->flush_type & ROXE_FLUSH_PLT_PERSISTENT)
+		need |= ROXE_ACCESS_FLUSH_PERSISTENT;
+	if ((qp->attr.qp_access_flags & need) != need) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	if (h->dma_len > 0x80000000u) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	/* The whole MR needs no range: only its key and access count. No
+	 * roxe MR holds FLUSH_PERSISTENT, so a persistence FLUSH ends here. */
+	mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+	if (!mr || roxe_mr_check(mr, qp->pd, h->flush_level == ROXE_FLUSH_SEL_MR ? mr->iova : h->va,
+				 h->flush_level == ROXE_FLUSH_SEL_MR ? 0 : h->dma_len, need)) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	/* Global visibility: this engine's stores into the MR are in memory
+	 * already; the fence orders them before the response that reports
+	 * them done (rxe: wmb()). */
+	atomic_thread_fence(memory_order_seq_cst);
+	record_iba15(qp, h);
+}
+
 static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
 		       const struct roxe_frame_hdr *h)
 {
@@ -622,6 +720,12 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		break;
 	case ROXE_OPK_ATOMIC:
 		rc_atomic(qp, h);
+		break;
+	case ROXE_OPK_ATOMIC_WRITE:
+		rc_atomic_write(qp, frame, pkt, h);
+		break;
+	case ROXE_OPK_FLUSH:
+		rc_flush(qp, h);
 		break;
 	default:
 		break;

@@ -23,6 +23,10 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 		return IBV_WC_LOCAL_INV;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
+	case ROXE_UWR_FLUSH:
+		return (enum ibv_wc_opcode)ROXE_UWC_FLUSH;
+	case ROXE_UWR_ATOMIC_WRITE:
+		return (enum ibv_wc_opcode)ROXE_UWC_ATOMIC_WRITE;
 	default:
 		return wr_op == ROXE_KABI_WR_REG_MR ? (enum ibv_wc_opcode)ROXE_KABI_WC_REG_MR :
 		       IBV_WC_SEND;

@@ -418,7 +418,9 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 		return -EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(unsigned)(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)))
+					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE |
+					      ROXE_ACCESS_FLUSH_GLOBAL |
+					      ROXE_ACCESS_FLUSH_PERSISTENT)))
 		return -EINVAL;
 	if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED)
 		return -EINVAL;	/* no alternate path */
@@ -649,10 +651,11 @@ int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t length = 0;
-	bool is_inline = (wr->send_flags & IBV_SEND_INLINE) &&
-			 wr->opcode != IBV_WR_RDMA_READ &&
-			 wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-			 wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	/* ATOMIC WRITE's 8 bytes are copied now, like inline data: the rxe
+	 * ABI keeps them in the WQE (dma.atomic_wr). */
+	bool is_inline = ((wr->send_flags & IBV_SEND_INLINE) &&
+			  !roxe_wqe_is_read_or_atomic(wr->opcode)) ||
+			 wr->opcode == ROXE_WR_ATOMIC_WRITE;
 
 	if (!roxe_qp_opcode_ok(qp->type, wr->opcode) || wr->num_sge < 0)
 		return -EINVAL;
@@ -666,6 +669,9 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		return -EINVAL;
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (wr->num_sge != 1 || length != 8))
+		return -EINVAL;
+	if ((wr->opcode == ROXE_WR_ATOMIC_WRITE && length != ROXE_ATOMIC_WRITE_LEN) ||
+	    (wr->opcode == ROXE_WR_FLUSH && (wr->num_sge || wr->wr.atomic.compare_add > 0x80000000ull)))
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && (!wr->wr.ud.ah || length > qp->dev->mtu))
 		return -EINVAL;
@@ -698,6 +704,19 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		w->wr.wr.mw.mw_rkey = wr->bind_mw.mw->rkey;
 		w->wr.wr.mw.rkey = wr->bind_mw.rkey;
 		w->wr.wr.mw.access = bi->mw_access_flags;
+	} else if (wr->opcode == ROXE_WR_FLUSH) {
+		/* as the rxe provider's wr_flush(): range in iova and dma.length */
+		struct roxe_uwr_flush fl = {
+			.remote_addr = wr->wr.atomic.remote_addr,
+			.length = (uint32_t)wr->wr.atomic.compare_add,
+			.rkey = wr->wr.atomic.rkey,
+			.type = (uint8_t)wr->wr.atomic.swap,
+			.level = (uint8_t)(wr->wr.atomic.swap >> 8),
+		};
+
+		roxe_uwr_flush_set(w, &fl);
+		w->iova = fl.remote_addr;
+		length = fl.length;
 	} else if (qp->type == IBV_QPT_UD) {
 		const struct roxe_ah *ah = (const struct roxe_ah *)wr->wr.ud.ah;
 
