@@ -17,9 +17,9 @@
 #        on roxe0: ping-pong, allreduce, alltoall, results checked
 #        (selftests/vm/mpi_check.c); rxe0's rank has the check off.
 #   2. roxe0 (roxed -d rxa) facing roxe1 (roxed -d rxb), nothing set but
-#      UCX_NET_DEVICES (and UCX_TLS to pick the transport): UCP tag, put,
-#      get and am tests over rc_verbs (UCX_TLS=rc_v: UD only for wire-up)
-#      and tag and am over ud_verbs; UCT put, get and am over rc_verbs and
+#      UCX_NET_DEVICES (and UCX_TLS to pick the transport): UCP tag, put, get
+#      and am tests over rc_verbs (UCX_TLS=rc_v: UD only for wire-up) and
+#      tag and am over ud_verbs; UCT put, get and am over rc_verbs and
 #      am over ud_verbs (on one device: UCT's server opens the client's
 #      device); the MPI program with a rank on each. The reference runs the
 #      same commands on rxe1/rxe2 (the check off) and prints its result
@@ -198,10 +198,11 @@ part_roxe() {
 	local t
 	step_info roxe0 roxe1
 	REF_ENV=(UCX_UD_VERBS_ETH_DGID_CHECK=n)
-	for t in tag_lat tag_bw ucp_put_lat ucp_put_bw ucp_get ucp_am_lat ucp_am_bw; do
+	# (put and am latency: the UCT tests below)
+	for t in tag_lat tag_bw ucp_put_bw ucp_get ucp_am_bw; do
 		both "UCP $t rc_verbs" roxe1 roxe0 rc_v,self -t $t -s 4096 -n 100 -w 10
 	done
-	for t in tag_lat tag_bw ucp_am_bw; do
+	for t in tag_lat ucp_am_bw; do
 		both "UCP $t ud_verbs" roxe1 roxe0 ud_verbs,self -t $t -s 1024 -n 100 -w 10
 	done
 	# UCT tests: the server opens the client's device (the test's
