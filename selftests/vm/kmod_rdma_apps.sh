@@ -10,14 +10,18 @@
 # On each:
 #   - rdmacm-utils: rping -V (data verified) with roxe0 as server and as
 #     client; ucmatose -c 4; udaddy -c 4; rstream and riostream with
-#     -T v (data verified); cmtime -c 128, twice, roxe0's QP/CQ/MR/cm_id
-#     counts (rdma resource show, roxectl devices) the same before and
-#     after;
-#   - qperf -cm1: rc_bw, rc_lat, rc_rdma_write_bw, ud_lat;
-#   - fio's rdma engine: rdma_io write and read; the server's buffers are a
-#     shared file mapping, so what the client RDMA-wrote (crc32c verify
-#     headers) is RDMA-read back by a verify_only pass;
-#   - rxe0's error counters 0 (rxe peer), roxe's counters, dmesg clean.
+#     -T v (data verified); cmtime -c 128 three times against one server
+#     (roxe0 the server, and against rxe0 the client too): both devices'
+#     QP/CQ/MR/cm_id counts (rdma resource show; roxed's, roxectl devices)
+#     show no leak;
+#   - qperf -cm1: rc_bw, rc_lat, rc_rdma_write_bw; ud_lat must fail on
+#     both ends with ib_core's refusal of its GRH-less address handle;
+#   - fio's rdma engine: verb=write and verb=read; the buffers are shared
+#     file mappings, so what the client RDMA-wrote (crc32c verify headers)
+#     and what it RDMA-read back are checked by fio's own verify;
+#   - rxe0's and roxe's error counters 0, dmesg clean.
+# Options (environment): ROXE_APPS_PEERS ("rxe roxe"), ROXE_APPS_STEPS
+# (rping ucmatose udaddy rstream riostream cmtime qperf fio).
 # Every program's exit code is checked, on both ends.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
