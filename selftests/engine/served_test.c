@@ -279,7 +279,6 @@ TEST_F(served, rc_all_operations)
 	EXPECT_GE(atomic_load(&a->events), 4);
 }
 
-<<<<<<< HEAD
 /* ATOMIC WRITE and FLUSH WQEs exactly as rdma-core's rxe provider writes
  * them (wr_atomic_write, wr_flush: the WQE zeroed, the 8 bytes in
  * dma.atomic_wr, FLUSH's arguments in wr.flush), towards the peer; then
@@ -349,7 +348,8 @@ TEST_F(served, iba15_provider_wqes)
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
 	EXPECT_EQ(0, memcmp(s0->buf + 800, &v, 8));
 	roxe_dereg_mr(fmr);
-=======
+}
+
 /* sq_sig_all: the stock rxe provider writes the application's send_flags
  * as they are, so on a QP created with sq_sig_all (ucmatose's, rping's
  * peers') an unsignaled WQE must still complete, as rxe's completer does
@@ -404,7 +404,6 @@ TEST_F(served, sq_sig_all)
 	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(s0->buf + 50000, a->buf + 20000, 2000));
->>>>>>> s17-cm
 }
 
 /* A send WQE claiming more SGEs than its slot holds: a local length error
