@@ -42,12 +42,13 @@ joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -qE "inet +$1\$"; }
 mckey_case() {
 	local label=$1 grp=$2 raddr=$3 saddr=$4 ready=$5 rpid rc=0
 	local logf=$ROXE_VM_OUT/mckey_${label// /_}
-	timeout 90 mckey -m "$grp" -b "$raddr" -C 10 -S 200 >"$logf.recv" 2>&1 &
+	# line-buffered: a receiver killed by the timeout still shows how far it got
+	timeout 90 stdbuf -oL mckey -m "$grp" -b "$raddr" -C 10 -S 200 >"$logf.recv" 2>&1 &
 	rpid=$!
 	if ! vm_wait_for 30 $ready "$grp"; then
 		bad "$label: the receiver did not join $grp"
 		rc=1
-	elif ! sleep 2 || ! timeout 60 mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
+	elif ! sleep 2 || ! timeout 60 stdbuf -oL mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
 		bad "$label: the sender failed"
 		rc=1
 	fi
@@ -63,6 +64,7 @@ mckey_case() {
 		[ $rc != 0 ] || bad "$label: the receiver did not complete"
 		sed 's/^/    recv: /' "$logf.recv" 2>/dev/null | tail -15 || true
 		sed 's/^/    send: /' "$logf.send" 2>/dev/null | tail -15 || true
+		vm_rxe_counters rxe0 | grep -v ' 0$' | sed 's/^/    rxe0: /'
 	fi
 }
 
@@ -109,7 +111,8 @@ host_main() {
 	vm_run_guest kmod_mcast "$out" 240 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$(command -v mckey)" --add "$top/build/vm/mcast_verbs" \
-		--add "$top/selftests/vm/vm_lib.sh"
+		--add "$top/selftests/vm/vm_lib.sh" \
+		--add /usr/bin/stdbuf --add /usr/libexec/coreutils/libstdbuf.so
 	echo "kmod_mcast: PASS"
 	exit $KSFT_PASS
 }
