@@ -195,15 +195,20 @@ TEST(cwnd_never_beyond_its_limits)
 	EXPECT_TRUE(roxe_cwnd_loss(&w, 10, 1, 11));
 	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.cwnd);
 	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.ssthresh);
-	/* a timeout: down to the minimum; a second one keeps ssthresh */
+	/* a timeout halves; a second one without progress: the minimum,
+	 * ssthresh kept */
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
 	roxe_cwnd_ack(&w, 48, 48);
-	roxe_cwnd_timeout(&w, 64, 112);
+	roxe_cwnd_timeout(&w, 64, 112, false);
+	EXPECT_EQ(32u, w.cwnd);
+	EXPECT_EQ(32u, w.ssthresh);
+	roxe_cwnd_timeout(&w, 2, 114, true);
 	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
 	EXPECT_EQ(32u, w.ssthresh);
-	roxe_cwnd_timeout(&w, 2, 114);
-	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
-	EXPECT_EQ(32u, w.ssthresh);
+	/* a first timeout with little in flight: not below the initial window */
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	roxe_cwnd_timeout(&w, 2, 10, false);
+	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.cwnd);
 	/* a small IBA limit caps the start too */
 	roxe_cwnd_init(&w, 4);
 	EXPECT_EQ(4u, w.cwnd);

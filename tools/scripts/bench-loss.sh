@@ -17,7 +17,9 @@
 # at 3 % >= 50 %, met or missed. Timings only: nothing here passes or fails.
 # Output: OUTDIR/loss.tsv (one line a run: op, drop %, run, Gb/s, frames),
 # OUTDIR/loss.png (gnuplot: bench-plot.gp) and the table on stdout.
-# ROXE_BENCH_BIN: the binaries to measure (default this tree's build/bin).
+# ROXE_BENCH_BIN: the binaries to measure (default this tree's build/bin);
+# ROXE_BENCH_LOSS_DROPS, ROXE_BENCH_LOSS_OPS: other points (the default,
+# "0 0.1 1 3" and "write send"; the ratios need 0).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,8 +27,8 @@ bin=${ROXE_BENCH_BIN:-$top/build/bin}
 out=${1:-$top/build/bench}
 secs=${ROXE_BENCH_LOSS_SECONDS:-2}
 runs=${ROXE_BENCH_LOSS_RUNS:-1}
-drops="0 0.1 1 3"
-ops="write send"
+drops=${ROXE_BENCH_LOSS_DROPS:-0 0.1 1 3}
+ops=${ROXE_BENCH_LOSS_OPS:-write send}
 size=65536
 name=roxeloss
 a=$name-a b=$name-b m=$name-m

@@ -332,8 +332,9 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		}
 		qp->comp.retry_cnt--;
 	}
+	roxe_cwnd_timeout(&qp->comp.cwnd, roxe_req_inflight(qp, qp->req.max_psn), qp->req.max_psn,
+			  qp->comp.rto.backoff > 0);
 	roxe_rto_backoff(&qp->comp.rto);
-	roxe_cwnd_timeout(&qp->comp.cwnd, roxe_req_inflight(qp, qp->req.max_psn), qp->req.max_psn);
 	qp->comp.seq_nak_seen = false;
 	roxe_requester_retry(qp, qp->comp.psn);
 	qp->comp.deadline = qp->eng->now + roxe_rto_ns(&qp->comp.rto, qp->timeout_ns);

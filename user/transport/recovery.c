@@ -126,14 +126,24 @@ bool roxe_cwnd_loss(struct roxe_cwnd *w, uint32_t psn, uint32_t inflight, uint32
 	return true;
 }
 
-void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next)
+void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next, bool again)
 {
-	/* The first expiry of an event halves ssthresh; a later one (the
-	 * resend lost too) leaves it, as RFC 5681 asks for a segment
-	 * retransmitted again, but the event now runs to what was sent. */
-	if (!w->in_recovery)
-		halve(w, inflight, next);
-	else
+	uint32_t floor = ROXE_CWND_INIT < w->max ? ROXE_CWND_INIT : w->max;
+
+	/* A first expiry halves, as a NAK does (see recovery.h); one after
+	 * another with no progress between is an outage: the minimum, and
+	 * ssthresh stays, as RFC 5681 asks for a segment resent again. */
+	if (!again) {
+		if (!w->in_recovery || roxe_psn_diff(next, w->recover) > 0)
+			halve(w, inflight, next);
+		if (w->ssthresh < floor)
+			w->ssthresh = floor;
 		w->recover = next;
+		w->in_recovery = true;
+		w->cwnd = w->ssthresh < w->cwnd ? w->ssthresh : w->cwnd;
+		return;
+	}
+	w->recover = next;
+	w->in_recovery = true;
 	w->cwnd = ROXE_CWND_MIN;
 }

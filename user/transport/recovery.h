@@ -82,9 +82,12 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto);
  * later packets got through, the path is not down, and the window's first
  * job here is to bound what go-back-N resends, not to find the capacity
  * (RoCE's congestion control proper is DCQCN's rate, #21); halving down to
- * a handful of packets on random loss would leave the pipe empty. A timeout
- * drops it to ROXE_CWND_MIN. AIMD needs nothing from the peer but its ACKs
- * and converges on the path's capacity.
+ * a handful of packets on random loss would leave the pipe empty. A first
+ * timeout halves it too (on a loaded host most expiries are stalls, not
+ * losses: measured, collapsing to 2 on each halved the clean goodput
+ * through a starved hop); a second one with no progress between is an
+ * outage and drops it to ROXE_CWND_MIN. AIMD needs nothing from the peer
+ * but its ACKs and converges on the path's capacity.
  *
  * The window says how much may be outstanding; a rate pacer (DCQCN, on the
  * peer's CNPs) would say when the next packet may leave. The requester asks
@@ -109,7 +112,8 @@ void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint32_t una);
 /* A loss at psn, with inflight PSNs outstanding and next the next PSN never
  * sent. Returns whether it began a new loss event (the window halved). */
 bool roxe_cwnd_loss(struct roxe_cwnd *w, uint32_t psn, uint32_t inflight, uint32_t next);
-/* The retransmission timer expired. */
-void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next);
+/* The retransmission timer expired; again: it expired before too, with
+ * no progress since. */
+void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next, bool again);
 
 #endif /* ROXE_TRANSPORT_RECOVERY_H */
