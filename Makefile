@@ -6,6 +6,8 @@
 #   make check      install deps, build, run every kselftest
 #   make demo       install deps, build, run the two-namespace demo
 #   make bench      install deps, build, run the benchmarks
+#   make bench-vm   install deps, build, roxe0 beside kernel rxe in the VM
+#                   guest (perftest bandwidth and latency, and the ratio)
 #   make soak       install deps, build, 10 minutes of verified RC traffic
 #                   through a lossy hop (manual, not in check)
 #   make kmod       build roxe.ko: build/kmod/roxe.ko against the running
@@ -214,6 +216,12 @@ demo bench soak: deps
 	@if [ ! -x $(TOP)/tools/scripts/$@.sh ]; then \
 		echo "$@: tools/scripts/$@.sh is not written yet" >&2; exit 1; fi
 	@$(TOP)/tools/scripts/$@.sh
+
+.PHONY: bench-vm
+bench-vm: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kmod
+	@$(TOP)/tools/scripts/bench-vm.sh
 
 # --- kernel module ---------------------------------------------------------
 # Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes

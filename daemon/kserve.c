@@ -68,6 +68,7 @@ struct roxe_kserve {
 	struct ks_srq		*srq;		/* ROXE_MAX_SRQ, by srqn */
 	struct ks_qp		*qp;		/* ROXE_MAX_QPS, by qpn */
 	struct ks_mr		*mr;		/* ROXE_MAX_MR, by key >> 8 */
+	struct ibv_mw		**mw;		/* ROXE_MAX_MW, by (key >> 8) - ROXE_MW_INDEX_BASE */
 	struct roxe_pd		**pd;		/* ROXE_MAX_PD, by pdn, made on first use */
 	uint64_t		commands, command_errors, async_events, async_lost;
 	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
@@ -260,12 +261,62 @@ static void srq_forget(struct ks_srq *s)
 	unmap(&s->map);
 }
 
-static void mr_forget(struct ks_mr *m)
+static void mw_forget(struct ibv_mw **w)
 {
-	if (m->mr)
-		roxe_dereg_mr(m->mr);	/* returns once no engine touches it */
+	if (*w)
+		roxe_dealloc_mw(*w);	/* returns once no engine touches it */
+	*w = NULL;
+}
+
+/* The MR goes whatever windows are bound to it (a create answered too
+ * late and undone, or our end): they are unbound first. */
+static void mr_forget(struct roxe_kserve *ks, struct ks_mr *m)
+{
+	if (m->mr && roxe_dereg_mr(m->mr) == -EINVAL) {
+		roxe_mw_mr_gone(ks->dev, m->mr);
+		roxe_dev_quiesce(ks->dev);	/* binds under way are over */
+		roxe_mw_mr_gone(ks->dev, m->mr);	/* and unbound */
+		roxe_dereg_mr(m->mr);
+	}
 	m->mr = NULL;
 	unmap(&m->map);
+}
+
+/* The application's ibv_dereg_mr: refused while windows are bound to the
+ * MR (as rxe), which then stays, mapped. */
+static int dereg_mr(struct roxe_kserve *ks, uint32_t key)
+{
+	struct ks_mr *m;
+	int err;
+
+	if ((key >> 8) >= ROXE_MAX_MR)
+		return -EINVAL;
+	m = &ks->mr[key >> 8];
+	if (m->mr && (err = roxe_dereg_mr(m->mr)))
+		return err;
+	m->mr = NULL;
+	unmap(&m->map);
+	return 0;
+}
+
+/* ibv_alloc_mw: the window at the module's key. Binds come through the
+ * application's SQ, as BIND_MW WQEs the engine checks. */
+static int alloc_mw(struct roxe_kserve *ks, const struct roxe_kabi_mw *k)
+{
+	struct roxe_pd *pd = pd_get(ks, k->pdn);
+	struct ibv_mw **w;
+	int err;
+
+	if (!pd || !roxe_key_is_mw(k->key) ||
+	    (k->type != IBV_MW_TYPE_1 && k->type != IBV_MW_TYPE_2))
+		return -EINVAL;
+	w = &ks->mw[(k->key >> 8) - ROXE_MW_INDEX_BASE];
+	mw_forget(w);		/* an alloc we answered too late, undone since */
+	err = roxe_served_mw_add(pd, k->key, (enum ibv_mw_type)k->type, w);
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "alloc mw 0x%x: type %u, pd %u%s%s", k->key, k->type, k->pdn,
+			err ? ": " : "", err ? strerror(-err) : "");
+	return err;
 }
 
 static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
@@ -481,7 +532,7 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 	    k->map_bytes < k->page_off + k->length)
 		return -EINVAL;
 	m = &ks->mr[k->key >> 8];
-	mr_forget(m);
+	mr_forget(ks, m);
 	err = map_token(ks, k->token, k->map_bytes, &m->map);
 	if (!err && fast)
 		err = roxe_served_mr_fast(pd, k->key, m->map.p, k->map_bytes, mr_window, ks,
@@ -490,7 +541,7 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 		err = roxe_served_mr_add(pd, k->key, k->iova, k->length, k->access,
 					 (uint8_t *)m->map.p + k->page_off, &m->mr);
 	if (err) {
-		mr_forget(m);
+		mr_forget(ks, m);
 		return err;
 	}
 	if (ks->verbose && fast)
@@ -598,10 +649,17 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		what = "destroy qp %u";
 		break;
 	case ROXE_KOP_DEREG_MR:
-		if ((c->id >> 8) >= ROXE_MAX_MR)
+		if (dereg_mr(ks, c->id))
 			return -EINVAL;
-		mr_forget(&ks->mr[c->id >> 8]);
 		what = "dereg mr 0x%x";
+		break;
+	case ROXE_KOP_ALLOC_MW:
+		return alloc_mw(ks, &c->mw);
+	case ROXE_KOP_DEALLOC_MW:
+		if (!roxe_key_is_mw(c->id))
+			return -EINVAL;
+		mw_forget(&ks->mw[(c->id >> 8) - ROXE_MW_INDEX_BASE]);
+		what = "dealloc mw 0x%x";
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -683,8 +741,9 @@ int roxe_kserve_new(int fd, struct roxe_device *dev, roxe_kserve_log_fn log, int
 	ks->srq = calloc(ROXE_MAX_SRQ, sizeof(*ks->srq));
 	ks->qp = calloc(ROXE_MAX_QPS, sizeof(*ks->qp));
 	ks->mr = calloc(ROXE_MAX_MR, sizeof(*ks->mr));
+	ks->mw = calloc(ROXE_MAX_MW, sizeof(*ks->mw));
 	ks->pd = calloc(ROXE_MAX_PD, sizeof(*ks->pd));
-	err = ks->cq && ks->srq && ks->qp && ks->mr && ks->pd ? serve(ks) : -ENOMEM;
+	err = ks->cq && ks->srq && ks->qp && ks->mr && ks->mw && ks->pd ? serve(ks) : -ENOMEM;
 	if (err) {
 		roxe_kserve_free(ks);
 		return err;
@@ -700,8 +759,10 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 	/* QPs first: they hold the CQs, SRQs and PDs. */
 	for (unsigned i = 0; ks->qp && i < ROXE_MAX_QPS; i++)
 		qp_forget(ks, i);
+	for (unsigned i = 0; ks->mw && i < ROXE_MAX_MW; i++)
+		mw_forget(&ks->mw[i]);
 	for (unsigned i = 0; ks->mr && i < ROXE_MAX_MR; i++)
-		mr_forget(&ks->mr[i]);
+		mr_forget(ks, &ks->mr[i]);
 	for (unsigned i = 1; i < ROXE_KABI_MAX_AH; i++)
 		if (atomic_load_explicit(&ks->dev->ahs[i], memory_order_relaxed))
 			roxe_served_ah_del(ks->dev, i);
@@ -722,6 +783,7 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 	free(ks->srq);
 	free(ks->qp);
 	free(ks->mr);
+	free(ks->mw);
 	free(ks->pd);
 	free(ks);
 }

@@ -52,4 +52,22 @@ static inline struct ib_udata *roxe_create_cq_udata(struct ib_udata *attrs)
 }
 #endif
 
+/*
+ * 6.2 added IBA 1.5's FLUSH and ATOMIC WRITE to ib_core: the capabilities
+ * ib_check_mr_access() wants before it passes an MR's FLUSH access bits,
+ * and those bits. 6.1's uverbs refuses the bits itself (they are beyond
+ * its IB_ACCESS_SUPPORTED), so there is nothing to advertise or accept;
+ * ATOMIC WRITE needs nothing from ib_core (the provider writes the WQE).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define ROXE_DEVICE_IBA15_CAPS	(IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT | \
+				 IB_DEVICE_ATOMIC_WRITE)
+#define ROXE_IB_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define ROXE_IB_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#else
+#define ROXE_DEVICE_IBA15_CAPS		0
+#define ROXE_IB_ACCESS_FLUSH_GLOBAL	0
+#define ROXE_IB_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
 #endif /* ROXE_KMOD_COMPAT_H */

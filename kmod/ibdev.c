@@ -146,7 +146,10 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;	/* fastreg.c */
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |	/* fastreg.c */
+				 IB_DEVICE_MEM_WINDOW |		/* mw.c, as rxe */
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 ROXE_DEVICE_IBA15_CAPS;	/* as rxe */
 	attr->max_fast_reg_page_list_len = ROXE_MAX_FAST_REG_PAGES;
 	attr->max_send_sge = ROXE_MAX_SGE;
 	attr->max_recv_sge = ROXE_MAX_SGE;
@@ -154,6 +157,7 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_cq = ROXE_MAX_CQ;
 	attr->max_cqe = ROXE_MAX_CQE;
 	attr->max_mr = ROXE_MAX_MR;
+	attr->max_mw = ROXE_MAX_MW;
 	attr->max_pd = ROXE_MAX_PD;
 	attr->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
@@ -239,6 +243,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 
 	.alloc_hw_port_stats = roxe_alloc_hw_port_stats,
 	.alloc_mr = roxe_alloc_mr,
+	.alloc_mw = roxe_alloc_mw,
 	.alloc_pd = roxe_alloc_pd,
 	.alloc_ucontext = roxe_alloc_ucontext,
 	.attach_mcast = roxe_attach_mcast,
@@ -247,6 +252,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.create_qp = roxe_create_qp,
 	.create_srq = roxe_create_srq,
 	.create_user_ah = roxe_create_ah,
+	.dealloc_mw = roxe_dealloc_mw,
 	.dealloc_pd = roxe_dealloc_pd,
 	.dealloc_ucontext = roxe_dealloc_ucontext,
 	.dereg_mr = roxe_dereg_mr,
@@ -282,6 +288,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, roxe_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, roxe_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, roxe_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, roxe_srq, ibsrq),

@@ -275,8 +275,12 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	/* optional flags (relaxed ordering: perftest asks) are hints a
 	 * device may ignore; nothing here reorders anyway */
 	access &= ~IB_ACCESS_OPTIONAL;
+	/* no page roxe maps is persistent memory: rxe refuses the same */
+	if (access & ROXE_IB_ACCESS_FLUSH_PERSISTENT)
+		return ERR_PTR(-EINVAL);
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
+		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+		       IB_ACCESS_MW_BIND | ROXE_IB_ACCESS_FLUSH_GLOBAL))
 		return ERR_PTR(-EOPNOTSUPP);
 	/* one token's range holds the mapping (max_mr_size) */
 	if (!length || length > ROXE_MAX_MR_SIZE)
@@ -340,13 +344,20 @@ int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct roxe_dev *rdev = to_rdev(ibmr->device);
 	struct roxe_mr *mr = to_rmr(ibmr);
+	struct roxe_kabi_cmd cmd = {};
 
 	if (mr->pending)
 		return roxe_dereg_fast_mr(rdev, mr);
 	if (!mr->umem)
 		return roxe_dereg_dma_mr(rdev, mr);
-	/* roxed stops touching the pages before it answers */
-	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, ibmr->lkey);
+	/* roxed stops touching the pages before it answers; it refuses
+	 * while memory windows are bound to the MR (as rxe), which then
+	 * stays as it is. Any other answer, or none, and the MR goes.
+	 */
+	cmd.op = ROXE_KOP_DEREG_MR;
+	cmd.id = ibmr->lkey;
+	if (roxe_chan_call_destroy(&rdev->chan, &cmd) == -EINVAL)
+		return -EINVAL;
 	roxe_mr_revoke(rdev, mr);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);

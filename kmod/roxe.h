@@ -410,6 +410,21 @@ int roxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int roxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 
+/* mw.c: ibmw.rkey is the application's; key the window's as allocated,
+ * whose index names it (its low byte changes with binds in roxed) */
+struct roxe_mw {
+	struct ib_mw		ibmw;
+	u32			key;
+};
+
+static inline struct roxe_mw *to_rmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct roxe_mw, ibmw);
+}
+
+int roxe_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int roxe_dealloc_mw(struct ib_mw *ibmw);
+
 /* mr.c */
 int roxe_key_alloc(struct roxe_dev *rdev, u32 *key);
 void roxe_key_free(struct roxe_dev *rdev, u32 key);

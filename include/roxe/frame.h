@@ -58,6 +58,8 @@ struct roxe_frame_hdr {
 	uint32_t	inv_rkey;	/* IETH */
 	uint32_t	qkey;		/* DETH */
 	uint32_t	src_qpn;	/* DETH */
+	uint8_t		flush_type;	/* FETH: placement type, ROXE_FLUSH_PLT_* bits */
+	uint8_t		flush_level;	/* FETH: selectivity, ROXE_FLUSH_SEL_* */
 };
 
 /* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + AtomicETH (the
@@ -90,7 +92,11 @@ void roxe_frame_addr_get(const void *frame, const struct roxe_pkt *pkt,
 			 struct roxe_frame_addr *a);
 
 /* --- ICRC (RoCE v2 annex A17.3.3) ----------------------------------------- */
-/* The ICRC the frame should carry, computed over frame[l3_off, frame_len - 4). */
+/* The ICRC the frame should carry, computed over frame[l3_off, frame_len - 4).
+ * FLUSH (IBA 1.5) carries the one Linux's rxe computes and checks: that,
+ * continued over the BTH, FETH and RETH once more (rxe's opcode table gives
+ * FLUSH no payload offset); roxe_icrc_check() takes either for a FLUSH, and
+ * roxe_icrc_begin() with roxe_icrc_update() give the annex's alone. */
 uint32_t roxe_icrc_compute(const void *frame, const struct roxe_pkt *pkt);
 /* The ICRC the frame carries (stored little-endian after the pad). */
 uint32_t roxe_icrc_stored(const void *frame, const struct roxe_pkt *pkt);

@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	6
+#define ROXE_KABI_VERSION	7
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -86,6 +86,8 @@ enum roxe_kabi_op {
 	ROXE_KOP_ATTACH_MCAST,	/* struct roxe_kabi_mcast */
 	ROXE_KOP_DETACH_MCAST,	/* struct roxe_kabi_mcast */
 	ROXE_KOP_RESIZE_CQ,	/* struct roxe_kabi_cq: cqn and its new queue */
+	ROXE_KOP_ALLOC_MW,	/* struct roxe_kabi_mw */
+	ROXE_KOP_DEALLOC_MW,	/* id: the window's key as allocated */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
@@ -222,6 +224,22 @@ struct roxe_kabi_mr {
 	__u64	map_bytes;		/* page multiple */
 };
 
+/*
+ * A memory window (ibv_alloc_mw): its key has an index in ROXE_MW_INDEX_BASE
+ * .. + ROXE_MAX_MW - 1 (include/roxe/limits.h), its low byte changes with
+ * each bind. The application binds it through its SQ (the rxe provider's
+ * IBV_WR_BIND_MW WQE, struct rxe_send_wr's mw view, for type 1 too): roxed
+ * reads that WQE once, checks it and executes it in order. DEALLOC_MW
+ * names the window by its index (id >> 8). DEREG_MR answers -EINVAL, and
+ * the module keeps the MR, while windows are bound to it (as rxe).
+ */
+struct roxe_kabi_mw {
+	__u32	key;
+	__u32	pdn;
+	__u32	type;			/* IB_MW_TYPE_1 1, IB_MW_TYPE_2 2 */
+	__u32	pad;
+};
+
 struct roxe_kabi_cmd {
 	__u32	op;			/* enum roxe_kabi_op */
 	__u32	seq;			/* 0: no reply wanted */
@@ -233,7 +251,8 @@ struct roxe_kabi_cmd {
 		struct roxe_kabi_mr		mr;
 		struct roxe_kabi_ah		ah;	/* CREATE_AH */
 		struct roxe_kabi_mcast		mcast;	/* ATTACH_MCAST, DETACH_MCAST */
-		__u32				id;	/* DESTROY_*, DEREG_MR */
+		struct roxe_kabi_mw		mw;	/* ALLOC_MW */
+		__u32				id;	/* DESTROY_*, DEREG_MR, DEALLOC_MW */
 		__u8				raw[192];
 	};
 };

@@ -18,6 +18,11 @@
 #define ROXE_MAX_CQE		65535		/* per CQ */
 #define ROXE_MAX_MR		65536		/* keys: index (below this) << 8 | generation */
 #define ROXE_MAX_PD		65536
+/* Memory windows: keys index << 8 | generation as MRs', with indices
+ * ROXE_MW_INDEX_BASE .. ROXE_MW_INDEX_BASE + ROXE_MAX_MW - 1, above every
+ * MR's, so a key alone says whether it names a window (as rxe). */
+#define ROXE_MAX_MW		4096
+#define ROXE_MW_INDEX_BASE	ROXE_MAX_MR
 #define ROXE_MAX_AH		65536
 #define ROXE_MAX_SRQ		16384
 #define ROXE_MAX_RD_ATOMIC	16		/* READ/ATOMIC in flight per QP, each way */

@@ -14,14 +14,17 @@
 #include <linux/types.h>
 #include "roxe/wire.h"
 
-/* Extension headers, in the order they follow the BTH on the wire. */
+/* Extension headers, in the order they follow the BTH on the wire (FLUSH:
+ * FETH before RETH, IBA 1.5 table 35). */
 #define ROXE_HDR_DETH		0x0001
-#define ROXE_HDR_RETH		0x0002
-#define ROXE_HDR_ATMETH		0x0004
-#define ROXE_HDR_AETH		0x0008
-#define ROXE_HDR_ATMACK		0x0010
-#define ROXE_HDR_IMMDT		0x0020
-#define ROXE_HDR_IETH		0x0040
+#define ROXE_HDR_FETH		0x0002
+#define ROXE_HDR_RETH		0x0004
+#define ROXE_HDR_ATMETH		0x0008
+#define ROXE_HDR_AETH		0x0010
+#define ROXE_HDR_ATMACK		0x0020
+#define ROXE_HDR_IMMDT		0x0040
+#define ROXE_HDR_IETH		0x0080
+#define ROXE_HDR_ALL		0x00ff
 /* Opcode properties. */
 #define ROXE_OPF_PAYLOAD	0x0100	/* may carry payload */
 #define ROXE_OPF_FIRST		0x0200	/* first packet of a message */
@@ -49,6 +52,8 @@ enum roxe_op_kind {
 	ROXE_OPK_ATOMIC,
 	ROXE_OPK_ATOMIC_ACK,
 	ROXE_OPK_CNP,
+	ROXE_OPK_FLUSH,		/* IBA 1.5 */
+	ROXE_OPK_ATOMIC_WRITE,	/* IBA 1.5 */
 };
 
 #define ROXE__P			ROXE_OPF_PAYLOAD
@@ -80,6 +85,8 @@ X(RC_COMPARE_SWAP,                 0x13, RC, ATOMIC,    ROXE_OPF_REQUEST | ROXE_
 X(RC_FETCH_ADD,                    0x14, RC, ATOMIC,    ROXE_OPF_REQUEST | ROXE_OPF_ONLY | ROXE_HDR_ATMETH) \
 X(RC_SEND_LAST_WITH_INVALIDATE,    0x16, RC, SEND,      ROXE_OPF_REQUEST | ROXE_OPF_LAST | ROXE_HDR_IETH | ROXE__P) \
 X(RC_SEND_ONLY_WITH_INVALIDATE,    0x17, RC, SEND,      ROXE_OPF_REQUEST | ROXE_OPF_ONLY | ROXE_HDR_IETH | ROXE__P) \
+X(RC_FLUSH,                        0x1c, RC, FLUSH,     ROXE_OPF_REQUEST | ROXE_OPF_ONLY | ROXE_HDR_FETH | ROXE_HDR_RETH) \
+X(RC_ATOMIC_WRITE,                 0x1d, RC, ATOMIC_WRITE, ROXE_OPF_REQUEST | ROXE_OPF_ONLY | ROXE_HDR_RETH | ROXE__P) \
 X(UC_SEND_FIRST,                   0x20, UC, SEND,      ROXE_OPF_REQUEST | ROXE_OPF_FIRST | ROXE__P) \
 X(UC_SEND_MIDDLE,                  0x21, UC, SEND,      ROXE_OPF_REQUEST | ROXE_OPF_MIDDLE | ROXE__P) \
 X(UC_SEND_LAST,                    0x22, UC, SEND,      ROXE_OPF_REQUEST | ROXE_OPF_LAST | ROXE__P) \
@@ -105,6 +112,7 @@ enum roxe_opcode {
 /* Length of the BTH plus the extension headers named in a ROXE_HDR_ mask. */
 #define ROXE_HDRS_LEN(f) (ROXE_BTH_LEN +				\
 	(((f) & ROXE_HDR_DETH) ? ROXE_DETH_LEN : 0) +			\
+	(((f) & ROXE_HDR_FETH) ? ROXE_FETH_LEN : 0) +			\
 	(((f) & ROXE_HDR_RETH) ? ROXE_RETH_LEN : 0) +			\
 	(((f) & ROXE_HDR_ATMETH) ? ROXE_ATMETH_LEN : 0) +		\
 	(((f) & ROXE_HDR_AETH) ? ROXE_AETH_LEN : 0) +			\
@@ -128,7 +136,8 @@ static const struct roxe_opcode_info roxe_opcode_table[256] = {
 		.hdr_len = ROXE_HDRS_LEN(flags_),				\
 		.qpt = ROXE_WQPT_##qpt_,					\
 		.kind = ROXE_OPK_##kind_,					\
-		.fixed_payload = (op) == 0x81 ? ROXE_CNP_PAYLOAD_LEN : 0,	\
+		.fixed_payload = (op) == 0x81 ? ROXE_CNP_PAYLOAD_LEN :		\
+				 (op) == 0x1d ? ROXE_ATOMIC_WRITE_LEN : 0,	\
 	},
 	ROXE_OPCODE_LIST(ROXE__OPCODE_INFO)
 #undef ROXE__OPCODE_INFO
@@ -151,7 +160,7 @@ static inline int roxe_opcode_valid(__u8 opcode)
  */
 static inline unsigned int roxe_hdr_offset(__u16 flags, __u16 hdr)
 {
-	return ROXE_HDRS_LEN(flags & (hdr - 1) & 0x7f);
+	return ROXE_HDRS_LEN(flags & (hdr - 1) & ROXE_HDR_ALL);
 }
 
 #endif /* ROXE_OPCODE_H */

@@ -35,6 +35,51 @@
 #define ROXE_UWC_WITH_IMM	(1u << 1)
 #define ROXE_UWC_WITH_INV	(1u << 2)
 
+/*
+ * IBA 1.5's FLUSH and ATOMIC WRITE in the rxe user ABI (ib_user_verbs.h
+ * and rdma_user_rxe.h since Linux 6.2; rdma-core 44's copies of those
+ * headers, which roxe builds against, name only ATOMIC WRITE's opcode):
+ * their work request and completion opcodes, and where a send WQE keeps
+ * their arguments, as the rxe provider's wr_flush()/wr_atomic_write()
+ * write them.
+ *   FLUSH         wr.flush: remote_addr (u64), length (u32), rkey (u32),
+ *                 type (u8: placement type bits), level (u8: selectivity)
+ *                 at the start of the wr union; iova = remote_addr
+ *   ATOMIC WRITE  wr.rdma.remote_addr, wr.rdma.rkey; the 8 bytes to write
+ *                 in dma.atomic_wr (the first bytes of the dma union, where
+ *                 inline data goes); dma.length 8; iova = remote_addr
+ */
+#define ROXE_UWR_FLUSH		14	/* IB_UVERBS_WR_FLUSH */
+#define ROXE_UWR_ATOMIC_WRITE	15	/* IB_UVERBS_WR_ATOMIC_WRITE */
+#define ROXE_UWC_FLUSH		8	/* IB_UVERBS_WC_FLUSH */
+#define ROXE_UWC_ATOMIC_WRITE	9	/* IB_UVERBS_WC_ATOMIC_WRITE */
+
+struct roxe_uwr_flush {
+	__aligned_u64	remote_addr;
+	__u32		length;
+	__u32		rkey;
+	__u8		type;
+	__u8		level;
+};
+
+/* A send WQE's FLUSH arguments: the wr union read, or written, as wr.flush
+ * (copied: the union has no such member in these headers). */
+static inline struct roxe_uwr_flush roxe_uwr_flush_get(const struct rxe_send_wqe *w)
+{
+	struct roxe_uwr_flush f;
+
+	__builtin_memcpy(&f, &w->wr.wr, sizeof(f));
+	return f;
+}
+
+static inline void roxe_uwr_flush_set(struct rxe_send_wqe *w, const struct roxe_uwr_flush *f)
+{
+	__builtin_memcpy(&w->wr.wr, f, sizeof(*f));
+}
+
+_Static_assert(sizeof(struct roxe_uwr_flush) <= sizeof(((struct rxe_send_wr *)0)->wr),
+	       "wr.flush fits the wr union");
+
 struct roxe_queue {
 	struct rxe_queue_buf	*buf;
 	__u32			index;		/* our side's index, private */

@@ -90,11 +90,41 @@ struct roxe_mr {
 	uint32_t	rkey;
 	unsigned	access;		/* IBV_ACCESS_* */
 };
-/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC;
- * remote write or atomic access requires local write (-EINVAL otherwise). */
+/* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
+ * MW_BIND (memory windows may be bound to it), ROXE_ACCESS_FLUSH_GLOBAL;
+ * remote write or atomic access requires local write (-EINVAL otherwise).
+ * ROXE_ACCESS_FLUSH_PERSISTENT is -EINVAL: no memory roxe registers is
+ * persistent (kernel rxe refuses it on DRAM). */
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **mr);
+/* -EINVAL while memory windows are bound to it (as rxe). */
 int roxe_dereg_mr(struct roxe_mr *mr);
+/* The MR as the struct ibv_mr a BIND_MW WR names (bind_info.mr): roxe
+ * reads only its lkey. Valid while the MR is. */
+struct ibv_mr *roxe_mr_ibv(struct roxe_mr *mr);
+
+/* --- memory windows (IBA 10.6.7; rxe's rules) ------------------------------
+ * type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 (2B); mw->rkey is the window's key
+ * (ROXE_MAX_MW of them). A window grants remote access (IBV_ACCESS_REMOTE_*
+ * of its bind) to [addr, addr+length) of an MR registered with
+ * IBV_ACCESS_MW_BIND, through its rkey alone; a writable window needs the
+ * MR's local write. A type 1 window is bound by roxe_bind_mw(): it posts a
+ * BIND_MW WQE to qp (any QP of the window's PD may then use the key) and
+ * sets mw->rkey to ibv_inc_rkey() of it at once, as rxe's provider does
+ * (after an IBV_WC_MW_BIND_ERR completion the application restores it);
+ * length 0 and no MR unbind it; it is never invalidated. A type 2 window is
+ * bound by an IBV_WR_BIND_MW WR on an RC or UC QP of its PD (wr.bind_mw:
+ * mw, the new rkey, bind_info; zero-based allowed), to that QP alone (the
+ * new rkey is the window's from then on: the next bind's mw->rkey must
+ * name it, as with rxe); it is free again after IBV_WR_LOCAL_INV of its rkey, or a SEND_WITH_INV
+ * naming it that its QP receives. A bind completes with IBV_WC_BIND_MW,
+ * or fails with IBV_WC_MW_BIND_ERR (the QP then stops as for other local
+ * errors); a bad LOCAL_INV with IBV_WC_LOC_QP_OP_ERR. Access through a
+ * window outside its range or rights is NAKed as a remote access error.
+ * roxe_dealloc_mw of a bound window unbinds it. */
+int roxe_alloc_mw(struct roxe_pd *pd, enum ibv_mw_type type, struct ibv_mw **mw);
+int roxe_dealloc_mw(struct ibv_mw *mw);
+int roxe_bind_mw(struct roxe_qp *qp, struct ibv_mw *mw, const struct ibv_mw_bind *bind);
 
 /* --- completion queues and channels ----------------------------------------- */
 int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **ch);
@@ -175,6 +205,59 @@ int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
  * SQE for sends); *bad_wr names the first WR not posted. Sends posted in
  * SQD wait for RTS; WRs posted in ERR complete at once, flushed. */
 int roxe_post_send(struct roxe_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
+/*
+ * IBA 1.5's ATOMIC WRITE and FLUSH (RC only), as kernel rxe speaks them
+ * since Linux 6.2. Their numbers are the kernel's uAPI ones, which
+ * rdma-core 45 and later name IBV_WR_FLUSH, IBV_WR_ATOMIC_WRITE,
+ * IBV_WC_FLUSH, IBV_WC_ATOMIC_WRITE and IBV_ACCESS_FLUSH_GLOBAL/PERSISTENT
+ * (rdma-core 44 names ATOMIC WRITE's only).
+ *
+ * ROXE_WR_ATOMIC_WRITE: wr.rdma.remote_addr and wr.rdma.rkey name 8 bytes
+ * of remote memory that MR and QP open to IBV_ACCESS_REMOTE_WRITE; the 8
+ * bytes sg_list describes (one or more SGEs, 8 bytes in all) are copied
+ * when posted, like inline data. The responder stores them with one
+ * aligned 64-bit store, after every earlier request of the QP took effect:
+ * a reader sees the old or the new 8 bytes, never a mix. A remote address
+ * not 8-byte aligned is refused (IBV_WC_REM_INV_REQ_ERR). Completes with
+ * ROXE_WC_ATOMIC_WRITE.
+ *
+ * ROXE_WR_FLUSH: makes the data of earlier requests in a range (or a
+ * whole MR) visible to the remote node before it completes (placement type
+ * ROXE_FLUSH_GLOBAL; ROXE_FLUSH_PERSISTENT needs persistent memory, which
+ * no roxe MR is). The responder's MR needs the placement type's
+ * ROXE_ACCESS_FLUSH_* bit, its QP the same bit in qp_access_flags. Fill
+ * the WR with roxe_wr_flush(): it carries remote_addr, rkey, length and
+ * the FETH in wr.atomic. Completes with ROXE_WC_FLUSH.
+ *
+ * Both take a responder resource, so they count against max_rd_atomic.
+ * Refusals complete the WR with IBV_WC_REM_ACCESS_ERR (R_Key, MR access
+ * or range) or IBV_WC_REM_INV_REQ_ERR (QP access, alignment, length), as
+ * kernel rxe's responder answers, and move the QP to the error state.
+ */
+#define ROXE_WR_FLUSH			((enum ibv_wr_opcode)14)
+#define ROXE_WR_ATOMIC_WRITE		((enum ibv_wr_opcode)15)
+#define ROXE_WC_FLUSH			((enum ibv_wc_opcode)8)
+#define ROXE_WC_ATOMIC_WRITE		((enum ibv_wc_opcode)9)
+#define ROXE_ACCESS_FLUSH_GLOBAL	(1u << 8)
+#define ROXE_ACCESS_FLUSH_PERSISTENT	(1u << 9)
+/* FLUSH placement types (bits) and selectivity levels. */
+#define ROXE_FLUSH_GLOBAL		1
+#define ROXE_FLUSH_PERSISTENT		2
+#define ROXE_FLUSH_RANGE		0	/* [remote_addr, remote_addr + length) */
+#define ROXE_FLUSH_MR			1	/* the whole MR rkey names */
+
+static inline void roxe_wr_flush(struct ibv_send_wr *wr, uint32_t rkey, uint64_t remote_addr,
+				 uint32_t length, uint8_t type, uint8_t level)
+{
+	wr->opcode = ROXE_WR_FLUSH;
+	wr->sg_list = NULL;
+	wr->num_sge = 0;
+	wr->wr.atomic.remote_addr = remote_addr;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.compare_add = length;
+	wr->wr.atomic.swap = (uint64_t)type | (uint64_t)level << 8;
+}
 int roxe_post_recv(struct roxe_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 /* --- address handles (UD) ----------------------------------------------------- */

@@ -127,6 +127,39 @@ struct roxe_immdt {
 	__be32	imm;
 } __attribute__((packed));
 
+/* FLUSH Extended Transport Header (IBA 1.5, 9.3.3.4): resv:26 | selectivity
+ * level:2 | placement type:4. */
+struct roxe_feth {
+	__be32	bits;
+} __attribute__((packed));
+
+#define ROXE_FETH_PLT_MASK	0x0000000fu	/* placement type */
+#define ROXE_FETH_SEL_MASK	0x00000030u	/* selectivity level */
+#define ROXE_FETH_SEL_SHIFT	4
+/* Placement types, a bit each (ib_verbs' IB_FLUSH_GLOBAL, _PERSISTENT). */
+#define ROXE_FLUSH_PLT_GLOBAL	1	/* global visibility */
+#define ROXE_FLUSH_PLT_PERSISTENT 2	/* persistence */
+/* Selectivity levels (IB_FLUSH_RANGE, IB_FLUSH_MR). */
+#define ROXE_FLUSH_SEL_RANGE	0	/* the RETH's range */
+#define ROXE_FLUSH_SEL_MR	1	/* the whole MR the R_Key names */
+
+static inline __u8 roxe_feth_plt(const struct roxe_feth *f)
+{
+	return roxe_be32_get(f->bits) & ROXE_FETH_PLT_MASK;
+}
+static inline __u8 roxe_feth_sel(const struct roxe_feth *f)
+{
+	return (roxe_be32_get(f->bits) & ROXE_FETH_SEL_MASK) >> ROXE_FETH_SEL_SHIFT;
+}
+static inline void roxe_feth_set(struct roxe_feth *f, __u8 plt, __u8 sel)
+{
+	f->bits = roxe_be32(((__u32)plt & ROXE_FETH_PLT_MASK) |
+			    (((__u32)sel << ROXE_FETH_SEL_SHIFT) & ROXE_FETH_SEL_MASK));
+}
+
+/* ATOMIC WRITE (IBA 1.5): a RETH and exactly this much payload. */
+#define ROXE_ATOMIC_WRITE_LEN	8
+
 /* Invalidate Extended Transport Header: SEND_WITH_INVALIDATE. */
 struct roxe_ieth {
 	__be32	rkey;
@@ -149,6 +182,7 @@ struct roxe_deth {
 #define ROXE_IMMDT_LEN		4
 #define ROXE_IETH_LEN		4
 #define ROXE_DETH_LEN		8
+#define ROXE_FETH_LEN		4
 
 _Static_assert(sizeof(struct roxe_bth) == ROXE_BTH_LEN, "BTH size");
 _Static_assert(sizeof(struct roxe_reth) == ROXE_RETH_LEN, "RETH size");
@@ -158,6 +192,7 @@ _Static_assert(sizeof(struct roxe_atmack) == ROXE_ATMACK_LEN, "AtomicAckETH size
 _Static_assert(sizeof(struct roxe_immdt) == ROXE_IMMDT_LEN, "ImmDt size");
 _Static_assert(sizeof(struct roxe_ieth) == ROXE_IETH_LEN, "IETH size");
 _Static_assert(sizeof(struct roxe_deth) == ROXE_DETH_LEN, "DETH size");
+_Static_assert(sizeof(struct roxe_feth) == ROXE_FETH_LEN, "FETH size");
 
 /* --- AETH syndrome (IBA 9.7.5.1.1) ------------------------------------------ */
 #define ROXE_AETH_TYPE_MASK	0x60

@@ -9,7 +9,8 @@
  *   fuzzed fields; any header field (producer and consumer indices, index
  *   mask, slot size) of the SQ, RQ or CQ; doorbells; engine turns; modify
  *   to ERR, RESET (and back to RTS), SQD; the peer sending, writing and
- *   reading into the served QP.
+ *   reading into the served QP, through the MR or a memory window (a type 1
+ *   and a type 2 window, which BIND_MW WQEs bind).
  * ASan and UBSan report any access outside the rings and registered
  * memory; libFuzzer's -timeout catches a turn or a modify that never ends;
  * every modify the module could ask for must succeed.
@@ -33,6 +34,7 @@
 #define APP_QPN		4242u
 #define APP_CQN		9u
 #define MAX_STEPS	64
+#define APP_MW_KEY(i)	((ROXE_MW_INDEX_BASE + 3u + (i)) << 8 | 9u)
 
 static struct {
 	struct pair		p;
@@ -40,6 +42,7 @@ static struct {
 	struct roxe_cq		*cq;
 	struct roxe_qp		*qp;
 	struct roxe_mr		*mr;
+	struct ibv_mw		*mw[2];		/* type 1, type 2 */
 	uint8_t			*buf;
 	uint8_t			sgid[16];
 } g;
@@ -132,7 +135,10 @@ static int setup(void)
 	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, &g.cq) == 0);
 	CHECK(roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, g.buf, &g.mr) == 0);
+				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND,
+				 g.buf, &g.mr) == 0);
+	CHECK(roxe_served_mw_add(s1->pd, APP_MW_KEY(0), IBV_MW_TYPE_1, &g.mw[0]) == 0);
+	CHECK(roxe_served_mw_add(s1->pd, APP_MW_KEY(1), IBV_MW_TYPE_2, &g.mw[1]) == 0);
 	CHECK(app_served_qp(&g.r, s1->pd, APP_QPN, IBV_QPT_RC, g.cq,
 			    (struct ibv_qp_cap){ 15, 15, 4, 2, 64 }, &g.qp) == 0);
 	roxe_engine_set_kdb(&s1->dev->engines[0], &g.r.ring);
@@ -160,6 +166,12 @@ static uint32_t u32(struct input *in)
 	return u8(in) | (uint32_t)u8(in) << 8 | (uint32_t)u8(in) << 16 | (uint32_t)u8(in) << 24;
 }
 
+/* A window's key as the engine has it now (binds change its low byte). */
+static uint32_t mw_key(unsigned i)
+{
+	return ((const struct roxe_mw_priv *)g.mw[i & 1])->rkey;
+}
+
 /* A WQE a confused or hostile provider might write: plausible shape,
  * fuzzed numbers (lengths, keys, addresses near the MR, SGE counts). */
 static void plausible_wqe(struct input *in, struct rxe_send_wqe *w)
@@ -167,7 +179,7 @@ static void plausible_wqe(struct input *in, struct rxe_send_wqe *w)
 	static const uint32_t ops[] = {
 		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND, IBV_WR_SEND_WITH_IMM,
 		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, ROXE_KABI_WR_REG_MR,
+		IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, ROXE_KABI_WR_REG_MR, IBV_WR_BIND_MW,
 	};
 	uint8_t shape = u8(in);
 
@@ -186,6 +198,20 @@ static void plausible_wqe(struct input *in, struct rxe_send_wqe *w)
 		w->dma.sge[i].addr = APP_IOVA + (int32_t)(u32(in) % (2 * BUF)) - BUF / 2;
 		w->dma.sge[i].length = u8(in) * 16u;
 		w->dma.sge[i].lkey = u8(in) & 1 ? u32(in) : APP_KEY;
+	}
+	/* the mw view of the same union: a bind of either window, or junk;
+	 * LOCAL_INV of a window's key */
+	if (w->wr.opcode == IBV_WR_BIND_MW) {
+		uint8_t pick = u8(in);
+
+		w->wr.wr.mw.addr = APP_IOVA + (int32_t)u32(in);
+		w->wr.wr.mw.length = pick & 2 ? u32(in) : u8(in) * 256u;
+		w->wr.wr.mw.mr_lkey = pick & 4 ? u32(in) : APP_KEY;
+		w->wr.wr.mw.mw_rkey = pick & 8 ? u32(in) : mw_key(pick);
+		w->wr.wr.mw.rkey = u8(in);
+		w->wr.wr.mw.access = pick & 16 ? u32(in) : u8(in) & 0x2f;
+	} else if (w->wr.opcode == IBV_WR_LOCAL_INV && (shape & 0x40)) {
+		w->wr.ex.invalidate_rkey = mw_key(shape >> 5);
 	}
 }
 
@@ -228,8 +254,10 @@ static void peer_op(struct input *in)
 	enum ibv_wr_opcode op = ops[u8(in) % 5];
 	uint32_t len = op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : u8(in) * 24u;
 	uint64_t raddr = APP_IOVA + (u32(in) % BUF) / 8 * 8;
+	uint8_t key = u8(in);
 
-	post_send1(s0->qp, op, 1, s0->buf, len, s0->mr->lkey, raddr, APP_KEY, IBV_SEND_SIGNALED);
+	post_send1(s0->qp, op, 1, s0->buf, len, s0->mr->lkey, raddr,
+		   key & 1 ? mw_key(key >> 1) : APP_KEY, IBV_SEND_SIGNALED);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -279,6 +279,77 @@ TEST_F(served, rc_all_operations)
 	EXPECT_GE(atomic_load(&a->events), 4);
 }
 
+/* ATOMIC WRITE and FLUSH WQEs exactly as rdma-core's rxe provider writes
+ * them (wr_atomic_write, wr_flush: the WQE zeroed, the 8 bytes in
+ * dma.atomic_wr, FLUSH's arguments in wr.flush), towards the peer; then
+ * hostile ones: an ATOMIC WRITE claiming 4096 bytes. */
+static struct rxe_send_wqe *app_iba15_wqe(struct app *a, uint32_t op, uint64_t id)
+{
+	struct rxe_send_wqe *w = roxe_queue_producer_slot(&a->r.sq_prod);
+
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = id;
+	w->wr.opcode = op;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->ssn = a->ssn++;
+	return w;
+}
+
+TEST_F(served, iba15_provider_wqes)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	const uint64_t v = 0x0102030405060708ull;
+	struct roxe_uwr_flush fl = { 0 };
+	struct ib_uverbs_wc uwc;
+	struct roxe_mr *fmr;
+	struct rxe_send_wqe *w;
+	struct ibv_qp_attr at = { .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						    ROXE_ACCESS_FLUSH_GLOBAL };
+
+	ASSERT_EQ(0, roxe_modify_qp(s0->qp, &at, IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, roxe_reg_mr(s0->pd, s0->buf, BUF, ROXE_ACCESS_FLUSH_GLOBAL, &fmr));
+
+	w = app_iba15_wqe(a, ROXE_UWR_ATOMIC_WRITE, 51);
+	w->wr.wr.rdma.remote_addr = (uintptr_t)(s0->buf + 800);
+	w->wr.wr.rdma.rkey = s0->mr->rkey;
+	memcpy(w->dma.inline_data, &v, 8);	/* dma.atomic_wr */
+	w->dma.length = w->dma.resid = 8;
+	w->iova = (uintptr_t)(s0->buf + 800);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(51u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(ROXE_UWC_ATOMIC_WRITE, uwc.opcode);
+	EXPECT_EQ(0, memcmp(s0->buf + 800, &v, 8));
+
+	w = app_iba15_wqe(a, ROXE_UWR_FLUSH, 52);
+	fl.remote_addr = (uintptr_t)s0->buf;
+	fl.rkey = fmr->rkey;
+	fl.type = ROXE_FLUSH_PLT_GLOBAL;
+	fl.level = ROXE_FLUSH_SEL_RANGE;
+	roxe_uwr_flush_set(w, &fl);
+	w->dma.length = w->dma.resid = 4096;
+	w->iova = (uintptr_t)s0->buf;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(52u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(ROXE_UWC_FLUSH, uwc.opcode);
+
+	/* hostile: 4096 bytes of ATOMIC WRITE */
+	w = app_iba15_wqe(a, ROXE_UWR_ATOMIC_WRITE, 53);
+	w->wr.wr.rdma.remote_addr = (uintptr_t)(s0->buf + 800);
+	w->wr.wr.rdma.rkey = s0->mr->rkey;
+	w->dma.length = w->dma.resid = 4096;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(53u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, uwc.status);
+	EXPECT_EQ(0, memcmp(s0->buf + 800, &v, 8));
+	roxe_dereg_mr(fmr);
+}
+
 /* A send WQE claiming more SGEs than its slot holds: a local length error
  * completion, the RC QP goes to ERR, nothing read out of bounds. */
 TEST_F(served, hostile_send_wqe)
@@ -298,6 +369,73 @@ TEST_F(served, hostile_send_wqe)
 	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 	EXPECT_EQ(22u, uwc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
+}
+
+/* Memory windows through the served ring: the rxe provider's BIND_MW WQE
+ * (its mw view) binds a type 2 window the module allocated; the peer
+ * writes through the new rkey; a bind naming a window of another PD fails
+ * (IBV_WC_MW_BIND_ERR), whatever else the WQE says. */
+TEST_F(served, mw_bind_through_ring)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	const uint32_t mr_key = 78u << 8 | 5, mw_key = (ROXE_MW_INDEX_BASE + 7u) << 8 | 0x30;
+	const uint32_t other_key = (ROXE_MW_INDEX_BASE + 8u) << 8 | 0x40;
+	struct app *a = &self->a;
+	struct ibv_mw *mw, *other;
+	struct ib_uverbs_wc uwc;
+	struct rxe_send_wqe *w;
+	struct roxe_pd *pd2;
+	struct roxe_mr *mr2;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, mr_key, APP_IOVA, 65536,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, a->buf, &mr2));
+	ASSERT_EQ(0, roxe_served_mw_add(s1->pd, mw_key, IBV_MW_TYPE_2, &mw));
+	ASSERT_EQ(0, roxe_alloc_pd(s1->dev, &pd2));
+	ASSERT_EQ(0, roxe_served_mw_add(pd2, other_key, IBV_MW_TYPE_2, &other));
+	/* the same key twice: refused */
+	EXPECT_EQ(-EEXIST, roxe_served_mw_add(s1->pd, mw_key, IBV_MW_TYPE_1, &other));
+
+	w = app_wqe(a, IBV_WR_BIND_MW, 51, 0, 0, 0, 0);
+	w->dma.num_sge = 0;
+	w->wr.wr.mw.addr = APP_IOVA + 4096;
+	w->wr.wr.mw.length = 4096;
+	w->wr.wr.mw.mr_lkey = mr_key;
+	w->wr.wr.mw.mw_rkey = mw_key;
+	w->wr.wr.mw.rkey = mw_key + 1;
+	w->wr.wr.mw.access = IBV_ACCESS_REMOTE_WRITE;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(51u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+	EXPECT_EQ(IBV_WC_BIND_MW, uwc.opcode);
+
+	fill_pattern(s0->buf, 100, 4);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_WRITE, 52, s0->buf, 100, s0->mr->lkey,
+				APP_IOVA + 4096, mw_key + 1, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf + 4096, s0->buf, 100));
+
+	w = app_wqe(a, IBV_WR_BIND_MW, 53, 0, 0, 0, 0);
+	w->dma.num_sge = 0;
+	w->wr.wr.mw.addr = APP_IOVA;
+	w->wr.wr.mw.length = 64;
+	w->wr.wr.mw.mr_lkey = mr_key;
+	w->wr.wr.mw.mw_rkey = other_key;
+	w->wr.wr.mw.rkey = other_key + 1;
+	w->wr.wr.mw.access = IBV_ACCESS_REMOTE_READ;
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(53u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, uwc.status);
+
+	/* the module's dealloc while bound, then its MR's dereg */
+	EXPECT_EQ(-EINVAL, roxe_dereg_mr(mr2));
+	EXPECT_EQ(0, roxe_dealloc_mw(mw));
+	EXPECT_EQ(0, roxe_dealloc_mw(other));
+	EXPECT_EQ(0, roxe_dereg_mr(mr2));
+	EXPECT_EQ(0, roxe_dealloc_pd(pd2));
 }
 
 /* Inline bytes beyond what the slot holds. */

@@ -12,7 +12,13 @@
 #   - the same numbers in sysfs (ports/1/hw_counters);
 #   - ibv_resize_cq through the stock rxe provider (kmod_resize_cq.c):
 #     below the CQEs outstanding EINVAL, up and down keeping them in
-#     order, then RC SEND round trips over the resized CQ.
+#     order, then RC SEND round trips over the resized CQ;
+#   - memory windows (kmod_mw.c) against kernel rxe (rxe0 on rxa): type 1
+#     (ibv_bind_mw) and type 2 (IBV_WR_BIND_MW) windows of roxe0, rxe0's
+#     READs and WRITEs through their rkeys (data checked), outside them,
+#     after unbinding, LOCAL_INV and SEND_WITH_INV, a refused bind; then
+#     the roles swapped (rxe0's windows, roxe0 the peer), and both runs'
+#     outcomes printed side by side.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -22,11 +28,11 @@ A=10.77.4.1 B=10.77.4.2
 N=500
 
 # ============================ guest side ==================================
-IP=/usr/sbin/ip
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
 RESIZE=${ROXE_TOP:-}/build/vm/kmod_resize_cq
+MW=${ROXE_TOP:-}/build/vm/kmod_mw
 fail=0
 
 log() { echo "kmod_counters: $*"; }
@@ -43,13 +49,41 @@ roxectl_loopback() { { "$ROXECTL" stats rxb 2>/dev/null || true; } | awk '$1 == 
 
 rc_qp_listed() { rdma resource show qp link roxe0/1 2>/dev/null | grep -q 'type RC.*ibv_rc_pingpong'; }
 
+# Memory windows, roxe0's then rxe0's (rxe0 on rxa): the same program, the
+# roles swapped; the cases' outcomes side by side.
+roxed_mrs() { "$ROXECTL" devices rxb --json 2>/dev/null | grep -o '"mrs": [0-9]*' | grep -o '[0-9]*$'; }
+mrs_are() { [ "$(roxed_mrs)" = "$1" ]; }
+
+step_mw() {
+	local rc=0 m0
+	rdma link add rxe0 type rxe netdev rxa
+	vm_wait_for 10 vm_gid_index rxe0 $A || { bad "no RoCE v2 GID on rxe0"; return; }
+	m0=$(roxed_mrs)
+	timeout 120 "$MW" roxe0 rxe0 >"$ROXE_VM_OUT/mw-roxe.log" 2>&1 || rc=$?
+	grep -v '^case ' "$ROXE_VM_OUT/mw-roxe.log" | sed 's/^/    /'
+	[ $rc = 0 ] && ok "kmod_mw roxe0 rxe0: roxe0's memory windows" ||
+		bad "kmod_mw roxe0 rxe0 (exit $rc)"
+	# it exited with a window bound: its MRs went all the same
+	vm_wait_for 5 mrs_are "$m0" && ok "roxed's MRs back to $m0 after kmod_mw's exit" ||
+		bad "roxed holds $(roxed_mrs) MRs after kmod_mw's exit, $m0 before"
+	rc=0
+	timeout 120 "$MW" rxe0 roxe0 >"$ROXE_VM_OUT/mw-rxe.log" 2>&1 || rc=$?
+	grep -v '^case \|^ok: ' "$ROXE_VM_OUT/mw-rxe.log" | sed 's/^/    /'
+	[ $rc = 0 ] && ok "kmod_mw rxe0 roxe0: roxe0 through rxe0's memory windows" ||
+		bad "kmod_mw rxe0 roxe0 (exit $rc)"
+	log "memory windows, owner roxe0 | owner rxe0:"
+	awk -F': ' 'FNR == NR && /^case / { r[$1] = $2; o[++n] = $1; next }
+		/^case / { x[$1] = $2; if (!($1 in r)) o[++n] = $1 }
+		END { for (i = 1; i <= n; i++) { k = o[i]; sub(/^case /, "", k)
+			printf "    %-26s %-34s %s\n", k, r[o[i]], x[o[i]] } }' \
+		"$ROXE_VM_OUT/mw-roxe.log" "$ROXE_VM_OUT/mw-rxe.log"
+	rdma link delete rxe0
+}
+
 guest_main() {
 	local t0=$SECONDS spid s0 r0 s1 r1 lb lbc f v n rc=0
-	$IP link add rxa type veth peer name rxb
-	$IP addr add $A/24 dev rxa
-	$IP addr add $B/24 dev rxb
-	$IP link set rxa up
-	$IP link set rxb up
+	# a pair whose ends talk over the veth (rxe0 joins rxa for step_mw)
+	vm_veth_pair rxa $A rxb $B || { bad "veth pair"; exit 1; }
 	insmod "$KO" || { bad "insmod $KO"; exit 1; }
 	"$ROXED" -d rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
@@ -114,6 +148,8 @@ guest_main() {
 	fi
 	sed 's/^/    /' "$ROXE_VM_OUT/resize.log"
 
+	step_mw
+
 	kill -TERM $ROXED_PID
 	wait $ROXED_PID || true
 	vm_wait_for 10 vm_no_dev roxe0 || bad "roxe0 stays after roxed's SIGTERM"
@@ -135,9 +171,10 @@ host_main() {
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
 	vm_build_prog kmod_counters "$top" kmod_resize_cq
-	vm_run_guest kmod_counters "$out" 240 \
+	vm_build_prog kmod_counters "$top" kmod_mw
+	vm_run_guest kmod_counters "$out" 300 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
-		--add "$top/build/vm/kmod_resize_cq" \
+		--add "$top/build/vm/kmod_resize_cq" --add "$top/build/vm/kmod_mw" \
 		--add "$top/build/bin/roxectl" --add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_counters: PASS"
 	exit $KSFT_PASS

@@ -9,6 +9,12 @@
 #     with the new post-send API (-N); 1 packet and 16 packets a message;
 #   - ibv_uc_pingpong -c, ibv_ud_pingpong -c;
 #   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw;
+#   - IBA 1.5's ATOMIC WRITE and FLUSH through ibv_qp_ex (iba15_verbs.c):
+#     roxe0 -> rxe0, rxe0 -> roxe0 and roxe0 -> roxe0 beside rxe0 -> rxe0;
+#     on 6.12 every case answers as rxe's own (values checked at the
+#     target, refusals with rxe's statuses); on 6.1, whose rxe and uverbs
+#     lack them, the table shows what happens, and roxe0 -> roxe0 must
+#     still do ATOMIC WRITE (FLUSH needs an MR access 6.1's uverbs refuses);
 #   - perftest -R: RC and UD QPs connected by rdma_cm, whose ib_cm MADs
 #     (REQ/REP/RTU, SIDR) go through roxe0's QP1 (ib_mad's GSI QP, served
 #     by roxed): roxe0's CM counters must show each sent and received;
@@ -42,6 +48,7 @@ A=10.77.2.1 B=10.77.2.2
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 KVERBS_KO=${ROXE_TOP:-}/build/kmod-test/$(uname -r)/roxe_kverbs_test.ko
+IBA15=${ROXE_TOP:-}/build/vm/iba15_verbs
 CM_KO=${ROXE_TOP:-}/build/kmod-test/$(uname -r)/roxe_cm_test.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ROXECTL=${ROXE_TOP:-}/build/bin/roxectl
@@ -247,6 +254,40 @@ step_kverbs() {
 	fi
 }
 
+# IBA 1.5: ATOMIC WRITE and FLUSH, each direction, rxe0 to itself for
+# comparison. 6.2+ kernels: each case as kernel rxe answers it (--check),
+# and roxe0's results the same as rxe0 -> rxe0's.
+step_iba15() {
+	local pair out rc v612=0 ref="" row
+	case "$(uname -r)" in 6.[2-9]*|6.[1-9][0-9]*|[7-9].*) v612=1 ;; esac
+	for pair in "rxe0 rxe0" "roxe0 rxe0" "rxe0 roxe0" "roxe0 roxe0"; do
+		rc=0
+		out=$(timeout 150 "$IBA15" $([ $v612 = 1 ] && echo --check) $pair 2>&1) || rc=$?
+		echo "$out" >"$ROXE_VM_OUT/iba15-${pair/ /-}.out"
+		row=$(grep '^result ' <<<"$out" | sed 's/^result //')
+		log "iba15 ${pair/ / -> }:"
+		echo "$out" | grep -v '^ok: ' | sed 's/^/    /'
+		[ "$pair" = "rxe0 rxe0" ] && ref=$row
+		if [ $rc = 124 ]; then
+			bad "iba15 ${pair/ / -> }: hangs"
+		elif [ $v612 = 1 ] && [ $rc != 0 ]; then
+			bad "iba15 ${pair/ / -> }: not as kernel rxe answers (exit $rc)"
+		elif [ $v612 = 1 ] && [ "$row" != "$ref" ]; then
+			bad "iba15 ${pair/ / -> }: differs from rxe0 -> rxe0"
+		elif [ $v612 = 1 ]; then
+			ok "iba15 ${pair/ / -> }: $(grep -c '^result ' <<<"$out") cases as rxe0 -> rxe0"
+		fi
+	done
+	if [ $v612 = 0 ]; then
+		out=$(cat "$ROXE_VM_OUT/iba15-roxe0-roxe0.out")
+		grep -q '^result atomic_write: success' <<<"$out" &&
+			grep -q '^result misaligned: remote invalid request error' <<<"$out" &&
+			grep -q '^result bad_rkey: remote access error' <<<"$out" &&
+			ok "iba15 on $(uname -r): roxe0 -> roxe0 does ATOMIC WRITE (and refuses as 6.12's rxe)" ||
+			bad "iba15 on $(uname -r): roxe0 -> roxe0 ATOMIC WRITE"
+	fi
+}
+
 # roxectl asks roxed over its status socket.
 step_roxectl() {
 	local out
@@ -331,6 +372,7 @@ guest_main() {
 	run "ib_atomic_bw" ib_atomic_bw -n 200
 	vm_rxe_counters rxe0 >"$after"
 	check_counters "$after"
+	step_iba15
 	step_cm
 	step_nvmf
 	step_kverbs
@@ -350,7 +392,9 @@ host_main() {
 	vm_host_ready
 	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko build/kmod-test/$KVER/roxe_cm_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	vm_build_prog kmod_interop "$top" iba15_verbs
 	vm_run_guest kmod_interop "$out" 280 \
+		--add "$top/build/vm/iba15_verbs" \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxectl" \
 		--add "$top/build/kmod-test/$KVER/roxe_kverbs_test.ko" \

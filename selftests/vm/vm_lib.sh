@@ -289,6 +289,37 @@ vm_veth_pair() {
 	ping -c 1 -W 5 "$ba" >/dev/null || { echo "vm_veth_pair: no IP path $aa -> $ba"; return 1; }
 }
 
+# vm_roxe_roxe_pair A B QUEUES [ROXED-OPTION...]: two roxe.ko devices, each
+# served by its own roxed, facing each other over a veth pair of QUEUES
+# queues: roxe0 (roxed -d rxa) with address A, roxe1 (roxed -d rxb) with B;
+# the second roxed starts once roxe0 exists, so the names are fixed. roxed
+# logs to $ROXE_VM_OUT/roxed.log and roxed1.log. Needs $KO and $ROXED. Sets
+# ROXED_PID, ROXED1_PID, GA and GB (roxe0's and roxe1's RoCE v2 GID
+# indexes); 1 after the caller's bad.
+vm_roxe_roxe_pair() {
+	local a=$1 b=$2 queues=$3 i
+	shift 3
+	vm_veth_pair rxa "$a" rxb "$b" "$queues" || { bad "veth pair"; return 1; }
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	for i in 0 1; do
+		if [ $i = 0 ]; then
+			"$ROXED" -d rxa --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
+			ROXED_PID=$!
+		else
+			"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed1.log" &
+			ROXED1_PID=$!
+		fi
+		vm_wait_for 20 vm_have_dev roxe$i ||
+			{ bad "roxed registered no roxe$i"; cat "$ROXE_VM_OUT"/roxed*.log; return 1; }
+		vm_wait_for 10 vm_verbs_dev roxe$i || { bad "no uverbs device for roxe$i"; return 1; }
+	done
+	vm_wait_for 10 vm_gid_index roxe0 "$a" && vm_wait_for 10 vm_gid_index roxe1 "$b" ||
+		{ bad "no RoCE v2 GIDs"; return 1; }
+	GA=$(vm_gid_index roxe0 "$a")
+	GB=$(vm_gid_index roxe1 "$b")
+	ok "roxe0 on rxa ($a, gid $GA, roxed pid $ROXED_PID), roxe1 on rxb ($b, gid $GB, roxed pid $ROXED1_PID)"
+}
+
 # vm_rxe_roxe_pair A B QUEUES [ROXED-OPTION...]: rxe0 (kernel rxe) on rxa
 # with address A facing roxe0 (roxe.ko served by roxed -d rxb, options
 # added) on rxb with B, over a veth pair of QUEUES queues; roxed logs to

@@ -89,6 +89,8 @@ static inline void sample_hdr(uint64_t *s, uint8_t opcode, struct roxe_frame_hdr
 	h->inv_rkey = (uint32_t)sample_rand(s);
 	h->qkey = (uint32_t)sample_rand(s);
 	h->src_qpn = (uint32_t)sample_rand(s) & ROXE_QPN_MASK;
+	h->flush_type = (uint8_t)sample_rand(s) & 15;	/* FETH's 4 bits */
+	h->flush_level = (uint8_t)sample_rand(s) & 3;	/* and its 2 */
 }
 
 /* A payload length the opcode accepts, from a wish: CNPs carry exactly

@@ -18,13 +18,14 @@
 /* --- the specification, written out independently of opcode.h --------------- */
 
 /* Extension headers in the order they follow the BTH (IBA 9.2). */
-enum { X_DETH, X_RETH, X_ATMETH, X_AETH, X_ATMACK, X_IMMDT, X_IETH, X__N };
-static const unsigned int ext_len[X__N] = { 8, 16, 28, 4, 8, 4, 4 };
+enum { X_DETH, X_FETH, X_RETH, X_ATMETH, X_AETH, X_ATMACK, X_IMMDT, X_IETH, X__N };
+static const unsigned int ext_len[X__N] = { 8, 4, 16, 28, 4, 8, 4, 4 };
 static const uint16_t ext_flag[X__N] = {
-	ROXE_HDR_DETH, ROXE_HDR_RETH, ROXE_HDR_ATMETH, ROXE_HDR_AETH,
+	ROXE_HDR_DETH, ROXE_HDR_FETH, ROXE_HDR_RETH, ROXE_HDR_ATMETH, ROXE_HDR_AETH,
 	ROXE_HDR_ATMACK, ROXE_HDR_IMMDT, ROXE_HDR_IETH,
 };
 #define DETH	(1 << X_DETH)
+#define FETH	(1 << X_FETH)
 #define RETH	(1 << X_RETH)
 #define ATMETH	(1 << X_ATMETH)
 #define AETH	(1 << X_AETH)
@@ -32,7 +33,7 @@ static const uint16_t ext_flag[X__N] = {
 #define IMMDT	(1 << X_IMMDT)
 #define IETH	(1 << X_IETH)
 
-enum { NONE, ANY, CNP16 };
+enum { NONE, ANY, CNP16, EXACT8 };
 
 struct spec {
 	uint8_t op;
@@ -66,6 +67,9 @@ static const struct spec specs[] = {
 	{ 0x14, "RC_FETCH_ADD", ATMETH, NONE },
 	{ 0x16, "RC_SEND_LAST_WITH_INVALIDATE", IETH, ANY },
 	{ 0x17, "RC_SEND_ONLY_WITH_INVALIDATE", IETH, ANY },
+	/* IBA 1.5: FLUSH (FETH, then RETH), ATOMIC WRITE (8 bytes). */
+	{ 0x1c, "RC_FLUSH", FETH | RETH, NONE },
+	{ 0x1d, "RC_ATOMIC_WRITE", RETH, EXACT8 },
 	{ 0x20, "UC_SEND_FIRST", 0, ANY },
 	{ 0x21, "UC_SEND_MIDDLE", 0, ANY },
 	{ 0x22, "UC_SEND_LAST", 0, ANY },
@@ -185,6 +189,8 @@ static size_t spell_frame(uint8_t *f, const struct roxe_frame_addr *a,
 		*p++ = 0;
 		p = be24(p, h->src_qpn);
 	}
+	if (s->exts & FETH)	/* resv:26 SEL:2 PLT:4 */
+		p = be32(p, (uint32_t)(h->flush_level & 3) << 4 | (h->flush_type & 15));
 	if (s->exts & RETH)
 		p = be32(be32(be64(p, h->va), h->rkey), h->dma_len);
 	if (s->exts & ATMETH)
@@ -230,6 +236,8 @@ static void carried(const struct roxe_frame_hdr *in, struct roxe_frame_hdr *out)
 		out->inv_rkey = 0;
 	if (!(s->exts & DETH))
 		out->qkey = out->src_qpn = 0;
+	if (!(s->exts & FETH))
+		out->flush_type = out->flush_level = 0;
 }
 
 #define FIELD_EQ(w, g, f, what) \
@@ -263,6 +271,8 @@ static void expect_hdr(struct __test_metadata *_metadata,
 	FIELD_EQ(&w, got, inv_rkey, what);
 	FIELD_EQ(&w, got, qkey, what);
 	FIELD_EQ(&w, got, src_qpn, what);
+	FIELD_EQ(&w, got, flush_type, what);
+	FIELD_EQ(&w, got, flush_level, what);
 }
 
 static void expect_addr(struct __test_metadata *_metadata,
@@ -338,7 +348,8 @@ TEST(opcode_table_matches_spec)
 		EXPECT_EQ(spec_hdr_len(s), info->hdr_len) TH_LOG("%s", s->name);
 		EXPECT_EQ(s->payload != NONE, !!(info->flags & ROXE_OPF_PAYLOAD))
 			TH_LOG("%s", s->name);
-		EXPECT_EQ(s->payload == CNP16 ? 16 : 0, info->fixed_payload)
+		EXPECT_EQ(s->payload == CNP16 ? 16 : s->payload == EXACT8 ? 8 : 0,
+			  info->fixed_payload)
 			TH_LOG("%s", s->name);
 		/* The transport is in the opcode's top three bits. */
 		EXPECT_EQ(op >> 5, info->qpt) TH_LOG("%s", s->name);
@@ -509,6 +520,10 @@ TEST_F(frame, icrc_covers_every_unmasked_bit)
 		for (uint32_t b = 0; b < (uint32_t)s->frame_len * 8; b++) {
 			uint8_t bit = (uint8_t)(1 << (b % 8));
 
+			/* rxe's FLUSH ICRC covers its BTH once more, as it
+			 * is: the variant byte too (icrc.c) */
+			if (op == ROXE_OP_RC_FLUSH && b / 8 == s->pkt.bth_off + (uint32_t)ROXE_BTH_VARIANT_OFF)
+				continue;
 			memcpy(self->copy, s->f, s->frame_len);
 			self->copy[b / 8] ^= bit;
 			if (masked_bits(variant->v6, variant->vlan, b / 8) & bit) {
@@ -534,6 +549,31 @@ TEST_F(frame, icrc_covers_every_unmasked_bit)
 			TH_LOG("payload byte %u", i);
 	}
 	TH_LOG("%ld covered bits, %ld masked bits", covered, masked);
+}
+
+/* FLUSH carries rxe's ICRC (its headers covered twice); one with the
+ * annex's is taken too, one with neither is not. */
+TEST_F(frame, flush_icrc_as_rxe)
+{
+	struct sample *s = self->s;
+	uint32_t annex, rxe;
+	uint8_t *icrc;
+
+	make(s, 11, variant->v6, variant->vlan, ROXE_OP_RC_FLUSH, 0);
+	ASSERT_LT(0, s->frame_len);
+	annex = roxe_icrc_begin(s->f, &s->pkt);
+	rxe = roxe_icrc_update(annex, s->f + s->pkt.bth_off, s->pkt.payload_off - s->pkt.bth_off);
+	EXPECT_EQ(rxe, roxe_icrc_stored(s->f, &s->pkt));
+	EXPECT_EQ(ROXE_PKT_OK, roxe_icrc_check(s->f, &s->pkt));
+	icrc = s->f + s->pkt.frame_len - ROXE_ICRC_LEN;
+	for (int i = 0; i < 4; i++)
+		icrc[i] = (uint8_t)(annex >> (8 * i));
+	EXPECT_EQ(ROXE_PKT_OK, roxe_icrc_check(s->f, &s->pkt));
+	icrc[0] ^= 1;
+	EXPECT_EQ(ROXE_PKT_BAD_ICRC, roxe_icrc_check(s->f, &s->pkt));
+	/* any other opcode: the annex's alone */
+	make(s, 11, variant->v6, variant->vlan, ROXE_OP_RC_RDMA_READ_REQUEST, 0);
+	EXPECT_EQ(roxe_icrc_begin(s->f, &s->pkt), roxe_icrc_stored(s->f, &s->pkt));
 }
 
 /* The same changes made through the builder: the variant fields only. */

@@ -228,6 +228,16 @@ static void mixed_frames(struct gen *g)
 	put16(fr->f + fr->pkt.l4_off + 4, (uint16_t)(fr->len - fr->pkt.l4_off - 4));
 	malformed(g, fr, "bad_udp_len");
 
+	/* IBA 1.5: FLUSH (FETH + RETH, no payload) and ATOMIC WRITE (RETH,
+	 * 8 bytes); an ATOMIC WRITE carrying 12 is malformed. */
+	fr = build(g, true, false, ROXE_OP_RC_FLUSH, 0);
+	good(g, fr, fr->len, fr->len);
+	fr = build(g, false, true, ROXE_OP_RC_ATOMIC_WRITE, 8);
+	good(g, fr, fr->len, fr->len);
+	fr = build(g, false, false, ROXE_OP_RC_RDMA_WRITE_ONLY, 12);
+	fr->f[fr->pkt.bth_off] = ROXE_OP_RC_ATOMIC_WRITE;
+	malformed(g, fr, "bad_payload");
+
 	/* Opcode 0x15 is reserved. */
 	fr = build(g, false, false, ROXE_OP_RC_SEND_ONLY, 40);
 	fr->f[fr->pkt.bth_off] = 0x15;

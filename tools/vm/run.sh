@@ -23,6 +23,8 @@
 #   --queues N      the guest NIC (virtio-net) with N queue pairs (mq=on, a
 #                   multi-queue tap); the guest still starts with one in
 #                   use: `ethtool -L eth0 combined N` turns the rest on
+#   --smp N         N vCPUs (default 1, 1..4): under TCG one is faster for
+#                   the tests; the benchmarks compare with more
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
 #                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
 #                   the host's packet sockets, so tcpdump there misses it)
@@ -54,7 +56,7 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec='' queues=1
+middle='' fw_args=() fw_spec='' queues=1 smp=1
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -77,6 +79,7 @@ parse_args() {
 		--env) envs+=("${2:?--env needs NAME=VALUE}"); shift ;;
 		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
 		--queues) queues=${2:?--queues needs a count}; shift ;;
+		--smp) smp=${2:?--smp needs a count}; shift ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -89,6 +92,7 @@ parse_args() {
 	[ -z "$script" ] || [ -r "$script" ] || die "cannot read $script"
 	[[ "${timeout:-0}" =~ ^[0-9]+$ ]] || die "--timeout wants whole seconds"
 	[[ "$queues" =~ ^[1-8]$ ]] || die "--queues wants 1..8"
+	[[ "$smp" =~ ^[1-4]$ ]] || die "--smp wants 1..4"
 	if [ -z "$timeout" ]; then
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
@@ -287,10 +291,11 @@ qemu_cmd() {
 	# one MSI-X vector per queue, plus config and control
 	[ "$queues" = 1 ] || { net+=,queues=$queues; nic+=,mq=on,vectors=$((2 * queues + 2)); }
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
-	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2;
+	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2
+	# for the tests (--smp);
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
 	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-	qemu=(qemu-system-x86_64 -accel tcg -smp 1 -m 1G -cpu max
+	qemu=(qemu-system-x86_64 -accel tcg -smp "$smp" -m 1G -cpu max
 		-nographic -nodefaults -no-user-config -no-reboot
 		-kernel "$img/vmlinux" -initrd "$tmp/initrd"
 		-append "console=ttyS0 panic=-1 quiet"

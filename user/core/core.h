@@ -27,9 +27,13 @@
 #include "roxe/limits.h"
 
 
+/* Access a peer uses through the R_Key (FLUSH's global visibility too);
+ * persistence is not among them: no roxe MR is persistent memory. */
 #define ROXE_REMOTE_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-				 IBV_ACCESS_REMOTE_ATOMIC)
+				 IBV_ACCESS_REMOTE_ATOMIC | ROXE_ACCESS_FLUSH_GLOBAL)
 #define ROXE_KNOWN_ACCESS	(IBV_ACCESS_LOCAL_WRITE | ROXE_REMOTE_ACCESS)
+/* What an MR may grant: also the binding of memory windows to it. */
+#define ROXE_MR_ACCESS		(ROXE_KNOWN_ACCESS | IBV_ACCESS_MW_BIND)
 
 /* struct roxe_cq.armed */
 enum { ROXE_ARM_NONE = 0, ROXE_ARM_ANY = 1, ROXE_ARM_SOLICITED = 2 };
@@ -56,6 +60,9 @@ struct roxe_mr_priv {
 	uint64_t		iova;		/* the MR's first byte as the wire names it */
 	uint8_t			*host;		/* ... and where it is in this process */
 	atomic_bool		valid;		/* false after SEND_WITH_INV / LOCAL_INV */
+	atomic_uint		num_mw;		/* windows bound to it: no dereg */
+	atomic_bool		dying;		/* a dereg is looking at num_mw */
+	struct ibv_mr		ibv;		/* roxe_mr_ibv(): names it in BIND_MW WRs */
 	/* Engines read the fields above without locks, as a seqlock: gen is
 	 * odd while a fast-registration MR is (re)registered or invalidated
 	 * (writers hold write_lock), and moves on with each, so an access
@@ -69,6 +76,31 @@ struct roxe_mr_priv {
 	roxe_mr_window_fn	*window_fn;
 	void			*window_ctx;
 };
+
+/* A memory window (verbs/mw.c makes them, core/mw.c binds and resolves
+ * them). Engines read the bound state without locks under the same kind of
+ * seqlock as an MR's: gen odd while a bind or an invalidation rewrites it. */
+enum roxe_mw_state { ROXE_MW_FREE, ROXE_MW_VALID };
+struct roxe_mw_priv {
+	struct ibv_mw		ibv;		/* the application's: type, rkey */
+	struct roxe_pd		*pd;
+	uint32_t		type;		/* IBV_MW_TYPE_1 or _2 */
+	/* bound state (type 1 starts VALID with length 0, type 2 FREE) */
+	uint32_t		rkey;
+	uint32_t		state;		/* enum roxe_mw_state */
+	uint32_t		access;		/* IBV_ACCESS_REMOTE_*, ZERO_BASED */
+	uint32_t		qpn;		/* type 2: the QP it is bound to */
+	uint64_t		addr, length;	/* in its MR's iova space */
+	struct roxe_mr_priv	*mr;		/* NULL while length is 0 */
+	atomic_uint		gen;
+	pthread_spinlock_t	write_lock;
+};
+
+/* Is key a memory window's? */
+static inline bool roxe_key_is_mw(uint32_t key)
+{
+	return key >> 8 >= ROXE_MW_INDEX_BASE && key >> 8 < ROXE_MW_INDEX_BASE + ROXE_MAX_MW;
+}
 
 struct roxe_comp_channel {
 	struct roxe_device	*dev;
@@ -182,11 +214,12 @@ struct roxe_device {
 	/* lookups read by engines without locks (see top) */
 	_Atomic(struct roxe_qp *) *qps;		/* by QPN */
 	_Atomic(struct roxe_mr_priv *) *mrs;	/* by key >> 8 */
+	_Atomic(struct roxe_mw_priv *) *mws;	/* by (key >> 8) - ROXE_MW_INDEX_BASE */
 	_Atomic(struct roxe_served_ah *) *ahs;	/* by AH number (roxed) */
 	/* UD multicast groups (transport/mcast.c), made on first attach */
 	_Atomic(struct roxe_mcast *) mcast;
 	pthread_mutex_t		lock;		/* allocation of QPNs and keys */
-	uint32_t		next_qpn, next_mr;
+	uint32_t		next_qpn, next_mr, next_mw;
 	uint8_t			key_gen;
 	/* async events */
 	int			async_efd;
@@ -202,21 +235,34 @@ struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool 
  * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
 int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 		  uint64_t va, uint64_t len, unsigned access);
-/* One access to an MR: which registration it used (roxe_mr_map). */
+/* One access to an MR, maybe through a window: which registration (and
+ * which binding) it used (roxe_mr_map). */
 struct roxe_mr_access {
 	const struct roxe_mr_priv *mr;
 	uint32_t		gen;
+	const struct roxe_mw_priv *mw;	/* NULL: the rkey named the MR */
+	uint32_t		mw_gen;
 };
-/* Where [va, va+len) of the MR that rkey names is in this process, after
- * roxe_mr_check()'s checks; NULL if any fails. Once the bytes are copied,
- * roxe_mr_access_ok(acc) says whether the registration held meanwhile. */
-void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
+/*
+ * Remote access by a QP (number qpn, of pd) through rkey: an MR's rkey, or
+ * a window's (roxe_key_is_mw): then the window must be bound (a type 2
+ * window to this QP), in pd, grant access, and [va, va+len) must lie in
+ * the window (a zero-based one: va counts from the window's start); the
+ * bytes are its MR's. roxe_rkey_check: 0 or -EACCES.
+ */
+int roxe_rkey_check(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		    uint32_t rkey, uint64_t va, uint64_t len, unsigned access);
+/* Where [va, va+len) that rkey names is in this process, after
+ * roxe_rkey_check()'s checks; NULL if any fails. Once the bytes are
+ * copied, roxe_mr_access_ok(acc) says whether the registration (and the
+ * window's binding) held meanwhile. */
+void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
 bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
-/* Copy len bytes between buf and [va, va+len) of the MR rkey names (to_mr:
- * into the MR), with roxe_mr_map()'s checks; 0 or -EACCES. */
-int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
-		 void *buf, uint32_t len, unsigned access, bool to_mr);
+/* Copy len bytes between buf and [va, va+len) of what rkey names (to_mr:
+ * into it), with roxe_mr_map()'s checks; 0 or -EACCES. */
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
+		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr);
 /* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
  * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
  * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
@@ -231,6 +277,28 @@ int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
  * (IBA 10.6.3.5, as rxe). */
 int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
 		       bool remote);
+
+/* --- mw.c: memory windows --- */
+/* Execute a BIND_MW WQE (the engine's copy: read once) of QP qpn of pd:
+ * IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR, with rxe's checks. */
+int roxe_mw_bind(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		 const struct rxe_send_wqe *w);
+/* Invalidate the type 2 window key names: LOCAL_INV by a QP of pd, or
+ * (remote) a SEND_WITH_INV that QP qpn received. 0, or -EINVAL when key
+ * names no bound type 2 window of pd (remote: bound to qpn). */
+int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		       uint32_t key, bool remote);
+/* QP qpn is being destroyed: its type 2 windows go free (no other QP that
+ * gets its number may reach them). */
+void roxe_mw_qp_gone(struct roxe_device *dev, uint32_t qpn);
+/* mr goes whatever is bound to it (roxed's forced teardown): no window
+ * may be bound to it from now on, and those bound are unbound. Call again
+ * after roxe_dev_quiesce for the binds under way meanwhile; then its dereg
+ * succeeds. Not from an engine. */
+struct roxe_mr;
+void roxe_mw_mr_gone(struct roxe_device *dev, const struct roxe_mr *mr);
+/* Unbind mw (its dealloc): its MR may be deregistered again. */
+void roxe_mw_unbind(struct roxe_mw_priv *mw);
 
 /* --- queue.c --- */
 /* A ring for the engine's own objects; g: the shape it got. */

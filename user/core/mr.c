@@ -81,6 +81,8 @@ struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool 
 {
 	struct roxe_mr_priv *mr;
 
+	if (roxe_key_is_mw(key))
+		return NULL;
 	mr = atomic_load_explicit(&dev->mrs[(key >> 8) % ROXE_MAX_MR], memory_order_acquire);
 	if (!mr || (remote ? mr->pub.rkey : mr->pub.lkey) != key || !key)
 		return NULL;
@@ -116,35 +118,95 @@ static void *mr_map(const struct roxe_mr_priv *mr, const struct roxe_pd *pd, uin
 		return NULL;
 	acc->mr = mr;
 	acc->gen = gen;
+	acc->mw = NULL;
 	return p;
 }
 
-void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey,
+/*
+ * Through a window: its binding read under its seqlock, then the bytes of
+ * its MR. The window's own rights replace the MR's remote ones (IBA
+ * 10.6.7.2; its bind checked the MR allows them); the range is the
+ * window's, which its bind kept inside the MR.
+ */
+static void *mw_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		    uint32_t rkey, uint64_t va, uint64_t len, unsigned access,
+		    struct roxe_mr_access *acc)
+{
+	struct roxe_mw_priv *mw = atomic_load_explicit(
+		&dev->mws[(rkey >> 8) - ROXE_MW_INDEX_BASE], memory_order_acquire);
+	const struct roxe_mr_priv *mr;
+	uint32_t gen;
+	void *p;
+
+	if (!mw)
+		return NULL;
+	gen = atomic_load_explicit(&mw->gen, memory_order_acquire);
+	if ((gen & 1) || mw->rkey != rkey || mw->state != ROXE_MW_VALID || mw->pd != pd ||
+	    !mw->length || !mw->mr || (mw->type == IBV_MW_TYPE_2 && mw->qpn != qpn) ||
+	    (mw->access & access) != access)
+		return NULL;
+	if (mw->access & IBV_ACCESS_ZERO_BASED) {
+		if (va > mw->length || len > mw->length - va)
+			return NULL;
+		va += mw->addr;
+	} else if (va < mw->addr || va + len < va || va + len > mw->addr + mw->length) {
+		return NULL;
+	}
+	mr = mw->mr;
+	atomic_thread_fence(memory_order_acquire);
+	/* a bind or an invalidation under the check: fields may be torn */
+	if (atomic_load_explicit(&mw->gen, memory_order_relaxed) != gen)
+		return NULL;
+	/* The MR stays while a binding names it (its dereg waits for none,
+	 * and for engines to pass a quiescent point). */
+	p = mr_map(mr, pd, va, len, 0, acc);
+	if (!p)
+		return NULL;
+	acc->mw = mw;
+	acc->mw_gen = gen;
+	return p;
+}
+
+void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc)
 {
-	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, rkey, true);
+	struct roxe_mr_priv *mr;
 
+	if (roxe_key_is_mw(rkey))
+		return mw_map(dev, pd, qpn, rkey, va, len, access, acc);
+	mr = roxe_mr_lookup(dev, rkey, true);
 	return mr ? mr_map(mr, pd, va, len, access, acc) : NULL;
+}
+
+int roxe_rkey_check(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		    uint32_t rkey, uint64_t va, uint64_t len, unsigned access)
+{
+	struct roxe_mr_access acc;
+
+	return roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc) ? 0 : -EACCES;
 }
 
 /* Called once the bytes are copied: an invalidation (and the window
  * emptied under us: roxe.ko then maps a scrap page there, never the
- * ULP's) or a new registration meanwhile turns the access into an error. */
+ * ULP's) or a new registration meanwhile turns the access into an error;
+ * so does a memory window's unbinding or rebinding. */
 bool roxe_mr_access_ok(const struct roxe_mr_access *acc)
 {
 	atomic_thread_fence(memory_order_acquire);
+	if (acc->mw && atomic_load_explicit(&acc->mw->gen, memory_order_relaxed) != acc->mw_gen)
+		return false;
 	return atomic_load_explicit(&acc->mr->gen, memory_order_relaxed) == acc->gen;
 }
 
-int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t rkey, uint64_t va,
-		 void *buf, uint32_t len, unsigned access, bool to_mr)
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
+		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr)
 {
 	struct roxe_mr_access acc;
 	void *host;
 
 	if (!len)
 		return 0;
-	host = roxe_mr_map(dev, pd, rkey, va, len, access, &acc);
+	host = roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc);
 	if (!host)
 		return -EACCES;
 	if (to_mr)

@@ -12,6 +12,8 @@
  *              to the WQE's SGEs at (PSN - first PSN) * MTU; the last one
  *              retires the READ. A gap means loss: go back to comp.psn.
  *   ATOMIC ACK retires the ATOMIC at the head, writing the original value.
+ *   FLUSH, ATOMIC WRITE (IBA 1.5) are answered by a zero-length READ
+ *              response ONLY with their PSN, which retires them.
  *   RNR NAK    implied ACK below p, then wait the RNR time and resend from
  *              p; rnr_retry (7: forever) runs out -> RNR_RETRY_EXC_ERR.
  *   NAK seq    implied ACK below p, then go back to p (once per PSN);
@@ -201,6 +203,12 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 	}
 }
 
+/* A READ response ONLY: first and last. */
+static bool h_opcode_only(const struct roxe_pkt *pkt)
+{
+	return (pkt->flags & ROXE_OPF_ONLY) == ROXE_OPF_ONLY;
+}
+
 static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 			     const struct roxe_pkt *pkt, uint32_t psn)
 {
@@ -210,6 +218,18 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 	if (!ack_below(qp, psn))
 		return;
 	w = roxe_sq_head(qp);
+	if (w && (w->wr.opcode == ROXE_UWR_FLUSH || w->wr.opcode == ROXE_UWR_ATOMIC_WRITE)) {
+		if (psn != w->first_psn)
+			return;		/* a duplicate */
+		if (h_opcode_only(pkt) && !pkt->payload_len) {
+			qp->comp.psn = roxe_psn_add(psn, 1);
+			roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+			rearm(qp);
+		} else {
+			fatal(qp, w, IBV_WC_BAD_RESP_ERR);
+		}
+		return;
+	}
 	if (!w || w->wr.opcode != IBV_WR_RDMA_READ)
 		return;		/* a duplicate of an answered READ */
 	if (roxe_psn_diff(psn, qp->comp.psn) < 0)

@@ -204,8 +204,7 @@ void roxe_qp_send_error(struct roxe_qp *qp)
 enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
 	uint32_t op = w->wr.opcode, len = w->dma.length;
-	bool rd_at = op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		     op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	bool rd_at = roxe_wqe_is_read_or_atomic(op);
 
 	/* the module's fast registration, for kernel ULPs' QPs */
 	if (op == ROXE_KABI_WR_REG_MR)
@@ -222,6 +221,10 @@ enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct
 		return IBV_WC_LOC_LEN_ERR;
 	if ((op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (w->dma.num_sge != 1 || len != 8))
+		return IBV_WC_LOC_LEN_ERR;
+	/* its 8 bytes lie in the slot, where inline data goes (dma.atomic_wr) */
+	if (op == ROXE_UWR_ATOMIC_WRITE && (len != ROXE_ATOMIC_WRITE_LEN ||
+					    qp->sq_slot_inline < ROXE_ATOMIC_WRITE_LEN))
 		return IBV_WC_LOC_LEN_ERR;
 	return IBV_WC_SUCCESS;
 }

@@ -7,8 +7,11 @@
  *                 FIRST/MIDDLE/LAST or ONLY, one PSN each
  *   READ          one request, which consumes one PSN per response packet
  *   ATOMIC        one request, one PSN
+ *   ATOMIC_WRITE  one request with its 8 bytes, one PSN (IBA 1.5)
+ *   FLUSH         one request (FETH + RETH), one PSN (IBA 1.5)
  *   LOCAL_INV     no packet: takes effect in order, completes when reached;
- *   REG_MR        so does a kernel QP's fast registration (roxe.ko)
+ *   BIND_MW       so does a memory window's bind,
+ *   REG_MR        and a kernel QP's fast registration (roxe.ko)
  * while the RC window allows: at most the send window's PSNs (recovery.h;
  * never more than ROXE_MAX_INFLIGHT) unacknowledged, checked per packet,
  * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
@@ -41,20 +44,28 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 	switch (w->wr.opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case ROXE_UWR_FLUSH:		/* its length is the range flushed */
+	case ROXE_UWR_ATOMIC_WRITE:
 		return 1;
 	default:
 		return len ? (len + qp->mtu - 1) / qp->mtu : 1;
 	}
 }
 
-/* LOCAL_INV and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_* status. */
+/* LOCAL_INV, BIND_MW and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_*
+ * status. */
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
+	uint32_t key = w->wr.ex.invalidate_rkey;
+
 	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
 		return (uint32_t)roxe_mr_fast_reg(qp->dev, qp->pd, w);
-	/* as rxe: a key that names no valid fast-registration MR of the
-	 * QP's PD is a local QP operation error */
-	if (roxe_mr_invalidate(qp->dev, qp->pd, w->wr.ex.invalidate_rkey, false))
+	if (w->wr.opcode == IBV_WR_BIND_MW)
+		return (uint32_t)roxe_mw_bind(qp->dev, qp->pd, qp->qpn, w);
+	/* as rxe: a key that names no valid fast-registration MR (or bound
+	 * type 2 window) of the QP's PD is a local QP operation error */
+	if (roxe_key_is_mw(key) ? roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, key, false) :
+	    roxe_mr_invalidate(qp->dev, qp->pd, key, false))
 		return IBV_WC_LOC_QP_OP_ERR;
 	return IBV_WC_SUCCESS;
 }
@@ -68,6 +79,10 @@ static uint8_t rc_opcode(uint32_t wr_op, bool first, bool last)
 		return ROXE_OP_RC_COMPARE_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return ROXE_OP_RC_FETCH_ADD;
+	case ROXE_UWR_FLUSH:
+		return ROXE_OP_RC_FLUSH;
+	case ROXE_UWR_ATOMIC_WRITE:
+		return ROXE_OP_RC_ATOMIC_WRITE;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		if (first && last)
@@ -177,7 +192,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	struct roxe_engine *e = qp->eng;
 	uint32_t op = w->wr.opcode, len = w->dma.length, off = qp->req.offset;
 	bool rd_at = roxe_wqe_is_read_or_atomic(op);
-	uint32_t payload = rd_at ? 0 : (len - off < qp->mtu ? len - off : qp->mtu);
+	uint32_t payload = op == ROXE_UWR_ATOMIC_WRITE ? ROXE_ATOMIC_WRITE_LEN : rd_at ? 0 :
+			   (len - off < qp->mtu ? len - off : qp->mtu);
 	bool first = off == 0, last = rd_at || off + payload >= len;
 	struct roxe_frame_hdr h = { 0 };
 	struct roxe_frame_addr ud;
@@ -216,6 +232,20 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		h.swap_add = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.swap :
 			     w->wr.wr.atomic.compare_add;
 		h.compare = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.compare_add : 0;
+	} else if (op == ROXE_UWR_ATOMIC_WRITE) {
+		h.va = w->iova;
+		h.rkey = w->wr.wr.rdma.rkey;
+		h.dma_len = ROXE_ATOMIC_WRITE_LEN;
+	} else if (op == ROXE_UWR_FLUSH) {
+		/* as rxe's requester: the range from iova and dma.length, the
+		 * R_Key and FETH from wr.flush */
+		struct roxe_uwr_flush fl = roxe_uwr_flush_get(w);
+
+		h.va = w->iova;
+		h.rkey = fl.rkey;
+		h.dma_len = len;
+		h.flush_type = fl.type;
+		h.flush_level = fl.level;
 	}
 	h.imm = w->wr.ex.imm_data;
 	h.inv_rkey = w->wr.ex.invalidate_rkey;
@@ -229,7 +259,10 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 			    &h, payload, &pkt))
 		goto local_error;
 	dst = b->data + pkt.payload_off;
-	if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
+	if (op == ROXE_UWR_ATOMIC_WRITE) {
+		/* dma.atomic_wr: within the slot (roxe_qp_check_send_wqe) */
+		memcpy(dst, roxe_sq_dma(qp, w)->inline_data, ROXE_ATOMIC_WRITE_LEN);
+	} else if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
 		if (off + payload > qp->sq_slot_inline)
 			goto local_error;
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);

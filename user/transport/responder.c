@@ -19,6 +19,15 @@
  *           Owed ACKs are coalesced into one per QP per engine turn.
  * Errors of the NAK kinds also move the QP to the error state (class C).
  *
+ * IBA 1.5's ATOMIC WRITE and FLUSH are answered as kernel rxe does: each
+ * takes a resource like an ATOMIC, and its answer (also a duplicate's,
+ * replayed without executing again) is a zero-length READ RESPONSE ONLY.
+ * The QP's access flags refuse them with an invalid-request NAK (REMOTE_WRITE
+ * for ATOMIC WRITE, the placement type's FLUSH bit for FLUSH), the R_Key,
+ * the MR's access and the range with a remote-access NAK, an ATOMIC WRITE
+ * whose RETH length is not 8 or whose address is not 8-byte aligned with
+ * an invalid-request NAK.
+ *
  * UC: no ACKs; a PSN gap, a missing receive WQE or a bad R_Key silently
  * drops the rest of the message, and reception resumes at the next
  * FIRST/ONLY packet. UD: one-packet messages, Q_Key checked, the 40-byte
@@ -258,7 +267,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 		if (!b)
 			return false;
 		/* Looked up again per packet: the MR may have gone meanwhile. */
-		if (roxe_mr_copy(qp->dev, qp->pd, r->rkey, r->va, b->data + pkt.payload_off, len,
+		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off, len,
 				 IBV_ACCESS_REMOTE_READ, false)) {
 			roxe_port_tx_free(qp->eng->port, b, 1);
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
@@ -299,6 +308,11 @@ void roxe_responder_send(struct roxe_qp *qp)
 		if (r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST) {
 			if (!send_read_responses(qp, &budget))
 				break;
+		} else if (r->opcode == ROXE_OP_RC_FLUSH || r->opcode == ROXE_OP_RC_ATOMIC_WRITE) {
+			if (!send_ack(qp, ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+				      ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, r->psn, 0))
+				break;
+			budget--;
 		} else {
 			if (!send_ack(qp, ROXE_OP_RC_ATOMIC_ACKNOWLEDGE,
 				      ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, r->psn,
@@ -382,6 +396,8 @@ static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	case ROXE_OP_RC_RDMA_READ_REQUEST:
 	case ROXE_OP_RC_COMPARE_SWAP:
 	case ROXE_OP_RC_FETCH_ADD:
+	case ROXE_OP_RC_FLUSH:
+	case ROXE_OP_RC_ATOMIC_WRITE:
 		r = find_res(qp, h->psn);
 		/* Answer again only what we recorded for that request. */
 		if (!r || r->opcode != h->opcode || r->rkey != h->rkey ||
@@ -403,7 +419,7 @@ static bool sequence_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt, uint8_t 
 
 	if (qp->resp.in_msg)
 		return !first && kind == qp->resp.in_msg;
-	return first || kind == ROXE_OPK_READ_REQ || kind == ROXE_OPK_ATOMIC;
+	return first;	/* READ, ATOMIC, FLUSH, ATOMIC WRITE: ONLY packets */
 }
 
 static bool length_ok(struct roxe_qp *qp, const struct roxe_pkt *pkt)
@@ -440,8 +456,11 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	qp->resp.in_msg = ROXE_OPK_SEND;
 	if (pkt->flags & ROXE_OPF_LAST) {
 		if (pkt->flags & ROXE_HDR_IETH) {
-			/* only a fast-registration MR of the QP's PD (rxe) */
-			if (roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
+			/* only a fast-registration MR of the QP's PD (rxe),
+			 * or a type 2 window bound to this QP */
+			if (roxe_key_is_mw(h->inv_rkey) ?
+			    roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey, true) :
+			    roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
@@ -471,12 +490,10 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		return;
 	}
 	if (pkt->flags & ROXE_OPF_FIRST) {
-		struct roxe_mr_priv *mr = NULL;
-
 		if (h->dma_len) {
-			mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-			if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-			    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE)) {
+			if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+			    roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len,
+					    IBV_ACCESS_REMOTE_WRITE)) {
 				fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
@@ -492,7 +509,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		return;
 	}
 	/* Looked up again per packet: the MR may have gone meanwhile. */
-	if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+	if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 			 (void *)(frame + pkt->payload_off), pkt->payload_len,
 			 IBV_ACCESS_REMOTE_WRITE, true)) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
@@ -516,13 +533,12 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	uint32_t npsn = h->dma_len ? (h->dma_len + qp->mtu - 1) / qp->mtu : 1;
-	struct roxe_mr_priv *mr = NULL;
 	struct roxe_rd_res *r;
 
 	if (h->dma_len) {
-		mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-		if (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
-		    roxe_mr_check(mr, qp->pd, h->va, h->dma_len, IBV_ACCESS_REMOTE_READ)) {
+		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+		    roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len,
+				    IBV_ACCESS_REMOTE_READ)) {
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 			return;
 		}
@@ -555,7 +571,7 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 		return;
 	}
 	if (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
-		p = roxe_mr_map(qp->dev, qp->pd, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
+		p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
 	if (!p) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
@@ -581,6 +597,88 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	qp->resp.psn = roxe_psn_add(h->psn, 1);
 	qp->resp.msn++;
 	queue_reply(qp, r, h->psn);
+}
+
+/* A FLUSH or ATOMIC WRITE done: its resource answers it, now and when repeated. */
+static void record_iba15(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	struct roxe_rd_res *r = new_res(qp);
+
+	r->opcode = h->opcode;
+	r->psn = r->last_psn = h->psn;
+	r->va = h->va;
+	r->rkey = h->rkey;
+	r->length = h->dma_len;
+	qp->resp.psn = roxe_psn_add(h->psn, 1);
+	qp->resp.msn++;
+	queue_reply(qp, r, h->psn);
+}
+
+static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+			    const struct roxe_frame_hdr *h)
+{
+	struct roxe_mr_access acc;
+	uint64_t *p, value;
+
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE, &acc);
+	if (!p) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	/* the parser let exactly 8 bytes through; the RETH must agree */
+	if (h->dma_len != ROXE_ATOMIC_WRITE_LEN || pkt->payload_len != ROXE_ATOMIC_WRITE_LEN) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	if ((uintptr_t)p & 7) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	memcpy(&value, frame + pkt->payload_off, sizeof(value));
+	/* One aligned 64-bit store (IBA A19.4.2), ordered after every
+	 * earlier write of this QP: a reader sees all of them first. */
+	__atomic_store_n(p, value, __ATOMIC_RELEASE);
+	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	record_iba15(qp, h);
+}
+
+static void rc_flush(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
+{
+	unsigned need = 0;
+	struct roxe_mr_priv *mr;
+
+	if (h->flush_type & ROXE_FLUSH_PLT_GLOBAL)
+		need |= ROXE_ACCESS_FLUSH_GLOBAL;
+	if (h->flush_type & ROXE_FLUSH_PLT_PERSISTENT)
+		need |= ROXE_ACCESS_FLUSH_PERSISTENT;
+	if ((qp->attr.qp_access_flags & need) != need) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	if (h->dma_len > 0x80000000u) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	/* The whole MR needs no range: only its key and access count. No
+	 * roxe MR holds FLUSH_PERSISTENT, so a persistence FLUSH ends here. */
+	mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+	if (!mr || roxe_mr_check(mr, qp->pd, h->flush_level == ROXE_FLUSH_SEL_MR ? mr->iova : h->va,
+				 h->flush_level == ROXE_FLUSH_SEL_MR ? 0 : h->dma_len, need)) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return;
+	}
+	/* Global visibility: this engine's stores into the MR are in memory
+	 * already; the fence orders them before the response that reports
+	 * them done (rxe: wmb()). */
+	atomic_thread_fence(memory_order_seq_cst);
+	record_iba15(qp, h);
 }
 
 static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
@@ -622,6 +720,12 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		break;
 	case ROXE_OPK_ATOMIC:
 		rc_atomic(qp, h);
+		break;
+	case ROXE_OPK_ATOMIC_WRITE:
+		rc_atomic_write(qp, frame, pkt, h);
+		break;
+	case ROXE_OPK_FLUSH:
+		rc_flush(qp, h);
 		break;
 	default:
 		break;
@@ -670,11 +774,9 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 				      imm ? ROXE_UWC_WITH_IMM : 0);
 	} else {
 		if (first) {
-			struct roxe_mr_priv *mr = roxe_mr_lookup(qp->dev, h->rkey, true);
-
-			if (h->dma_len && (!mr || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-					   roxe_mr_check(mr, qp->pd, h->va, h->dma_len,
-							 IBV_ACCESS_REMOTE_WRITE)))
+			if (h->dma_len && (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+					   roxe_rkey_check(qp->dev, qp->pd, qp->qpn, h->rkey, h->va,
+							   h->dma_len, IBV_ACCESS_REMOTE_WRITE)))
 				goto drop;
 			qp->resp.wr_va = h->va;
 			qp->resp.wr_rkey = h->rkey;
@@ -684,7 +786,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		if (pkt->payload_len > qp->resp.wr_resid ||
 		    (last && pkt->payload_len != qp->resp.wr_resid))
 			goto drop;
-		if (roxe_mr_copy(qp->dev, qp->pd, qp->resp.wr_rkey, qp->resp.wr_va,
+		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 				 (void *)(frame + pkt->payload_off), pkt->payload_len,
 				 IBV_ACCESS_REMOTE_WRITE, true))
 			goto drop;

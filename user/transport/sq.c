@@ -21,6 +21,12 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 		return IBV_WC_FETCH_ADD;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case ROXE_UWR_FLUSH:
+		return (enum ibv_wc_opcode)ROXE_UWC_FLUSH;
+	case ROXE_UWR_ATOMIC_WRITE:
+		return (enum ibv_wc_opcode)ROXE_UWC_ATOMIC_WRITE;
 	default:
 		return wr_op == ROXE_KABI_WR_REG_MR ? (enum ibv_wc_opcode)ROXE_KABI_WC_REG_MR :
 		       IBV_WC_SEND;
@@ -78,7 +84,7 @@ struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp)
 	return w->state >= ROXE_WQE_SENDING ? w : NULL;
 }
 
-/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV, REG_MR) at the head. */
+/* Retire what needs no response: zero-PSN WQEs (LOCAL_INV, BIND_MW, REG_MR) at the head. */
 void roxe_completer_progress(struct roxe_qp *qp)
 {
 	struct rxe_send_wqe *w;

@@ -412,23 +412,37 @@ static inline bool roxe_qp_opcode_ok(enum ibv_qp_type t, uint32_t op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
+	case ROXE_UWR_FLUSH:		/* IBA 1.5: RC only */
+	case ROXE_UWR_ATOMIC_WRITE:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:		/* as rxe's provider */
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
 }
 
+/* Requests answered by a response of their own, one PSN each but a READ's,
+ * that take a responder resource: counted against max_rd_atomic. FLUSH and
+ * ATOMIC WRITE are among them (IBA 1.5: answered by a zero-length READ
+ * response, replayed from the resource when repeated). */
 static inline bool roxe_wqe_is_read_or_atomic(uint32_t op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == ROXE_UWR_FLUSH ||
+	       op == ROXE_UWR_ATOMIC_WRITE;
 }
+
+/* The public names of the IBA 1.5 opcodes and access bits are the uAPI's. */
+_Static_assert(ROXE_WR_FLUSH == ROXE_UWR_FLUSH && ROXE_WR_ATOMIC_WRITE == ROXE_UWR_ATOMIC_WRITE &&
+	       ROXE_WC_FLUSH == ROXE_UWC_FLUSH && ROXE_WC_ATOMIC_WRITE == ROXE_UWC_ATOMIC_WRITE,
+	       "IBA 1.5 opcodes");
 
 /* WQEs that send nothing: they take effect in order and complete when the
  * requester reaches them. */
 static inline bool roxe_wqe_is_local(uint32_t op)
 {
-	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR;
+	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR || op == IBV_WR_BIND_MW;
 }
 /* Start taking doorbells from roxe.ko's ring for engine e. */
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);

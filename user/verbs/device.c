@@ -40,6 +40,7 @@ static void dev_free(struct roxe_device *dev)
 	free(atomic_load(&dev->local));
 	free((void *)dev->qps);
 	free((void *)dev->mrs);
+	free((void *)dev->mws);
 	if (dev->ahs)
 		for (unsigned i = 0; i < ROXE_MAX_AH; i++)
 			free(atomic_load(&dev->ahs[i]));
@@ -395,10 +396,11 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->key_gen = 0x5a;
 	dev->qps = calloc(ROXE_MAX_QPS, sizeof(*dev->qps));
 	dev->mrs = calloc(ROXE_MAX_MR, sizeof(*dev->mrs));
+	dev->mws = calloc(ROXE_MAX_MW, sizeof(*dev->mws));
 	dev->ahs = calloc(ROXE_MAX_AH, sizeof(*dev->ahs));
 	dev->engines = calloc(ROXE_MAX_ENGINES, sizeof(*dev->engines));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!dev->qps || !dev->mrs || !dev->ahs || !dev->engines || dev->async_efd < 0) {
+	if (!dev->qps || !dev->mrs || !dev->mws || !dev->ahs || !dev->engines || dev->async_efd < 0) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -609,12 +611,14 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 	a->max_qp = ROXE_MAX_QPS - 2;
 	a->max_qp_wr = ROXE_MAX_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = ROXE_MAX_SGE;
 	a->max_sge_rd = ROXE_MAX_SGE;
 	a->max_cq = 1 << 16;
 	a->max_cqe = ROXE_MAX_CQE;
 	a->max_mr = ROXE_MAX_MR - 1;
+	a->max_mw = ROXE_MAX_MW;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;

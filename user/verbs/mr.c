@@ -62,6 +62,10 @@ static int mr_publish(struct roxe_pd *pd, struct roxe_mr_priv *mr, uint32_t key)
 	}
 	mr->pub.lkey = key;
 	mr->pub.rkey = (mr->pub.access & ROXE_REMOTE_ACCESS) ? key : 0;
+	mr->ibv.addr = mr->pub.addr;
+	mr->ibv.length = mr->pub.length;
+	mr->ibv.lkey = mr->pub.lkey;
+	mr->ibv.rkey = mr->pub.rkey;
 	atomic_fetch_add(&pd->users, 1);
 	atomic_store_explicit(&dev->mrs[idx], mr, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);
@@ -74,7 +78,7 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 	struct roxe_mr_priv *mr;
 	int err;
 
-	if (!pd || !out || (!host && length) || (access & ~ROXE_KNOWN_ACCESS))
+	if (!pd || !out || (!host && length) || (access & ~ROXE_MR_ACCESS))
 		return -EINVAL;
 	/* IBA 10.6.3.1: remote write or atomic needs local write. */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -138,6 +142,11 @@ int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t
 	return 0;
 }
 
+struct ibv_mr *roxe_mr_ibv(struct roxe_mr *pub)
+{
+	return pub ? &((struct roxe_mr_priv *)pub)->ibv : NULL;
+}
+
 int roxe_dereg_mr(struct roxe_mr *pub)
 {
 	struct roxe_mr_priv *mr = (struct roxe_mr_priv *)pub;
@@ -145,6 +154,13 @@ int roxe_dereg_mr(struct roxe_mr *pub)
 
 	if (!pub)
 		return -EINVAL;
+	/* As rxe: not while memory windows are bound to it. An engine
+	 * binding one now counts it before it looks at dying. */
+	atomic_store(&mr->dying, true);
+	if (atomic_load(&mr->num_mw)) {
+		atomic_store(&mr->dying, false);
+		return -EINVAL;
+	}
 	dev = mr->pd->dev;
 	atomic_store(&dev->mrs[pub->lkey >> 8], NULL);
 	/* An engine may be copying into it right now: wait it out. */

@@ -381,6 +381,9 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);
 	roxe_async_purge(dev, qp);	/* the engine raises no more */
+	/* its type 2 windows: no QP that gets its number reaches them */
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC)
+		roxe_mw_qp_gone(dev, qp->qpn);
 	qp_free(qp);
 	return 0;
 }
@@ -415,7 +418,9 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 		return -EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(unsigned)(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)))
+					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE |
+					      ROXE_ACCESS_FLUSH_GLOBAL |
+					      ROXE_ACCESS_FLUSH_PERSISTENT)))
 		return -EINVAL;
 	if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED)
 		return -EINVAL;	/* no alternate path */
@@ -646,10 +651,11 @@ int roxe_query_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t length = 0;
-	bool is_inline = (wr->send_flags & IBV_SEND_INLINE) &&
-			 wr->opcode != IBV_WR_RDMA_READ &&
-			 wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-			 wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	/* ATOMIC WRITE's 8 bytes are copied now, like inline data: the rxe
+	 * ABI keeps them in the WQE (dma.atomic_wr). */
+	bool is_inline = ((wr->send_flags & IBV_SEND_INLINE) &&
+			  !roxe_wqe_is_read_or_atomic(wr->opcode)) ||
+			 wr->opcode == ROXE_WR_ATOMIC_WRITE;
 
 	if (!roxe_qp_opcode_ok(qp->type, wr->opcode) || wr->num_sge < 0)
 		return -EINVAL;
@@ -664,7 +670,13 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (wr->num_sge != 1 || length != 8))
 		return -EINVAL;
+	if ((wr->opcode == ROXE_WR_ATOMIC_WRITE && length != ROXE_ATOMIC_WRITE_LEN) ||
+	    (wr->opcode == ROXE_WR_FLUSH && (wr->num_sge || wr->wr.atomic.compare_add > 0x80000000ull)))
+		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && (!wr->wr.ud.ah || length > qp->dev->mtu))
+		return -EINVAL;
+	/* as rxe's provider: a bind carries no data */
+	if (wr->opcode == IBV_WR_BIND_MW && (wr->num_sge || wr->imm_data || !wr->bind_mw.mw))
 		return -EINVAL;
 
 	memset(w, 0, sizeof(*w));
@@ -683,6 +695,28 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		w->wr.wr.atomic.swap = wr->wr.atomic.swap;
 		w->wr.wr.atomic.rkey = wr->wr.atomic.rkey;
 		w->iova = wr->wr.atomic.remote_addr;
+	} else if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		w->wr.wr.mw.addr = bi->addr;
+		w->wr.wr.mw.length = bi->length;
+		w->wr.wr.mw.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		w->wr.wr.mw.mw_rkey = wr->bind_mw.mw->rkey;
+		w->wr.wr.mw.rkey = wr->bind_mw.rkey;
+		w->wr.wr.mw.access = bi->mw_access_flags;
+	} else if (wr->opcode == ROXE_WR_FLUSH) {
+		/* as the rxe provider's wr_flush(): range in iova and dma.length */
+		struct roxe_uwr_flush fl = {
+			.remote_addr = wr->wr.atomic.remote_addr,
+			.length = (uint32_t)wr->wr.atomic.compare_add,
+			.rkey = wr->wr.atomic.rkey,
+			.type = (uint8_t)wr->wr.atomic.swap,
+			.level = (uint8_t)(wr->wr.atomic.swap >> 8),
+		};
+
+		roxe_uwr_flush_set(w, &fl);
+		w->iova = fl.remote_addr;
+		length = fl.length;
 	} else if (qp->type == IBV_QPT_UD) {
 		const struct roxe_ah *ah = (const struct roxe_ah *)wr->wr.ud.ah;
 

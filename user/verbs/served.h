@@ -48,6 +48,9 @@ int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t l
  * registers it within window (window_bytes); fn moves the pages. */
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
 			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
+/* A memory window at the module's key (roxe_key_is_mw). */
+int roxe_served_mw_add(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type,
+		       struct ibv_mw **mw);
 /* An application's AH at the module's number, with what ib_core resolved
  * for it (sgid must be one of the port's own addresses); replaces an AH
  * left at that number. 0 or -EINVAL, -EADDRNOTAVAIL, -ENOMEM. */

@@ -64,6 +64,13 @@ static size_t put_ext(uint8_t *p, uint16_t flags, const struct roxe_frame_hdr *h
 		memcpy(p, &d, sizeof(d));
 		p += sizeof(d);
 	}
+	if (flags & ROXE_HDR_FETH) {
+		struct roxe_feth fe;
+
+		roxe_feth_set(&fe, h->flush_type, h->flush_level);
+		memcpy(p, &fe, sizeof(fe));
+		p += sizeof(fe);
+	}
 	if (flags & ROXE_HDR_RETH) {
 		struct roxe_reth r = { roxe_be64(h->va), roxe_be32(h->rkey), roxe_be32(h->dma_len) };
 
@@ -255,6 +262,14 @@ void roxe_frame_hdr_get(const void *frame, const struct roxe_pkt *pkt,
 		h->qkey = roxe_be32_get(d.qkey);
 		h->src_qpn = roxe_deth_sqp(&d);
 		p += sizeof(d);
+	}
+	if (pkt->flags & ROXE_HDR_FETH) {
+		struct roxe_feth fe;
+
+		memcpy(&fe, p, sizeof(fe));
+		h->flush_type = roxe_feth_plt(&fe);
+		h->flush_level = roxe_feth_sel(&fe);
+		p += sizeof(fe);
 	}
 	if (pkt->flags & ROXE_HDR_RETH) {
 		struct roxe_reth r;

@@ -10,6 +10,11 @@
  *   then the extension headers, payload and pad as they are;
  * stored after the pad, least significant byte first.
  *
+ * FLUSH is the exception, as Linux's rxe (6.2 on) computes it: its opcode
+ * table gives FLUSH no payload offset, so its ICRC goes on over the BTH,
+ * FETH and RETH once more, as they are, as if they were payload. roxe
+ * sends that ICRC, the one rxe checks, and takes a FLUSH with either.
+ *
  * The CRC itself is libdeflate's (PCLMULQDQ-folded where the CPU has it).
  */
 #include <string.h>
@@ -54,12 +59,26 @@ uint32_t roxe_icrc_begin(const void *frame, const struct roxe_pkt *pkt)
 				pkt->payload_off - pkt->bth_off - ROXE_BTH_LEN);
 }
 
-uint32_t roxe_icrc_compute(const void *frame, const struct roxe_pkt *pkt)
+/* The annex's ICRC. */
+static uint32_t icrc_annex(const void *frame, const struct roxe_pkt *pkt)
 {
 	const uint8_t *f = frame;
 	uint32_t crc = roxe_icrc_begin(frame, pkt);
 
-	return libdeflate_crc32(crc, f + pkt->payload_off, pkt->payload_len + pkt->pad);
+	return libdeflate_crc32(crc, f + pkt->bth_off + (pkt->payload_off - pkt->bth_off),
+				pkt->payload_len + pkt->pad);
+}
+
+uint32_t roxe_icrc_compute(const void *frame, const struct roxe_pkt *pkt)
+{
+	const uint8_t *f = frame;
+	uint32_t crc = icrc_annex(frame, pkt);
+
+	/* rxe's FLUSH: BTH to the ICRC again (no payload, no pad) */
+	if (pkt->opcode == ROXE_OP_RC_FLUSH)
+		crc = libdeflate_crc32(crc, f + pkt->bth_off,
+				       pkt->payload_off + pkt->payload_len + pkt->pad - pkt->bth_off);
+	return crc;
 }
 
 uint32_t roxe_icrc_stored(const void *frame, const struct roxe_pkt *pkt)
@@ -72,6 +91,13 @@ uint32_t roxe_icrc_stored(const void *frame, const struct roxe_pkt *pkt)
 
 int roxe_icrc_check(const void *frame, const struct roxe_pkt *pkt)
 {
-	return roxe_icrc_compute(frame, pkt) == roxe_icrc_stored(frame, pkt) ?
-	       ROXE_PKT_OK : ROXE_PKT_BAD_ICRC;
+	uint32_t stored = roxe_icrc_stored(frame, pkt);
+
+	if (roxe_icrc_compute(frame, pkt) == stored)
+		return ROXE_PKT_OK;
+	/* a FLUSH with the annex's ICRC (an rxe that gave FLUSH its payload
+	 * offset) */
+	if (pkt->opcode == ROXE_OP_RC_FLUSH && icrc_annex(frame, pkt) == stored)
+		return ROXE_PKT_OK;
+	return ROXE_PKT_BAD_ICRC;
 }
