@@ -3,11 +3,12 @@
  * Loss recovery (user/transport/recovery.h, requester.c, completer.c).
  *
  * First the arithmetic: the RFC 6298 estimator (SRTT/RTTVAR, floor, backoff,
- * cap), the tail probe's timeout, and the send window (slow start, additive
- * increase, one halving per loss event, limits). Then the engine, on a loop wire with a filtering
- * port at each end that drops chosen frames, counts what the requester
- * sends, and can replay a NAK late:
- *   - the window caps the PSNs in flight before any ACK;
+ * cap), the tail probe's timeout, and the send window (the IBA limit
+ * without losses, the loss interval, the BDP term, an outage, limits).
+ * Then the engine, on a loop wire with a filtering port at each end that
+ * drops chosen frames, counts what the requester sends, and can replay a
+ * NAK late:
+ *   - under frequent losses the window bounds what go-back-N resends;
  *   - a sequence NAK resends once, from the NAKed PSN, the window only;
  *   - a late duplicate of that NAK resends nothing;
  *   - a lost tail goes again on the adaptive timer (the tail probe), long
@@ -22,13 +23,6 @@
 #include "roxe/parse.h"
 #include "roxe/psn.h"
 #include "transport/transport.h"
-
-static void nap_ms(long ms)
-{
-	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&t, NULL);
-}
 
 /* --- the estimator ------------------------------------------------------------ */
 #define MS 1000000ull
@@ -130,91 +124,123 @@ TEST(tail_probe_timeout)
 }
 
 /* --- the window -------------------------------------------------------------- */
-TEST(cwnd_slow_start_then_additive_increase)
+/* Without losses the limit is IBA's; one loss among 1000 PSNs (0.1 %) is
+ * no reason to hold back: still IBA's. */
+TEST(cwnd_isolated_losses_cut_nothing)
 {
 	struct roxe_cwnd w;
+	uint64_t t = 1;
 
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.cwnd);
-	roxe_cwnd_ack(&w, 8, 8);
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT + 8, w.cwnd);	/* slow start: + acked */
-	/* a loss: ssthresh half the flight */
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 30, 40, 48));
-	EXPECT_EQ(20u, w.ssthresh);
-	EXPECT_EQ(20u, w.cwnd);
-	/* congestion avoidance: one PSN per window acknowledged */
-	roxe_cwnd_ack(&w, 19, 67);
-	EXPECT_EQ(20u, w.cwnd);
-	roxe_cwnd_ack(&w, 1, 68);
-	EXPECT_EQ(21u, w.cwnd);
-	roxe_cwnd_ack(&w, 42, 110);		/* 21 of them make +1, 21 carry */
-	EXPECT_EQ(22u, w.cwnd);
-	EXPECT_EQ(21u, w.acc);
-	roxe_cwnd_ack(&w, 1, 111);
-	EXPECT_EQ(23u, w.cwnd);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	for (int loss = 0; loss < 5; loss++) {
+		for (int i = 0; i < 100; i++)
+			roxe_cwnd_ack(&w, 10, t += 10 * US);
+		roxe_cwnd_loss(&w);
+		EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	}
+	/* a first timeout is a go-back like a NAK, no more */
+	roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, t += 10 * US);
+	roxe_cwnd_timeout(&w, false);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 }
 
-TEST(cwnd_halves_once_per_loss_event)
+/* Frequent losses: the limit follows the mean PSNs between go-backs (an
+ * EWMA), never below the floor, and grows back as they thin out. */
+TEST(cwnd_follows_the_loss_interval)
 {
 	struct roxe_cwnd w;
+	uint32_t prev;
 
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	roxe_cwnd_ack(&w, 100, 100);
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT + 100, w.cwnd);
-	/* a loss at 100 with 116 in flight, 216 next: the event runs to 216 */
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 100, 116, 216));
-	EXPECT_EQ(58u, w.cwnd);
-	/* more losses below 216: the same event, no second halving */
-	EXPECT_FALSE(roxe_cwnd_loss(&w, 100, 116, 216));
-	EXPECT_FALSE(roxe_cwnd_loss(&w, 150, 60, 220));
-	EXPECT_EQ(58u, w.cwnd);
-	/* acknowledged past 216: the next loss is a new event */
-	roxe_cwnd_ack(&w, 116, 216);
-	EXPECT_FALSE(w.in_recovery);
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 230, 50, 280));
-	EXPECT_EQ(25u, w.cwnd);
-	/* recovery points across the 24-bit PSN wrap */
-	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 0xfffff0, 16, 0x000008));
-	EXPECT_FALSE(roxe_cwnd_loss(&w, 0x000002, 6, 0x00000a));
-	roxe_cwnd_ack(&w, 8, 0x000008);
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 0x000009, 4, 0x00000c));
+	/* no ACK timed: no BDP estimate, only the loss interval counts */
+	for (int loss = 0; loss < 20; loss++) {
+		roxe_cwnd_ack(&w, 40, 0);
+		roxe_cwnd_loss(&w);
+	}
+	EXPECT_EQ(0u, roxe_cwnd_bdp(&w));
+	EXPECT_EQ(40u * ROXE_LOSS_GAIN, w.cwnd);
+	EXPECT_EQ(40u, w.loss_ival);
+	/* one loss after 200: a quarter of the way, (3 x 40 + 200) / 4 */
+	roxe_cwnd_ack(&w, 200, 0);
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ(80u, w.loss_ival);
+	/* back to back (a NAK and then the timer for one loss): smaller, not
+	 * collapsed */
+	prev = w.cwnd;
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ(60u, w.loss_ival);
+	EXPECT_LT(w.cwnd, prev);
+	/* losses on every PSN: the floor */
+	for (int loss = 0; loss < 50; loss++)
+		roxe_cwnd_loss(&w);
+	EXPECT_EQ((uint32_t)ROXE_CWND_FLOOR, w.cwnd);
+	/* losses thinning out: back to the IBA limit */
+	for (int loss = 0; loss < 50; loss++) {
+		roxe_cwnd_ack(&w, 2000, 0);
+		roxe_cwnd_loss(&w);
+	}
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 }
 
-TEST(cwnd_never_beyond_its_limits)
+/* The BDP term: however lossy, the limit keeps gain x rate x min RTT in
+ * flight. 10 PSNs every 100 us (100000 PSN/s) over a 1 ms min RTT: a BDP
+ * of 100. */
+TEST(cwnd_keeps_the_bdp_in_flight)
+{
+	struct roxe_cwnd w;
+	uint64_t t = 1000 * MS;
+
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	roxe_cwnd_rtt(&w, 5 * MS, t);
+	roxe_cwnd_rtt(&w, 1 * MS, t);
+	roxe_cwnd_rtt(&w, 3 * MS, t);		/* the min holds */
+	EXPECT_EQ(1 * MS, w.min_rtt);
+	for (int i = 0; i < 100; i++) {
+		roxe_cwnd_ack(&w, 10, t += 100 * US);
+		if (i % 10 == 9)
+			roxe_cwnd_loss(&w);		/* a loss every 100 PSNs */
+	}
+	EXPECT_EQ(100u, roxe_cwnd_bdp(&w));
+	EXPECT_EQ(100u * ROXE_BDP_GAIN, w.cwnd);
+	/* a round that waited (an RTO, the application): the max holds */
+	roxe_cwnd_ack(&w, 10, t += 50 * MS);
+	EXPECT_EQ(100u, roxe_cwnd_bdp(&w));
+	/* the min RTT expires after its window: a new (larger) one holds */
+	roxe_cwnd_rtt(&w, 2 * MS, t + ROXE_MINRTT_WIN_NS + 1);
+	EXPECT_EQ(2 * MS, w.min_rtt);
+	EXPECT_EQ(200u, roxe_cwnd_bdp(&w));
+}
+
+TEST(cwnd_outage_and_limits)
 {
 	struct roxe_cwnd w;
 
+	/* a second timeout without progress: an outage, the minimum; the
+	 * next ACK undoes it */
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	for (uint32_t i = 0, una = 0; i < 10000; i++, una += 300)
-		roxe_cwnd_ack(&w, 300, una & ROXE_PSN_MASK);
+	roxe_cwnd_ack(&w, 600, 0);
+	roxe_cwnd_timeout(&w, false);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
-	roxe_cwnd_ack(&w, 0xffffffffu, 1);		/* absurd counts are bounded */
-	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
-	/* a NAK with little in flight: never below the initial window */
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 10, 1, 11));
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.cwnd);
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.ssthresh);
-	/* a timeout halves; a second one without progress: the minimum,
-	 * ssthresh kept */
-	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	roxe_cwnd_ack(&w, 48, 48);
-	roxe_cwnd_timeout(&w, 64, 112, false);
-	EXPECT_EQ(32u, w.cwnd);
-	EXPECT_EQ(32u, w.ssthresh);
-	roxe_cwnd_timeout(&w, 2, 114, true);
+	roxe_cwnd_timeout(&w, true);
 	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
-	EXPECT_EQ(32u, w.ssthresh);
-	/* a first timeout with little in flight: not below the initial window */
+	roxe_cwnd_timeout(&w, true);
+	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
+	roxe_cwnd_ack(&w, 1, 0);
+	EXPECT_GE(w.cwnd, (uint32_t)ROXE_CWND_FLOOR);
+	/* absurd counts are bounded */
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	roxe_cwnd_timeout(&w, 2, 10, false);
-	EXPECT_EQ((uint32_t)ROXE_CWND_INIT, w.cwnd);
-	/* a small IBA limit caps the start too */
+	roxe_cwnd_ack(&w, 0xffffffffu, 1);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	/* a small IBA limit caps the start, the floor, the estimate */
 	roxe_cwnd_init(&w, 4);
 	EXPECT_EQ(4u, w.cwnd);
 	roxe_cwnd_ack(&w, 100, 100);
 	EXPECT_EQ(4u, w.cwnd);
-	EXPECT_TRUE(roxe_cwnd_loss(&w, 100, 4, 104));
+	roxe_cwnd_loss(&w);
+	roxe_cwnd_loss(&w);
 	EXPECT_EQ(4u, w.cwnd);
 }
 
@@ -229,6 +255,10 @@ struct fport {
 	struct roxe_port	*in;
 	uint32_t		base;		/* PSN counted as 0 */
 	int64_t			drop_psn;	/* drop its first copy; -1: none */
+	unsigned		drop_every;	/* and every drop_every-th request
+						 * frame (0: none), random loss's
+						 * regular cousin */
+	unsigned		nreq;		/* request frames seen */
 	int			drop_kind;	/* 0: requests, 1: responses */
 	bool			dup_nak;	/* replay the first NAK after the next ACK */
 	/* record */
@@ -272,6 +302,10 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	if (fp->drop_psn >= 0 && h.psn == (uint32_t)fp->drop_psn &&
 	    is_response(h.opcode) == (fp->drop_kind == 1)) {
 		fp->drop_psn = -1;
+		fp->dropped++;
+		return false;
+	}
+	if (fp->drop_every && !is_response(h.opcode) && ++fp->nreq % fp->drop_every == 0) {
 		fp->dropped++;
 		return false;
 	}
@@ -433,11 +467,6 @@ static struct roxe_qp_stats *qstats(struct side *s)
 	return &s->dev->qp_stats[roxe_qp_num(s->qp)];
 }
 
-static uint64_t a_tx_frames(struct pair *p)
-{
-	return __atomic_load_n(&roxe_loop_port(p->wire, 0)->stats.tx_frames, __ATOMIC_ACQUIRE);
-}
-
 static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
 {
 	return post_send1(p->s[0].qp, IBV_WR_RDMA_WRITE, id, p->s[0].buf + off, len,
@@ -445,40 +474,36 @@ static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
 			  IBV_SEND_SIGNALED);
 }
 
-/* Before any ACK, the requester sends the initial window and no more
- * (go-back-N would resend everything beyond it on a loss). */
-TEST_F(rec, window_caps_what_is_in_flight)
+/* Frequent losses (every 16th request frame, first copy or not): each one
+ * sends go-back-N back, and what it resends is what was in flight behind
+ * the loss. The window follows the loss interval (about 15 PSNs; its
+ * floor, 16) and bounds that; IBA's 512 alone lets the requester run a
+ * transmit batch and more past each loss before the NAK stops it. */
+TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 {
-	enum { LEN = 256 * 1024 };	/* 256 packets */
+	enum { LEN = 512 * 1024, EVERY = 16 };	/* 512 packets */
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct ibv_wc wc;
-	uint64_t base;
-	int got = 0;
+	unsigned total = 0;
 
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 1u << 1));	/* b polled */
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	/* timeout 16 (268 ms): the NAKs bring the resends */
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
-	ASSERT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));	/* b takes in its QP's state */
+	self->f[0].drop_every = EVERY;
 	fill_pattern(a->buf, LEN, 3);
-	base = a_tx_frames(&self->p);
 	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	for (int ms = 0; a_tx_frames(&self->p) - base < ROXE_CWND_INIT; ms++) {
-		ASSERT_LT(ms, 5000);
-		nap_ms(1);
-	}
-	nap_ms(50);	/* time to send more, were it allowed */
-	EXPECT_EQ((uint64_t)ROXE_CWND_INIT, a_tx_frames(&self->p) - base);
-	/* b answers: the window opens, the WRITE completes intact */
-	for (int ms = 0; !got; ms++) {
-		ASSERT_LT(ms, 10000);
-		ASSERT_GE(roxe_poll_cq(b->cq, 1, &wc), 0);
-		got = roxe_poll_cq(a->cq, 1, &wc);
-		ASSERT_GE(got, 0);
-		if (!got)
-			nap_ms(1);
-	}
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
-	EXPECT_EQ(0u, qstats(a)->retransmits);
+	for (unsigned i = 0; i < LEN / 1024; i++)
+		total += self->f[0].sent[i];
+	TH_LOG("%u requests for %u PSNs, %u dropped, %llu go-backs, %llu timer expiries",
+	       total, LEN / 1024, self->f[0].dropped,
+	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	/* A window of w PSNs sends about w per loss, a loss per EVERY
+	 * frames: about total x w / EVERY for the rest: with w near EVERY,
+	 * under 3x the message (timer expiries of a loaded host add theirs) */
+	EXPECT_LE(total, 3u * LEN / 1024 + (unsigned)qstats(a)->timeouts * 2 * EVERY);
 }
 
 /* Checks common to the NAK tests: every PSN of the message went once or
@@ -536,10 +561,10 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 	} else {
 		EXPECT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
 	}
-	/* What was in flight when the NAK came is at most the window, which
-	 * grew from ROXE_CWND_INIT by the 40 PSNs acknowledged before. */
+	/* What was in flight when the NAK came is at most the window (no
+	 * loss before: the IBA limit, more than the message). */
 	check_one_resend(_metadata, &self->f[0], LEN / 1024, LOST,
-			 ROXE_CWND_INIT + LOST, (unsigned)qstats(a)->timeouts);
+			 LEN / 1024 - LOST, (unsigned)qstats(a)->timeouts);
 }
 
 TEST_F(rec, seq_nak_resends_the_window_once)

@@ -53,14 +53,13 @@ void roxe_retrans_timer_start(struct roxe_qp *qp)
 	roxe_timer_arm(qp);
 }
 
-/* A loss detected at psn: the window shrinks, once per loss event. */
-static void window_loss(struct roxe_qp *qp, uint32_t psn)
+/* A loss detected: the requester goes back, the window counts it. */
+static void window_loss(struct roxe_qp *qp)
 {
-	roxe_cwnd_loss(&qp->comp.cwnd, psn, roxe_req_inflight(qp, qp->req.max_psn),
-		       qp->req.max_psn);
+	roxe_cwnd_loss(&qp->comp.cwnd);
 }
 
-/* After progress: the window grows by what was acknowledged, the timed PSN
+/* After progress: the window counts what was acknowledged, the timed PSN
  * (if now acknowledged) gives an RTT sample, the retransmit timer restarts
  * from the estimate (or stops when idle). */
 static void rearm(struct roxe_qp *qp)
@@ -68,12 +67,13 @@ static void rearm(struct roxe_qp *qp)
 	int32_t acked = roxe_psn_diff(qp->comp.psn, qp->comp.cwnd_psn);
 
 	if (acked > 0) {
-		roxe_cwnd_ack(&qp->comp.cwnd, (uint32_t)acked, qp->comp.psn);
+		roxe_cwnd_ack(&qp->comp.cwnd, (uint32_t)acked, qp->eng->now);
 		qp->comp.cwnd_psn = qp->comp.psn;
 	}
 	if (qp->req.rtt_timing && roxe_psn_diff(qp->comp.psn, qp->req.rtt_psn) > 0) {
 		qp->req.rtt_timing = false;
 		roxe_rto_sample(&qp->comp.rto, qp->eng->now - qp->req.rtt_sent);
+		roxe_cwnd_rtt(&qp->comp.cwnd, qp->eng->now - qp->req.rtt_sent, qp->eng->now);
 	}
 	roxe_rto_progress(&qp->comp.rto);
 	qp->comp.retry_cnt = qp->attr.retry_cnt;
@@ -109,7 +109,7 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 				break;
 			if (progress)
 				rearm(qp);
-			window_loss(qp, qp->comp.psn);
+			window_loss(qp);
 			roxe_requester_retry(qp, qp->comp.psn);
 			return false;
 		}
@@ -188,7 +188,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		qp->comp.seq_nak_psn = psn;
 		qp->comp.psn = psn;
 		/* resend now, from the NAKed PSN: no waiting for the timer */
-		window_loss(qp, psn);
+		window_loss(qp);
 		roxe_requester_retry(qp, psn);
 		return;
 	case ROXE_NAK_INVALID_REQUEST:
@@ -239,7 +239,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		if (!(qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == qp->comp.psn)) {
 			qp->comp.seq_nak_seen = true;
 			qp->comp.seq_nak_psn = qp->comp.psn;
-			window_loss(qp, qp->comp.psn);
+			window_loss(qp);
 			roxe_requester_retry(qp, qp->comp.psn);
 		}
 		return;
@@ -352,8 +352,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		}
 		qp->comp.retry_cnt--;
 	}
-	roxe_cwnd_timeout(&qp->comp.cwnd, roxe_req_inflight(qp, qp->req.max_psn), qp->req.max_psn,
-			  qp->comp.rto.backoff > 0);
+	roxe_cwnd_timeout(&qp->comp.cwnd, qp->comp.rto.backoff > 0);
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
 	roxe_requester_retry(qp, qp->comp.psn);

@@ -75,75 +75,105 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto)
 /* --- send window ----------------------------------------------------------------- */
 void roxe_cwnd_init(struct roxe_cwnd *w, uint32_t max)
 {
+	*w = (struct roxe_cwnd){ 0 };
 	w->max = max < ROXE_CWND_MIN ? ROXE_CWND_MIN : max;
-	w->cwnd = ROXE_CWND_INIT < w->max ? ROXE_CWND_INIT : w->max;
-	w->ssthresh = w->max;
-	w->acc = 0;
-	w->recover = 0;
-	w->in_recovery = false;
+	w->floor = ROXE_CWND_FLOOR < w->max ? ROXE_CWND_FLOOR : w->max;
+	w->cwnd = w->max;		/* no loss seen */
 }
 
-void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint32_t una)
+static uint64_t max_rate(const struct roxe_cwnd *w)
 {
-	if (w->in_recovery && roxe_psn_diff(una, w->recover) >= 0)
-		w->in_recovery = false;
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < ROXE_BW_ROUNDS; i++)
+		if (w->rate[i] > m)
+			m = w->rate[i];
+	return m;
+}
+
+uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w)
+{
+	uint64_t rate = max_rate(w), bdp;
+
+	if (!rate || !w->min_rtt)
+		return 0;
+	if (rate > UINT64_MAX / w->min_rtt)
+		return w->max;
+	bdp = rate * w->min_rtt / 1000000000ull;
+	return bdp > w->max ? w->max : (uint32_t)bdp;
+}
+
+/* The limit from the estimates (recovery.h). */
+static void set_limit(struct roxe_cwnd *w)
+{
+	uint64_t lim = w->loss_ival ? (uint64_t)w->loss_ival * ROXE_LOSS_GAIN : w->max;
+	uint64_t bdp = (uint64_t)roxe_cwnd_bdp(w) * ROXE_BDP_GAIN;
+
+	if (lim < bdp)
+		lim = bdp;
+	if (lim < w->floor)
+		lim = w->floor;
+	w->cwnd = lim > w->max ? w->max : (uint32_t)lim;
+}
+
+void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint64_t now)
+{
+	uint64_t round = w->min_rtt > ROXE_BW_ROUND_MIN_NS ? w->min_rtt : ROXE_BW_ROUND_MIN_NS;
+
 	if (acked > w->max)
-		acked = w->max;
-	if (w->cwnd < w->ssthresh) {		/* slow start */
-		w->cwnd += acked;
-		if (w->cwnd > w->ssthresh)
-			w->cwnd = w->ssthresh;
-	} else {				/* congestion avoidance */
-		w->acc += acked;
-		while (w->acc >= w->cwnd) {
-			w->acc -= w->cwnd;
-			w->cwnd++;
+		acked = w->max;		/* absurd counts are bounded */
+	w->delivered += acked;
+	w->outage = false;		/* an ACK undoes an outage's minimum */
+	if (!w->round_start || now < w->round_start) {
+		w->round_start = now;	/* the first ACK begins the first round */
+		w->round_acked = 0;
+	} else {
+		w->round_acked += acked;
+		if (now - w->round_start >= round) {
+			w->rate[w->rate_at] = w->round_acked * 1000000000ull /
+					      (now - w->round_start);
+			w->rate_at = (w->rate_at + 1) % ROXE_BW_ROUNDS;
+			w->round_start = now;
+			w->round_acked = 0;
 		}
 	}
-	if (w->cwnd > w->max)
-		w->cwnd = w->max;
+	set_limit(w);
 }
 
-static void halve(struct roxe_cwnd *w, uint32_t inflight, uint32_t next)
+void roxe_cwnd_rtt(struct roxe_cwnd *w, uint64_t rtt, uint64_t now)
 {
-	/* RFC 5681 (4): half what is in flight, never below the minimum */
-	w->ssthresh = inflight / 2 > ROXE_CWND_MIN ? inflight / 2 : ROXE_CWND_MIN;
-	w->recover = next;
-	w->in_recovery = true;
-	w->acc = 0;
-}
-
-bool roxe_cwnd_loss(struct roxe_cwnd *w, uint32_t psn, uint32_t inflight, uint32_t next)
-{
-	uint32_t floor = ROXE_CWND_INIT < w->max ? ROXE_CWND_INIT : w->max;
-
-	if (w->in_recovery && roxe_psn_diff(psn, w->recover) < 0)
-		return false;		/* part of the event being recovered */
-	halve(w, inflight, next);
-	if (w->ssthresh < floor)
-		w->ssthresh = floor;	/* the path delivers: see recovery.h */
-	w->cwnd = w->ssthresh;
-	return true;
-}
-
-void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next, bool again)
-{
-	uint32_t floor = ROXE_CWND_INIT < w->max ? ROXE_CWND_INIT : w->max;
-
-	/* A first expiry halves, as a NAK does (see recovery.h); one after
-	 * another with no progress between is an outage: the minimum, and
-	 * ssthresh stays, as RFC 5681 asks for a segment resent again. */
-	if (!again) {
-		if (!w->in_recovery || roxe_psn_diff(next, w->recover) > 0)
-			halve(w, inflight, next);
-		if (w->ssthresh < floor)
-			w->ssthresh = floor;
-		w->recover = next;
-		w->in_recovery = true;
-		w->cwnd = w->ssthresh < w->cwnd ? w->ssthresh : w->cwnd;
-		return;
+	if (!rtt)
+		rtt = 1;
+	if (!w->min_rtt || rtt <= w->min_rtt || now - w->min_rtt_at > ROXE_MINRTT_WIN_NS) {
+		w->min_rtt = rtt;
+		w->min_rtt_at = now;
 	}
-	w->recover = next;
-	w->in_recovery = true;
-	w->cwnd = ROXE_CWND_MIN;
+}
+
+void roxe_cwnd_loss(struct roxe_cwnd *w)
+{
+	uint64_t ival = w->delivered - w->loss_at;
+
+	if (ival > w->max)
+		ival = w->max;		/* beyond the limit, all alike */
+	w->loss_at = w->delivered;
+	/* the first sample sets it; then 1/4 each (an EWMA, RFC 6298-like,
+	 * rounded up: it reaches the limit) */
+	w->loss_ival = !w->loss_ival ? (uint32_t)ival :
+		       (uint32_t)((3 * (uint64_t)w->loss_ival + ival + 3) / 4);
+	if (!w->loss_ival)
+		w->loss_ival = 1;
+	if (!w->outage)
+		set_limit(w);
+}
+
+void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again)
+{
+	roxe_cwnd_loss(w);
+	/* A first expiry cuts nothing more (see recovery.h); a second with
+	 * no progress between is an outage. */
+	if (!again)
+		return;
+	w->outage = true;
+	w->cwnd = ROXE_CWND_MIN < w->max ? ROXE_CWND_MIN : w->max;
 }

@@ -67,53 +67,77 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto);
 
 /* --- send window ------------------------------------------------------------------
  *
- * A congestion-style window in PSNs (packets; a READ takes one per response)
- * on top of IBA's own limits (ROXE_MAX_INFLIGHT, max_rd_atomic). Go-back-N
- * resends everything from a lost PSN, so every PSN in flight beyond what
- * the path holds is a PSN sent twice on each loss: the window keeps about a
- * bandwidth-delay product outstanding and no more.
+ * A limit in PSNs (packets; a READ takes one per response) on what may be
+ * unacknowledged, on top of IBA's own limits (ROXE_MAX_INFLIGHT,
+ * max_rd_atomic). Go-back-N resends everything from a lost PSN: every PSN
+ * in flight behind a loss is sent twice. A loss-halving window (Reno) was
+ * measured here and collapses goodput under random loss (halved every few
+ * dozen packets at 1 %, regrown one packet per RTT: the pipe runs dry), and
+ * loss is no sign of congestion on this path (RoCE's congestion control
+ * proper is DCQCN's rate, #21). So the limit follows two estimates, neither
+ * cut by an isolated loss:
+ *  - the loss interval: the mean PSNs acknowledged between two go-backs
+ *    (a sequence NAK, a READ response gap, a retransmission timeout; an
+ *    EWMA, 1/4 per sample, ROXE_LOSS_GAIN x it). Go-back-N resends about a
+ *    window per loss, so a window of about the loss interval bounds the
+ *    resends to about one PSN per PSN delivered, whatever the loss rate;
+ *    without losses (or with rare ones: 0.1 % is 1000 PSNs apart) it is
+ *    the IBA limit, as without this window;
+ *  - the bandwidth-delay product as BBR estimates it: the delivery rate
+ *    (PSNs acknowledged per round of at least one min RTT and
+ *    ROXE_BW_ROUND_MIN_NS, the largest of the last ROXE_BW_ROUNDS rounds:
+ *    a round spent waiting on a timer or the application is not the
+ *    path's rate) x the min RTT (the smallest Karn-clean sample of the
+ *    last ROXE_MINRTT_WIN_NS), ROXE_BDP_GAIN x it: however lossy the path,
+ *    the pipe stays full.
+ * limit = max(loss term, BDP term, ROXE_CWND_FLOOR), at most the IBA limit.
+ * It starts at the IBA limit (no loss seen). A first retransmission
+ * timeout counts as a loss (a go-back-N, spurious or not) but cuts nothing
+ * else: on a loaded host most are stalls; a second one with no progress
+ * between is an outage and holds the limit at ROXE_CWND_MIN until an ACK
+ * comes, which undoes it. (The tail probe's single PSN is no go-back and
+ * no loss.)
  *
- * The choice: TCP Reno's AIMD (RFC 5681) in packets. Slow start from
- * ROXE_CWND_INIT (one ACK grows the window by the PSNs it acknowledges) up
- * to ssthresh, then one PSN per window acknowledged; a loss event (sequence
- * NAK, a READ response gap) halves it, once per window of data (NewReno's
- * recovery point: losses below the PSN that was next when the event began
- * belong to that event), but not below ROXE_CWND_INIT: a NAK proves that
- * later packets got through, the path is not down, and the window's first
- * job here is to bound what go-back-N resends, not to find the capacity
- * (RoCE's congestion control proper is DCQCN's rate, #21); halving down to
- * a handful of packets on random loss would leave the pipe empty. A first
- * timeout halves it too (on a loaded host most expiries are stalls, not
- * losses: measured, collapsing to 2 on each halved the clean goodput
- * through a starved hop); a second one with no progress between is an
- * outage and drops it to ROXE_CWND_MIN. AIMD needs nothing from the peer
- * but its ACKs and converges on the path's capacity.
- *
- * The window says how much may be outstanding; a rate pacer (DCQCN, on the
+ * The limit says how much may be outstanding; a rate pacer (DCQCN, on the
  * peer's CNPs) would say when the next packet may leave. The requester asks
  * both before each packet (requester.c: may_send), so one can sit beside
  * the other.
  */
-#define ROXE_CWND_INIT		16
+#define ROXE_CWND_FLOOR		16
 #define ROXE_CWND_MIN		2
+#define ROXE_LOSS_GAIN		1
+#define ROXE_BDP_GAIN		2
+#define ROXE_BW_ROUNDS		8
+#define ROXE_BW_ROUND_MIN_NS	1000000ull	/* 1 ms */
+#define ROXE_MINRTT_WIN_NS	10000000000ull	/* 10 s */
 
 struct roxe_cwnd {
 	uint32_t	cwnd;		/* PSNs that may be unacknowledged */
-	uint32_t	ssthresh;
-	uint32_t	acc;		/* PSNs acknowledged toward the next +1 (AI) */
-	uint32_t	recover;	/* PSN: losses before it are the current event */
-	bool		in_recovery;
 	uint32_t	max;		/* the IBA limit above it */
+	uint32_t	floor;		/* ROXE_CWND_FLOOR, at most max */
+	bool		outage;		/* held at ROXE_CWND_MIN until an ACK */
+	uint64_t	delivered;	/* PSNs acknowledged, all told */
+	uint64_t	loss_at;	/* delivered at the last go-back */
+	uint32_t	loss_ival;	/* EWMA of PSNs between go-backs; 0: no loss */
+	uint64_t	round_start;	/* ns; 0: no round begun */
+	uint64_t	round_acked;	/* PSNs acknowledged this round */
+	uint64_t	rate[ROXE_BW_ROUNDS];	/* PSNs per second, per round */
+	unsigned	rate_at;
+	uint64_t	min_rtt;	/* ns; 0: no sample */
+	uint64_t	min_rtt_at;	/* when it was taken */
 };
 
 void roxe_cwnd_init(struct roxe_cwnd *w, uint32_t max);
-/* acked PSNs newly acknowledged up to (not including) una. */
-void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint32_t una);
-/* A loss at psn, with inflight PSNs outstanding and next the next PSN never
- * sent. Returns whether it began a new loss event (the window halved). */
-bool roxe_cwnd_loss(struct roxe_cwnd *w, uint32_t psn, uint32_t inflight, uint32_t next);
-/* The retransmission timer expired; again: it expired before too, with
- * no progress since. */
-void roxe_cwnd_timeout(struct roxe_cwnd *w, uint32_t inflight, uint32_t next, bool again);
+/* acked PSNs newly acknowledged at now (ns). */
+void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint64_t now);
+/* An RTT sample (ns, Karn-clean) taken at now. */
+void roxe_cwnd_rtt(struct roxe_cwnd *w, uint64_t rtt, uint64_t now);
+/* The requester goes back (a sequence NAK, a READ response gap). */
+void roxe_cwnd_loss(struct roxe_cwnd *w);
+/* The retransmission timer expired (and goes back); again: it expired
+ * before too, with no progress since. */
+void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again);
+/* The estimated bandwidth-delay product in PSNs (0: none yet). */
+uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w);
 
 #endif /* ROXE_TRANSPORT_RECOVERY_H */
