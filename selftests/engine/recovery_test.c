@@ -477,8 +477,8 @@ static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
 /* Frequent losses (every 16th request frame, first copy or not): each one
  * sends go-back-N back, and what it resends is what was in flight behind
  * the loss. The window follows the loss interval (about 15 PSNs; its
- * floor, 16) and bounds that; IBA's 512 alone lets the requester run a
- * transmit batch and more past each loss before the NAK stops it. */
+ * floor, 16) and bounds that; IBA's 512 alone lets the requester run on
+ * past each loss as far as it gets before the NAK stops it. */
 TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 {
 	enum { LEN = 512 * 1024, EVERY = 16 };	/* 512 packets */
@@ -500,10 +500,12 @@ TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 	TH_LOG("%u requests for %u PSNs, %u dropped, %llu go-backs, %llu timer expiries",
 	       total, LEN / 1024, self->f[0].dropped,
 	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
-	/* A window of w PSNs sends about w per loss, a loss per EVERY
-	 * frames: about total x w / EVERY for the rest: with w near EVERY,
-	 * under 3x the message (timer expiries of a loaded host add theirs) */
-	EXPECT_LE(total, 3u * LEN / 1024 + (unsigned)qstats(a)->timeouts * 2 * EVERY);
+	/* Each go-back (NAK, probe or timer) resends at most what the window
+	 * let out: about EVERY here (the loss interval; the floor, 16), given
+	 * 1.5 x that. Measured on a loaded host: 9 to 16 a go-back; without
+	 * the window (main) 30 to 72, and the QP failed with RETRY_EXC_ERR. */
+	EXPECT_LE(total, LEN / 1024 + (unsigned)(qstats(a)->retransmits + qstats(a)->timeouts) *
+				      (EVERY + EVERY / 2));
 }
 
 /* Checks common to the NAK tests: every PSN of the message went once or
