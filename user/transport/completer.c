@@ -23,7 +23,8 @@
  * Older or unexpected responses (duplicates, a NAK below comp.psn) are
  * dropped. The retransmit timer runs while anything is outstanding and
  * restarts on progress; it and the send window adapt (recovery.h): RTT
- * samples and window growth on progress, halving once per loss event.
+ * samples and the delivery rate on progress, the loss interval on each
+ * go-back.
  */
 #include <string.h>
 #include "transport/transport.h"
