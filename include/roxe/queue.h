@@ -80,6 +80,16 @@ static inline void roxe_uwr_flush_set(struct rxe_send_wqe *w, const struct roxe_
 _Static_assert(sizeof(struct roxe_uwr_flush) <= sizeof(((struct rxe_send_wr *)0)->wr),
 	       "wr.flush fits the wr union");
 
+/* A UD receive's sl on RoCE is the received packet's type, as mlx5 reports
+ * it (Annex 17, A17.4.5.1: the completion says whether the frame was IPv4,
+ * IPv6 or RoCE v1; RoCE itself carries no SL): bit 3 set for a UDP header
+ * (RoCE v2), bits 2:0 the L3 header. UCX's UD transport (1.11 to 1.17)
+ * reads it to find the destination address in the 40-byte GRH area and
+ * drops every datagram whose sl says otherwise (kernel rxe reports 0). */
+#define ROXE_UWC_SL_ROCE_V2	(1u << 3)
+#define ROXE_UWC_SL_IPV6	1u
+#define ROXE_UWC_SL_IPV4	2u
+
 struct roxe_queue {
 	struct rxe_queue_buf	*buf;
 	__u32			index;		/* our side's index, private */

@@ -350,6 +350,62 @@ TEST_F(served, iba15_provider_wqes)
 	roxe_dereg_mr(fmr);
 }
 
+/* sq_sig_all: the stock rxe provider writes the application's send_flags
+ * as they are, so on a QP created with sq_sig_all (ucmatose's, rping's
+ * peers') an unsignaled WQE must still complete, as rxe's completer does
+ * it; on the fixture's QP (no sq_sig_all) it must not. */
+TEST_F(served, sq_sig_all)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct ibv_wc wc;
+	struct roxe_served_qp_init in = {
+		.qpn = APP_QPN, .type = IBV_QPT_RC, .send_cq = a->cq, .recv_cq = a->cq,
+		.sq_buf = a->r.sq, .rq_buf = a->r.rq, .sq_geom = a->r.sqg, .rq_geom = a->r.rqg,
+		.cap = { 63, 63, SQ_SGE, RQ_SGE, 64 }, .sq_sig_all = true,
+	};
+
+	/* without sq_sig_all: an unsignaled WRITE lands, no completion */
+	fill_pattern(a->buf + 1000, 3000, 7);
+	app_wqe(a, IBV_WR_RDMA_WRITE, 21, APP_IOVA + 1000, 3000,
+		(uintptr_t)(s0->buf + 1000), s0->mr->rkey)->wr.send_flags = 0;
+	app_post(a, s1->dev);
+	EXPECT_EQ(0, app_poll(&a->r.cq_cons, &uwc, 300));
+	EXPECT_EQ(0, memcmp(s0->buf + 1000, a->buf + 1000, 3000));
+
+	/* the same QP number again, now with sq_sig_all, on the same rings */
+	roxe_destroy_qp(a->qp);
+	a->qp = NULL;
+	ASSERT_EQ(0, roxe_served_qp_create(s1->pd, &in, &a->qp));
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	ASSERT_EQ(0, roxe_modify_qp(s0->qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+				    IBV_QP_STATE));
+	ASSERT_EQ(0, qp_connect(s0->qp, s1->dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
+				14, 7, 7));
+	ASSERT_EQ(0, served_connect(a->qp, s0, roxe_qp_num(s0->qp), sgid, dmac));
+	for (int i = 0; i < 3; i++) {
+		fill_pattern(a->buf + 10000 * (i + 1), 2000, 8 + i);
+		app_wqe(a, i == 1 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE, 30 + i,
+			APP_IOVA + 10000 * (i + 1), 2000, (uintptr_t)(s0->buf + 10000 * (i + 1)),
+			s0->mr->rkey)->wr.send_flags = 0;
+		roxe_queue_produce(&a->r.sq_prod);
+	}
+	ASSERT_EQ(0, post_recv1(s0->qp, 2, s0->buf + 50000, 2000, s0->mr->lkey));
+	app_doorbell(&a->r.ring, s1->dev, APP_QPN);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+		EXPECT_EQ(30u + i, uwc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);
+		if (i != 1)
+			EXPECT_EQ(0, memcmp(s0->buf + 10000 * (i + 1), a->buf + 10000 * (i + 1), 2000));
+	}
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(s0->buf + 50000, a->buf + 20000, 2000));
+}
+
 /* A send WQE claiming more SGEs than its slot holds: a local length error
  * completion, the RC QP goes to ERR, nothing read out of bounds. */
 TEST_F(served, hostile_send_wqe)

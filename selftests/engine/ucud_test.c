@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
+#include "roxe/queue.h"
 
 #define BUF (4u << 20)
 
@@ -160,6 +161,9 @@ TEST_F(ud, datagram_with_grh)
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
 	EXPECT_EQ(htonl(99), wc.imm_data);
 	EXPECT_EQ(roxe_qp_num(a->qp), wc.src_qp);
+	/* the packet type, as mlx5 reports it: RoCE v2 (UDP) over IPv4; UCX's
+	 * ud_verbs drops the datagram otherwise */
+	EXPECT_EQ(ROXE_UWC_SL_ROCE_V2 | ROXE_UWC_SL_IPV4, wc.sl);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf + 40, 1024));
 	/* IPv4: the GRH's last 20 bytes are the IPv4 header, source 10.99.0.1. */
 	EXPECT_EQ(0x45, b->buf[20]);

@@ -32,7 +32,7 @@
  * drops the rest of the message, and reception resumes at the next
  * FIRST/ONLY packet. UD: one-packet messages, Q_Key checked, the 40-byte
  * GRH placed first in the receive buffer (an IPv4 header sits in its last
- * 20 bytes), the source QP and flags in the completion.
+ * 20 bytes), the source QP, flags and the packet type (sl) in the completion.
  */
 #include <string.h>
 #include "transport/transport.h"
@@ -88,8 +88,10 @@ static bool take_rwqe(struct roxe_qp *qp)
 	return ok;
 }
 
-static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
-			  uint32_t byte_len, const struct roxe_frame_hdr *h, unsigned flags)
+/* sl: a UD receive's packet type (ROXE_UWC_SL_*), else 0 */
+static void complete_rwqe_sl(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
+			     uint32_t byte_len, const struct roxe_frame_hdr *h, unsigned flags,
+			     uint8_t sl)
 {
 	struct ib_uverbs_wc wc = {
 		.wr_id = qp->resp.rwqe.wr_id,
@@ -98,6 +100,7 @@ static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc
 		.byte_len = byte_len,
 		.qp_num = qp->qpn,
 		.wc_flags = flags,
+		.sl = sl,
 	};
 
 	if (h && (flags & ROXE_UWC_WITH_INV))
@@ -108,6 +111,12 @@ static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc
 		wc.src_qp = h->src_qpn;
 	qp->resp.rwqe_valid = false;
 	roxe_cq_post(qp->rcq, &wc, h && h->se);
+}
+
+static void complete_rwqe(struct roxe_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
+			  uint32_t byte_len, const struct roxe_frame_hdr *h, unsigned flags)
+{
+	complete_rwqe_sl(qp, st, op, byte_len, h, flags, 0);
 }
 
 /* --- sending ACKs, NAKs and responses ---------------------------------------- */
@@ -830,8 +839,13 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		complete_rwqe(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, h, 0);
 		return;
 	}
-	complete_rwqe(qp, IBV_WC_SUCCESS, IBV_WC_RECV, 40 + pkt->payload_len, h,
-		      ROXE_UWC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? ROXE_UWC_WITH_IMM : 0));
+	/* the completion says which header the GRH area holds (the first 20
+	 * bytes carry nothing for IPv4): UCX's UD transport finds the
+	 * destination address it filters on by this */
+	complete_rwqe_sl(qp, IBV_WC_SUCCESS, IBV_WC_RECV, 40 + pkt->payload_len, h,
+			 ROXE_UWC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? ROXE_UWC_WITH_IMM : 0),
+			 ROXE_UWC_SL_ROCE_V2 |
+			 (pkt->ip_version == 6 ? ROXE_UWC_SL_IPV6 : ROXE_UWC_SL_IPV4));
 }
 
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt)

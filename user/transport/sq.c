@@ -33,10 +33,14 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 	}
 }
 
-/* Retire the WQE at the head of the send queue. */
+/* Retire the WQE at the head of the send queue. A QP created with
+ * sq_sig_all completes every WQE: the stock rxe provider writes the
+ * application's send_flags as they are (rxe's completer checks the QP's
+ * sq_sig_type too), so a served QP's WQE need not carry SIGNALED. */
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
-	bool signal = st != IBV_WC_SUCCESS || (w->wr.send_flags & IBV_SEND_SIGNALED);
+	bool signal = st != IBV_WC_SUCCESS || qp->sq_sig_all ||
+		      (w->wr.send_flags & IBV_SEND_SIGNALED);
 	struct ib_uverbs_wc wc = {
 		.wr_id = w->wr.wr_id,
 		.status = st,
