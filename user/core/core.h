@@ -288,6 +288,11 @@ int roxe_mw_bind(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn
  * names no bound type 2 window of pd (remote: bound to qpn). */
 int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
 		       uint32_t key, bool remote);
+/* LOCAL_INV or (remote) SEND_WITH_INV of key by QP qpn of pd, whichever
+ * kind of key it is: roxe_mw_invalidate for a window's, else
+ * roxe_mr_invalidate. 0, or -EINVAL. */
+int roxe_key_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+			uint32_t key, bool remote);
 /* QP qpn is being destroyed: its type 2 windows go free (no other QP that
  * gets its number may reach them). */
 void roxe_mw_qp_gone(struct roxe_device *dev, uint32_t qpn);

@@ -150,6 +150,13 @@ int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32
 	return err;
 }
 
+int roxe_key_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+			uint32_t key, bool remote)
+{
+	return roxe_key_is_mw(key) ? roxe_mw_invalidate(dev, pd, qpn, key, remote) :
+				     roxe_mr_invalidate(dev, pd, key, remote);
+}
+
 void roxe_mw_unbind(struct roxe_mw_priv *mw)
 {
 	mw_write_begin(mw);

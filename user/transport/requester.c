@@ -55,16 +55,13 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
  * status. */
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
-	uint32_t key = w->wr.ex.invalidate_rkey;
-
 	if (w->wr.opcode == ROXE_KABI_WR_REG_MR)
 		return (uint32_t)roxe_mr_fast_reg(qp->dev, qp->pd, w);
 	if (w->wr.opcode == IBV_WR_BIND_MW)
 		return (uint32_t)roxe_mw_bind(qp->dev, qp->pd, qp->qpn, w);
 	/* as rxe: a key that names no valid fast-registration MR (or bound
 	 * type 2 window) of the QP's PD is a local QP operation error */
-	if (roxe_key_is_mw(key) ? roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, key, false) :
-	    roxe_mr_invalidate(qp->dev, qp->pd, key, false))
+	if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, w->wr.ex.invalidate_rkey, false))
 		return IBV_WC_LOC_QP_OP_ERR;
 	return IBV_WC_SUCCESS;
 }

@@ -467,9 +467,7 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		if (pkt->flags & ROXE_HDR_IETH) {
 			/* only a fast-registration MR of the QP's PD (rxe),
 			 * or a type 2 window bound to this QP */
-			if (roxe_key_is_mw(h->inv_rkey) ?
-			    roxe_mw_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey, true) :
-			    roxe_mr_invalidate(qp->dev, qp->pd, h->inv_rkey, true)) {
+			if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey, true)) {
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
