@@ -11,8 +11,10 @@
  *   - under frequent losses the window bounds what go-back-N resends;
  *   - a sequence NAK resends once, from the NAKed PSN, the window only;
  *   - a late duplicate of that NAK resends nothing;
- *   - a lost tail goes again on the adaptive timer (the tail probe), long
- *     before the configured local ACK timeout;
+ *   - a lost tail goes again on the adaptive timer, long before the
+ *     configured local ACK timeout; as a tail probe (the last PSN alone)
+ *     on a QP that went back lately;
+ *   - a stalled ACK on a path that lost nothing sends nothing twice;
  *   - Karn: an ACK of a resent PSN gives no RTT sample;
  *   - a READ whose response is lost restarts from that response (a new
  *     READ request for the rest: its PSN, address and length).
@@ -111,16 +113,43 @@ TEST(rto_backoff_doubles_to_the_cap_and_resets_on_progress)
 TEST(tail_probe_timeout)
 {
 	struct roxe_rto r;
+	uint64_t t = 5000 * MS;		/* a clock past the loss memory */
 
 	roxe_rto_init(&r);
-	EXPECT_EQ(0u, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS)));	/* no sample: none */
+	roxe_rto_loss(&r, t);
+	EXPECT_EQ(0u, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));	/* no sample: none */
 	roxe_rto_sample(&r, 100 * US);
-	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS)));
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
 	roxe_rto_init(&r);
-	roxe_rto_sample(&r, 3 * MS);			/* RTO: the 10 ms floor */
-	EXPECT_EQ(6 * MS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS)));	/* two SRTTs */
-	roxe_rto_sample(&r, 3 * MS);
-	EXPECT_EQ(0u, roxe_pto_ns(&r, 5 * MS));	/* never at or past the RTO */
+	roxe_rto_loss(&r, t);
+	roxe_rto_sample(&r, 3 * MS);	/* RTTVAR 1.5 ms: SRTT + 4 RTTVAR = 9 ms */
+	EXPECT_EQ(9 * MS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
+	for (int i = 0; i < 30; i++)	/* steady: RTTVAR decays, two SRTTs rule */
+		roxe_rto_sample(&r, 3 * MS);
+	EXPECT_EQ(6 * MS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
+	EXPECT_EQ(0u, roxe_pto_ns(&r, 5 * MS, t));	/* never at or past the RTO */
+}
+
+/* A probe on a path that lost nothing can only be a duplicate (a stall, not
+ * a loss): it is armed for ROXE_PTO_LOSS_MEMORY_NS after a go-back only. */
+TEST(tail_probe_only_after_a_loss)
+{
+	struct roxe_rto r;
+	uint64_t t = 5000 * MS, rto;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 100 * US);
+	rto = roxe_rto_ns(&r, 268 * MS);
+	EXPECT_EQ(0u, roxe_pto_ns(&r, rto, t));			/* never lost */
+	roxe_rto_loss(&r, t);
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, t + ROXE_PTO_LOSS_MEMORY_NS));
+	EXPECT_EQ(0u, roxe_pto_ns(&r, rto, t + ROXE_PTO_LOSS_MEMORY_NS + 1));
+	roxe_rto_sample(&r, 100 * US);		/* samples do not forget it */
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, t + 1));
+	roxe_rto_init(&r);
+	roxe_rto_loss(&r, 0);			/* a clock at 0 still counts */
+	roxe_rto_sample(&r, 100 * US);
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, 1));
 }
 
 /* --- the window -------------------------------------------------------------- */
@@ -261,6 +290,8 @@ struct fport {
 	unsigned		nreq;		/* request frames seen */
 	int			drop_kind;	/* 0: requests, 1: responses */
 	bool			dup_nak;	/* replay the first NAK after the next ACK */
+	uint64_t		rx_hold_until;	/* ns: receive nothing before (a
+						 * stalled host); atomic */
 	/* record */
 	unsigned		sent[NPSN];	/* requests by PSN - base */
 	unsigned		dropped, naks, replayed;
@@ -335,6 +366,8 @@ static struct fport *fp_of(struct roxe_port *p)
 
 static unsigned f_rx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
 {
+	if (roxe_now_ns() < __atomic_load_n(&fp_of(p)->rx_hold_until, __ATOMIC_ACQUIRE))
+		return 0;
 	return roxe_port_rx(fp_of(p)->in, b, n);
 }
 
@@ -608,6 +641,72 @@ TEST_F(rec, tail_loss_resent_on_the_adaptive_timer)
 	EXPECT_EQ(1u, self->f[0].dropped);
 	EXPECT_GE(qstats(a)->timeouts, 1u);
 	EXPECT_GE(self->f[0].sent[8 * 4 + 3], 2u);
+}
+
+/* A host that stalls (a scheduler holding the engine, a loaded guest) for
+ * longer than twice the RTT, on a path that has lost nothing: the ACK comes
+ * late, and neither a probe nor a go-back may go out for it (the
+ * responder would count duplicates). The RTO's floor (10 ms) is above the
+ * stall (5 ms); a probe at two SRTTs (microseconds here) is not. */
+TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
+{
+	enum { LEN = 4096 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	fill_pattern(a->buf, 16 * LEN, 3);
+	for (int i = 0; i < 8; i++) {	/* RTT samples */
+		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 5 * MS, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(0u, qstats(a)->timeouts);
+	EXPECT_EQ(0u, qstats(a)->retransmits);
+	EXPECT_EQ(0u, qstats(b)->duplicates);
+	for (unsigned k = 0; k < 9 * 4; k++) {
+		unsigned n = self->f[0].sent[k];
+
+		EXPECT_EQ(1u, n) TH_LOG("PSN +%u sent %u times", k, n);
+	}
+}
+
+/* After a go-back (a NAK), the probe is armed: a lost tail goes again as
+ * the one last PSN (the responder NAKs the gap it shows), not as the
+ * whole message from the RTO's go-back. */
+TEST_F(rec, tail_loss_after_a_loss_is_probed)
+{
+	enum { LEN = 4096 };	/* 4 packets */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	fill_pattern(a->buf, 16 * LEN, 9);
+	for (int i = 0; i < 8; i++) {
+		if (i == 4)	/* a middle packet: the NAK's go-back */
+			self->f[0].drop_psn = PSN_A + 4 * 4 + 1;
+		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(1u, self->f[0].dropped);
+	ASSERT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
+	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(2u, self->f[0].dropped);
+	EXPECT_EQ(1u, self->f[0].sent[8 * 4]) TH_LOG("the message's first PSN went again: an RTO, no probe");
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
 }
 
 /* Karn's rule: the only ACK of a message whose one packet was resent

@@ -47,9 +47,10 @@ uint64_t roxe_rnr_timer_ns(uint8_t code)
 void roxe_retrans_timer_start(struct roxe_qp *qp)
 {
 	uint64_t rto = roxe_rto_ns(&qp->comp.rto, qp->timeout_ns);
-	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto);
+	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
 
 	qp->comp.probe_due = pto != 0;
+	qp->comp.timer_from = qp->eng->now;
 	qp->comp.deadline = qp->eng->now + (pto ? pto : rto);
 	roxe_timer_arm(qp);
 }
@@ -58,6 +59,7 @@ void roxe_retrans_timer_start(struct roxe_qp *qp)
 static void window_loss(struct roxe_qp *qp)
 {
 	roxe_cwnd_loss(&qp->comp.cwnd);
+	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
 }
 
 /* After progress: the window counts what was acknowledged, the timed PSN
@@ -337,7 +339,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 			roxe_requester_retry(qp, roxe_psn_add(qp->req.max_psn, ROXE_PSN_MASK));
 		}
 		/* the rest of the RTO */
-		qp->comp.deadline = qp->eng->now + rto - roxe_pto_ns(&qp->comp.rto, rto);
+		qp->comp.deadline = qp->comp.timer_from + rto;
 		roxe_timer_arm(qp);
 		return;
 	}
@@ -354,6 +356,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		qp->comp.retry_cnt--;
 	}
 	roxe_cwnd_timeout(&qp->comp.cwnd, qp->comp.rto.backoff > 0);
+	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
 	roxe_requester_retry(qp, qp->comp.psn);

@@ -11,6 +11,7 @@ void roxe_rto_init(struct roxe_rto *r)
 {
 	r->srtt = r->rttvar = 0;
 	r->backoff = 0;
+	r->loss_at = 0;
 }
 
 static uint64_t absdiff(uint64_t a, uint64_t b)
@@ -60,13 +61,21 @@ uint64_t roxe_rto_ns(const struct roxe_rto *r, uint64_t cap)
 	return cap && base > cap ? cap : base;
 }
 
-uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto)
+void roxe_rto_loss(struct roxe_rto *r, uint64_t now)
 {
-	uint64_t pto;
+	r->loss_at = now ? now : 1;
+}
 
-	if (!r->srtt)
+uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now)
+{
+	uint64_t pto, est;
+
+	if (!r->srtt || !r->loss_at || now - r->loss_at > ROXE_PTO_LOSS_MEMORY_NS)
 		return 0;
 	pto = r->srtt > UINT64_MAX / 2 ? UINT64_MAX : 2 * r->srtt;
+	est = r->rttvar > (UINT64_MAX - r->srtt) / 4 ? UINT64_MAX : r->srtt + 4 * r->rttvar;
+	if (pto < est)
+		pto = est;
 	if (pto < ROXE_PTO_MIN_NS)
 		pto = ROXE_PTO_MIN_NS;
 	return pto < rto ? pto : 0;

@@ -37,6 +37,7 @@
 struct roxe_rto {
 	uint64_t	srtt, rttvar;	/* ns; srtt 0: no sample yet */
 	unsigned	backoff;	/* expiries since the last progress */
+	uint64_t	loss_at;	/* ns of the last go-back; 0: none */
 };
 
 void roxe_rto_init(struct roxe_rto *r);
@@ -53,17 +54,31 @@ uint64_t roxe_rto_ns(const struct roxe_rto *r, uint64_t cap);
  * NAK a later packet brings, or else from the timer. When the last packets
  * of a burst or their one ACK are lost (the responder coalesces ACKs: a
  * window answered at once gets one), nothing follows to bring a NAK. So the
- * timer's first expiry after progress comes early, at two SRTTs, and sends
- * just the last PSN sent again: a duplicate the responder acknowledges
- * (every IBA responder answers a duplicate request), or, if data is
- * missing, an out-of-sequence packet it NAKs. Either answer comes within
- * an RTT; only then the full RTO. Never below ROXE_PTO_MIN_NS, never past
- * the RTO; no probe before the first RTT sample.
+ * timer's first expiry after progress comes early and sends just the last
+ * PSN sent again: a duplicate the responder acknowledges (every IBA
+ * responder answers a duplicate request), or, if data is missing, an
+ * out-of-sequence packet it NAKs. Either answer comes within an RTT; only
+ * then the full RTO.
+ *
+ * RoCE has no DSACK or timestamps: a probe that finds nothing lost cannot be
+ * told from one that recovered a lost ACK, and the responder counts it as a
+ * duplicate. A host whose scheduler holds a thread for milliseconds (a
+ * loaded machine, an emulated guest: measured, 4 probes in 15,600 frames on
+ * a loss-free veth in a TCG guest) makes a probe at two SRTTs fire without
+ * any loss. So the probe waits for what RFC 6298 would call the RTO before
+ * its floor, max(2 SRTT, SRTT + 4 RTTVAR), never below ROXE_PTO_MIN_NS, and
+ * is armed only on a QP that went back (NAK, READ gap, timeout) within the
+ * last ROXE_PTO_LOSS_MEMORY_NS: a path that loses gets it, a clean one
+ * waits for the floored RTO, which a scheduling stall does not reach.
+ * Never past the RTO; no probe before the first RTT sample.
  */
-#define ROXE_PTO_MIN_NS		1000000ull	/* 1 ms */
+#define ROXE_PTO_MIN_NS			1000000ull	/* 1 ms */
+#define ROXE_PTO_LOSS_MEMORY_NS		1000000000ull	/* 1 s */
 
-/* The probe timeout for an estimate r whose RTO is rto (0: no probe). */
-uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto);
+/* The QP went back at now (ns): probes are armed for a while. */
+void roxe_rto_loss(struct roxe_rto *r, uint64_t now);
+/* The probe timeout at now for an estimate r whose RTO is rto (0: no probe). */
+uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
 
 /* --- send window ------------------------------------------------------------------
  *

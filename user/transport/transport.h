@@ -193,6 +193,7 @@ struct roxe_qp {
 		struct roxe_cwnd cwnd;
 		uint32_t	cwnd_psn;	/* comp.psn the window has counted to */
 		bool		probe_due;	/* deadline is the tail probe's */
+		uint64_t	timer_from;	/* ns: when the probe's timer began */
 	} comp;
 	struct {				/* responder */
 		uint32_t	psn;		/* next PSN expected */
