@@ -11,9 +11,9 @@
  *   - under frequent losses the window bounds what go-back-N resends;
  *   - a sequence NAK resends once, from the NAKed PSN, the window only;
  *   - a late duplicate of that NAK resends nothing;
- *   - a lost tail goes again on the adaptive timer, long before the
- *     configured local ACK timeout; as a tail probe (the last PSN alone)
- *     on a QP that went back lately;
+ *   - on a QP that went back lately, a lost tail goes again as a tail
+ *     probe (the last PSN alone), long before the configured timeout; on
+ *     a clean one, on the configured timeout, as a go-back;
  *   - a stalled ACK on a path that lost nothing sends nothing twice;
  *   - Karn: an ACK of a resent PSN gives no RTT sample;
  *   - a READ whose response is lost restarts from that response (a new
@@ -150,6 +150,25 @@ TEST(tail_probe_only_after_a_loss)
 	roxe_rto_loss(&r, 0);			/* a clock at 0 still counts */
 	roxe_rto_sample(&r, 100 * US);
 	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, 1));
+}
+
+/* A clean QP runs the configured timeout; one that went back lately, or
+ * one with none configured, the estimate. */
+TEST(rto_timer_follows_the_estimate_only_on_a_lossy_qp)
+{
+	struct roxe_rto r;
+	uint64_t t = 5000 * MS;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 100 * US);
+	EXPECT_FALSE(roxe_rto_lossy(&r, t));
+	EXPECT_EQ(268 * MS, roxe_rto_timer_ns(&r, 268 * MS, t));
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_timer_ns(&r, 0, t));
+	roxe_rto_loss(&r, t);
+	EXPECT_TRUE(roxe_rto_lossy(&r, t + ROXE_PTO_LOSS_MEMORY_NS));
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_timer_ns(&r, 268 * MS, t + 1));
+	EXPECT_EQ(268 * MS, roxe_rto_timer_ns(&r, 268 * MS, t + ROXE_PTO_LOSS_MEMORY_NS + 1));
+	EXPECT_EQ(5 * MS, roxe_rto_timer_ns(&r, 5 * MS, t + 1));	/* never past the cap */
 }
 
 /* --- the window -------------------------------------------------------------- */
@@ -614,17 +633,18 @@ TEST_F(rec, late_duplicate_nak_resends_nothing)
 	nak_case(_metadata, self, true);
 }
 
-/* The last packet of a message lost: no later packet makes the responder
- * NAK, only the timer brings it back, on the RTT estimate (milliseconds),
- * not on the configured timeout (20: 4.3 s). */
-TEST_F(rec, tail_loss_resent_on_the_adaptive_timer)
+/* The last packet of a message lost on a path that has lost nothing: no
+ * later packet makes the responder NAK, no probe is armed (a clean QP runs
+ * the configured timeout, 14: 67 ms, as rxe): the timer's go-back sends
+ * the whole message again. */
+TEST_F(rec, tail_loss_on_a_clean_path_goes_back_on_the_configured_timer)
 {
 	enum { LEN = 4096 };	/* 4 packets */
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 14, 7, 7));
 	fill_pattern(a->buf, 16 * LEN, 7);
 	for (int i = 0; i < 8; i++) {	/* RTT samples */
 		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
@@ -634,20 +654,21 @@ TEST_F(rec, tail_loss_resent_on_the_adaptive_timer)
 	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
 	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
 	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
-	/* a quarter of the configured timeout: far more than the estimate */
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 1000)) TH_LOG("not resent before 1 s");
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
 	EXPECT_EQ(1u, self->f[0].dropped);
-	EXPECT_GE(qstats(a)->timeouts, 1u);
-	EXPECT_GE(self->f[0].sent[8 * 4 + 3], 2u);
+	EXPECT_EQ(1u, qstats(a)->timeouts);
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4]);		/* a go-back, not a probe */
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
 }
 
 /* A host that stalls (a scheduler holding the engine, a loaded guest) for
  * longer than twice the RTT, on a path that has lost nothing: the ACK comes
  * late, and neither a probe nor a go-back may go out for it (the
- * responder would count duplicates). The RTO's floor (10 ms) is above the
- * stall (5 ms); a probe at two SRTTs (microseconds here) is not. */
+ * responder would count duplicates): a clean QP runs the configured
+ * timeout (20: 4.3 s), not the estimate's 10 ms floor nor a probe at two
+ * SRTTs (microseconds here), both shorter than the stall (30 ms). */
 TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
 {
 	enum { LEN = 4096 };
@@ -663,7 +684,7 @@ TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
 	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
-	__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 5 * MS, __ATOMIC_RELEASE);
+	__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 30 * MS, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -701,7 +722,8 @@ TEST_F(rec, tail_loss_after_a_loss_is_probed)
 	ASSERT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
 	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
 	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	/* a quarter of the configured timeout (4.3 s): the estimate's timers */
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 1000)) TH_LOG("not resent before 1 s");
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
 	EXPECT_EQ(2u, self->f[0].dropped);

@@ -46,7 +46,7 @@ uint64_t roxe_rnr_timer_ns(uint8_t code)
  * (recovery.h), else the RTO. */
 void roxe_retrans_timer_start(struct roxe_qp *qp)
 {
-	uint64_t rto = roxe_rto_ns(&qp->comp.rto, qp->timeout_ns);
+	uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
 
 	qp->comp.probe_due = pto != 0;
@@ -328,7 +328,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		return;
 	qp->stats->timeouts++;
 	if (qp->comp.probe_due) {
-		uint64_t rto = roxe_rto_ns(&qp->comp.rto, qp->timeout_ns);
+		uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 
 		qp->comp.probe_due = false;
 		/* Probe with the last PSN sent, unless go-back-N is under way
@@ -347,7 +347,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	 * the estimate made earlier spends none, so the QP gives up no sooner
 	 * than with a fixed timer (the backoff reaches the cap in a bounded
 	 * number of doublings). */
-	if (roxe_rto_ns(&qp->comp.rto, qp->timeout_ns) >= qp->timeout_ns ||
+	if (roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now) >= qp->timeout_ns ||
 	    qp->comp.rto.backoff >= ROXE_RTO_MAX_BACKOFF) {
 		if (qp->comp.retry_cnt == 0) {
 			fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
@@ -360,6 +360,6 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
 	roxe_requester_retry(qp, qp->comp.psn);
-	qp->comp.deadline = qp->eng->now + roxe_rto_ns(&qp->comp.rto, qp->timeout_ns);
+	qp->comp.deadline = qp->eng->now + roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	roxe_timer_arm(qp);
 }

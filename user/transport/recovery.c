@@ -66,11 +66,21 @@ void roxe_rto_loss(struct roxe_rto *r, uint64_t now)
 	r->loss_at = now ? now : 1;
 }
 
+bool roxe_rto_lossy(const struct roxe_rto *r, uint64_t now)
+{
+	return r->loss_at && now - r->loss_at <= ROXE_PTO_LOSS_MEMORY_NS;
+}
+
+uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now)
+{
+	return !cap || roxe_rto_lossy(r, now) ? roxe_rto_ns(r, cap) : cap;
+}
+
 uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now)
 {
 	uint64_t pto, est;
 
-	if (!r->srtt || !r->loss_at || now - r->loss_at > ROXE_PTO_LOSS_MEMORY_NS)
+	if (!r->srtt || !roxe_rto_lossy(r, now))
 		return 0;
 	pto = r->srtt > UINT64_MAX / 2 ? UINT64_MAX : 2 * r->srtt;
 	est = r->rttvar > (UINT64_MAX - r->srtt) / 4 ? UINT64_MAX : r->srtt + 4 * r->rttvar;

@@ -30,6 +30,16 @@
  * a second without any loss): an expiry that merely finds frames queued
  * costs a window and collapses it. The tail probe below recovers the usual
  * stalls far sooner.
+ *
+ * Even 10 ms is a stall an emulated guest on a busy host reaches (measured:
+ * 6 expiries in a TCG guest's rdma_cm run on a loss-free veth, 32
+ * duplicates at the responder). So the estimate's timer is the QP's only
+ * on a path that loses: one that went back (a NAK, a READ gap, a timeout)
+ * within the last ROXE_PTO_LOSS_MEMORY_NS. A QP that has lost nothing runs
+ * the configured timeout, as rxe and hardware RoCE do: its first loss is
+ * mostly found by a NAK anyway, and a spurious expiry there would resend a
+ * window for nothing. roxe_rto_timer_ns() is that choice; roxe_rto_ns() the
+ * estimate.
  */
 #define ROXE_RTO_MIN_NS		10000000ull	/* 10 ms */
 #define ROXE_RTO_MAX_BACKOFF	24		/* doublings kept: 2^24 x the floor > IBA's largest timeout */
@@ -48,6 +58,11 @@ void roxe_rto_progress(struct roxe_rto *r);	/* new data acknowledged */
 /* The timeout now, ns: the estimate backed off, floored, at most cap
  * (the configured timeout; 0: none configured, then no cap). */
 uint64_t roxe_rto_ns(const struct roxe_rto *r, uint64_t cap);
+/* Did the QP go back within ROXE_PTO_LOSS_MEMORY_NS of now? */
+bool roxe_rto_lossy(const struct roxe_rto *r, uint64_t now);
+/* The retransmission timer to run at now: the estimate's on a lossy QP
+ * or with no timeout configured (cap 0), else the configured one (cap). */
+uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now);
 
 /*
  * The tail probe (after RFC 8985's TLP): go-back-N learns of a loss from the
@@ -67,9 +82,8 @@ uint64_t roxe_rto_ns(const struct roxe_rto *r, uint64_t cap);
  * a loss-free veth in a TCG guest) makes a probe at two SRTTs fire without
  * any loss. So the probe waits for what RFC 6298 would call the RTO before
  * its floor, max(2 SRTT, SRTT + 4 RTTVAR), never below ROXE_PTO_MIN_NS, and
- * is armed only on a QP that went back (NAK, READ gap, timeout) within the
- * last ROXE_PTO_LOSS_MEMORY_NS: a path that loses gets it, a clean one
- * waits for the floored RTO, which a scheduling stall does not reach.
+ * is armed only on a lossy QP (above): a path that loses gets it, a clean
+ * one waits for the configured timeout.
  * Never past the RTO; no probe before the first RTT sample.
  */
 #define ROXE_PTO_MIN_NS			1000000ull	/* 1 ms */
