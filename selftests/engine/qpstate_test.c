@@ -450,6 +450,31 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 	int got = 0, bgot = 0, steps_with_progress = 0, step, r;
 	uint64_t base;
 
+	/* The send window (user/transport/recovery.h) opens as ACKs come
+	 * back: 8 messages first grow it past PKTS, so that all N messages
+	 * below are in flight at once. */
+	{
+		struct ibv_wc ww[8];
+		int wa = 0, wb = 0;
+
+		for (int i = 0; i < 8; i++) {
+			ASSERT_EQ(0, post_recv1(b->qp, 200 + (uint64_t)i, b->buf, LEN, b->mr->lkey));
+			ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 200 + (uint64_t)i, a->buf, LEN,
+						a->mr->lkey, 0, 0, IBV_SEND_SIGNALED));
+		}
+		for (int ms = 0; wa < 8 || wb < 8; ms++) {
+			ASSERT_LT(ms, 5000);
+			ASSERT_GE(step_b(b, ww, &wb, 8), 0);
+			r = roxe_poll_cq(a->cq, 8 - wa, ww);
+			ASSERT_GE(r, 0);
+			for (int k = 0; k < r; k++)
+				ASSERT_EQ(IBV_WC_SUCCESS, ww[k].status);
+			wa += r;
+			wb = wb > 8 ? 8 : wb;
+			if (wa < 8 || wb < 8)
+				nap_ms(1);
+		}
+	}
 	for (int i = 0; i < N + 2; i++) {
 		fill_pattern(a->buf + i * LEN, LEN, 10 + (uint32_t)i);
 		send_wr(&wr[i], &sge[i], (uint64_t)i, a->buf + i * LEN, LEN, a->mr->lkey, NULL, 0);

@@ -13,9 +13,38 @@
 # order of their first line; repeated points of one series and size are
 # averaged (several runs of a noisy figure).
 
-if (!exists("tsv")) tsv = "build/bench/sweep.tsv"
+#
+# With losstsv set instead (bench-loss.sh's summary: op <TAB> loss % <TAB>
+# median Gb/s <TAB> min <TAB> max <TAB> frames per MiB), draws
+# outdir/loss.png: goodput as a fraction of the clean run against loss,
+# with the goals (0.8 at 1 %, 0.5 at 3 %) marked.
+#   gnuplot -e "losstsv='build/bench/loss-summary.tsv'; outdir='build/bench'" tools/scripts/bench-plot.gp
+
 if (!exists("outdir")) outdir = "build/bench"
 if (!exists("subtitle")) subtitle = system("printf '%s, %s cores' \"$(uname -r)\" \"$(nproc)\"")
+if (exists("losstsv")) {
+	ops = system(sprintf("cut -f1 '%s' | awk 'NF && !seen[$0]++' | tr '\\n' ' '", losstsv))
+	set datafile separator "\t"
+	set terminal pngcairo size 1000,620 enhanced font "DejaVu Sans,11" linewidth 1.5
+	set output outdir."/loss.png"
+	set title sprintf("roxe RC 64 KiB goodput under random loss (faultwire, each way)\n{/*0.8 %s}", subtitle)
+	set xlabel "frames dropped (%)"
+	set ylabel "goodput / goodput without loss"
+	set xrange [-0.1:3.2]
+	set yrange [0:1.1]
+	set grid xtics ytics lc rgb "#b0b0b0" dt 3
+	set key bottom left box opaque
+	set object 1 circle at 1, 0.8 size 0.04 fc rgb "#606060" fs empty
+	set object 2 circle at 3, 0.5 size 0.04 fc rgb "#606060" fs empty
+	set label 1 "goal" at 1.06, 0.8 tc rgb "#606060"
+	set label 2 "goal" at 3.06, 0.5 tc rgb "#606060"
+	clean(o) = real(system(sprintf("awk -F '\t' '$1 == \"%s\" && $2 == 0 { print $3 }' '%s'", o, losstsv)))
+	plot for [i = 1:words(ops)] losstsv using 2:(strcol(1) eq word(ops, i) ? $3 / clean(word(ops, i)) : NaN) \
+		with linespoints pt (i + 5) ps 1.2 title "RC ".word(ops, i)
+	unset output
+	exit
+}
+if (!exists("tsv")) tsv = "build/bench/sweep.tsv"
 
 # Series names in order of appearance.
 series = system(sprintf("grep -v '^#' '%s' | cut -f1 | awk 'NF && !seen[$0]++' | tr '\\n' ' '", tsv))

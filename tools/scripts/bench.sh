@@ -12,9 +12,11 @@
 #                           (one stream)
 # Figures: RC WRITE/READ/SEND bandwidth over a size sweep, SEND latency
 # (median, p99), the 64 B message rate, an idle engine's CPU, the per-frame
-# hot paths; then the targets of the tools issue with the ratios measured.
-# Results: tables on stdout, build/bench/results.json, sweep.tsv and
-# bandwidth.png / msgrate.png (gnuplot).
+# hot paths; then the targets of the tools issue with the ratios measured;
+# then the loss sweep (bench-loss.sh: RC WRITE and SEND 64 KiB goodput
+# through faultwire at 0, 0.1, 1 and 3 % drop, against the loss goals).
+# Results: tables on stdout, build/bench/results.json, sweep.tsv,
+# loss.tsv and bandwidth.png / msgrate.png / loss.png (gnuplot).
 #
 # ROXE_BENCH_SECONDS (default 1) per bandwidth point; ROXE_BENCH_LAT_ITERS
 # (default 20000) per latency figure.
@@ -169,6 +171,9 @@ printf '  %-58s %s\n' \
 printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png\n' \
 	"$out/microbench.json" "$out" "$out"
 
+# --- goodput under loss -----------------------------------------------------------
+"$top/tools/scripts/bench-loss.sh" "$out" || echo "bench: the loss sweep failed" >&2
+
 {
 	printf '{\n  "kernel": "%s", "cores": %s, "seconds_per_point": %s, "busy_before": %s,\n' \
 		"$(uname -r)" "$(nproc)" "$secs" "$busy"
@@ -186,7 +191,14 @@ printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png\n' \
 		printf '%s\n    "%s": {"median": "%s", "p99": "%s"}' "$sep" "$k" "${v% *}" "${v#* }"
 		sep=,
 	done
-	printf '\n  },\n  "idle_engine_cpu_percent": %s,\n' "$idle"
+	printf '\n  },\n  "loss": ['
+	sep=''
+	while IFS=$'\t' read -r op pct g lo hi fpm; do
+		printf '%s\n    {"op": "%s", "drop_percent": %s, "gbps": %s, "gbps_min": %s, "gbps_max": %s, "frames_per_mib": %s}' \
+			"$sep" "$op" "$pct" "$g" "$lo" "$hi" "$fpm"
+		sep=,
+	done < <(cat "$out/loss-summary.tsv" 2>/dev/null)
+	printf '\n  ],\n  "idle_engine_cpu_percent": %s,\n' "$idle"
 	printf '  "microbench": %s\n}\n' "$(cat "$out/microbench.json")"
 } > "$out/results.json"
 echo "results: $out/results.json"

@@ -20,8 +20,11 @@
  *              retry_cnt runs out -> RETRY_EXC_ERR.
  *   NAK other  the WQE at p completes with REM_INV_REQ / REM_ACCESS /
  *              REM_OP error and the QP enters the error state.
- * Older or unexpected responses (duplicates) are dropped. The retransmit
- * timer runs while anything is outstanding and restarts on progress.
+ * Older or unexpected responses (duplicates, a NAK below comp.psn) are
+ * dropped. The retransmit timer runs while anything is outstanding and
+ * restarts on progress; it and the send window adapt (recovery.h): RTT
+ * samples and the delivery rate on progress, the loss interval on each
+ * go-back.
  */
 #include <string.h>
 #include "transport/transport.h"
@@ -39,14 +42,47 @@ uint64_t roxe_rnr_timer_ns(uint8_t code)
 	return (uint64_t)rnr_us[code & 31] * 1000;
 }
 
-/* Restart the retransmit timer after progress, or stop it when idle. */
+/* The retransmission timer from now: the tail probe first when one is due
+ * (recovery.h), else the RTO. */
+void roxe_retrans_timer_start(struct roxe_qp *qp)
+{
+	uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
+	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
+
+	qp->comp.probe_due = pto != 0;
+	qp->comp.timer_from = qp->eng->now;
+	qp->comp.deadline = qp->eng->now + (pto ? pto : rto);
+	roxe_timer_arm(qp);
+}
+
+/* A loss detected: the requester goes back, the window counts it. */
+static void window_loss(struct roxe_qp *qp)
+{
+	roxe_cwnd_loss(&qp->comp.cwnd);
+	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
+}
+
+/* After progress: the window counts what was acknowledged, the timed PSN
+ * (if now acknowledged) gives an RTT sample, the retransmit timer restarts
+ * from the estimate (or stops when idle). */
 static void rearm(struct roxe_qp *qp)
 {
+	int32_t acked = roxe_psn_diff(qp->comp.psn, qp->comp.cwnd_psn);
+
+	if (acked > 0) {
+		roxe_cwnd_ack(&qp->comp.cwnd, (uint32_t)acked, qp->eng->now);
+		qp->comp.cwnd_psn = qp->comp.psn;
+	}
+	if (qp->req.rtt_timing && roxe_psn_diff(qp->comp.psn, qp->req.rtt_psn) > 0) {
+		qp->req.rtt_timing = false;
+		roxe_rto_sample(&qp->comp.rto, qp->eng->now - qp->req.rtt_sent);
+		roxe_cwnd_rtt(&qp->comp.cwnd, qp->eng->now - qp->req.rtt_sent, qp->eng->now);
+	}
+	roxe_rto_progress(&qp->comp.rto);
 	qp->comp.retry_cnt = qp->attr.retry_cnt;
 	qp->comp.seq_nak_seen = false;
 	if (roxe_psn_diff(qp->req.psn, qp->comp.psn) > 0 && qp->timeout_ns) {
-		qp->comp.deadline = qp->eng->now + qp->timeout_ns;
-		roxe_timer_arm(qp);
+		roxe_retrans_timer_start(qp);
 	} else {
 		qp->comp.deadline = 0;
 	}
@@ -76,6 +112,7 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 				break;
 			if (progress)
 				rearm(qp);
+			window_loss(qp);
 			roxe_requester_retry(qp, qp->comp.psn);
 			return false;
 		}
@@ -108,15 +145,22 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	uint8_t code = syndrome & ROXE_AETH_VALUE_MASK;
 	struct rxe_send_wqe *w;
+	bool stale;
 
 	if (!ack_below(qp, psn))
 		return;
 	w = roxe_sq_head(qp);
 	if (!w || roxe_psn_diff(psn, w->first_psn) < 0 || roxe_psn_diff(psn, w->last_psn) > 0)
 		return;		/* stale: nothing outstanding there */
+	/* Stale too: a PSN already acknowledged (a duplicated or delayed NAK,
+	 * say, of a loss go-back-N has repaired). Acting on it would move
+	 * comp.psn back and send the window again. */
+	stale = roxe_psn_diff(psn, qp->comp.psn) < 0;
 
 	if ((syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_RNR_NAK) {
 		qp->stats->rnr_nak_rcvd++;
+		if (stale)
+			return;
 		if (qp->comp.rnr_retry == 0) {
 			fatal(qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -132,6 +176,8 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		return;
 	}
 	roxe_count_nak(qp->stats, code, false);
+	if (stale)
+		return;
 	switch (code) {
 	case ROXE_NAK_PSN_SEQ_ERR:
 		if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn)
@@ -144,6 +190,8 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		qp->comp.seq_nak_seen = true;
 		qp->comp.seq_nak_psn = psn;
 		qp->comp.psn = psn;
+		/* resend now, from the NAKed PSN: no waiting for the timer */
+		window_loss(qp);
 		roxe_requester_retry(qp, psn);
 		return;
 	case ROXE_NAK_INVALID_REQUEST:
@@ -194,6 +242,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		if (!(qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == qp->comp.psn)) {
 			qp->comp.seq_nak_seen = true;
 			qp->comp.seq_nak_psn = qp->comp.psn;
+			window_loss(qp);
 			roxe_requester_retry(qp, qp->comp.psn);
 		}
 		return;
@@ -278,13 +327,39 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	if (!w || !roxe_psn_diff(qp->req.psn, qp->comp.psn))
 		return;
 	qp->stats->timeouts++;
-	if (qp->comp.retry_cnt == 0) {
-		fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
+	if (qp->comp.probe_due) {
+		uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
+
+		qp->comp.probe_due = false;
+		/* Probe with the last PSN sent, unless go-back-N is under way
+		 * (it sends that soon) or a READ/ATOMIC is outstanding (going
+		 * back would recount them: the RTO covers these). */
+		if (qp->req.psn == qp->req.max_psn && !qp->req.rd_atomic) {
+			qp->req.probe = true;
+			roxe_requester_retry(qp, roxe_psn_add(qp->req.max_psn, ROXE_PSN_MASK));
+		}
+		/* the rest of the RTO */
+		qp->comp.deadline = qp->comp.timer_from + rto;
+		roxe_timer_arm(qp);
 		return;
 	}
-	qp->comp.retry_cnt--;
+	/* retry_cnt counts expiries of the configured timeout, as rxe's: one
+	 * the estimate made earlier spends none, so the QP gives up no sooner
+	 * than with a fixed timer (the backoff reaches the cap in a bounded
+	 * number of doublings). */
+	if (roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now) >= qp->timeout_ns ||
+	    qp->comp.rto.backoff >= ROXE_RTO_MAX_BACKOFF) {
+		if (qp->comp.retry_cnt == 0) {
+			fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_cnt--;
+	}
+	roxe_cwnd_timeout(&qp->comp.cwnd, qp->comp.rto.backoff > 0);
+	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
+	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
 	roxe_requester_retry(qp, qp->comp.psn);
-	qp->comp.deadline = qp->eng->now + qp->timeout_ns;
+	qp->comp.deadline = qp->eng->now + roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	roxe_timer_arm(qp);
 }

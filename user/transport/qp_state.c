@@ -138,6 +138,7 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 			qp->req.wqe = qp->sq.index;
 			qp->comp.retry_cnt = qp->attr.retry_cnt;
 			qp->comp.rnr_retry = qp->attr.rnr_retry;
+			roxe_recovery_reset(qp);
 		}
 		/* SQD -> SQD may have changed the retry counts. */
 		if (st == IBV_QPS_RTS && qp->eng_state == IBV_QPS_SQD) {

@@ -12,7 +12,8 @@
  *   LOCAL_INV     no packet: takes effect in order, completes when reached;
  *   BIND_MW       so does a memory window's bind,
  *   REG_MR        and a kernel QP's fast registration (roxe.ko)
- * while the RC window allows: at most ROXE_MAX_INFLIGHT PSNs unacknowledged,
+ * while the RC window allows: at most the send window's PSNs (recovery.h;
+ * never more than ROXE_MAX_INFLIGHT) unacknowledged, checked per packet,
  * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
  * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait.
  *
@@ -172,6 +173,15 @@ static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe 
 	return IBV_WC_SUCCESS;
 }
 
+/* Ask for an ACK about twice per window, so that the window reopens
+ * before it runs dry. */
+static uint32_t ackreq_every(const struct roxe_qp *qp)
+{
+	uint32_t n = qp->comp.cwnd.cwnd / 2;
+
+	return n < 1 ? 1 : n > ROXE_ACKREQ_EVERY ? ROXE_ACKREQ_EVERY : n;
+}
+
 /* Build and queue the next packet of w. Returns false when no transmit
  * buffer is free (try again next turn) or the WQE failed locally. */
 static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
@@ -204,7 +214,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	h.psn = qp->req.psn;
 	h.dqpn = qp->type == IBV_QPT_UD ? w->wr.wr.ud.remote_qpn : qp->attr.dest_qp_num;
 	if (qp->type == IBV_QPT_RC)
-		h.ackreq = last || ++qp->req.since_ackreq >= ROXE_ACKREQ_EVERY;
+		h.ackreq = last || qp->req.probe || ++qp->req.since_ackreq >= ackreq_every(qp);
+	qp->req.probe = false;
 	if (h.ackreq)
 		qp->req.since_ackreq = 0;
 	if (op == IBV_WR_RDMA_READ || (first && (op == IBV_WR_RDMA_WRITE ||
@@ -261,6 +272,13 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
 	roxe_engine_tx_commit(e, qp, b);
 
+	/* Time one PSN per round trip: one that asks for an ACK and was never
+	 * sent before (Karn: an ACK of a resent PSN may answer either copy). */
+	if (h.ackreq && !qp->req.rtt_timing && qp->req.psn == qp->req.max_psn) {
+		qp->req.rtt_timing = true;
+		qp->req.rtt_psn = qp->req.psn;
+		qp->req.rtt_sent = e->now;
+	}
 	if (op == IBV_WR_RDMA_READ) {
 		qp->req.psn = roxe_psn_add(w->first_psn, roxe_qp_send_wqe_psns(qp, w));
 		qp->req.offset = len;
@@ -278,11 +296,33 @@ local_error:
 	return false;
 }
 
-/* May w start now? Checks the RC window, rd_atomic and fence limits. */
+/*
+ * May the next packet of w (npsn PSNs: a READ request takes its responses')
+ * leave now? The send window (recovery.h; at most ROXE_MAX_INFLIGHT) caps
+ * the PSNs outstanding. A rate pacer would be asked here too.
+ */
+static bool may_send(const struct roxe_qp *qp, uint32_t npsn)
+{
+	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
+	uint32_t inflight = roxe_req_inflight(qp, qp->req.psn);
+
+	if (qp->type != IBV_QPT_RC || qp->req.probe)
+		return true;	/* a tail probe resends a PSN already counted */
+	/* A READ bigger than the window may go alone. */
+	return !inflight || inflight + npsn <= qp->comp.cwnd.cwnd;
+}
+
+/* PSNs the next packet of w takes. */
+static uint32_t next_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	if (w->wr.opcode == IBV_WR_RDMA_READ)
+		return (uint32_t)roxe_psn_diff(roxe_psn_add(w->last_psn, 1), qp->req.psn);
+	return 1;
+}
+
+/* May w start now? Checks the rd_atomic and fence limits. */
 static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
-	uint32_t inflight;
-
 	if (qp->type != IBV_QPT_RC)
 		return true;
 	if ((w->wr.send_flags & IBV_SEND_FENCE) && qp->req.rd_atomic)
@@ -290,11 +330,8 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 	if (roxe_wqe_is_read_or_atomic(w->wr.opcode) &&
 	    qp->req.rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 		return false;
-	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
-	inflight = roxe_psn_diff(qp->req.psn, qp->comp.psn) > 0 ?
-		   (uint32_t)roxe_psn_diff(qp->req.psn, qp->comp.psn) : 0;
-	/* A READ bigger than the window may go alone. */
-	return !inflight || inflight + roxe_qp_send_wqe_psns(qp, w) <= ROXE_MAX_INFLIGHT;
+	/* its first packet: the rest goes packet by packet (roxe_requester) */
+	return may_send(qp, w->wr.opcode == IBV_WR_RDMA_READ ? roxe_qp_send_wqe_psns(qp, w) : 1);
 }
 
 void roxe_requester(struct roxe_qp *qp)
@@ -341,6 +378,9 @@ void roxe_requester(struct roxe_qp *qp)
 			qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 			continue;
 		}
+		/* the window, packet by packet: an ACK reopens it (rearm) */
+		if (!may_send(qp, next_psns(qp, w)))
+			return;
 		w->state = ROXE_WQE_SENDING;
 		if (!send_packet(qp, w)) {
 			if (w->status != IBV_WC_SUCCESS) {
@@ -353,18 +393,17 @@ void roxe_requester(struct roxe_qp *qp)
 		if (roxe_wqe_is_read_or_atomic(op))
 			qp->req.rd_atomic++;
 		budget--;
+		/* RFC 6298 5.1: the timer runs while anything is outstanding */
+		if (qp->type == IBV_QPT_RC && !qp->comp.deadline && qp->timeout_ns)
+			roxe_retrans_timer_start(qp);
 		if (qp->req.offset < w->dma.length && !roxe_wqe_is_read_or_atomic(op))
 			continue;
 		/* Last packet of w queued. */
 		w->state = ROXE_WQE_SENT;
 		qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 		qp->req.offset = 0;
-		if (qp->type != IBV_QPT_RC) {
+		if (qp->type != IBV_QPT_RC)
 			roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
-		} else if (!qp->comp.deadline && qp->timeout_ns) {
-			qp->comp.deadline = qp->eng->now + qp->timeout_ns;
-			roxe_timer_arm(qp);
-		}
 	}
 	if (budget == 0)
 		roxe_engine_ready(qp->eng, qp);
@@ -396,8 +435,19 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 		 * in order); the ones walked again count afresh. */
 		qp->req.rd_atomic = 0;
 		qp->req.since_ackreq = 0;
+		qp->req.rtt_timing = false;	/* Karn: the timed PSN may go again */
 		qp->stats->retransmits++;
 		roxe_engine_ready(qp->eng, qp);
 		return;
 	}
+}
+
+void roxe_recovery_reset(struct roxe_qp *qp)
+{
+	roxe_rto_init(&qp->comp.rto);
+	roxe_cwnd_init(&qp->comp.cwnd, ROXE_MAX_INFLIGHT);
+	qp->comp.cwnd_psn = qp->comp.psn;
+	qp->comp.probe_due = false;
+	qp->req.rtt_timing = false;
+	qp->req.probe = false;
 }

@@ -28,6 +28,8 @@
 #include "roxe/kabi.h"
 #include "core/core.h"
 #include "roxe/port.h"
+#include "roxe/psn.h"
+#include "transport/recovery.h"
 
 #define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
@@ -173,6 +175,11 @@ struct roxe_qp {
 		bool		fenced;		/* waiting for READ/ATOMIC to finish */
 		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
 		uint64_t	rnr_deadline;
+		bool		probe;		/* the next packet is a tail probe: AckReq */
+		/* RTT: one PSN timed at a time, sent once (Karn) */
+		bool		rtt_timing;
+		uint32_t	rtt_psn;
+		uint64_t	rtt_sent;	/* engine time it left */
 	} req;
 	struct {				/* completer */
 		uint32_t	psn;		/* oldest PSN not yet acknowledged */
@@ -181,6 +188,12 @@ struct roxe_qp {
 		uint64_t	deadline;	/* retransmit timer; 0: disarmed */
 		bool		seq_nak_seen;	/* one go-back-N per NAKed PSN */
 		uint32_t	seq_nak_psn;
+		/* loss recovery (recovery.h) */
+		struct roxe_rto	rto;
+		struct roxe_cwnd cwnd;
+		uint32_t	cwnd_psn;	/* comp.psn the window has counted to */
+		bool		probe_due;	/* deadline is the tail probe's */
+		uint64_t	timer_from;	/* ns: when the probe's timer began */
 	} comp;
 	struct {				/* responder */
 		uint32_t	psn;		/* next PSN expected */
@@ -370,6 +383,15 @@ uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the head */
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
+void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */
+void roxe_retrans_timer_start(struct roxe_qp *qp);	/* (re)start it from now */
+/* PSNs sent and not yet acknowledged (0 while go-back-N runs behind an ACK). */
+static inline uint32_t roxe_req_inflight(const struct roxe_qp *qp, uint32_t upto)
+{
+	int32_t d = roxe_psn_diff(upto, qp->comp.psn);
+
+	return d > 0 ? (uint32_t)d : 0;
+}
 void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_completer_timeout(struct roxe_qp *qp);
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st);

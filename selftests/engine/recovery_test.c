@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Loss recovery (user/transport/recovery.h, requester.c, completer.c).
+ *
+ * First the arithmetic: the RFC 6298 estimator (SRTT/RTTVAR, floor, backoff,
+ * cap), the tail probe's timeout, and the send window (the IBA limit
+ * without losses, the loss interval, the BDP term, an outage, limits).
+ * Then the engine, on a loop wire with a filtering port at each end that
+ * drops chosen frames, counts what the requester sends, and can replay a
+ * NAK late:
+ *   - under frequent losses the window bounds what go-back-N resends;
+ *   - a sequence NAK resends once, from the NAKed PSN, the window only;
+ *   - a late duplicate of that NAK resends nothing;
+ *   - on a QP that went back lately, a lost tail goes again as a tail
+ *     probe (the last PSN alone), long before the configured timeout; on
+ *     a clean one, on the configured timeout, as a go-back;
+ *   - a stalled ACK on a path that lost nothing sends nothing twice;
+ *   - Karn: an ACK of a resent PSN gives no RTT sample;
+ *   - a READ whose response is lost restarts from that response (a new
+ *     READ request for the rest: its PSN, address and length).
+ */
+#include <arpa/inet.h>
+#include "kselftest_harness.h"
+#include "pair.h"
+#include "roxe/parse.h"
+#include "roxe/psn.h"
+#include "transport/transport.h"
+
+/* --- the estimator ------------------------------------------------------------ */
+#define MS 1000000ull
+#define US 1000ull
+
+TEST(rto_without_sample_is_the_configured_timeout)
+{
+	struct roxe_rto r;
+
+	roxe_rto_init(&r);
+	EXPECT_EQ(268 * MS, roxe_rto_ns(&r, 268 * MS));
+	roxe_rto_backoff(&r);
+	EXPECT_EQ(268 * MS, roxe_rto_ns(&r, 268 * MS));	/* never past the cap */
+	/* no cap (timeout 0 never arms the timer, but the arithmetic holds) */
+	roxe_rto_init(&r);
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_ns(&r, 0));
+}
+
+TEST(rto_srtt_rttvar_updates)
+{
+	struct roxe_rto r;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 20 * MS);		/* 2.2: SRTT R, RTTVAR R/2 */
+	EXPECT_EQ(20 * MS, r.srtt);
+	EXPECT_EQ(10 * MS, r.rttvar);
+	EXPECT_EQ(60 * MS, roxe_rto_ns(&r, 0));	/* SRTT + 4 RTTVAR */
+	roxe_rto_sample(&r, 40 * MS);		/* 2.3: RTTVAR first, with the old SRTT */
+	EXPECT_EQ(12500 * US, r.rttvar);	/* 3/4 * 10 + 1/4 * |20 - 40| */
+	EXPECT_EQ(22500 * US, r.srtt);		/* 7/8 * 20 + 1/8 * 40 */
+	EXPECT_EQ(72500 * US, roxe_rto_ns(&r, 0));
+	roxe_rto_sample(&r, 22500 * US);	/* steady: the variance decays */
+	EXPECT_EQ(22500 * US, r.srtt);
+	EXPECT_EQ(9375 * US, r.rttvar);
+}
+
+TEST(rto_floor)
+{
+	struct roxe_rto r;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 20 * US);
+	EXPECT_EQ(20 * US, r.srtt);
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_ns(&r, 268 * MS));
+	roxe_rto_sample(&r, 0);			/* a same-turn ACK: 1 ns, no zero SRTT */
+	EXPECT_NE(0u, r.srtt);
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_ns(&r, 268 * MS));
+	/* a configured timeout below the floor still bounds it */
+	EXPECT_EQ(500 * US, roxe_rto_ns(&r, 500 * US));
+}
+
+TEST(rto_backoff_doubles_to_the_cap_and_resets_on_progress)
+{
+	struct roxe_rto r;
+	uint64_t prev;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 20 * MS);
+	EXPECT_EQ(60 * MS, roxe_rto_ns(&r, 500 * MS));
+	roxe_rto_backoff(&r);
+	EXPECT_EQ(120 * MS, roxe_rto_ns(&r, 500 * MS));
+	roxe_rto_backoff(&r);
+	EXPECT_EQ(240 * MS, roxe_rto_ns(&r, 500 * MS));
+	roxe_rto_backoff(&r);
+	EXPECT_EQ(480 * MS, roxe_rto_ns(&r, 500 * MS));
+	roxe_rto_backoff(&r);
+	EXPECT_EQ(500 * MS, roxe_rto_ns(&r, 500 * MS));	/* the configured timeout */
+	roxe_rto_progress(&r);
+	EXPECT_EQ(60 * MS, roxe_rto_ns(&r, 500 * MS));
+	/* a new sample also ends the backoff */
+	roxe_rto_backoff(&r);
+	roxe_rto_sample(&r, 20 * MS);
+	EXPECT_EQ(0u, r.backoff);
+	/* bounded: saturates, never wraps */
+	prev = roxe_rto_ns(&r, 0);
+	for (int i = 0; i < 100; i++) {
+		roxe_rto_backoff(&r);
+		EXPECT_GE(roxe_rto_ns(&r, 0), prev);
+		prev = roxe_rto_ns(&r, 0);
+	}
+	EXPECT_EQ((unsigned)ROXE_RTO_MAX_BACKOFF, r.backoff);
+	/* IBA's largest local ACK timeout (31: 4.096 us << 31) is reached */
+	EXPECT_EQ(4096ull << 31, roxe_rto_ns(&r, 4096ull << 31));
+}
+
+TEST(tail_probe_timeout)
+{
+	struct roxe_rto r;
+	uint64_t t = 5000 * MS;		/* a clock past the loss memory */
+
+	roxe_rto_init(&r);
+	roxe_rto_loss(&r, t);
+	EXPECT_EQ(0u, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));	/* no sample: none */
+	roxe_rto_sample(&r, 100 * US);
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
+	roxe_rto_init(&r);
+	roxe_rto_loss(&r, t);
+	roxe_rto_sample(&r, 3 * MS);	/* RTTVAR 1.5 ms: SRTT + 4 RTTVAR = 9 ms */
+	EXPECT_EQ(9 * MS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
+	for (int i = 0; i < 30; i++)	/* steady: RTTVAR decays, two SRTTs rule */
+		roxe_rto_sample(&r, 3 * MS);
+	EXPECT_EQ(6 * MS, roxe_pto_ns(&r, roxe_rto_ns(&r, 268 * MS), t));
+	EXPECT_EQ(0u, roxe_pto_ns(&r, 5 * MS, t));	/* never at or past the RTO */
+}
+
+/* A probe on a path that lost nothing can only be a duplicate (a stall, not
+ * a loss): it is armed for ROXE_PTO_LOSS_MEMORY_NS after a go-back only. */
+TEST(tail_probe_only_after_a_loss)
+{
+	struct roxe_rto r;
+	uint64_t t = 5000 * MS, rto;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 100 * US);
+	rto = roxe_rto_ns(&r, 268 * MS);
+	EXPECT_EQ(0u, roxe_pto_ns(&r, rto, t));			/* never lost */
+	roxe_rto_loss(&r, t);
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, t + ROXE_PTO_LOSS_MEMORY_NS));
+	EXPECT_EQ(0u, roxe_pto_ns(&r, rto, t + ROXE_PTO_LOSS_MEMORY_NS + 1));
+	roxe_rto_sample(&r, 100 * US);		/* samples do not forget it */
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, t + 1));
+	roxe_rto_init(&r);
+	roxe_rto_loss(&r, 0);			/* a clock at 0 still counts */
+	roxe_rto_sample(&r, 100 * US);
+	EXPECT_EQ(ROXE_PTO_MIN_NS, roxe_pto_ns(&r, rto, 1));
+}
+
+/* A clean QP runs the configured timeout; one that went back lately, or
+ * one with none configured, the estimate. */
+TEST(rto_timer_follows_the_estimate_only_on_a_lossy_qp)
+{
+	struct roxe_rto r;
+	uint64_t t = 5000 * MS;
+
+	roxe_rto_init(&r);
+	roxe_rto_sample(&r, 100 * US);
+	EXPECT_FALSE(roxe_rto_lossy(&r, t));
+	EXPECT_EQ(268 * MS, roxe_rto_timer_ns(&r, 268 * MS, t));
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_timer_ns(&r, 0, t));
+	roxe_rto_loss(&r, t);
+	EXPECT_TRUE(roxe_rto_lossy(&r, t + ROXE_PTO_LOSS_MEMORY_NS));
+	EXPECT_EQ(ROXE_RTO_MIN_NS, roxe_rto_timer_ns(&r, 268 * MS, t + 1));
+	EXPECT_EQ(268 * MS, roxe_rto_timer_ns(&r, 268 * MS, t + ROXE_PTO_LOSS_MEMORY_NS + 1));
+	EXPECT_EQ(5 * MS, roxe_rto_timer_ns(&r, 5 * MS, t + 1));	/* never past the cap */
+}
+
+/* --- the window -------------------------------------------------------------- */
+/* Without losses the limit is IBA's; one loss among 1000 PSNs (0.1 %) is
+ * no reason to hold back: still IBA's. */
+TEST(cwnd_isolated_losses_cut_nothing)
+{
+	struct roxe_cwnd w;
+	uint64_t t = 1;
+
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	for (int loss = 0; loss < 5; loss++) {
+		for (int i = 0; i < 100; i++)
+			roxe_cwnd_ack(&w, 10, t += 10 * US);
+		roxe_cwnd_loss(&w);
+		EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	}
+	/* a first timeout is a go-back like a NAK, no more */
+	roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, t += 10 * US);
+	roxe_cwnd_timeout(&w, false);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+}
+
+/* Frequent losses: the limit follows the mean PSNs between go-backs (an
+ * EWMA), never below the floor, and grows back as they thin out. */
+TEST(cwnd_follows_the_loss_interval)
+{
+	struct roxe_cwnd w;
+	uint32_t prev;
+
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	/* no ACK timed: no BDP estimate, only the loss interval counts */
+	for (int loss = 0; loss < 20; loss++) {
+		roxe_cwnd_ack(&w, 40, 0);
+		roxe_cwnd_loss(&w);
+	}
+	EXPECT_EQ(0u, roxe_cwnd_bdp(&w));
+	EXPECT_EQ(40u * ROXE_LOSS_GAIN, w.cwnd);
+	EXPECT_EQ(40u, w.loss_ival);
+	/* one loss after 200: a quarter of the way, (3 x 40 + 200) / 4 */
+	roxe_cwnd_ack(&w, 200, 0);
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ(80u, w.loss_ival);
+	/* back to back (a NAK and then the timer for one loss): smaller, not
+	 * collapsed */
+	prev = w.cwnd;
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ(60u, w.loss_ival);
+	EXPECT_LT(w.cwnd, prev);
+	/* losses on every PSN: the floor */
+	for (int loss = 0; loss < 50; loss++)
+		roxe_cwnd_loss(&w);
+	EXPECT_EQ((uint32_t)ROXE_CWND_FLOOR, w.cwnd);
+	/* losses thinning out: back to the IBA limit */
+	for (int loss = 0; loss < 50; loss++) {
+		roxe_cwnd_ack(&w, 2000, 0);
+		roxe_cwnd_loss(&w);
+	}
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+}
+
+/* The BDP term: however lossy, the limit keeps gain x rate x min RTT in
+ * flight. 10 PSNs every 100 us (100000 PSN/s) over a 1 ms min RTT: a BDP
+ * of 100. */
+TEST(cwnd_keeps_the_bdp_in_flight)
+{
+	struct roxe_cwnd w;
+	uint64_t t = 1000 * MS;
+
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	roxe_cwnd_rtt(&w, 5 * MS, t);
+	roxe_cwnd_rtt(&w, 1 * MS, t);
+	roxe_cwnd_rtt(&w, 3 * MS, t);		/* the min holds */
+	EXPECT_EQ(1 * MS, w.min_rtt);
+	for (int i = 0; i < 100; i++) {
+		roxe_cwnd_ack(&w, 10, t += 100 * US);
+		if (i % 10 == 9)
+			roxe_cwnd_loss(&w);		/* a loss every 100 PSNs */
+	}
+	EXPECT_EQ(100u, roxe_cwnd_bdp(&w));
+	EXPECT_EQ(100u * ROXE_BDP_GAIN, w.cwnd);
+	/* a round that waited (an RTO, the application): the max holds */
+	roxe_cwnd_ack(&w, 10, t += 50 * MS);
+	EXPECT_EQ(100u, roxe_cwnd_bdp(&w));
+	/* the min RTT expires after its window: a new (larger) one holds */
+	roxe_cwnd_rtt(&w, 2 * MS, t + ROXE_MINRTT_WIN_NS + 1);
+	EXPECT_EQ(2 * MS, w.min_rtt);
+	EXPECT_EQ(200u, roxe_cwnd_bdp(&w));
+}
+
+TEST(cwnd_outage_and_limits)
+{
+	struct roxe_cwnd w;
+
+	/* a second timeout without progress: an outage, the minimum; the
+	 * next ACK undoes it */
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	roxe_cwnd_ack(&w, 600, 0);
+	roxe_cwnd_timeout(&w, false);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	roxe_cwnd_timeout(&w, true);
+	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
+	roxe_cwnd_timeout(&w, true);
+	EXPECT_EQ((uint32_t)ROXE_CWND_MIN, w.cwnd);
+	roxe_cwnd_ack(&w, 1, 0);
+	EXPECT_GE(w.cwnd, (uint32_t)ROXE_CWND_FLOOR);
+	/* absurd counts are bounded */
+	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
+	roxe_cwnd_ack(&w, 0xffffffffu, 1);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
+	/* a small IBA limit caps the start, the floor, the estimate */
+	roxe_cwnd_init(&w, 4);
+	EXPECT_EQ(4u, w.cwnd);
+	roxe_cwnd_ack(&w, 100, 100);
+	EXPECT_EQ(4u, w.cwnd);
+	roxe_cwnd_loss(&w);
+	roxe_cwnd_loss(&w);
+	EXPECT_EQ(4u, w.cwnd);
+}
+
+/* --- the engine, behind filtering ports -------------------------------------------- */
+#define NPSN	1024	/* PSNs a filter counts, from its base */
+
+/* A port in front of a loop port: what the engine sends passes through
+ * filter(), on the engine's thread; the test reads the record once the
+ * exchange is over (a completion polled after the last frame). */
+struct fport {
+	struct roxe_port	port;		/* first: the engine's view */
+	struct roxe_port	*in;
+	uint32_t		base;		/* PSN counted as 0 */
+	int64_t			drop_psn;	/* drop its first copy; -1: none */
+	unsigned		drop_every;	/* and every drop_every-th request
+						 * frame (0: none), random loss's
+						 * regular cousin */
+	unsigned		nreq;		/* request frames seen */
+	int			drop_kind;	/* 0: requests, 1: responses */
+	bool			dup_nak;	/* replay the first NAK after the next ACK */
+	uint64_t		rx_hold_until;	/* ns: receive nothing before (a
+						 * stalled host); atomic */
+	/* record */
+	unsigned		sent[NPSN];	/* requests by PSN - base */
+	unsigned		dropped, naks, replayed;
+	uint8_t			nak[256];
+	uint32_t		nak_len, nak_psn;
+	unsigned		nreads;
+	struct roxe_frame_hdr	reads[8];	/* READ requests seen */
+};
+
+static bool is_response(uint8_t op)
+{
+	return op >= 0x0d && op <= 0x12;	/* READ responses, ACK, atomic ACK */
+}
+
+/* Keep frame b? Records it. */
+static bool filter(struct fport *fp, const struct roxe_buf *b)
+{
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+	uint32_t off;
+
+	if (roxe_parse(b->data, b->data + b->len, b->len, &pkt) != ROXE_PKT_OK)
+		return true;
+	roxe_frame_hdr_get(b->data, &pkt, &h);
+	off = (h.psn - fp->base) & ROXE_PSN_MASK;
+	if (!is_response(h.opcode) && off < NPSN)
+		fp->sent[off]++;
+	if (h.opcode == ROXE_OP_RC_RDMA_READ_REQUEST && fp->nreads < 8)
+		fp->reads[fp->nreads++] = h;
+	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
+	    (h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_NAK) {
+		fp->naks++;
+		if (fp->dup_nak && !fp->nak_len && b->len <= sizeof(fp->nak)) {
+			memcpy(fp->nak, b->data, b->len);
+			fp->nak_len = b->len;
+			fp->nak_psn = h.psn;
+		}
+	}
+	if (fp->drop_psn >= 0 && h.psn == (uint32_t)fp->drop_psn &&
+	    is_response(h.opcode) == (fp->drop_kind == 1)) {
+		fp->drop_psn = -1;
+		fp->dropped++;
+		return false;
+	}
+	if (fp->drop_every && !is_response(h.opcode) && ++fp->nreq % fp->drop_every == 0) {
+		fp->dropped++;
+		return false;
+	}
+	return true;
+}
+
+/* The NAK's late copy goes after the first plain ACK past its PSN: by
+ * then the requester has had that PSN acknowledged. */
+static bool replay_due(struct fport *fp, const struct roxe_buf *b)
+{
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+
+	if (!fp->nak_len || fp->replayed ||
+	    roxe_parse(b->data, b->data + b->len, b->len, &pkt) != ROXE_PKT_OK)
+		return false;
+	roxe_frame_hdr_get(b->data, &pkt, &h);
+	return h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
+	       (h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK &&
+	       roxe_psn_diff(h.psn, fp->nak_psn) >= 0;
+}
+
+static struct fport *fp_of(struct roxe_port *p)
+{
+	return (struct fport *)p;
+}
+
+static unsigned f_rx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	if (roxe_now_ns() < __atomic_load_n(&fp_of(p)->rx_hold_until, __ATOMIC_ACQUIRE))
+		return 0;
+	return roxe_port_rx(fp_of(p)->in, b, n);
+}
+
+static void f_rx_release(struct roxe_port *p, const struct roxe_buf *b, unsigned n)
+{
+	roxe_port_rx_release(fp_of(p)->in, b, n);
+}
+
+static unsigned f_tx_alloc(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	return roxe_port_tx_alloc(fp_of(p)->in, b, n);
+}
+
+static void f_tx_free(struct roxe_port *p, const struct roxe_buf *b, unsigned n)
+{
+	roxe_port_tx_free(fp_of(p)->in, b, n);
+}
+
+static void f_tx_submit(struct roxe_port *p, struct roxe_buf *b, unsigned n)
+{
+	struct fport *fp = fp_of(p);
+	struct roxe_buf keep[ROXE_RX_BURST + 1];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!filter(fp, &b[i])) {
+			roxe_port_tx_free(fp->in, &b[i], 1);
+			continue;
+		}
+		keep[k++] = b[i];
+		if (replay_due(fp, &b[i]) && k < ROXE_RX_BURST + 1 &&
+		    roxe_port_tx_alloc(fp->in, &keep[k], 1) == 1) {
+			memcpy(keep[k].data, fp->nak, fp->nak_len);
+			keep[k++].len = fp->nak_len;
+			fp->replayed++;
+		}
+	}
+	if (k)
+		roxe_port_tx(fp->in, keep, k);
+}
+
+static void f_tx_flush(struct roxe_port *p)
+{
+	roxe_port_flush(fp_of(p)->in);
+}
+
+static void f_destroy(struct roxe_port *p)
+{
+	(void)p;	/* the test owns it */
+}
+
+static const struct roxe_port_ops fops = {
+	.name = "filter", .rx_burst = f_rx, .rx_release = f_rx_release, .tx_alloc = f_tx_alloc,
+	.tx_submit = f_tx_submit, .tx_free = f_tx_free, .tx_flush = f_tx_flush,
+	.destroy = f_destroy,
+};
+
+#define BUF	(1u << 20)
+#define PSN_A	0x100
+#define PSN_B	0x200
+
+FIXTURE(rec) {
+	struct pair p;
+	struct fport f[2];
+};
+
+/* As pair_open_polled, each device on a filtering port. */
+static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
+{
+	memset(p, 0, sizeof(*p));
+	p->buf_len = BUF;
+	p->wire = roxe_loop_wire_new(4096 + 256, 1024);
+	if (!p->wire)
+		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		struct roxe_port *in = roxe_loop_port(p->wire, i);
+		struct roxe_port *port = &f[i].port;
+		struct roxe_device_attr da = {
+			.backend = ROXE_BACKEND_PORTS,
+			.engines = 1,
+			.mtu = 1024,
+			.polled = polled & (1u << i),
+			.ports = &port,
+		};
+		struct side *s = &p->s[i];
+		int err;
+
+		memset(&f[i], 0, sizeof(f[i]));
+		f[i].port = *in;
+		f[i].port.ops = &fops;
+		f[i].in = in;
+		f[i].drop_psn = -1;
+		f[i].base = i ? PSN_B : PSN_A;
+		roxe_gid_from_v4(da.gid, htonl(0x0a630001 + i));
+		da.mac[0] = 0x02;
+		da.mac[5] = (uint8_t)(1 + i);
+		err = roxe_device_open(&da, &s->dev);
+		if (!err)
+			err = roxe_alloc_pd(s->dev, &s->pd);
+		if (!err)
+			err = roxe_create_cq(s->dev, 4096, NULL, NULL, &s->cq);
+		if (err)
+			return err;
+		s->buf = aligned_alloc(4096, BUF);
+		if (!s->buf)
+			return -ENOMEM;
+		memset(s->buf, 0, BUF);
+		err = roxe_reg_mr(s->pd, s->buf, BUF,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ, &s->mr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+FIXTURE_SETUP(rec)
+{
+	memset(&self->p, 0, sizeof(self->p));
+}
+
+FIXTURE_TEARDOWN(rec)
+{
+	pair_close(&self->p);
+	EXPECT_EQ(0, leak_check());
+}
+
+static struct roxe_qp_stats *qstats(struct side *s)
+{
+	return &s->dev->qp_stats[roxe_qp_num(s->qp)];
+}
+
+static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
+{
+	return post_send1(p->s[0].qp, IBV_WR_RDMA_WRITE, id, p->s[0].buf + off, len,
+			  p->s[0].mr->lkey, (uintptr_t)p->s[1].buf + off, p->s[1].mr->rkey,
+			  IBV_SEND_SIGNALED);
+}
+
+/* Frequent losses (every 16th request frame, first copy or not): each one
+ * sends go-back-N back, and what it resends is what was in flight behind
+ * the loss. The window follows the loss interval (about 15 PSNs; its
+ * floor, 16) and bounds that; IBA's 512 alone lets the requester run on
+ * past each loss as far as it gets before the NAK stops it. */
+TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
+{
+	enum { LEN = 512 * 1024, EVERY = 16 };	/* 512 packets */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+	unsigned total = 0;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	/* timeout 16 (268 ms): the NAKs bring the resends */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	self->f[0].drop_every = EVERY;
+	fill_pattern(a->buf, LEN, 3);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	for (unsigned i = 0; i < LEN / 1024; i++)
+		total += self->f[0].sent[i];
+	TH_LOG("%u requests for %u PSNs, %u dropped, %llu go-backs, %llu timer expiries",
+	       total, LEN / 1024, self->f[0].dropped,
+	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	/* Each go-back (NAK, probe or timer) resends at most what the window
+	 * let out: about EVERY here (the loss interval; the floor, 16), given
+	 * 1.5 x that. Measured on a loaded host: 9 to 16 a go-back; without
+	 * the window (main) 30 to 72, and the QP failed with RETRY_EXC_ERR. */
+	EXPECT_LE(total, LEN / 1024 + (unsigned)(qstats(a)->retransmits + qstats(a)->timeouts) *
+				      (EVERY + EVERY / 2));
+}
+
+/* Checks common to the NAK tests: every PSN of the message went once or
+ * twice, lost_at exactly twice, and the twice-sent ones are one run from
+ * lost_at: the window resent once from the NAKed PSN. */
+static void check_one_resend(struct __test_metadata *_metadata, const struct fport *f,
+			     unsigned npsn, unsigned lost_at, unsigned max_resent,
+			     unsigned timeouts)
+{
+	unsigned resent = 0;
+
+	/* A loaded host may stall an engine past the retransmission timer:
+	 * each expiry may send PSNs once more (counted, and allowed for). */
+	EXPECT_GE(f->sent[lost_at], 2u);
+	EXPECT_LE(f->sent[lost_at], 2u + timeouts);
+	for (unsigned i = 0; i < npsn; i++) {
+		EXPECT_GE(f->sent[i], 1u) TH_LOG("PSN +%u never sent", i);
+		EXPECT_LE(f->sent[i], 2u + timeouts) TH_LOG("PSN +%u sent %u times", i, f->sent[i]);
+		if (f->sent[i] >= 2 && !timeouts) {
+			EXPECT_TRUE(i >= lost_at && i < lost_at + max_resent)
+				TH_LOG("PSN +%u resent, outside the window from +%u", i, lost_at);
+			resent++;
+		}
+	}
+	TH_LOG("%u PSNs resent from +%u", resent, lost_at);
+}
+
+static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self, bool dup)
+{
+	enum { LEN = 256 * 1024, LOST = 40 };	/* 256 packets: the WRITE is still
+						 * outstanding when the late NAK comes */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	/* timeout 16 (268 ms): only a NAK brings a resend in time */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	self->f[0].drop_psn = PSN_A + LOST;
+	self->f[1].dup_nak = dup;
+	fill_pattern(a->buf, LEN, 5);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	EXPECT_EQ(1u, self->f[0].dropped);
+	EXPECT_EQ(1u, self->f[1].naks);
+	/* one go-back-N for the NAK, and one per expiry of a stalled host */
+	EXPECT_EQ(1u + qstats(a)->timeouts, qstats(a)->retransmits);
+	if (qstats(a)->timeouts)
+		TH_LOG("%llu timer expiries (a loaded host)",
+		       (unsigned long long)qstats(a)->timeouts);
+	if (dup) {
+		EXPECT_EQ(1u, self->f[1].replayed);
+		EXPECT_EQ(2u, qstats(a)->nak_seq_err_rcvd);	/* both came */
+	} else {
+		EXPECT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
+	}
+	/* What was in flight when the NAK came is at most the window (no
+	 * loss before: the IBA limit, more than the message). */
+	check_one_resend(_metadata, &self->f[0], LEN / 1024, LOST,
+			 LEN / 1024 - LOST, (unsigned)qstats(a)->timeouts);
+}
+
+TEST_F(rec, seq_nak_resends_the_window_once)
+{
+	nak_case(_metadata, self, false);
+}
+
+/* A NAK replayed after the PSN it names was acknowledged (a duplicate or a
+ * late copy on the wire) must not send the requester back again. */
+TEST_F(rec, late_duplicate_nak_resends_nothing)
+{
+	nak_case(_metadata, self, true);
+}
+
+/* The last packet of a message lost on a path that has lost nothing: no
+ * later packet makes the responder NAK, no probe is armed (a clean QP runs
+ * the configured timeout, 14: 67 ms, as rxe): the timer's go-back sends
+ * the whole message again. */
+TEST_F(rec, tail_loss_on_a_clean_path_goes_back_on_the_configured_timer)
+{
+	enum { LEN = 4096 };	/* 4 packets */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 14, 7, 7));
+	fill_pattern(a->buf, 16 * LEN, 7);
+	for (int i = 0; i < 8; i++) {	/* RTT samples */
+		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(1u, self->f[0].dropped);
+	EXPECT_EQ(1u, qstats(a)->timeouts);
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4]);		/* a go-back, not a probe */
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
+}
+
+/* A host that stalls (a scheduler holding the engine, a loaded guest) for
+ * longer than twice the RTT, on a path that has lost nothing: the ACK comes
+ * late, and neither a probe nor a go-back may go out for it (the
+ * responder would count duplicates): a clean QP runs the configured
+ * timeout (20: 4.3 s), not the estimate's 10 ms floor nor a probe at two
+ * SRTTs (microseconds here), both shorter than the stall (30 ms). */
+TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
+{
+	enum { LEN = 4096 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	fill_pattern(a->buf, 16 * LEN, 3);
+	for (int i = 0; i < 8; i++) {	/* RTT samples */
+		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 30 * MS, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(0u, qstats(a)->timeouts);
+	EXPECT_EQ(0u, qstats(a)->retransmits);
+	EXPECT_EQ(0u, qstats(b)->duplicates);
+	for (unsigned k = 0; k < 9 * 4; k++) {
+		unsigned n = self->f[0].sent[k];
+
+		EXPECT_EQ(1u, n) TH_LOG("PSN +%u sent %u times", k, n);
+	}
+}
+
+/* After a go-back (a NAK), the probe is armed: a lost tail goes again as
+ * the one last PSN (the responder NAKs the gap it shows), not as the
+ * whole message from the RTO's go-back. */
+TEST_F(rec, tail_loss_after_a_loss_is_probed)
+{
+	enum { LEN = 4096 };	/* 4 packets */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	fill_pattern(a->buf, 16 * LEN, 9);
+	for (int i = 0; i < 8; i++) {
+		if (i == 4)	/* a middle packet: the NAK's go-back */
+			self->f[0].drop_psn = PSN_A + 4 * 4 + 1;
+		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(1u, self->f[0].dropped);
+	ASSERT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
+	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	/* a quarter of the configured timeout (4.3 s): the estimate's timers */
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 1000)) TH_LOG("not resent before 1 s");
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(2u, self->f[0].dropped);
+	EXPECT_EQ(1u, self->f[0].sent[8 * 4]) TH_LOG("the message's first PSN went again: an RTO, no probe");
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
+}
+
+/* Karn's rule: the only ACK of a message whose one packet was resent
+ * answers either copy: no RTT sample. The next message gives one. */
+TEST_F(rec, karn_no_sample_from_a_resent_psn)
+{
+	struct side *a = &self->p.s[0];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	/* timeout 12 (16.8 ms): the first expiry, before any sample */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 12, 7, 7));
+	self->f[0].drop_psn = PSN_A;
+	ASSERT_EQ(0, write1(&self->p, 1, 0, 512));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_GE(qstats(a)->timeouts, 1u);
+	EXPECT_EQ(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	ASSERT_EQ(0, write1(&self->p, 2, 512, 512));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+}
+
+/* A READ of 16 responses loses its sixth: the requester asks again for
+ * the rest only, with a new READ request at that response's PSN. */
+TEST_F(rec, read_restarts_from_the_first_missing_response)
+{
+	enum { LEN = 16 * 1024, LOST = 5 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	const struct roxe_frame_hdr *r;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	fill_pattern(b->buf, LEN, 9);
+	self->f[1].drop_psn = PSN_A + LOST;
+	self->f[1].drop_kind = 1;
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 1, a->buf, LEN, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	EXPECT_EQ(1u, self->f[1].dropped);
+	/* the gap asks again once; a stalled host's timer may add more */
+	ASSERT_GE(self->f[0].nreads, 2u);
+	EXPECT_LE(self->f[0].nreads, 2u + qstats(a)->timeouts);
+	r = &self->f[0].reads[0];
+	EXPECT_EQ((uint32_t)PSN_A, r->psn);
+	EXPECT_EQ((uint64_t)(uintptr_t)b->buf, r->va);
+	EXPECT_EQ((uint32_t)LEN, r->dma_len);
+	r = &self->f[0].reads[1];
+	EXPECT_EQ((uint32_t)PSN_A + LOST, r->psn);
+	EXPECT_EQ((uint64_t)(uintptr_t)b->buf + LOST * 1024, r->va);
+	EXPECT_EQ((uint32_t)LEN - LOST * 1024, r->dma_len);
+	EXPECT_EQ(b->mr->rkey, r->rkey);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The RC requester's retransmission timeout and send window (the contract
+ * and the choices are in recovery.h).
+ */
+#include "transport/recovery.h"
+#include "roxe/psn.h"
+
+/* --- retransmission timeout ---------------------------------------------------- */
+void roxe_rto_init(struct roxe_rto *r)
+{
+	r->srtt = r->rttvar = 0;
+	r->backoff = 0;
+	r->loss_at = 0;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+void roxe_rto_sample(struct roxe_rto *r, uint64_t rtt)
+{
+	if (!rtt)
+		rtt = 1;
+	if (!r->srtt) {
+		/* 2.2: the first measurement */
+		r->srtt = rtt;
+		r->rttvar = rtt / 2;
+	} else {
+		/* 2.3: beta 1/4, alpha 1/8; RTTVAR before SRTT */
+		r->rttvar = r->rttvar - r->rttvar / 4 + absdiff(r->srtt, rtt) / 4;
+		r->srtt = r->srtt - r->srtt / 8 + rtt / 8;
+		if (!r->srtt)
+			r->srtt = 1;
+	}
+	r->backoff = 0;
+}
+
+void roxe_rto_backoff(struct roxe_rto *r)
+{
+	if (r->backoff < ROXE_RTO_MAX_BACKOFF)
+		r->backoff++;
+}
+
+void roxe_rto_progress(struct roxe_rto *r)
+{
+	r->backoff = 0;
+}
+
+uint64_t roxe_rto_ns(const struct roxe_rto *r, uint64_t cap)
+{
+	uint64_t base;
+
+	if (!r->srtt)
+		return cap ? cap : ROXE_RTO_MIN_NS << r->backoff;
+	base = r->srtt + 4 * r->rttvar;
+	if (base < ROXE_RTO_MIN_NS)
+		base = ROXE_RTO_MIN_NS;
+	base = base > (UINT64_MAX >> r->backoff) ? UINT64_MAX : base << r->backoff;
+	return cap && base > cap ? cap : base;
+}
+
+void roxe_rto_loss(struct roxe_rto *r, uint64_t now)
+{
+	r->loss_at = now ? now : 1;
+}
+
+bool roxe_rto_lossy(const struct roxe_rto *r, uint64_t now)
+{
+	return r->loss_at && now - r->loss_at <= ROXE_PTO_LOSS_MEMORY_NS;
+}
+
+uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now)
+{
+	return !cap || roxe_rto_lossy(r, now) ? roxe_rto_ns(r, cap) : cap;
+}
+
+uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now)
+{
+	uint64_t pto, est;
+
+	if (!r->srtt || !roxe_rto_lossy(r, now))
+		return 0;
+	pto = r->srtt > UINT64_MAX / 2 ? UINT64_MAX : 2 * r->srtt;
+	est = r->rttvar > (UINT64_MAX - r->srtt) / 4 ? UINT64_MAX : r->srtt + 4 * r->rttvar;
+	if (pto < est)
+		pto = est;
+	if (pto < ROXE_PTO_MIN_NS)
+		pto = ROXE_PTO_MIN_NS;
+	return pto < rto ? pto : 0;
+}
+
+/* --- send window ----------------------------------------------------------------- */
+void roxe_cwnd_init(struct roxe_cwnd *w, uint32_t max)
+{
+	*w = (struct roxe_cwnd){ 0 };
+	w->max = max < ROXE_CWND_MIN ? ROXE_CWND_MIN : max;
+	w->floor = ROXE_CWND_FLOOR < w->max ? ROXE_CWND_FLOOR : w->max;
+	w->cwnd = w->max;		/* no loss seen */
+}
+
+static uint64_t max_rate(const struct roxe_cwnd *w)
+{
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < ROXE_BW_ROUNDS; i++)
+		if (w->rate[i] > m)
+			m = w->rate[i];
+	return m;
+}
+
+uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w)
+{
+	uint64_t rate = max_rate(w), bdp;
+
+	if (!rate || !w->min_rtt)
+		return 0;
+	if (rate > UINT64_MAX / w->min_rtt)
+		return w->max;
+	bdp = rate * w->min_rtt / 1000000000ull;
+	return bdp > w->max ? w->max : (uint32_t)bdp;
+}
+
+/* The limit from the estimates (recovery.h). */
+static void set_limit(struct roxe_cwnd *w)
+{
+	uint64_t lim = w->loss_ival ? (uint64_t)w->loss_ival * ROXE_LOSS_GAIN : w->max;
+	uint64_t bdp = (uint64_t)roxe_cwnd_bdp(w) * ROXE_BDP_GAIN;
+
+	if (lim < bdp)
+		lim = bdp;
+	if (lim < w->floor)
+		lim = w->floor;
+	w->cwnd = lim > w->max ? w->max : (uint32_t)lim;
+}
+
+void roxe_cwnd_ack(struct roxe_cwnd *w, uint32_t acked, uint64_t now)
+{
+	uint64_t round = w->min_rtt > ROXE_BW_ROUND_MIN_NS ? w->min_rtt : ROXE_BW_ROUND_MIN_NS;
+
+	if (acked > w->max)
+		acked = w->max;		/* absurd counts are bounded */
+	w->delivered += acked;
+	w->outage = false;		/* an ACK undoes an outage's minimum */
+	if (!w->round_start || now < w->round_start) {
+		w->round_start = now;	/* the first ACK begins the first round */
+		w->round_acked = 0;
+	} else {
+		w->round_acked += acked;
+		if (now - w->round_start >= round) {
+			w->rate[w->rate_at] = w->round_acked * 1000000000ull /
+					      (now - w->round_start);
+			w->rate_at = (w->rate_at + 1) % ROXE_BW_ROUNDS;
+			w->round_start = now;
+			w->round_acked = 0;
+		}
+	}
+	set_limit(w);
+}
+
+void roxe_cwnd_rtt(struct roxe_cwnd *w, uint64_t rtt, uint64_t now)
+{
+	if (!rtt)
+		rtt = 1;
+	if (!w->min_rtt || rtt <= w->min_rtt || now - w->min_rtt_at > ROXE_MINRTT_WIN_NS) {
+		w->min_rtt = rtt;
+		w->min_rtt_at = now;
+	}
+}
+
+void roxe_cwnd_loss(struct roxe_cwnd *w)
+{
+	uint64_t ival = w->delivered - w->loss_at;
+
+	if (ival > w->max)
+		ival = w->max;		/* beyond the limit, all alike */
+	w->loss_at = w->delivered;
+	/* the first sample sets it; then 1/4 each (an EWMA, RFC 6298-like,
+	 * rounded up: it reaches the limit) */
+	w->loss_ival = !w->loss_ival ? (uint32_t)ival :
+		       (uint32_t)((3 * (uint64_t)w->loss_ival + ival + 3) / 4);
+	if (!w->loss_ival)
+		w->loss_ival = 1;
+	if (!w->outage)
+		set_limit(w);
+}
+
+void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again)
+{
+	roxe_cwnd_loss(w);
+	/* A first expiry cuts nothing more (see recovery.h); a second with
+	 * no progress between is an outage. */
+	if (!again)
+		return;
+	w->outage = true;
+	w->cwnd = ROXE_CWND_MIN < w->max ? ROXE_CWND_MIN : w->max;
+}
