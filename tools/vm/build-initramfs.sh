@@ -33,8 +33,9 @@ modules=(
 	ib_cm iw_cm rdma_cm rdma_ucm
 	# NVMe over RDMA, host and target: the kernel's storage ULPs
 	nvme-rdma nvmet-rdma
-	# tc marking frames CE on a veth (kmod_interop's CNP case)
-	sch_ingress cls_u32 act_pedit act_csum
+	# tc marking frames CE on a veth (kmod_interop's CNP case); act_csum
+	# needs libcrc32c, which needs a crc32c provider first
+	crc32c_generic sch_ingress cls_u32 act_pedit act_csum
 )
 
 # Loaded when the kernel has them: xsk_diag lists AF_XDP sockets for
