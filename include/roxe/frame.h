@@ -64,12 +64,12 @@ struct roxe_frame_hdr {
 
 /*
  * Congestion notification packets (RoCE v2 annex A17.9.3), as ConnectX
- * sends them (a ConnectX-4 Lx capture, selftests/wire/frame_test.c):
- * roxe_cnp_hdr() the BTH to the peer's QP dqpn: P_Key 0xffff, BECN set,
+ * sends them (a ConnectX-4 Lx capture: selftests/wire/frame_sample.h).
+ * roxe_cnp_hdr(): the BTH to the peer's QP dqpn, P_Key 0xffff, BECN set,
  * FECN and AckReq clear, PSN 0, and the payload ROXE_CNP_PAYLOAD_LEN
- * reserved bytes, zeros. roxe_cnp_addr() the addressing, from the QP's path: DSCP
- * ROXE_CNP_DSCP (the capture's, ConnectX's default), ECN the sender's
- * (ECT(0) or Not-ECT), the rest the path's.
+ * reserved bytes, zeros. roxe_cnp_addr(): the addressing, the QP's path
+ * but DSCP ROXE_CNP_DSCP (the capture's) and ECN the sender's (ECT(0) or
+ * Not-ECT).
  */
 #define ROXE_CNP_DSCP	48
 
