@@ -187,6 +187,10 @@ int roxe_xdp(struct xdp_md *ctx)
 	}
 
 	qs = qp_stats(qpn);
+	/* Congestion on the way, counted before steering: a frame the
+	 * engine never sees (no socket) still shows. */
+	if (qs && roxe_pkt_ecn(data, data_end, &pkt) == ROXE_ECN_CE)
+		__sync_fetch_and_add(&qs->ecn_marked, 1);
 	slot = roxe_xsk_slot(ctx->rx_queue_index, route->engine, cfg->engines);
 	act = bpf_redirect_map(&roxe_xsks, slot, XDP_DROP);
 	if (act != XDP_REDIRECT) {

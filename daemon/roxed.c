@@ -33,7 +33,8 @@ static const char usage[] =
 "    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
 "\n"
 "SYNOPSIS\n"
-"    roxed -d IFACE [-e N] [--backend afxdp|udp] [-v] [--foreground]\n"
+"    roxed -d IFACE [-e N] [--backend afxdp|udp] [--no-ecn] [--cnp-interval US]\n"
+"          [-v] [--foreground]\n"
 "    roxed --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -61,6 +62,9 @@ static const char usage[] =
 "    -b, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
 "                         socket on port 4791: slower, for interfaces\n"
 "                         without XDP)\n"
+"    --no-ecn             send frames Not-ECT (default: ECT(0), ECN-capable)\n"
+"    --cnp-interval US    at most one CNP per QP per US microseconds, 1 to\n"
+"                         1000000 (default 50)\n"
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
@@ -330,6 +334,8 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "engines", required_argument, NULL, 'e' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "no-ecn", no_argument, NULL, 'N' },
+		{ "cnp-interval", required_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -364,6 +370,19 @@ int main(int argc, char **argv)
 				da.backend = ROXE_BACKEND_UDP;
 			} else {
 				fprintf(stderr, "roxed: --backend: afxdp or udp, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'N':
+			da.no_ecn = true;
+			break;
+		case 'C':
+			errno = 0;
+			da.cnp_interval_us = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || *end || da.cnp_interval_us < 1 ||
+			    da.cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US) {
+				fprintf(stderr, "roxed: --cnp-interval: 1..%u microseconds, not '%s'\n",
+					ROXE_CNP_INTERVAL_MAX_US, optarg);
 				return 2;
 			}
 			break;

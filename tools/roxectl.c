@@ -77,7 +77,9 @@ static const char usage[] =
 "    or UD frames not to a local address: dropped). Per QP: rx_* from\n"
 "    the XDP program, tx, retransmits, NAKs, RNR, duplicates, out of\n"
 "    sequence, timeouts, ICRC errors and address drops from the engine that\n"
-"    owns the QP. The same counters: bpftool map dump name roxe_stats |\n"
+"    owns the QP; ecn_marked (frames that arrived with ECN CE, counted by the\n"
+"    XDP program before steering), cnp_sent (CNPs the QP sent its peer for\n"
+"    them) and cnp_received (CNPs from the peer). The same counters: bpftool map dump name roxe_stats |\n"
 "    roxe_eng_stats | roxe_qp_stats.\n"
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
@@ -308,10 +310,11 @@ struct stats_opts {
 	X(unknown_qp_passed) X(bad_ip_len) X(bad_udp_len) X(bad_version) X(bad_opcode) \
 	X(bad_hdr_len) X(bad_payload) X(bad_icrc) X(not_local_passed)
 #define QP_FIELDS(X) X(rx_packets) X(rx_bytes) X(rx_drop_no_socket) X(rx_drop_malformed) \
-	X(tx_packets) X(tx_bytes) X(retransmits) X(nak_seq_err_sent) X(nak_inv_req_sent) \
+	X(ecn_marked) X(tx_packets) X(tx_bytes) X(retransmits) X(nak_seq_err_sent) X(nak_inv_req_sent) \
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
-	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr)
+	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr) \
+	X(cnp_sent) X(cnp_received)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {
@@ -393,11 +396,11 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 		if (roxe_xdp_read_qp_stats(x, q, &qs) || !qp_nonzero(&qs))
 			continue;
 		if (!rows++)
-			printf("  %8s %12s %14s %10s %10s %12s %14s %8s %6s %6s %6s %6s %6s\n",
+			printf("  %8s %12s %14s %10s %10s %12s %14s %8s %6s %6s %6s %6s %6s %8s %8s %8s\n",
 			       "qpn", "rx_pkts", "rx_bytes", "rx_nosock", "rx_malf",
 			       "tx_pkts", "tx_bytes", "retrans", "naks_s", "naks_r",
-			       "rnr_s", "rnr_r", "icrc");
-		printf("  %8u %12llu %14llu %10llu %10llu %12llu %14llu %8llu %6llu %6llu %6llu %6llu %6llu\n",
+			       "rnr_s", "rnr_r", "icrc", "ecn_ce", "cnp_s", "cnp_r");
+		printf("  %8u %12llu %14llu %10llu %10llu %12llu %14llu %8llu %6llu %6llu %6llu %6llu %6llu %8llu %8llu %8llu\n",
 		       q, (unsigned long long)qs.rx_packets, (unsigned long long)qs.rx_bytes,
 		       (unsigned long long)qs.rx_drop_no_socket,
 		       (unsigned long long)qs.rx_drop_malformed,
@@ -408,7 +411,8 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 		       (unsigned long long)(qs.nak_seq_err_rcvd + qs.nak_inv_req_rcvd +
 					    qs.nak_rem_access_rcvd + qs.nak_rem_op_rcvd),
 		       (unsigned long long)qs.rnr_nak_sent, (unsigned long long)qs.rnr_nak_rcvd,
-		       (unsigned long long)qs.icrc_errors);
+		       (unsigned long long)qs.icrc_errors, (unsigned long long)qs.ecn_marked,
+		       (unsigned long long)qs.cnp_sent, (unsigned long long)qs.cnp_received);
 	}
 	if (!rows)
 		printf("  (no QP has counted anything)\n");

@@ -62,6 +62,34 @@ struct roxe_frame_hdr {
 	uint8_t		flush_level;	/* FETH: selectivity, ROXE_FLUSH_SEL_* */
 };
 
+/*
+ * Congestion notification packets (RoCE v2 annex A17.9.3), as ConnectX
+ * sends them (a ConnectX-4 Lx capture: selftests/wire/frame_sample.h).
+ * roxe_cnp_hdr(): the BTH to the peer's QP dqpn, P_Key 0xffff, BECN set,
+ * FECN and AckReq clear, PSN 0, and the payload ROXE_CNP_PAYLOAD_LEN
+ * reserved bytes, zeros. roxe_cnp_addr(): the addressing, the QP's path
+ * but DSCP ROXE_CNP_DSCP (the capture's) and ECN the sender's (ECT(0) or
+ * Not-ECT).
+ */
+#define ROXE_CNP_DSCP	48
+
+static inline void roxe_cnp_addr(struct roxe_frame_addr *a, const struct roxe_frame_addr *path,
+				 uint8_t ecn)
+{
+	*a = *path;
+	a->tclass = (uint8_t)(ROXE_CNP_DSCP << 2 | (ecn & ROXE_ECN_MASK));
+}
+
+static inline void roxe_cnp_hdr(struct roxe_frame_hdr *h, uint32_t dqpn)
+{
+	*h = (struct roxe_frame_hdr){
+		.opcode = ROXE_OP_CNP,
+		.becn = true,
+		.pkey = ROXE_DEFAULT_PKEY,
+		.dqpn = dqpn,
+	};
+}
+
 /* Largest header stack: Ethernet + 2 VLAN + IPv6 + UDP + BTH + AtomicETH (the
  * longest extension headers; RETH + ImmDt is 20), and 4 spare. IPv4 options
  * (up to 40 bytes) in received frames can go past it. */

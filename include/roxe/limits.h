@@ -47,4 +47,10 @@
 #define ROXE_MAX_MCAST_QP_ATTACH	56
 #define ROXE_MAX_TOT_MCAST_QP_ATTACH	0x70000
 
+/* CNPs (RoCE v2 congestion notification): at most one per QP per interval,
+ * in microseconds: the default, and the most a device may set
+ * (roxe_device_attr.cnp_interval_us, roxed --cnp-interval). */
+#define ROXE_CNP_INTERVAL_US		50
+#define ROXE_CNP_INTERVAL_MAX_US	1000000
+
 #endif /* ROXE_LIMITS_H */

@@ -80,7 +80,11 @@ struct roxe_qp_stats {
 	__u64	rx_drop_no_socket; /* the owner has no socket on that queue */
 	__u64	rx_drop_malformed; /* a valid UDP/BTH for this QP, but a bad
 				    * version, opcode, header or payload length */
-	__u64	xdp_reserved[4];
+	__u64	ecn_marked;	/* arrived with ECN CE (congestion seen on the
+				 * way), counted before steering: dropped
+				 * ones too (the engine counts looped frames
+				 * and those of ports without XDP) */
+	__u64	xdp_reserved[3];
 
 	/* owning engine */
 	__u64	tx_packets __attribute__((aligned(64)));
@@ -102,7 +106,11 @@ struct roxe_qp_stats {
 	__u64	icrc_errors;
 	__u64	rx_drop_addr;	/* addresses not the QP's path (RC/UC) or
 				 * not local (UD): a third host's frame */
+	__u64	cnp_sent;	/* CNPs sent to the peer's QP for CE frames,
+				 * at most one per device cnp_interval */
+	__u64	cnp_received;	/* valid CNPs from the peer's QP */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct roxe_qp_stats) == 256, "roxe_qp_stats grew past 256 B");
 
 /* roxe_eng_stats value: one per engine, written only by that engine (plain
  * stores through the mmapped array); readers sum them. */

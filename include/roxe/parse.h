@@ -63,6 +63,12 @@ struct roxe_pkt {
 #define ROXE_IP_MF		0x2000
 #define ROXE_IP_OFFSET		0x1fff
 #define ROXE_IPPROTO_UDP	17
+/* ECN, the low 2 bits of the IPv4 TOS / IPv6 traffic class (RFC 3168). */
+#define ROXE_ECN_MASK		0x3
+#define ROXE_ECN_NOT_ECT	0x0
+#define ROXE_ECN_ECT1		0x1
+#define ROXE_ECN_ECT0		0x2
+#define ROXE_ECN_CE		0x3
 
 /*
  * The IPv4, IPv6 and UDP headers as the parser reads them. In a frame they
@@ -272,6 +278,20 @@ ROXE_ALWAYS_INLINE int roxe_pkt_gids(const void *data, const void *data_end,
 		}
 	}
 	return 0;
+}
+
+/* The ECN bits (ROXE_ECN_*) of a parsed frame's IP header, or -1 if the
+ * header is not in [data, data_end). */
+ROXE_ALWAYS_INLINE int roxe_pkt_ecn(const void *data, const void *data_end,
+				    const struct roxe_pkt *pkt)
+{
+	const __u8 *l3 = (const __u8 *)data + (pkt->l3_off & 0xff);
+
+	if ((const void *)(l3 + 2) > data_end)
+		return -1;
+	if (pkt->ip_version == 4)
+		return l3[1] & ROXE_ECN_MASK;
+	return (l3[1] >> 4) & ROXE_ECN_MASK;
 }
 
 #endif /* ROXE_PARSE_H */

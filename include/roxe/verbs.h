@@ -53,6 +53,14 @@ struct roxe_device_attr {
 	 * a CQ, even when it expects nothing, for ACKs, retransmissions and
 	 * timers to happen; completion channels are not available. */
 	bool			polled;
+	/* Congestion (RoCE v2 ECN): frames leave ECN-capable, ECT(0) in the
+	 * IP header, unless no_ecn (then Not-ECT); either way roxe owns the
+	 * ECN bits, a QP's traffic class sets only the DSCP. A frame that
+	 * arrives marked CE makes the receiving QP send its peer a CNP, at
+	 * most one per cnp_interval_us (0: ROXE_CNP_INTERVAL_US, 50; up to
+	 * ROXE_CNP_INTERVAL_MAX_US). */
+	bool			no_ecn;
+	unsigned		cnp_interval_us;
 	/* PORTS backend: one port per engine, and the device's addressing. */
 	struct roxe_port	**ports;
 	uint8_t			gid[16];	/* IPv4-mapped for IPv4 */

@@ -29,6 +29,9 @@
 #     READ, atomics, streams, CQ events, UD, fast registration (rxe reads
 #     and writes roxe0's kernel memory), a kernel SRQ, bad posts, error
 #     flush;
+#   - rxe0's frames marked CE on the way (tc on rxa): roxe0 sends rxe0
+#     CNPs, which rxe drops quietly: the pingpongs pass, rxe's error
+#     counters stay, no kernel warning;
 #   - roxectl devices shows roxe0 served (port, objects, commands), and
 #     its socket reported stale once roxed is killed;
 #   - roxed killed (SIGKILL) under ib_write_bw: the application on roxe0
@@ -125,6 +128,43 @@ check_counters() {
 	log "the link lost frames (veth dropped $drops, rxe could not send $send_err): only unrecovered errors count"
 	vm_check_rxe_counters "$1" "rxe0 after the clean runs" retry_exceeded_err \
 		retry_rnr_exceeded_err link_downed || bad "rxe counted errors"
+}
+
+# qps_sum COUNTER: COUNTER summed over roxe0's QPs (roxectl stats --json).
+qps_sum() {
+	"$ROXECTL" stats rxb --json | grep -o "\"$1\":[0-9]*" | awk -F: '{ n += $2 } END { print n + 0 }'
+}
+
+# CE marks on everything rxe0 sends (tc on rxa: a congested switch would):
+# roxe0 sends rxe0's QPs CNPs (opcode 0x81), which rxe does not know. rxe
+# must drop them quietly: the pingpongs pass (data checked), rxe's error
+# counters do not move, the kernel log stays clean.
+step_cnp() {
+	local before=$ROXE_VM_OUT/rxe-cnp-before after=$ROXE_VM_OUT/rxe-cnp-after
+	local m0 s0 marked sent c v0 v1 moved=0
+	if ! tc qdisc add dev rxa clsact ||
+	   ! tc filter add dev rxa egress protocol ip u32 match ip protocol 17 0xff \
+		match ip dport 4791 0xffff action pedit ex munge ip tos set 0x3 retain 0x3 \
+		pipe action csum ip; then
+		bad "cnp: tc cannot mark rxa's frames CE"
+		return
+	fi
+	m0=$(qps_sum ecn_marked) s0=$(qps_sum cnp_sent)
+	vm_rxe_counters rxe0 >"$before"
+	run "rc_pingpong CE-marked" ibv_rc_pingpong -c -s 4096 -n 50
+	vm_rxe_counters rxe0 >"$after"
+	tc qdisc del dev rxa clsact
+	marked=$(($(qps_sum ecn_marked) - m0)) sent=$(($(qps_sum cnp_sent) - s0))
+	[ "$marked" -gt 0 ] && [ "$sent" -gt 0 ] &&
+		ok "cnp: roxe0 took $marked CE frames from rxe0, sent it $sent CNPs" ||
+		bad "cnp: roxe0 counted $marked CE frames, sent $sent CNPs"
+	for c in $VM_RXE_ERR_COUNTERS; do
+		v0=$(awk -v n="$c" '$1 == n { print $2 }' "$before")
+		v1=$(awk -v n="$c" '$1 == n { print $2 }' "$after")
+		[ "${v0:-0}" = "${v1:-0}" ] || { bad "cnp: rxe0's $c went from $v0 to $v1"; moved=1; }
+	done
+	[ $moved = 1 ] || ok "cnp: rxe0's error counters unchanged by $sent CNPs"
+	vm_check_dmesg " after the CNPs"
 }
 
 # ib_cm's per-port message counters (sysfs): "req 3 rep 3 ..." for DEV.
@@ -372,6 +412,7 @@ guest_main() {
 	run "ib_atomic_bw" ib_atomic_bw -n 200
 	vm_rxe_counters rxe0 >"$after"
 	check_counters "$after"
+	step_cnp
 	step_iba15
 	step_cm
 	step_nvmf

@@ -1156,4 +1156,137 @@ TEST(gid_text)
 	EXPECT_STREQ("fe80::1:2", buf);
 }
 
+/*
+ * Another ConnectX CNP, its UDP payload as NVIDIA's knowledge article
+ * "RoCEv2 CNP Packet Format Example" (community.mellanox.com/s/article/
+ * rocev2-cnp-packet-format-example, 2018) prints it from a Wireshark
+ * capture: DestQP 0xd2. The article shows its IP and UDP headers only as a
+ * screenshot (scapy's test notes its ICRC does not match the text's
+ * headers), so only the bytes before the ICRC are compared.
+ */
+static const uint8_t article_cnp_udp_payload[] = {
+	0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0xd2, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0xe4, 0x2d, 0xad, 0x81,
+};
+
+/* The path of the QP the ConnectX-4 Lx capture's CNP went back along. */
+static void connectx4_path(struct roxe_frame_addr *p)
+{
+	static const uint8_t dmac[6] = { 0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2 };
+	static const uint8_t smac[6] = { 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32 };
+
+	memset(p, 0, sizeof(*p));
+	memcpy(p->dmac, dmac, 6);
+	memcpy(p->smac, smac, 6);
+	roxe_gid_from_v4(p->sgid, htonl(0x0a001101));
+	roxe_gid_from_v4(p->dgid, htonl(0x0a001201));
+	p->tclass = 0x68 | ROXE_ECN_ECT0;	/* the QP's own DSCP: not the CNP's */
+	p->hop_limit = 64;
+	p->ip_id = 0x718c;
+	p->sport = 0;
+}
+
+/* The capture's frame (frame_sample.h), built by roxe. */
+TEST(cnp_as_connectx)
+{
+	static const uint8_t reserved[ROXE_CNP_PAYLOAD_LEN];
+	static uint8_t f[BUF_LEN];
+	const size_t n = sizeof(article_cnp_udp_payload);
+	struct roxe_frame_addr path, a;
+	struct roxe_frame_hdr h, got;
+	struct roxe_pkt pkt;
+	uint64_t rng = 81;
+	int len, differ = 0;
+
+	/* Byte for byte the capture: roxe's DSCP, ECN, lengths, DF, BTH,
+	 * reserved bytes and ICRC, over the capture's addresses. */
+	connectx4_path(&path);
+	roxe_cnp_addr(&a, &path, ROXE_ECN_ECT0);
+	roxe_cnp_hdr(&h, 0x118);
+	len = roxe_frame_build(f, sizeof(f), &a, &h, reserved, sizeof(reserved), &pkt);
+	ASSERT_EQ((int)sizeof(connectx4_cnp), len);
+	for (int i = 0; i < len; i++) {
+		if (connectx4_cnp[i] != f[i]) {
+			TH_LOG("byte %d: 0x%02x, the capture 0x%02x", i, f[i], connectx4_cnp[i]);
+			differ++;
+		}
+	}
+	EXPECT_EQ(0, differ);
+	/* ECN off: Not-ECT, the rest alike (the ICRC masks the TOS) */
+	roxe_cnp_addr(&a, &path, ROXE_ECN_NOT_ECT);
+	ASSERT_EQ(len, roxe_frame_build(f, sizeof(f), &a, &h, reserved, sizeof(reserved), &pkt));
+	EXPECT_EQ(ROXE_CNP_DSCP << 2, f[pkt.l3_off + 1]);
+	EXPECT_EQ(0, memcmp(f + pkt.l4_off, connectx4_cnp + pkt.l4_off, (size_t)len - pkt.l4_off));
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		sample_addr(&rng, v6, v6, &path);
+		roxe_cnp_addr(&a, &path, ROXE_ECN_ECT0);
+		roxe_cnp_hdr(&h, 0xd2);
+		len = roxe_frame_build(f, sizeof(f), &a, &h, reserved, sizeof(reserved), &pkt);
+		ASSERT_LT(0, len);
+		/* UDP payload: BTH, 16 reserved bytes, ICRC: the article's */
+		ASSERT_EQ(n, (size_t)len - pkt.bth_off);
+		EXPECT_EQ(8 + n, (size_t)(f[pkt.l4_off + 4] << 8 | f[pkt.l4_off + 5]));
+		EXPECT_EQ(0, memcmp(f + pkt.bth_off, article_cnp_udp_payload, n - 4));
+		/* along the path: its addresses and UDP source port */
+		EXPECT_EQ(path.sport, f[pkt.l4_off] << 8 | f[pkt.l4_off + 1]);
+		/* and it reads back as a valid CNP */
+		ASSERT_EQ(ROXE_PKT_OK, parse(f, (size_t)len, &pkt));
+		EXPECT_EQ(ROXE_OP_CNP, pkt.opcode);
+		EXPECT_EQ(ROXE_CNP_PAYLOAD_LEN, pkt.payload_len);
+		EXPECT_EQ(ROXE_PKT_OK, roxe_icrc_check(f, &pkt));
+		EXPECT_EQ(ROXE_ECN_ECT0, roxe_pkt_ecn(f, f + len, &pkt));
+		roxe_frame_hdr_get(f, &pkt, &got);
+		EXPECT_TRUE(got.becn);
+		EXPECT_FALSE(got.fecn);
+		EXPECT_FALSE(got.ackreq);
+		EXPECT_EQ(0xffff, got.pkey);
+		EXPECT_EQ(0xd2u, got.dqpn);
+		EXPECT_EQ(0u, got.psn);
+		/* 4 reserved bytes more or less are not a CNP, to build or to take */
+		EXPECT_EQ(-EINVAL, roxe_frame_build(f, sizeof(f), &a, &h, reserved,
+						    sizeof(reserved) - 4, &pkt));
+		h.opcode = ROXE_OP_UD_SEND_ONLY;	/* DETH + 12: 20 bytes after the BTH */
+		len = roxe_frame_build(f, sizeof(f), &a, &h, reserved, sizeof(reserved) - 4, &pkt);
+		ASSERT_LT(0, len);
+		f[pkt.bth_off] = ROXE_OP_CNP;
+		EXPECT_EQ(ROXE_PKT_BAD_PAYLOAD, parse(f, (size_t)len, &pkt));
+	}
+}
+
+/* ECN: whatever the two bits say, the frame parses, reads back the bits
+ * (roxe_pkt_ecn, as the XDP program and the engine read them) and keeps
+ * its ICRC: the ICRC masks the whole TOS / traffic class. */
+TEST(ecn_bits_any_value)
+{
+	static uint8_t f[BUF_LEN];
+	uint64_t rng = 3168;
+	struct roxe_frame_addr a;
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+	uint32_t icrc = 0;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		sample_addr(&rng, v6, false, &a);
+		sample_hdr(&rng, ROXE_OP_RC_SEND_ONLY, &h);
+		for (int ecn = 0; ecn < 4; ecn++) {
+			int len;
+
+			a.tclass = (uint8_t)(0xb8 | ecn);	/* DSCP 46 */
+			len = roxe_frame_build(f, sizeof(f), &a, &h, "ecn", 3, &pkt);
+			ASSERT_LT(0, len);
+			ASSERT_EQ(ROXE_PKT_OK, parse(f, (size_t)len, &pkt));
+			EXPECT_EQ(ecn, roxe_pkt_ecn(f, f + len, &pkt));
+			EXPECT_EQ(ROXE_PKT_OK, roxe_icrc_check(f, &pkt));
+			if (!ecn)
+				icrc = roxe_icrc_stored(f, &pkt);
+			EXPECT_EQ(icrc, roxe_icrc_stored(f, &pkt));
+			/* and on the wire where RFC 3168 puts them */
+			EXPECT_EQ(ecn, v6 ? (f[pkt.l3_off + 1] >> 4) & 3 : f[pkt.l3_off + 1] & 3);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN

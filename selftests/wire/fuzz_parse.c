@@ -9,7 +9,9 @@
  *     also cut short (data_end < frame_total, as in XDP multi-buffer), and a
  *     cut copy parses as the whole frame does once the BTH is in;
  *   - what the readers get out builds, through roxe's builder, a frame that
- *     parses and reads back the same, with a good ICRC.
+ *     parses and reads back the same, with a good ICRC;
+ *   - the ECN bits read back as the TOS / traffic class has them, and
+ *     rewriting them changes neither the verdict nor the ICRC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -140,6 +142,26 @@ static void check_rebuild(const uint8_t *f, const struct roxe_pkt *pkt)
 	CHECK(a.flow_label == a2.flow_label && a.sport == a2.sport && a.ip_id == a2.ip_id);
 }
 
+/* The ECN bits read as the XDP program and the engine read them; a switch
+ * rewriting them (CE) changes neither the verdict nor the ICRC. */
+static void check_ecn(uint8_t *f, size_t size, const struct roxe_pkt *pkt)
+{
+	uint8_t mask = pkt->ip_version == 4 ? ROXE_ECN_MASK : ROXE_ECN_MASK << 4;
+	struct roxe_frame_addr a;
+	struct roxe_pkt q;
+	uint32_t icrc = roxe_icrc_compute(f, pkt);
+	int ecn = roxe_pkt_ecn(f, f + size, pkt);
+
+	roxe_frame_addr_get(f, pkt, &a);
+	CHECK(ecn == (a.tclass & ROXE_ECN_MASK));
+	f[pkt->l3_off + 1] ^= mask;
+	memset(&q, 0, sizeof(q));
+	CHECK(roxe_parse(f, f + size, (uint32_t)size, &q) == ROXE_PKT_OK);
+	CHECK(roxe_pkt_ecn(f, f + size, &q) == (ecn ^ ROXE_ECN_MASK));
+	CHECK(roxe_icrc_compute(f, &q) == icrc);
+	f[pkt->l3_off + 1] ^= mask;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct roxe_pkt pkt, part;
@@ -161,6 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_layout(&pkt, f, size);
 		check_icrc(f, &pkt);
 		check_rebuild(f, &pkt);
+		check_ecn(f, size, &pkt);
 		(void)roxe_opcode_name(pkt.opcode);
 
 		/* Cut right after the BTH: all the parser needs. */

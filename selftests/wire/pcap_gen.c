@@ -149,6 +149,7 @@ static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (ui
 
 static void good_frames(struct gen *g)
 {
+	static const uint8_t zero16[16];
 	static const uint8_t arp[42] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x08, 0x06,
 		0, 1, 0x08, 0x00, 6, 4, 0, 1, 0x02, 0, 0, 0, 0, 1, 10, 0, 0, 1,
@@ -166,6 +167,18 @@ static void good_frames(struct gen *g)
 	fr = build(g, true, false, ROXE_OP_RC_ACKNOWLEDGE, 0);
 	good(g, fr, fr->len, fr->len);
 	fr = build(g, false, false, ROXE_OP_CNP, 16);
+	good(g, fr, fr->len, fr->len);
+	/* a ConnectX-4 Lx's CNP (its ICRC from the NIC), and one as roxe's
+	 * engine sends it (roxe_cnp_addr, roxe_cnp_hdr) */
+	g->roce++;
+	g->ok++;
+	fprintf(g->expect, "%lu 10.0.17.1:0 -> 10.0.18.1 CNP qp 0x000118 psn 0 len 16 icrc ok\n",
+		g->n + 1);
+	record(g, connectx4_cnp, sizeof(connectx4_cnp), sizeof(connectx4_cnp));
+	fr = build(g, true, true, ROXE_OP_CNP, 16);
+	roxe_cnp_addr(&fr->a, &fr->a, ROXE_ECN_ECT0);
+	roxe_cnp_hdr(&fr->h, fr->h.dqpn);
+	fr->len = roxe_frame_build(fr->f, sizeof(fr->f), &fr->a, &fr->h, zero16, 16, &fr->pkt);
 	good(g, fr, fr->len, fr->len);
 	fr = build(g, false, false, ROXE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 8192);
 	good(g, fr, fr->len, fr->len);

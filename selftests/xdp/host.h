@@ -38,6 +38,8 @@ struct host_attr {
 	uint8_t			hop_limit;	/* the AVs'; 0: 64 */
 	enum ibv_mtu		path_mtu;	/* 0: 1024 */
 	bool			b_udp;		/* b on the UDP backend, whatever a's */
+	bool			no_ecn;		/* the devices' ECN settings */
+	unsigned		cnp_interval_us;
 };
 
 /* The interface's first global IPv6 address as a GID. */
@@ -65,7 +67,8 @@ static inline int host_gid6(const char *ifname, uint8_t gid[16])
 static inline int host_open(struct host *h, const char *ifname, const struct host_attr *ha)
 {
 	struct roxe_device_attr da = { .ifname = ifname, .backend = ha->backend,
-				       .engines = ha->engines };
+				       .engines = ha->engines, .no_ecn = ha->no_ecn,
+				       .cnp_interval_us = ha->cnp_interval_us };
 	int err;
 
 	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))

@@ -2,8 +2,8 @@
 /*
  * The UDP port backend between two namespaces, IPv4 and IPv6: frames the
  * engine seals go out through a UDP socket and come back as frames whose
- * ICRC is right, both as rebuilt by the receiving backend and as captured
- * on the wire (which holds the backend's assumption about what Linux puts
+ * ICRC is right and whose ECN bits are as sent (CE too), both as rebuilt
+ * by the receiving backend and as captured on the wire (which holds the backend's assumption about what Linux puts
  * in the IP header: ID 0 with DF).
  */
 #include <poll.h>
@@ -88,7 +88,7 @@ TEST_F(udp, frames_keep_their_icrc)
 {
 	const unsigned n = 40;
 	uint8_t payload[1024];
-	unsigned got = 0, good = 0, wire_good = 0, wire_roce = 0;
+	unsigned got = 0, good = 0, ecn_good = 0, wire_good = 0, wire_roce = 0;
 	uint32_t want_len = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -100,6 +100,11 @@ TEST_F(udp, frames_keep_their_icrc)
 		len = topo_frame(&self->t, b.data, b.cap, variant->v6, ROXE_OP_UD_SEND_ONLY,
 				 QPN, i, payload, 100 + i, self->pa->fixed_sport);
 		ASSERT_LT(0, len);
+		/* every ECN value, CE among them, PSN i's low bits */
+		if (variant->v6)
+			b.data[15] = (uint8_t)((b.data[15] & 0xcf) | (i & 3) << 4);
+		else
+			b.data[15] = (uint8_t)((b.data[15] & 0xfc) | (i & 3));
 		b.len = len;
 		want_len += len;
 		roxe_port_tx(self->pa, &b, 1);
@@ -131,11 +136,14 @@ TEST_F(udp, frames_keep_their_icrc)
 			    pkt.payload_len == 100 + h.psn &&
 			    b[i].data[pkt.payload_off] == (uint8_t)h.psn)
 				good++;
+			if (roxe_pkt_ecn(b[i].data, b[i].data + b[i].len, &pkt) == (int)(h.psn & 3))
+				ecn_good++;
 		}
 		roxe_port_rx_release(self->pb, b, k);
 	}
 	EXPECT_EQ(n, got);
 	EXPECT_EQ(n, good);
+	EXPECT_EQ(n, ecn_good);	/* the receiver sees the ECN bits (CE) as sent */
 	EXPECT_EQ(0, want_len);	/* same frame lengths as sent */
 
 	/* What really crossed the wire carries the ICRC the sender sealed. */

@@ -331,6 +331,7 @@ TEST_F(xdp, malformed_and_unknown_counted)
 	EXPECT_EQ(5u * len, qs.rx_bytes);
 	/* version, opcode, payload, header length: the BTH named QP_E0 */
 	EXPECT_EQ(2 + 2 + 1 + 4, qs.rx_drop_malformed);
+	EXPECT_EQ(0, qs.ecn_marked);			/* none was marked CE */
 
 	/* --pass-unknown: the kernel gets unknown-QP frames. */
 	ASSERT_EQ(0, roxe_xdp_set_pass_unknown(self->xb, true));
@@ -357,12 +358,21 @@ TEST_F(xdp, malformed_and_unknown_counted)
 	memcpy(g, f, len);
 	g[bth + 7] = 0x30;
 	SEND(g, len, 2);
+	/* and one marked CE on the way: its mark counts, though no engine
+	 * ever sees the frame */
+	g[14 + 1] |= ROXE_ECN_CE;
+	g[14 + 10] = g[14 + 11] = 0;
+	n = roxe_ipv4_csum(g + 14, 20);
+	g[14 + 10] = (uint8_t)(n >> 8);
+	g[14 + 11] = (uint8_t)n;
+	SEND(g, len, 1);
 	usleep(100 * 1000);
 	before = after;
 	ASSERT_EQ(0, roxe_xdp_read_stats(self->xb, &after));
-	EXPECT_EQ(2, DELTA(redirect_failed));
+	EXPECT_EQ(3, DELTA(redirect_failed));
 	ASSERT_EQ(0, roxe_xdp_read_qp_stats(self->xb, 0x30, &qs));
-	EXPECT_EQ(2, qs.rx_drop_no_socket);
+	EXPECT_EQ(3, qs.rx_drop_no_socket);
+	EXPECT_EQ(1, qs.ecn_marked);
 	EXPECT_EQ(0, qs.rx_packets);
 	close(fd);
 }

@@ -6,8 +6,9 @@
 #   vmlinux             the uncompressed kernel (booted via PVH)
 #   initramfs.cpio.gz   busybox, bash, that kernel's modules (virtio, 9p, veth,
 #                                ib_core/ib_uverbs/rdma_rxe, the CM modules,
-#                                nvme-rdma/nvmet-rdma),
-#                                iproute2, rdma-core,
+#                                nvme-rdma/nvmet-rdma, tc's clsact,
+#                                u32, pedit and csum),
+#                                iproute2 (ip, tc), rdma-core,
 #                                perftest, tcpdump and every library they need
 #
 #   tools/vm/build-initramfs.sh [-f] [FILE|DIR ...]
@@ -32,6 +33,9 @@ modules=(
 	ib_cm iw_cm rdma_cm rdma_ucm
 	# NVMe over RDMA, host and target: the kernel's storage ULPs
 	nvme-rdma nvmet-rdma
+	# tc marking frames CE on a veth (kmod_interop's CNP case); act_csum
+	# needs libcrc32c, which needs a crc32c provider first
+	crc32c_generic sch_ingress cls_u32 act_pedit act_csum
 )
 
 # Loaded when the kernel has them: xsk_diag lists AF_XDP sockets for
@@ -42,7 +46,7 @@ optional_modules=(xsk_diag)
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
 	/usr/bin/busybox /usr/bin/bash
-	/usr/sbin/ip /usr/bin/rdma /usr/bin/tcpdump /usr/sbin/ethtool
+	/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/tcpdump /usr/sbin/ethtool
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_asyncwatch
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/ibv_srq_pingpong /usr/bin/ibv_xsrq_pingpong

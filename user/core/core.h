@@ -188,6 +188,8 @@ struct roxe_device {
 	struct roxe_engine	*engines;	/* nengines of them (transport/) */
 	enum roxe_backend	backend;
 	uint32_t		mtu;		/* active IB MTU, bytes */
+	uint8_t			ecn;		/* ECN bits frames leave with: ECT(0) or Not-ECT */
+	uint64_t		cnp_interval_ns; /* at most one CNP per QP per this */
 	uint8_t			gid[16];
 	uint8_t			mac[6];
 	/* The port's own addresses (gid among them): the only UD sources we

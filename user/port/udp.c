@@ -19,7 +19,8 @@
  *     capture the wire frames and check their ICRC to hold this assumption.
  *   - On receive the kernel has consumed the real headers: we rebuild them
  *     with ID 0 and DF, the addresses from the datagram's source and
- *     IP_PKTINFO, and the peer's source port. A peer that sends a nonzero
+ *     IP_PKTINFO, the TOS / traffic class (ECN: a CE mark) from IP_RECVTOS
+ *     / IPV6_RECVTCLASS, and the peer's source port. A peer that sends a nonzero
  *     ID (or without DF) fails the ICRC check: then only a raw backend helps.
  * MAC addresses are not known to a UDP socket: synthesised headers carry
  * zeros (the ICRC does not cover Ethernet).
@@ -68,7 +69,7 @@ static void put16(uint8_t *b, uint16_t v) { b[0] = v >> 8; b[1] = v & 0xff; }
 /* Write Ethernet/IP/UDP in front of a datagram at buf + HDR_ROOM; returns
  * the frame's offset in buf. */
 static uint32_t synth_hdrs(struct udp_port *p, uint8_t *buf, uint32_t dlen,
-			   const struct sockaddr_storage *from, const void *dst_addr)
+			   const struct sockaddr_storage *from, const void *dst_addr, uint8_t tos)
 {
 	uint32_t hlen = p->v6 ? 14 + 40 + 8 : 14 + 20 + 8;
 	uint8_t *f = buf + HDR_ROOM - hlen, *ip = f + 14, *udp;
@@ -79,7 +80,8 @@ static uint32_t synth_hdrs(struct udp_port *p, uint8_t *buf, uint32_t dlen,
 	if (p->v6) {
 		const struct sockaddr_in6 *s6 = (const void *)from;
 
-		ip[0] = 0x60;
+		ip[0] = (uint8_t)(0x60 | tos >> 4);
+		ip[1] = (uint8_t)(tos << 4);
 		put16(ip + 4, 8 + dlen);
 		ip[6] = 17;
 		ip[7] = 64;
@@ -91,6 +93,7 @@ static uint32_t synth_hdrs(struct udp_port *p, uint8_t *buf, uint32_t dlen,
 		const struct sockaddr_in *s4 = (const void *)from;
 
 		ip[0] = 0x45;
+		ip[1] = tos;
 		put16(ip + 2, 20 + 8 + dlen);
 		put16(ip + 6, 0x4000);		/* ID 0, DF: what Linux sent */
 		ip[8] = 64;
@@ -113,7 +116,7 @@ static unsigned udp_rx_burst(struct roxe_port *port, struct roxe_buf *bufs, unsi
 	struct mmsghdr msgs[UDP_BUFS];
 	struct iovec iov[UDP_BUFS];
 	struct sockaddr_storage from[UDP_BUFS];
-	char ctl[UDP_BUFS][64];
+	char ctl[UDP_BUFS][128];	/* PKTINFO and TOS / TCLASS */
 	unsigned idx[UDP_BUFS];
 	unsigned m = n < p->rx_nfree ? n : p->rx_nfree;
 	int got;
@@ -139,19 +142,28 @@ static unsigned udp_rx_burst(struct roxe_port *port, struct roxe_buf *bufs, unsi
 	for (int i = 0; i < got; i++) {
 		const void *dst = NULL;
 		struct cmsghdr *c;
-		uint8_t *b = rx_buf(p, idx[i]);
+		uint8_t *b = rx_buf(p, idx[i]), tos = 0;
 		uint32_t off;
+		int tc;
 
 		for (c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
-			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 				dst = &((struct in_pktinfo *)CMSG_DATA(c))->ipi_addr;
-			else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO)
+			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
 				dst = &((struct in6_pktinfo *)CMSG_DATA(c))->ipi6_addr;
+			} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+				   c->cmsg_len >= CMSG_LEN(1)) {
+				tos = *CMSG_DATA(c);
+			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
+				   c->cmsg_len >= CMSG_LEN(sizeof(tc))) {
+				memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+				tos = (uint8_t)tc;
+			}
 		}
 		if (!dst)	/* no IP_PKTINFO: the bound address */
 			dst = p->v6 ? (const void *)&((struct sockaddr_in6 *)&p->local)->sin6_addr
 				    : (const void *)&((struct sockaddr_in *)&p->local)->sin_addr;
-		off = synth_hdrs(p, b, msgs[i].msg_len, &from[i], dst);
+		off = synth_hdrs(p, b, msgs[i].msg_len, &from[i], dst, tos);
 		bufs[i].data = b + off;
 		bufs[i].len = HDR_ROOM - off + msgs[i].msg_len;
 		bufs[i].cap = UDP_FRAME_SIZE - off;
@@ -339,6 +351,8 @@ static int sock_setup(struct udp_port *p)
 		pmtu = IPV6_PMTUDISC_DO;
 		if (setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) ||
+		    /* the traffic class: its ECN bits (CE) matter */
+		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) ||
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
 		    /* RoCE v2 senders (rxe, AF_XDP) leave the UDP checksum 0
 		     * over IPv6 too: accept it, as rxe's own socket does. */
@@ -348,6 +362,7 @@ static int sock_setup(struct udp_port *p)
 		/* DF on every datagram, and so IPv4 ID 0 (see the top). */
 		pmtu = IP_PMTUDISC_DO;
 		if (setsockopt(p->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) ||
+		    setsockopt(p->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) ||
 		    setsockopt(p->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
 			return -errno;
 	}

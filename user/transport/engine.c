@@ -139,6 +139,7 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 	struct roxe_pkt pkt;
 	struct roxe_qp *qp;
 	uint32_t qpn;
+	bool counts;
 	int v;
 
 	if (roxe_trace > 0)
@@ -146,8 +147,6 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 	v = roxe_parse(b->data, b->data + b->len, b->len, &pkt);
 	if (v != ROXE_PKT_OK)
 		return;		/* counted by the XDP program on the fast path */
-	if (pkt.opcode == ROXE_OP_CNP)
-		return;
 	qpn = roxe_bth_qpn((const struct roxe_bth *)(b->data + pkt.bth_off));
 	if (qpn == ROXE_MCAST_QPN) {
 		roxe_mcast_rx(e, b->data, b->len, &pkt);
@@ -165,12 +164,20 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 		e->stats->rx_drop_addr++;
 		return;
 	}
-	if (looped || roxe_dev_counts_rx(dev)) {
+	counts = looped || roxe_dev_counts_rx(dev);
+	if (counts) {
 		qp->stats->rx_packets++;
 		qp->stats->rx_bytes += b->len;
 	}
 	if (qp->eng_state != roxe_qp_state(qp))
 		roxe_qp_engine_sync(qp);
+	/* ECN on any frame (ICRC masks it); a CNP goes no further */
+	if (roxe_pkt_ecn(b->data, b->data + b->len, &pkt) == ROXE_ECN_CE)
+		roxe_ecn_ce_rx(qp, counts);
+	if (pkt.opcode == ROXE_OP_CNP) {
+		roxe_cnp_rx(qp);
+		return;
+	}
 	if (pkt.flags & ROXE_OPF_REQUEST)
 		roxe_responder(qp, b->data, &pkt);
 	else

@@ -166,6 +166,7 @@ static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe 
 	}
 	if (!roxe_dev_is_local(dev, a->sgid))
 		return IBV_WC_LOC_QP_OP_ERR;
+	a->tclass = (uint8_t)((a->tclass & ~ROXE_ECN_MASK) | dev->ecn);	/* the device's ECN */
 	memcpy(a->smac, dev->mac, 6);
 	a->vlan = false;
 	a->sport = port->fixed_sport ? port->fixed_sport :

@@ -164,6 +164,7 @@ struct roxe_qp {
 	bool			on_ready;
 	struct roxe_qp		*timer_next, **timer_pprev;
 	int			eng_state;	/* state the engine acted on */
+	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
 
 	struct {				/* requester */
 		uint32_t	wqe;		/* slot of the next WQE to send from */
@@ -274,6 +275,12 @@ void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
 void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
+
+/* --- cnp.c: ECN marks in, CNPs out and in (RoCE v2 annex A17.9.3) --- */
+int roxe_cnp_build(const struct roxe_qp *qp, void *buf, size_t cap);
+void roxe_ecn_ce_rx(struct roxe_qp *qp, bool count);	/* count: XDP did not */
+void roxe_cnp_rx(struct roxe_qp *qp);
+void roxe_cnp_received(struct roxe_qp *qp);	/* a valid CNP: the reaction point */
 
 /* --- handoff.c: frames one engine hands another (the contract is there) --- */
 enum roxe_handoff_kind {

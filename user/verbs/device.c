@@ -384,6 +384,8 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		return -EINVAL;
 	if (attr->mtu && (attr->mtu < 256 || attr->mtu > 4096 || (attr->mtu & (attr->mtu - 1))))
 		return -EINVAL;
+	if (attr->cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US)
+		return -EINVAL;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
@@ -391,6 +393,9 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	pthread_mutex_init(&dev->async_lock, NULL);
 	pthread_mutex_init(&dev->addr_lock, NULL);
 	dev->backend = attr->backend;
+	dev->ecn = attr->no_ecn ? ROXE_ECN_NOT_ECT : ROXE_ECN_ECT0;
+	dev->cnp_interval_ns = 1000ull * (attr->cnp_interval_us ? attr->cnp_interval_us :
+					  ROXE_CNP_INTERVAL_US);
 	dev->next_qpn = 2;
 	dev->next_mr = 1;
 	dev->key_gen = 0x5a;

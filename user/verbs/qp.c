@@ -482,7 +482,8 @@ static void apply_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mas
 		memcpy(p->smac, qp->dev->mac, 6);
 		memcpy(p->sgid, sgid, 16);
 		memcpy(p->dgid, g->dgid.raw, 16);
-		p->tclass = g->traffic_class;
+		/* DSCP from the application, ECN the device's (ECT(0) or Not-ECT) */
+		p->tclass = (uint8_t)((g->traffic_class & ~ROXE_ECN_MASK) | qp->dev->ecn);
 		p->hop_limit = g->hop_limit;
 		p->flow_label = g->flow_label;
 		memcpy(p->dmac, dmac, 6);
