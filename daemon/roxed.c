@@ -27,13 +27,15 @@
 #include "roxe/kabi.h"
 #include "roxe/verbs.h"
 #include "kserve.h"
+#include "transport/dcqcn.h"
 
 static const char usage[] =
 "NAME\n"
 "    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
 "\n"
 "SYNOPSIS\n"
-"    roxed -d IFACE [-e N] [--backend afxdp|udp] [-v] [--foreground]\n"
+"    roxed -d IFACE [-e N] [--backend afxdp|udp] [--cc SETTINGS] [-v]\n"
+"          [--foreground]\n"
 "    roxed --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -61,6 +63,11 @@ static const char usage[] =
 "    -b, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
 "                         socket on port 4791: slower, for interfaces\n"
 "                         without XDP)\n"
+"    -c, --cc SETTINGS    congestion control (DCQCN: the reaction to the\n"
+"                         peer's CNPs, and the pacer): on (the default,\n"
+"                         as ConnectX ships it), off, or name=value,...\n"
+"                         over the defaults, e.g. ai_rate=10,threshold=5\n"
+"                         (names, units and ranges: roxed(8))\n"
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
@@ -330,6 +337,7 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "engines", required_argument, NULL, 'e' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "cc", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -343,7 +351,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int o, fd, sfd, rc, ready = -1;
 
-	while ((o = getopt_long(argc, argv, "d:e:b:fvh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "d:e:b:c:fvh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			ifname = optarg;
@@ -367,6 +375,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'c': {
+			struct roxe_dcqcn_params cc;
+			char why[80];
+
+			/* checked here for the message; the device takes it */
+			roxe_dcqcn_defaults(&cc);
+			if (roxe_dcqcn_parse(&cc, optarg, why, sizeof(why))) {
+				fprintf(stderr, "roxed: --cc: not a setting: '%s'\n", why);
+				return 2;
+			}
+			da.cc = optarg;
+			break;
+		}
 		case 'f':
 			foreground = true;
 			break;

@@ -77,7 +77,8 @@ static const char usage[] =
 "    or UD frames not to a local address: dropped). Per QP: rx_* from\n"
 "    the XDP program, tx, retransmits, NAKs, RNR, duplicates, out of\n"
 "    sequence, timeouts, ICRC errors and address drops from the engine that\n"
-"    owns the QP. The same counters: bpftool map dump name roxe_stats |\n"
+"    owns the QP; cc_rate_mbps, not a counter: the rate DCQCN holds the QP\n"
+"    to after CNPs, Mbit/s (0: not limited, the line rate). The same counters: bpftool map dump name roxe_stats |\n"
 "    roxe_eng_stats | roxe_qp_stats.\n"
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
@@ -311,7 +312,8 @@ struct stats_opts {
 	X(tx_packets) X(tx_bytes) X(retransmits) X(nak_seq_err_sent) X(nak_inv_req_sent) \
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
-	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr)
+	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr) \
+	X(cc_rate_mbps)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {

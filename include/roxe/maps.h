@@ -102,6 +102,8 @@ struct roxe_qp_stats {
 	__u64	icrc_errors;
 	__u64	rx_drop_addr;	/* addresses not the QP's path (RC/UC) or
 				 * not local (UD): a third host's frame */
+	__u64	cc_rate_mbps;	/* a gauge: the rate DCQCN holds the QP to,
+				 * Mbit/s; 0: not limited (the line rate) */
 } __attribute__((aligned(64)));
 
 /* roxe_eng_stats value: one per engine, written only by that engine (plain

@@ -95,7 +95,11 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			qp->req.rnr_wait = false;
 			roxe_engine_ready(e, qp);
 		}
-		if (!qp->comp.deadline && !qp->req.rnr_wait) {
+		if (qp->req.pace_wait && e->now >= qp->req.pace_deadline) {
+			qp->req.pace_wait = false;	/* the pacer lets it go */
+			roxe_engine_ready(e, qp);
+		}
+		if (!qp->comp.deadline && !qp->req.rnr_wait && !qp->req.pace_wait) {
 			roxe_timer_disarm(qp);
 			continue;
 		}
@@ -103,6 +107,8 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			next = qp->comp.deadline;
 		if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
 			next = qp->req.rnr_deadline;
+		if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
+			next = qp->req.pace_deadline;
 	}
 	return next;
 }
@@ -317,7 +323,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 		{ .fd = e->efd, .events = POLLIN },
 		{ .fd = e->port->wait_fd, .events = POLLIN },
 	};
-	int timeout = -1;
+	struct timespec ts, *timeout = NULL;
 	uint64_t v;
 
 	atomic_store(&e->sleeping, true);
@@ -326,11 +332,16 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_handoff_pending(e) &&
 	    !atomic_load(&e->stop)) {
 		if (next_timer) {
-			uint64_t now = roxe_now_ns();
+			/* to the nanosecond: a paced QP's next frame is
+			 * microseconds away, poll()'s milliseconds would
+			 * hold it back */
+			uint64_t now = roxe_now_ns(), d = next_timer > now ? next_timer - now : 0;
 
-			timeout = next_timer > now ? (int)((next_timer - now) / 1000000 + 1) : 0;
+			ts.tv_sec = (time_t)(d / 1000000000ull);
+			ts.tv_nsec = (long)(d % 1000000000ull);
+			timeout = &ts;
 		}
-		poll(pfd, e->port->wait_fd >= 0 ? 2 : 1, timeout);
+		ppoll(pfd, e->port->wait_fd >= 0 ? 2 : 1, timeout, NULL);
 	}
 	atomic_store(&e->sleeping, false);
 	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
