@@ -19,6 +19,8 @@
 #      ECN-capable), drops again.
 #   3. 200 ECT(0) frames at 1 per millisecond (8 Mbit/s): neither marks nor
 #      drops.
+#   4. a burst of 400 ECT(0) frames over IPv6 (1062 bytes): CE in the
+#      traffic class, none of the first 19 marked.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -52,54 +54,73 @@ ip netns exec "$m" "$wire" "$name-ma" "$name-mb" --rate 100mbit --mark 20k --lim
 wire_pid=$!
 trap 'kill $wire_pid 2>/dev/null || true; rm -rf "$tmp"; netns_down $name' EXIT
 
-# The receiver: every datagram's sequence number and ECN field, until 2 s
-# of silence after the first.
+# The receiver: every datagram's sequence number and ECN field (IPv4 and
+# IPv6), until 2 s of silence once the last phase began.
 ip netns exec "$b" python3 - "$tmp/recv.txt" <<'EOF' &
-import socket, struct, sys
+import select, socket, struct, sys
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
-s.bind(("10.99.0.2", 4791))
-s.settimeout(30)
+IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
+IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
+s4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s4.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+s4.bind(("10.99.0.2", 4791))
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+s6.bind(("fd99::2", 4791))
+for s in (s4, s6):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
 out = open(sys.argv[1], "w")
-try:
-    while True:
+wait = 30
+while True:
+    ready, _, _ = select.select([s4, s6], [], [], wait)
+    if not ready:
+        break
+    for s in ready:
         data, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(4))
         tos = 0
         for lvl, typ, val in anc:
-            if lvl == socket.IPPROTO_IP and typ == socket.IP_TOS:
+            if (lvl, typ) in ((socket.IPPROTO_IP, socket.IP_TOS),
+                              (socket.IPPROTO_IPV6, IPV6_TCLASS)):
                 tos = val[0]
-        out.write("%d %d\n" % (struct.unpack("!I", data[:4])[0], tos & 3))
-        s.settimeout(2)
-except socket.timeout:
-    pass
+        seq = struct.unpack("!I", data[:4])[0]
+        out.write("%d %d\n" % (seq, tos & 3))
+        if seq >= 3000:
+            wait = 2
 out.close()
 EOF
 recv_pid=$!
 sleep 0.5
 
-# The sender: PHASE FIRST COUNT ECN GAP_S
+# The sender: FIRST COUNT ECN GAP_S [6]
 send() {
 	ip netns exec "$a" python3 - "$@" <<'EOF'
 import socket, struct, sys, time
 first, count, ecn, gap = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ecn)
+if len(sys.argv) > 5:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IPV6, getattr(socket, "IPV6_TCLASS", 67), ecn)
+    dst = ("fd99::2", 4791)
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ecn)
+    dst = ("10.99.0.2", 4791)
 pad = bytes(996)
 for i in range(first, first + count):
-    s.sendto(struct.pack("!I", i) + pad, ("10.99.0.2", 4791))
+    s.sendto(struct.pack("!I", i) + pad, dst)
     if gap:
         time.sleep(gap)
 EOF
 }
-# ARP first, so that the burst is not held behind it
+# ARP and ND first, so that no burst is held behind them
 ip netns exec "$a" ping -c 1 -W 2 10.99.0.2 >/dev/null || fail "no path through faultwire"
+ip netns exec "$a" ping -6 -c 1 -W 2 fd99::2 >/dev/null || fail "no IPv6 path through faultwire"
 send 0 400 2 0
 sleep 0.5
 send 1000 400 0 0
 sleep 0.5
 send 2000 200 2 0.001
+sleep 0.5
+send 3000 400 2 0 6
 wait $recv_pid || fail "the receiver failed"
 kill $wire_pid && wait $wire_pid || true
 sed 's/^/# /' "$tmp/wire.log"
@@ -127,16 +148,25 @@ awk -v marked="$marked" -v qdrop="$qdrop" -v notect="$notect" '
 		# phase 3: 2000..2199 ECT(0), below the rate
 		n3 = 0; ce3 = 0
 		for (i = 2000; i < 2200; i++) if (i in seen) { n3++; if (ecn[i] == 3) ce3++ }
+		# phase 4: 3000..3399 ECT(0) over IPv6, a burst
+		n6 = 0; ce6 = 0; firstce6 = -1
+		for (i = 3000; i < 3400; i++) if (i in seen) {
+			n6++
+			if (ecn[i] == 3) { ce6++; if (firstce6 < 0) firstce6 = i - 3000 }
+		}
 		printf "# burst ECT(0): %d of 400 received, %d with CE, first CE #%d, first lost #%d\n", n1, ce1, firstce, firstmiss
 		printf "# burst Not-ECT: %d of 400 received, %d not Not-ECT\n", n2, ce2
 		printf "# paced ECT(0): %d of 200 received, %d with CE\n", n3, ce3
+		printf "# IPv6 burst ECT(0): %d of 400 received, %d with CE, first CE #%d\n", n6, ce6, firstce6
 		printf "# faultwire: marked %d, dropped %d, not ECN-capable above the mark %d\n", marked, qdrop, notect
 		if (ce1 == 0) { print "# FAIL: the burst got no CE"; fails++ }
 		if (firstce >= 0 && firstce < 19) { print "# FAIL: marked below the mark"; fails++ }
 		if (firstmiss < 0) { print "# FAIL: the burst lost nothing past the limit"; fails++ }
 		if (firstmiss >= 0 && firstmiss < 97) { print "# FAIL: dropped below the limit"; fails++ }
-		if (ce1 != marked) { print "# FAIL: CE received differs from faultwire marks (checksum?)"; fails++ }
-		if (n1 + n2 + n3 != 1000 - qdrop) { print "# FAIL: frames lost besides the drops"; fails++ }
+		if (ce1 + ce6 != marked) { print "# FAIL: CE received differs from faultwire marks (checksum?)"; fails++ }
+		if (n1 + n2 + n3 + n6 != 1400 - qdrop) { print "# FAIL: frames lost besides the drops"; fails++ }
+		if (ce6 == 0) { print "# FAIL: the IPv6 burst got no CE"; fails++ }
+		if (firstce6 >= 0 && firstce6 < 19) { print "# FAIL: IPv6 marked below the mark"; fails++ }
 		if (ce2 != 0) { print "# FAIL: a Not-ECT frame was marked"; fails++ }
 		if (notect == 0) { print "# FAIL: Not-ECT frames above the mark not counted"; fails++ }
 		if (n2 == 400) { print "# FAIL: the Not-ECT burst lost nothing past the limit"; fails++ }
