@@ -33,7 +33,7 @@ static uint64_t cut(uint64_t rc, uint32_t alpha)
 	return rc - (rc * alpha >> 21);
 }
 
-TEST(defaults_are_the_hardware_s)
+TEST(defaults_are_the_hardware_s_but_alpha_s)
 {
 	struct roxe_dcqcn_params p;
 
@@ -45,7 +45,8 @@ TEST(defaults_are_the_hardware_s)
 	EXPECT_EQ(5u, p.ai_rate);
 	EXPECT_EQ(50u, p.hai_rate);
 	EXPECT_EQ(11u, p.gd);
-	EXPECT_EQ(1019u, p.g);
+	EXPECT_EQ(1020u, p.g);			/* the paper's, not hardware's 1019 */
+	EXPECT_EQ(55u, p.alpha_period_us);	/* the paper's K, not hardware's 1 */
 	EXPECT_EQ(1023u, p.initial_alpha);
 	EXPECT_EQ(1u, p.min_rate);
 	EXPECT_EQ(50u, p.min_dec_fac);
@@ -68,8 +69,9 @@ TEST(cnp_cuts_by_alpha_over_two_and_raises_alpha)
 	/* the first: from the line rate with the initial alpha, 1023/1024 */
 	EXPECT_EQ(cut(10000000, 1023u << 10), d.rc);
 	EXPECT_EQ(10000000u, d.rt);
-	/* alpha = (1 - g) alpha + g, g = 5/1024 */
-	a = (uint32_t)(((uint64_t)(1023u << 10) * 1019 + 5ull * ROXE_DCQCN_ALPHA_ONE) / 1024);
+	/* alpha = (1 - g) alpha + g, 1 - g = dce_tcp_g/1024 */
+	a = (uint32_t)(((uint64_t)(1023u << 10) * p.g +
+			(1024ull - p.g) * ROXE_DCQCN_ALPHA_ONE) / 1024);
 	EXPECT_EQ(a, d.alpha);
 	EXPECT_EQ(5004u, roxe_dcqcn_rate_mbps(&d));	/* 5004.88 */
 	/* within the monitor period (4 us): absorbed */
@@ -426,6 +428,134 @@ TEST(pacer_holds_the_rate_with_a_small_burst)
 	EXPECT_LE(burst * LEN, ROXE_PACE_BURST_BYTES + 2 * LEN);
 }
 
+/* --- two senders, one marking queue, a fake clock ---------------------------------
+ *
+ * The reaction point and the pacer as the requester drives them, against a
+ * simulated switch port: C Mbit/s, marks frames that find K bytes queued,
+ * drops past the limit; the receiver sends a flow a CNP for a marked frame
+ * at most once per 50 us (the notification point's default interval); CNPs
+ * and frames take half an RTT each way. The first sender starts alone at
+ * the line rate, the second joins 50 ms later (the first holds all the
+ * port then); with the device defaults, over the second half of 400 ms,
+ * they share the port, keep it busy and the queue below its limit.
+ */
+struct sim_flow {
+	struct roxe_dcqcn	d;
+	struct roxe_pacer	pc;
+	uint64_t		last_cnp, sent_late;
+	uint64_t		cnp_due[64];	/* CNPs in flight: arrival times */
+	unsigned		ncnp;
+};
+
+static void sim(struct __test_metadata *_metadata, const struct roxe_dcqcn_params *p,
+		unsigned port_mbps, uint64_t start1, uint64_t *drops_late, uint64_t share[2],
+		uint64_t *peak_late)
+{
+	enum { FRAME = 1100, LIMIT = 256 << 10, K = 32 << 10 };
+	const uint64_t step = 1 * US, end = 400 * MS, late = 200 * MS, half_rtt = 10 * US;
+	struct sim_flow f[2];
+	double q = 0;				/* bytes queued */
+	uint64_t drops = 0;
+
+	memset(f, 0, sizeof(f));
+	*peak_late = 0;
+	for (int i = 0; i < 2; i++) {
+		roxe_dcqcn_init(&f[i].d, p);
+		roxe_pace_init(&f[i].pc, 0);
+	}
+	for (uint64_t now = step; now < end; now += step) {
+		q -= (double)port_mbps * 1e6 / 8 * step / 1e9;
+		if (q < 0)
+			q = 0;
+		for (int i = 0; i < 2; i++) {
+			struct sim_flow *s = &f[i];
+
+			if (i == 1 && now < start1)
+				continue;		/* the second sender joins later */
+			if (i == 1 && now == start1)
+				roxe_pace_init(&s->pc, now);
+			/* CNPs that arrived */
+			for (unsigned k = 0; k < s->ncnp; k++)
+				if (s->cnp_due[k] <= now) {
+					bool was = s->d.limited;
+
+					roxe_dcqcn_cnp(&s->d, p, now);
+					if (!was && s->d.limited)
+						roxe_pace_init(&s->pc, now);
+					s->cnp_due[k--] = s->cnp_due[--s->ncnp];
+				}
+			roxe_dcqcn_advance(&s->d, p, now);
+			/* frames the pacer lets go this microsecond (an
+			 * unlimited QP: the line rate, as the wire holds it) */
+			for (int n = 0; n < 64; n++) {
+				uint64_t rate = s->d.limited ? s->d.rc : (uint64_t)p->line_rate * 1000;
+
+				if (roxe_pace_when(&s->pc, now))
+					break;
+				roxe_pace_sent(&s->pc, rate, FRAME, now);
+				roxe_dcqcn_sent(&s->d, p, FRAME, now);
+				if (q + FRAME > LIMIT) {
+					if (now >= late)
+						drops++;
+					continue;
+				}
+				if (q >= K && now - s->last_cnp >= 50 * US && s->ncnp < 64) {
+					/* marked: the receiver's CNP comes back */
+					s->last_cnp = now;
+					s->cnp_due[s->ncnp++] = now + 2 * half_rtt;
+				}
+				q += FRAME;
+				if (now >= late)
+					s->sent_late += FRAME;
+			}
+		}
+		if (now >= late && q > *peak_late)
+			*peak_late = (uint64_t)q;
+	}
+	*drops_late = drops;
+	share[0] = f[0].sent_late;
+	share[1] = f[1].sent_late;
+	TH_LOG("port %u Mbit/s: second half %.1f + %.1f Mbit/s, %llu drops, peak queue %llu B",
+	       port_mbps, f[0].sent_late * 8.0 / ((end - late) / 1e9) / 1e6,
+	       f[1].sent_late * 8.0 / ((end - late) / 1e9) / 1e6, (unsigned long long)drops,
+	       (unsigned long long)*peak_late);
+}
+
+TEST(two_senders_share_a_marking_port)
+{
+	/* senders on links as fast as the port, 5x, and as a veth (which
+	 * tells no speed: roxe's 100 Gbit/s) */
+	static const uint32_t lines[] = { 200, 1000, ROXE_DCQCN_LINE_RATE_DEF };
+	struct roxe_dcqcn_params p;
+	uint64_t drops, share[2], peak, total;
+
+	for (unsigned i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		roxe_dcqcn_defaults(&p);
+		p.line_rate = lines[i];
+		sim(_metadata, &p, 200, 50 * MS, &drops, share, &peak);
+		total = share[0] + share[1];
+		/* the port stays busy, neither sender starves, nothing lost */
+		EXPECT_GT(total * 8 / 200000, 160u);	/* Mbit/s over 200 ms: 80 % */
+		EXPECT_GT(share[0] * 100 / total, 40u);
+		EXPECT_GT(share[1] * 100 / total, 40u);
+		EXPECT_EQ(0u, drops);
+		EXPECT_LT(peak, 128u << 10);
+	}
+	/* hardware's alpha timer (1 us, g 5/1024) with roxe's CNP interval
+	 * (50 us): the cuts fade, the port overflows (why the defaults take
+	 * the paper's; limits.h) */
+	roxe_dcqcn_defaults(&p);
+	p.line_rate = 1000;
+	p.alpha_period_us = 1;
+	p.g = 1019;
+	sim(_metadata, &p, 200, 50 * MS, &drops, share, &peak);
+	EXPECT_GT(drops, 0u);
+	/* off: the queue overflows (the model can tell) */
+	p.enabled = false;
+	sim(_metadata, &p, 200, 50 * MS, &drops, share, &peak);
+	EXPECT_GT(drops, 0u);
+}
+
 /* --- the engine ------------------------------------------------------------------ */
 FIXTURE(eng)
 {
@@ -505,7 +635,10 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 	 * the burst leaves at once); a lost wake-up would hang it */
 	EXPECT_GE(took, (uint64_t)(LEN - ROXE_PACE_BURST_BYTES) * 8000000 / 80000);
 	EXPECT_LT(took, 5000 * MS);
-	EXPECT_EQ(80u, st->cc_rate_mbps);
+	/* still limited; a slow run may have seen a timer stage or two
+	 * (131 ms each: + 5 Mbit/s) */
+	EXPECT_GE(st->cc_rate_mbps, 80u);
+	EXPECT_LE(st->cc_rate_mbps, 100u);
 }
 
 /* When the pacer holds the QP: its timer is armed for the time the next
