@@ -635,10 +635,10 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 	 * the burst leaves at once); a lost wake-up would hang it */
 	EXPECT_GE(took, (uint64_t)(LEN - ROXE_PACE_BURST_BYTES) * 8000000 / 80000);
 	EXPECT_LT(took, 5000 * MS);
-	/* still limited; a slow run may have seen a timer stage or two
-	 * (131 ms each: + 5 Mbit/s) */
+	/* still limited, far below the line; a slow run may have seen
+	 * timer stages (131 ms each: + 5 Mbit/s) */
 	EXPECT_GE(st->cc_rate_mbps, 80u);
-	EXPECT_LE(st->cc_rate_mbps, 100u);
+	EXPECT_LE(st->cc_rate_mbps, 400u);
 }
 
 /* When the pacer holds the QP: its timer is armed for the time the next
