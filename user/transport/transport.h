@@ -243,6 +243,7 @@ struct roxe_engine {
 	atomic_bool		exited;		/* stopped: runs no turn any more */
 	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
 	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
+	uint64_t		next_pace;	/* earliest pacer deadline among them; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
