@@ -27,6 +27,7 @@
 #include "roxe/kabi.h"
 #include "roxe/verbs.h"
 #include "kserve.h"
+#include "transport/dcqcn.h"
 
 static const char usage[] =
 "NAME\n"
@@ -34,7 +35,7 @@ static const char usage[] =
 "\n"
 "SYNOPSIS\n"
 "    roxed -d IFACE [-e N] [--backend afxdp|udp] [--no-ecn] [--cnp-interval US]\n"
-"          [-v] [--foreground]\n"
+"          [--cc SETTINGS] [-v] [--foreground]\n"
 "    roxed --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -65,6 +66,11 @@ static const char usage[] =
 "    --no-ecn             send frames Not-ECT (default: ECT(0), ECN-capable)\n"
 "    --cnp-interval US    at most one CNP per QP per US microseconds, 1 to\n"
 "                         1000000 (default 50)\n"
+"    -c, --cc SETTINGS    congestion control (DCQCN: the reaction to the\n"
+"                         peer's CNPs, and the pacer): on (the default,\n"
+"                         as ConnectX ships it), off, or name=value,...\n"
+"                         over the defaults, e.g. ai_rate=10,threshold=5\n"
+"                         (names, units and ranges: roxed(8))\n"
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
@@ -336,6 +342,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "no-ecn", no_argument, NULL, 'N' },
 		{ "cnp-interval", required_argument, NULL, 'C' },
+		{ "cc", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -349,7 +356,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int o, fd, sfd, rc, ready = -1;
 
-	while ((o = getopt_long(argc, argv, "d:e:b:fvh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "d:e:b:c:fvh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			ifname = optarg;
@@ -386,6 +393,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'c': {
+			struct roxe_dcqcn_params cc;
+			char why[80];
+
+			/* checked here for the message; the device takes it */
+			roxe_dcqcn_defaults(&cc);
+			if (roxe_dcqcn_parse(&cc, optarg, why, sizeof(why))) {
+				fprintf(stderr, "roxed: --cc: not a setting: '%s'\n", why);
+				return 2;
+			}
+			da.cc = optarg;
+			break;
+		}
 		case 'f':
 			foreground = true;
 			break;

@@ -12,7 +12,15 @@
  * segmentation to offloads (ethtool -K IF tx off tso off gso off).
  *
  *   faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]
- *             [--corrupt PPM] [--seed N]
+ *             [--corrupt PPM] [--seed N] [--rate RATE [--mark BYTES]
+ *             [--limit BYTES]]
+ *
+ * With --rate it is also a congested switch port, each way: RoCE v2 frames
+ * wait in a queue drained at RATE; one that finds the backlog at or above
+ * --mark gets CE in its IP header if it is ECN-capable (ECT(0) or ECT(1):
+ * the IPv4 header checksum is fixed; RoCE's ICRC leaves the ECN bits out),
+ * one that would take the backlog past --limit is dropped (a tail drop).
+ * That is what DCQCN's tests need: marks before drops.
  *
  * Runs until SIGTERM/SIGINT, then prints what it did on stdout, with the
  * frames the kernel dropped because a socket's receive buffer was full
@@ -21,6 +29,7 @@
  * buffers are large to keep them at 0 when the forwarder is starved of CPU
  * for a while.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
@@ -31,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -44,7 +54,8 @@ static const char usage_text[] =
 "\n"
 "SYNOPSIS\n"
 "    faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]\n"
-"              [--corrupt PPM] [--seed N]\n"
+"              [--corrupt PPM] [--seed N] [--rate RATE [--mark BYTES]\n"
+"              [--limit BYTES]]\n"
 "    faultwire -h | --help\n"
 "\n"
 "DESCRIPTION\n"
@@ -62,6 +73,14 @@ static const char usage_text[] =
 "    overflowed: frames the kernel dropped on a full receive buffer;\n"
 "    unsent: frames the kernel refused to send: faults nobody asked for.\n"
 "\n"
+"    With --rate, each way is also a congested switch port: RoCE v2 frames\n"
+"    queue and leave at RATE; a frame that finds BYTES of --mark or more\n"
+"    queued gets CE if it is ECN-capable (ECT(0)/ECT(1); the IPv4 checksum\n"
+"    is fixed, the ICRC leaves ECN out), one that would take the queue past\n"
+"    --limit is dropped. A second line counts them:\n"
+"      faultwire: queue at R bit/s: marked M, dropped Q, above the mark\n"
+"      not ECN-capable E, peak backlog B bytes\n"
+"\n"
 "OPTIONS\n"
 "    --drop PPM     drop RoCE v2 frames\n"
 "    --dup PPM      send RoCE v2 frames twice\n"
@@ -69,17 +88,38 @@ static const char usage_text[] =
 "    --corrupt PPM  flip a bit of RoCE v2 frames\n"
 "    --seed N       seed of the pseudo-random choices (the same seed makes\n"
 "                   the same choices for the same frames)\n"
+"    --rate RATE    queue RoCE v2 frames and send them at RATE bits per\n"
+"                   second (suffix k, m, g, optionally followed by bit:\n"
+"                   1gbit, 100m; 1k to 400g)\n"
+"    --mark BYTES   backlog at which ECN-capable frames get CE (suffix k,\n"
+"                   m: 1024s; default 32k)\n"
+"    --limit BYTES  backlog beyond which frames are dropped (default 256k,\n"
+"                   at most 64m, at least --mark)\n"
 "    -h, --help     this text\n"
 "\n"
 "EXIT STATUS\n"
 "    0 after SIGTERM or SIGINT, 1 if an interface cannot be opened (needs\n"
 "    root: CAP_NET_RAW), 2 on a usage error.\n"
 "\n"
-"EXAMPLE\n"
-"    ip netns exec mid faultwire veth-ma veth-mb --drop 20000 --reorder 20000\n";
+"EXAMPLES\n"
+"    ip netns exec mid faultwire veth-ma veth-mb --drop 20000 --reorder 20000\n"
+"    ip netns exec mid faultwire veth-ma veth-mb --rate 1gbit --mark 32k\n";
+
+/* --rate's queue, one per direction (frames leaving through a side). */
+#define QUEUE_MAX	(64u << 20)	/* --limit's bound */
+#define FRAME_MAX	9216
+
+struct queue {
+	uint8_t		*ring;		/* frames: a 4-byte length, then the bytes */
+	size_t		cap, head, tail;
+	size_t		backlog;	/* bytes of frames queued */
+	uint64_t	busy_until;	/* ns: the link's last bit so far */
+	uint64_t	head_done;	/* ns: when the head frame's last bit left; 0: not begun */
+};
 
 struct side {
 	int fd, ifindex;
+	struct queue q;		/* --rate: frames waiting to leave through it */
 	uint8_t held[9216];	/* a frame held back to reorder */
 	ssize_t held_len;
 	int held_for;		/* frames to let pass before it */
@@ -88,6 +128,18 @@ struct side {
 static volatile sig_atomic_t stop;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned long n_fwd, n_drop, n_dup, n_reorder, n_corrupt, n_unsent;
+/* --rate */
+static uint64_t q_rate;				/* bits/s; 0: no queue */
+static size_t q_mark = 32 << 10, q_limit = 256 << 10, q_peak;
+static unsigned long n_marked, n_qdrop, n_notect;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 static uint64_t rnd(void)
 {
@@ -138,16 +190,168 @@ static void put(struct side *out, const uint8_t *f, ssize_t len)
 		n_unsent++;	/* e.g. ENOBUFS: the tap's queue is full */
 }
 
-static bool is_roce(const uint8_t *f, ssize_t len)
+static bool is_roce(const uint8_t *f, ssize_t len, struct roxe_pkt *pkt)
+{
+	return roxe_parse(f, f + len, (uint32_t)len, pkt) != ROXE_PKT_NOT_ROCE;
+}
+
+/* --- --rate: the queue --------------------------------------------------------- */
+static uint64_t tx_ns(size_t len)
+{
+	return (uint64_t)len * 8 * 1000000000ull / q_rate;
+}
+
+/* Set CE on an ECN-capable frame; false: not ECN-capable (Not-ECT, or
+ * already CE). */
+static bool mark_ce(uint8_t *f, const struct roxe_pkt *pkt)
+{
+	uint8_t *ip = f + pkt->l3_off;
+
+	if (pkt->ip_version == 4) {
+		unsigned ihl = (ip[0] & 15u) * 4, sum = 0;
+
+		if ((ip[1] & 3) == 0 || (ip[1] & 3) == 3)
+			return false;
+		ip[1] |= 3;
+		/* the header checksum again (RFC 791), over ihl bytes that
+		 * roxe_parse found within the frame */
+		ip[10] = ip[11] = 0;
+		for (unsigned i = 0; i < ihl; i += 2)
+			sum += (unsigned)ip[i] << 8 | ip[i + 1];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		ip[10] = (uint8_t)(~sum >> 8);
+		ip[11] = (uint8_t)~sum;
+		return true;
+	}
+	/* IPv6: the traffic class's ECN bits are bits 5..4 of byte 1 */
+	if ((ip[1] & 0x30) == 0 || (ip[1] & 0x30) == 0x30)
+		return false;
+	ip[1] |= 0x30;
+	return true;
+}
+
+/* A RoCE frame arrives at the port out: marked, queued or dropped. */
+static void enqueue(struct side *out, uint8_t *f, ssize_t len, const struct roxe_pkt *pkt)
+{
+	struct queue *q = &out->q;
+	size_t need = 4 + (size_t)len;
+	uint32_t l = (uint32_t)len;
+
+	if (q->backlog + (size_t)len > q_limit || q->cap - (q->tail - q->head) < need) {
+		n_qdrop++;
+		return;
+	}
+	if (q->backlog >= q_mark && !mark_ce(f, pkt))
+		n_notect++;
+	else if (q->backlog >= q_mark)
+		n_marked++;
+	for (size_t i = 0; i < need; i++)
+		q->ring[(q->tail + i) % q->cap] = i < 4 ? ((uint8_t *)&l)[i] : f[i - 4];
+	q->tail += need;
+	q->backlog += (size_t)len;
+	if (q->backlog > q_peak)
+		q_peak = q->backlog;
+}
+
+/* Send what the link has finished sending by now; returns when the next
+ * frame will be done (0: the queue is empty). */
+static uint64_t drain(struct side *out, uint64_t now)
+{
+	struct queue *q = &out->q;
+	uint8_t f[FRAME_MAX];
+
+	while (q->tail != q->head) {
+		uint32_t l;
+
+		for (size_t i = 0; i < 4; i++)
+			((uint8_t *)&l)[i] = q->ring[(q->head + i) % q->cap];
+		if (!q->head_done) {
+			/* its first bit goes when the link is free (or now,
+			 * if it has been idle) */
+			q->busy_until = (q->busy_until > now ? q->busy_until : now) + tx_ns(l);
+			q->head_done = q->busy_until;
+		}
+		if (q->head_done > now)
+			return q->head_done;
+		for (size_t i = 0; i < l; i++)
+			f[i] = q->ring[(q->head + 4 + i) % q->cap];
+		q->head += 4 + l;
+		q->backlog -= l;
+		q->head_done = 0;
+		put(out, f, l);
+	}
+	q->head = q->tail = 0;
+	return 0;
+}
+
+/* A RoCE frame leaves through out: at once, or through the queue. */
+static void emit(struct side *out, uint8_t *f, ssize_t len, const struct roxe_pkt *pkt)
+{
+	if (q_rate)
+		enqueue(out, f, len, pkt);
+	else
+		put(out, f, len);
+}
+
+/* "1gbit", "100m", "2500000": bits per second; 0 if not one. */
+static uint64_t parse_rate(const char *s)
+{
+	char *end;
+	double v;
+	uint64_t m = 1;
+
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	v = strtod(s, &end);
+	switch (tolower((unsigned char)*end)) {
+	case 'k': m = 1000; end++; break;
+	case 'm': m = 1000000; end++; break;
+	case 'g': m = 1000000000; end++; break;
+	}
+	if (!strcmp(end, "bit") || !strcmp(end, "bps"))
+		end += 3;
+	if (*end || v * m < 1000 || v * m > 400e9)
+		return 0;
+	return (uint64_t)(v * m);
+}
+
+/* "32k", "1m", "65536": bytes; -1 if not one (or above QUEUE_MAX). */
+static long parse_bytes(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno)
+		return -1;
+	if (tolower((unsigned char)*end) == 'k' && v <= QUEUE_MAX >> 10)
+		v <<= 10, end++;
+	else if (tolower((unsigned char)*end) == 'm' && v <= QUEUE_MAX >> 20)
+		v <<= 20, end++;
+	return *end || v > QUEUE_MAX ? -1 : (long)v;
+}
+
+/* The frame held back to reorder goes now. */
+static void flush_held(struct side *out)
 {
 	struct roxe_pkt pkt;
 
-	return roxe_parse(f, f + len, (uint32_t)len, &pkt) != ROXE_PKT_NOT_ROCE;
+	if (is_roce(out->held, out->held_len, &pkt))
+		emit(out, out->held, out->held_len, &pkt);
+	else
+		put(out, out->held, out->held_len);
+	out->held_len = 0;
 }
 
 static void forward(struct side *out, uint8_t *f, ssize_t len, const uint32_t ppm[4])
 {
-	if (!is_roce(f, len)) {
+	struct roxe_pkt pkt;
+
+	if (!is_roce(f, len, &pkt)) {
 		put(out, f, len);
 		return;
 	}
@@ -166,15 +370,13 @@ static void forward(struct side *out, uint8_t *f, ssize_t len, const uint32_t pp
 		n_reorder++;
 		return;
 	}
-	put(out, f, len);
+	emit(out, f, len, &pkt);
 	if (chance(ppm[1])) {
-		put(out, f, len);
+		emit(out, f, len, &pkt);
 		n_dup++;
 	}
-	if (out->held_len && --out->held_for == 0) {
-		put(out, out->held, out->held_len);
-		out->held_len = 0;
-	}
+	if (out->held_len && --out->held_for == 0)
+		flush_held(out);
 }
 
 static void on_signal(int sig)
@@ -188,8 +390,11 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "drop", 1, NULL, 'd' }, { "dup", 1, NULL, 'u' }, { "reorder", 1, NULL, 'r' },
 		{ "corrupt", 1, NULL, 'c' }, { "seed", 1, NULL, 's' }, { "help", 0, NULL, 'h' },
+		{ "rate", 1, NULL, 'R' }, { "mark", 1, NULL, 'M' }, { "limit", 1, NULL, 'L' },
 		{ 0 },
 	};
+	uint64_t last_rx = now_ns();
+	long v;
 	uint32_t ppm[4] = { 0 };	/* drop, dup, reorder, corrupt */
 	struct side sides[2] = { 0 };
 	uint8_t buf[9216];
@@ -202,13 +407,44 @@ int main(int argc, char **argv)
 		case 'r': ppm[2] = (uint32_t)atoi(optarg); break;
 		case 'c': ppm[3] = (uint32_t)atoi(optarg); break;
 		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
+		case 'R':
+			q_rate = parse_rate(optarg);
+			if (!q_rate) {
+				fprintf(stderr, "faultwire: --rate: 1k to 400g bit/s, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+		case 'L':
+			v = parse_bytes(optarg);
+			if (v < 0) {
+				fprintf(stderr, "faultwire: --%s: bytes up to 64m, not '%s'\n",
+					opt == 'M' ? "mark" : "limit", optarg);
+				return 2;
+			}
+			*(opt == 'M' ? &q_mark : &q_limit) = (size_t)v;
+			break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs("Try 'faultwire --help'.\n", stderr); return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "usage: faultwire IF1 IF2 [--drop|--dup|--reorder|--corrupt PPM] [--seed N]\n");
+		fprintf(stderr, "usage: faultwire IF1 IF2 [--drop|--dup|--reorder|--corrupt PPM] [--seed N]"
+			" [--rate RATE [--mark BYTES] [--limit BYTES]]\n");
 		return 2;
+	}
+	if (q_limit < q_mark) {
+		fprintf(stderr, "faultwire: --limit below --mark\n");
+		return 2;
+	}
+	for (int i = 0; q_rate && i < 2; i++) {
+		/* the limit's bytes, their length words, a frame's slack */
+		sides[i].q.cap = q_limit + q_limit / 16 + 4 * 4096 + FRAME_MAX + 4;
+		sides[i].q.ring = malloc(sides[i].q.cap);
+		if (!sides[i].q.ring) {
+			fprintf(stderr, "faultwire: no memory for the queues\n");
+			return 1;
+		}
 	}
 	for (int i = 0; i < 2; i++)
 		if (open_side(&sides[i], argv[optind + i])) {
@@ -219,16 +455,30 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	while (!stop) {
 		struct pollfd pfd[2] = { { sides[0].fd, POLLIN, 0 }, { sides[1].fd, POLLIN, 0 } };
+		uint64_t now = now_ns(), wake = 1000000;	/* 1 ms */
+		struct timespec ts;
+		int r;
 
-		/* A held frame never waits for traffic that may not come. */
-		if (poll(pfd, 2, 1) == 0) {
-			for (int i = 0; i < 2; i++)
-				if (sides[i].held_len) {
-					put(&sides[i], sides[i].held, sides[i].held_len);
-					sides[i].held_len = 0;
-				}
+		/* the queues: sleep until the next frame is through */
+		for (int i = 0; q_rate && i < 2; i++) {
+			uint64_t done = drain(&sides[i], now);
+
+			if (done && done - now < wake)
+				wake = done > now ? done - now : 0;
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)wake;
+		r = ppoll(pfd, 2, &ts, NULL);
+		now = now_ns();
+		/* A held frame never waits for traffic that may not come
+		 * (1 ms of silence). */
+		if (r <= 0) {
+			for (int i = 0; i < 2 && now - last_rx >= 1000000; i++)
+				if (sides[i].held_len)
+					flush_held(&sides[i]);
 			continue;
 		}
+		last_rx = now;
 		/* Up to a batch from each side in turn: whatever is queued. */
 		for (int i = 0; i < 2; i++) {
 			if (!(pfd[i].revents & POLLIN))
@@ -252,5 +502,11 @@ int main(int argc, char **argv)
 	printf("faultwire: forwarded %lu, dropped %lu, duplicated %lu, reordered %lu, corrupted %lu, "
 	       "overflowed %lu, unsent %lu\n", n_fwd, n_drop, n_dup, n_reorder, n_corrupt,
 	       overflowed(&sides[0]) + overflowed(&sides[1]), n_unsent);
+	if (q_rate)
+		printf("faultwire: queue at %llu bit/s: marked %lu, dropped %lu, above the mark not "
+		       "ECN-capable %lu, peak backlog %zu bytes\n", (unsigned long long)q_rate,
+		       n_marked, n_qdrop, n_notect, q_peak);
+	free(sides[0].q.ring);
+	free(sides[1].q.ring);
 	return 0;
 }

@@ -79,7 +79,9 @@ static const char usage[] =
 "    sequence, timeouts, ICRC errors and address drops from the engine that\n"
 "    owns the QP; ecn_marked (frames that arrived with ECN CE, counted by the\n"
 "    XDP program before steering), cnp_sent (CNPs the QP sent its peer for\n"
-"    them) and cnp_received (CNPs from the peer). The same counters: bpftool map dump name roxe_stats |\n"
+"    them) and cnp_received (CNPs from the peer); cc_rate_mbps, not a\n"
+"    counter: the rate DCQCN holds the QP to after CNPs, Mbit/s (0: not\n"
+"    limited, the line rate). The same counters: bpftool map dump name roxe_stats |\n"
 "    roxe_eng_stats | roxe_qp_stats.\n"
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
@@ -314,7 +316,7 @@ struct stats_opts {
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
 	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr) \
-	X(cnp_sent) X(cnp_received)
+	X(cnp_sent) X(cnp_received) X(cc_rate_mbps)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {

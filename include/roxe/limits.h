@@ -53,4 +53,42 @@
 #define ROXE_CNP_INTERVAL_US		50
 #define ROXE_CNP_INTERVAL_MAX_US	1000000
 
+/* DCQCN, the reaction to CNPs (user/transport/dcqcn.h): each device
+ * parameter's default and range. Defaults are NVIDIA's for ConnectX-4 and
+ * later ("DCQCN CC Parameters"; mlx5's cong params carry the same names)
+ * but alpha's timer and gain, which are the paper's (Zhu et al., SIGCOMM
+ * 2015: K = 55 us, g = 1/256): roxe's CNPs come at most once per 50 us per
+ * QP (the paper's N, to which it matched K), and with hardware's 1 us
+ * period alpha has all but vanished by the next CNP, each cut is a few per
+ * cent, and two senders overflowed a simulated port (dcqcn_test's
+ * two_senders_share_a_marking_port: 30 % of frames dropped with 1 Gbit/s
+ * senders into 200 Mbit/s, none with these). Rates in Mbit/s, times in
+ * microseconds. */
+#define ROXE_DCQCN_RATE_MAX		400000	/* any rate: 400 Gbit/s */
+#define ROXE_DCQCN_LINE_RATE_DEF	100000	/* an interface that tells no speed */
+#define ROXE_DCQCN_MIN_RATE_DEF		1	/* rpg_min_rate */
+#define ROXE_DCQCN_MIN_DEC_FAC_DEF	50	/* rpg_min_dec_fac, 0..100 % */
+#define ROXE_DCQCN_GD_DEF		11	/* rpg_gd: the cut is alpha / 2 */
+#define ROXE_DCQCN_GD_MIN		10
+#define ROXE_DCQCN_GD_MAX		15
+#define ROXE_DCQCN_REDUCE_PERIOD_DEF	4	/* rate_reduce_monitor_period */
+#define ROXE_DCQCN_TIME_RESET_DEF	300	/* rpg_time_reset */
+#define ROXE_DCQCN_TIME_MAX		131071	/* any period (hardware's 17 bits) */
+#define ROXE_DCQCN_BYTE_RESET_DEF	32767	/* rpg_byte_reset, x 64 bytes: 2 MiB */
+#define ROXE_DCQCN_BYTE_RESET_MAX	32767
+#define ROXE_DCQCN_THRESHOLD_DEF	1	/* rpg_threshold (the paper's F: 5) */
+#define ROXE_DCQCN_THRESHOLD_MAX	31
+#define ROXE_DCQCN_AI_RATE_DEF		5	/* rpg_ai_rate */
+#define ROXE_DCQCN_HAI_RATE_DEF		50	/* rpg_hai_rate */
+#define ROXE_DCQCN_G_DEF		1020	/* dce_tcp_g: g = 1/256 (hardware: 1019) */
+#define ROXE_DCQCN_G_MAX		1023
+#define ROXE_DCQCN_ALPHA_PERIOD_DEF	55	/* dce_tcp_rtt (hardware: 1) */
+#define ROXE_DCQCN_INITIAL_ALPHA_DEF	1023	/* initial_alpha_value, /1024 */
+#define ROXE_DCQCN_ALPHA_MAX		1023
+/* Rate stages one call catches up after an idle QP (each halves the gap to
+ * the target: 64 reach the line rate from anywhere). */
+#define ROXE_DCQCN_MAX_STEPS		64
+/* The pacer's burst allowance, bytes of frames, on top of one frame. */
+#define ROXE_PACE_BURST_BYTES		16384
+
 #endif /* ROXE_LIMITS_H */

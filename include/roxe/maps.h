@@ -109,6 +109,8 @@ struct roxe_qp_stats {
 	__u64	cnp_sent;	/* CNPs sent to the peer's QP for CE frames,
 				 * at most one per device cnp_interval */
 	__u64	cnp_received;	/* valid CNPs from the peer's QP */
+	__u64	cc_rate_mbps;	/* a gauge: the rate DCQCN holds the QP to,
+				 * Mbit/s; 0: not limited (the line rate) */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct roxe_qp_stats) == 256, "roxe_qp_stats grew past 256 B");
 

@@ -65,6 +65,12 @@ struct roxe_device_attr {
 	struct roxe_port	**ports;
 	uint8_t			gid[16];	/* IPv4-mapped for IPv4 */
 	uint8_t			mac[6];
+	/* Congestion control (DCQCN's reaction to CNPs, and the pacer):
+	 * NULL or "" on with the defaults (listed in the roxed man page); "off";
+	 * or comma-separated name=value pairs over the defaults, e.g.
+	 * "ai_rate=10,time_reset_us=100". The line rate defaults to the
+	 * interface's speed where it tells one. A bad item: -EINVAL. */
+	const char		*cc;
 };
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);

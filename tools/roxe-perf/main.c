@@ -63,6 +63,8 @@ static void usage(FILE *f, const char *argv0)
 "                         end; not with -e)\n"
 "      --engines=N        engine threads (default 1)\n"
 "  -B, --backend=B        afxdp (default) or udp\n"
+"      --cc=SETTINGS      congestion control of this end's device: on (the\n"
+"                         default), off, or DCQCN's name=value,... (roxed(8))\n"
 "      --verify           payloads carry a pattern the receiving end checks\n"
 "                         byte for byte (SEND: every message; WRITE: every slot\n"
 "                         of the target buffer at the end; READ: every message;\n"
@@ -110,7 +112,7 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 
 static int parse(int argc, char **argv, struct perf_opts *o)
 {
-	enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS };
+	enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
 	static const struct option lo[] = {
 		{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
 		{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
@@ -122,7 +124,8 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 		{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
 		{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
 		{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
-		{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { 0 },
+		{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
+		{ 0 },
 	};
 	unsigned long long v;
 	bool size_set = false, iters_set = false, tx_set = false, cq_set = false;
@@ -211,6 +214,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 			else
 				USAGE_ERR("unknown backend %s (afxdp, udp)", optarg);
 			break;
+		case O_CC: o->cc = optarg; break;	/* checked by roxe_device_open */
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case O_PERFTEST: o->perftest = true; break;

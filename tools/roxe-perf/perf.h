@@ -34,6 +34,7 @@ struct perf_opts {
 	const char	*ifname;
 	enum roxe_backend backend;
 	unsigned	engines;
+	const char	*cc;		/* --cc: congestion control (roxe_device_attr) */
 	bool		polled;		/* no engine threads (run-to-completion) */
 	bool		events;		/* -e: sleep on CQ events */
 	uint32_t	size;

@@ -111,7 +111,7 @@ int perf_open(struct perf_ctx *c, const struct perf_opts *o)
 {
 	struct roxe_device_attr da = {
 		.ifname = o->ifname, .backend = o->backend, .engines = o->engines,
-		.polled = o->polled,
+		.polled = o->polled, .cc = o->cc,
 	};
 	struct ibv_device_attr dattr;
 	int err;

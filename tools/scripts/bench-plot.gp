@@ -44,6 +44,39 @@ if (exists("losstsv")) {
 	unset output
 	exit
 }
+#
+# With cctsv set instead (bench-cc.sh's: mode <TAB> seconds <TAB> qpn <TAB>
+# Mbit/s <TAB> DCQCN rate <TAB> CNPs), draws outdir/cc.png: each sender's
+# rate against time, one panel per mode (congestion control on, off), the
+# DCQCN rate dashed where it limits the sender.
+#   gnuplot -e "cctsv='build/bench/cc.tsv'; outdir='build/bench'" tools/scripts/bench-plot.gp
+if (exists("cctsv")) {
+	modes = system(sprintf("grep -v '^#' '%s' | cut -f1 | awk 'NF && !seen[$0]++' | tr '\\n' ' '", cctsv))
+	qps = system(sprintf("grep -v '^#' '%s' | cut -f3 | sort -n | uniq | tr '\\n' ' '", cctsv))
+	set datafile separator "\t"
+	set datafile commentschars "#"
+	set terminal pngcairo size 1000, 360 * words(modes) + 60 enhanced font "DejaVu Sans,11" linewidth 1.5
+	set output outdir."/cc.png"
+	set multiplot layout words(modes), 1 title sprintf("two RC senders through one congested port (faultwire --rate)\n{/*0.8 %s}", subtitle)
+	set grid xtics ytics lc rgb "#b0b0b0" dt 3
+	set key top right box opaque
+	set xlabel "seconds"
+	set ylabel "Mbit/s"
+	set yrange [0:*]
+	colour(i) = word("#1f77b4 #d62728 #2ca02c #ff7f0e", (i - 1) % 4 + 1)
+	# one series' rows alone: NaN rows between them would break its line
+	rows(m, q) = sprintf("< awk -F '\t' '$1 == \"%s\" && $3 == %s' '%s'", m, q, cctsv)
+	do for [m = 1:words(modes)] {
+		set title "congestion control ".word(modes, m)
+		plot for [i = 1:words(qps)] rows(word(modes, m), word(qps, i)) using 2:4 \
+			with lines lc rgb colour(i) title "QP ".word(qps, i)." sent", \
+		     for [i = 1:words(qps)] rows(word(modes, m), word(qps, i)) using 2:($5 > 0 ? $5 : NaN) \
+			with lines dt 2 lc rgb colour(i) title "QP ".word(qps, i)." DCQCN rate"
+	}
+	unset multiplot
+	unset output
+	exit
+}
 if (!exists("tsv")) tsv = "build/bench/sweep.tsv"
 
 # Series names in order of appearance.

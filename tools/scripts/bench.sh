@@ -14,9 +14,12 @@
 # (median, p99), the 64 B message rate, an idle engine's CPU, the per-frame
 # hot paths; then the targets of the tools issue with the ratios measured;
 # then the loss sweep (bench-loss.sh: RC WRITE and SEND 64 KiB goodput
-# through faultwire at 0, 0.1, 1 and 3 % drop, against the loss goals).
+# through faultwire at 0, 0.1, 1 and 3 % drop, against the loss goals);
+# then two senders through a congested port (bench-cc.sh: faultwire's ECN
+# marking queue, congestion control on and off, rate against time).
 # Results: tables on stdout, build/bench/results.json, sweep.tsv,
-# loss.tsv and bandwidth.png / msgrate.png / loss.png (gnuplot).
+# loss.tsv, cc.tsv and bandwidth.png / msgrate.png / loss.png / cc.png
+# (gnuplot).
 #
 # ROXE_BENCH_SECONDS (default 1) per bandwidth point; ROXE_BENCH_LAT_ITERS
 # (default 20000) per latency figure.
@@ -173,6 +176,9 @@ printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png\n' \
 
 # --- goodput under loss -----------------------------------------------------------
 "$top/tools/scripts/bench-loss.sh" "$out" || echo "bench: the loss sweep failed" >&2
+
+# --- two senders through a congested port, congestion control on and off --------
+"$top/tools/scripts/bench-cc.sh" "$out" || echo "bench: the congestion run failed" >&2
 
 {
 	printf '{\n  "kernel": "%s", "cores": %s, "seconds_per_point": %s, "busy_before": %s,\n' \

@@ -5,8 +5,9 @@
  *    way was congested) makes the QP send its peer's QP a CNP, at most one
  *    per QP per the device's cnp_interval (the notification point);
  *  - a CNP that arrives for a QP is counted and handed to
- *    roxe_cnp_received(), where the sender's reaction belongs (the
- *    reaction point); it never touches the QP's transport state.
+ *    roxe_cnp_received(), which hands it to the sender's reaction (the
+ *    reaction point, DCQCN: roxe_dcqcn_qp_cnp); it never touches the
+ *    QP's transport state.
  *
  * A CNP, as ConnectX sends one (roxe_cnp_hdr, roxe_cnp_addr: roxe/frame.h):
  * BTH opcode 0x81, P_Key 0xffff, BECN set, DestQP the peer's QP, PSN 0,
@@ -72,6 +73,7 @@ void roxe_ecn_ce_rx(struct roxe_qp *qp, bool count)
 void roxe_cnp_received(struct roxe_qp *qp)
 {
 	qp->stats->cnp_received++;
+	roxe_dcqcn_qp_cnp(qp);		/* the reaction point: requester.c */
 }
 
 /* A CNP frame for qp: checks that rx_frame's general ones (parser: exact

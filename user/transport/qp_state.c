@@ -41,6 +41,7 @@ static void flush_sq(struct roxe_qp *qp)
 	qp->req.offset = 0;
 	qp->req.rd_atomic = 0;
 	qp->req.rnr_wait = false;
+	qp->req.pace_wait = false;
 	qp->comp.deadline = 0;
 }
 

@@ -15,7 +15,9 @@
  * while the RC window allows: at most the send window's PSNs (recovery.h;
  * never more than ROXE_MAX_INFLIGHT) unacknowledged, checked per packet,
  * at most max_rd_atomic READ/ATOMIC requests outstanding, nothing past a
- * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait.
+ * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait,
+ * and, once a CNP limited the QP's rate (DCQCN, dcqcn.h), no frame before
+ * the pacer lets it go: the QP then waits on its timer, not on a spin.
  *
  * Go-back-N (roxe_requester_retry) points req.wqe/req.psn back at the WQE
  * holding a PSN; WQEs already sent keep their PSNs and are simply walked
@@ -183,6 +185,15 @@ static uint32_t ackreq_every(const struct roxe_qp *qp)
 	return n < 1 ? 1 : n > ROXE_ACKREQ_EVERY ? ROXE_ACKREQ_EVERY : n;
 }
 
+/* Would the pacer hold the frame after one of len bytes sent now? */
+static bool pace_holds_after(const struct roxe_qp *qp, uint32_t len)
+{
+	struct roxe_pacer pc = qp->req.pace;
+
+	roxe_pace_sent(&pc, qp->req.cc.rc, len, qp->eng->now);
+	return roxe_pace_when(&pc, qp->eng->now) != 0;
+}
+
 /* Build and queue the next packet of w. Returns false when no transmit
  * buffer is free (try again next turn) or the WQE failed locally. */
 static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
@@ -256,6 +267,16 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	if (roxe_frame_hdrs(b->data, b->cap, qp->type == IBV_QPT_UD ? &ud : &qp->path,
 			    &h, payload, &pkt))
 		goto local_error;
+	if (qp->req.cc.limited && !h.ackreq && qp->type == IBV_QPT_RC &&
+	    pace_holds_after(qp, pkt.frame_len)) {
+		/* The pacer holds the next frame: this one asks for the ACK,
+		 * or the tail probe (2 SRTTs) would take the pacer's wait
+		 * for a lost tail. */
+		h.ackreq = true;
+		qp->req.since_ackreq = 0;
+		if (roxe_frame_hdrs(b->data, b->cap, &qp->path, &h, payload, &pkt))
+			goto local_error;
+	}
 	dst = b->data + pkt.payload_off;
 	if (op == ROXE_UWR_ATOMIC_WRITE) {
 		/* dma.atomic_wr: within the slot (roxe_qp_check_send_wqe) */
@@ -271,6 +292,11 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	b->len = roxe_frame_seal(b->data, &pkt);
 	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
 		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
+	if (qp->req.cc.limited) {
+		/* the frame as on the wire: the pacer's and the byte counter's */
+		roxe_pace_sent(&qp->req.pace, qp->req.cc.rc, b->len, e->now);
+		roxe_dcqcn_sent(&qp->req.cc, &e->cc, b->len, e->now);
+	}
 	roxe_engine_tx_commit(e, qp, b);
 
 	/* Time one PSN per round trip: one that asks for an ACK and was never
@@ -297,16 +323,61 @@ local_error:
 	return false;
 }
 
+/* Publish the QP's rate (roxectl stats --qp: cc_rate_mbps; 0: unlimited). */
+static void cc_publish(struct roxe_qp *qp)
+{
+	qp->stats->cc_rate_mbps = roxe_dcqcn_rate_mbps(&qp->req.cc);
+}
+
+/*
+ * The pacer: may a frame of a rate-limited QP leave now? If not, the QP
+ * waits on its timer until the time it may (sched.c, engine.c's timers),
+ * which puts it back on the ready list: no spin, and no wake-up lost (the
+ * timer stays armed while pace_wait holds). A QP at the line rate (no
+ * CNP, or recovered) never comes here.
+ */
+static bool pace_ok(struct roxe_qp *qp)
+{
+	struct roxe_engine *e = qp->eng;
+	uint64_t when;
+
+	roxe_dcqcn_advance(&qp->req.cc, &e->cc, e->now);
+	cc_publish(qp);
+	if (!qp->req.cc.limited)
+		return true;		/* recovered to the line rate */
+	when = roxe_pace_when(&qp->req.pace, e->now);
+	if (!when)
+		return true;
+	qp->req.pace_wait = true;
+	qp->req.pace_deadline = when;
+	roxe_timer_arm(qp);
+	return false;
+}
+
+void roxe_dcqcn_qp_cnp(struct roxe_qp *qp)
+{
+	struct roxe_engine *e = qp->eng;
+	bool was = qp->req.cc.limited;
+
+	roxe_dcqcn_cnp(&qp->req.cc, &e->cc, e->now);
+	if (!was && qp->req.cc.limited)
+		roxe_pace_init(&qp->req.pace, e->now);
+	cc_publish(qp);
+}
+
 /*
  * May the next packet of w (npsn PSNs: a READ request takes its responses')
- * leave now? The send window (recovery.h; at most ROXE_MAX_INFLIGHT) caps
- * the PSNs outstanding. A rate pacer would be asked here too.
+ * leave now? The pacer first (a limited rate holds every frame, a tail
+ * probe's too), then the send window (recovery.h; at most
+ * ROXE_MAX_INFLIGHT) caps the PSNs outstanding.
  */
-static bool may_send(const struct roxe_qp *qp, uint32_t npsn)
+static bool may_send(struct roxe_qp *qp, uint32_t npsn)
 {
 	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
 	uint32_t inflight = roxe_req_inflight(qp, qp->req.psn);
 
+	if (qp->req.cc.limited && !pace_ok(qp))
+		return false;
 	if (qp->type != IBV_QPT_RC || qp->req.probe)
 		return true;	/* a tail probe resends a PSN already counted */
 	/* A READ bigger than the window may go alone. */
@@ -451,4 +522,8 @@ void roxe_recovery_reset(struct roxe_qp *qp)
 	qp->comp.probe_due = false;
 	qp->req.rtt_timing = false;
 	qp->req.probe = false;
+	/* a QP entering RTS starts at the line rate */
+	roxe_dcqcn_init(&qp->req.cc, &qp->eng->cc);
+	qp->req.pace_wait = false;
+	cc_publish(qp);
 }

@@ -30,6 +30,7 @@
 #include "roxe/port.h"
 #include "roxe/psn.h"
 #include "transport/recovery.h"
+#include "transport/dcqcn.h"
 
 #define ROXE_MAX_INFLIGHT	512		/* PSNs a requester may have unacked */
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
@@ -181,6 +182,12 @@ struct roxe_qp {
 		bool		rtt_timing;
 		uint32_t	rtt_psn;
 		uint64_t	rtt_sent;	/* engine time it left */
+		/* DCQCN (dcqcn.h): the rate CNPs set and its pacer; a QP
+		 * the pacer holds waits on its timer until pace_deadline */
+		struct roxe_dcqcn cc;
+		struct roxe_pacer pace;
+		bool		pace_wait;
+		uint64_t	pace_deadline;
 	} req;
 	struct {				/* completer */
 		uint32_t	psn;		/* oldest PSN not yet acknowledged */
@@ -238,6 +245,7 @@ struct roxe_engine {
 	atomic_bool		exited;		/* stopped: runs no turn any more */
 	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
 	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
+	uint64_t		next_pace;	/* earliest pacer deadline among them; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
@@ -253,6 +261,7 @@ struct roxe_engine {
 	bool			tx_urgent;	/* the batch holds more than held ACKs */
 	uint64_t		ack_held_since;	/* oldest held ACK; 0: none */
 	struct roxe_engine_stats *stats;	/* this engine's global counters */
+	struct roxe_dcqcn_params cc;		/* the device's DCQCN parameters */
 };
 
 
@@ -391,6 +400,8 @@ void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the he
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
 void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */
+/* A valid CNP for qp arrived (engine side): DCQCN cuts its rate. */
+void roxe_dcqcn_qp_cnp(struct roxe_qp *qp);
 void roxe_retrans_timer_start(struct roxe_qp *qp);	/* (re)start it from now */
 /* PSNs sent and not yet acknowledged (0 while go-back-N runs behind an ACK). */
 static inline uint32_t roxe_req_inflight(const struct roxe_qp *qp, uint32_t upto)

@@ -4,6 +4,7 @@
  * and what query_device/query_port report.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +68,23 @@ static unsigned ib_mtu_of_ip(unsigned ip_mtu)
 	while (ib_mtu > 256 && ib_mtu + 80 > ip_mtu)
 		ib_mtu /= 2;
 	return ib_mtu;
+}
+
+/* The interface's link speed in Mbit/s (sysfs), or def where it tells
+ * none (veth, a down link: -1 or unreadable). */
+static uint32_t iface_speed(const char *ifname, uint32_t def)
+{
+	char path[64], buf[32];
+	long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return def;
+	v = fgets(buf, sizeof(buf), f) ? strtol(buf, NULL, 10) : -1;
+	fclose(f);
+	return v > 0 && v <= ROXE_DCQCN_RATE_MAX ? (uint32_t)v : def;
 }
 
 /* MAC, MTU and address of the interface: the device's port attributes. */
@@ -369,6 +387,7 @@ static int open_udp(struct roxe_device *dev, struct roxe_port **ports)
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
 {
 	struct roxe_port *ports[ROXE_MAX_ENGINES];
+	struct roxe_dcqcn_params cc;
 	struct roxe_device *dev;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned n;
@@ -456,6 +475,13 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 			goto fail;
 		}
 	}
+	roxe_dcqcn_defaults(&cc);
+	if (dev->ifname[0])
+		cc.line_rate = iface_speed(dev->ifname, cc.line_rate);
+	if (roxe_dcqcn_parse(&cc, attr->cc, NULL, 0)) {
+		err = -EINVAL;
+		goto fail;
+	}
 	dev->nengines = n;
 	dev->polled = attr->polled;
 	for (unsigned i = 0; i < n; i++) {
@@ -465,6 +491,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		e->id = i;
 		e->port = ports[i];
 		e->stats = &dev->eng_stats[i];
+		e->cc = cc;
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (e->efd < 0 || !e->port || e->port->frame_size < dev->mtu + 128) {
 			err = e->efd < 0 ? -ENOMEM : -EINVAL;
