@@ -23,7 +23,8 @@
 # Usage (root): tools/scripts/bench-budget.sh [SECONDS]   (default 2: the
 # profiled window of each case). Tables on stdout; build/bench/budget.tsv
 # (case side stage ns_per_unit). make bench runs it at its end.
-# BUDGET_REUSE=1 tabulates the profiles of the last run again.
+# BUDGET_REUSE=1 tabulates the profiles of the last run again; BUDGET_CASES
+# (default "write rawbw send rawlat") runs only the cases it names.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -66,6 +67,10 @@ per_unit() {
 run_case() {
 	local c=$1 srv=() cli=() sp cp p1 p2
 	shift
+	case " ${BUDGET_CASES:-write rawbw send rawlat} " in
+	*" $c "*) ;;
+	*) rm -f "$out/budget/$c".*; return 0;;
+	esac
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
@@ -91,17 +96,17 @@ run_case() {
 
 if [ -z "${BUDGET_REUSE:-}" ]; then
 dur=$(awk -v w="$win" -v x="$warm" 'BEGIN { print int(w + x + 4) }')
-perfc() { echo "$bin/roxe-perf" "$@"; }
-run_case write $(perfc write bw -d "$b" -P) -- \
-	$(perfc write bw -d "$a" -P -s 65536 -m 4096 -D "$dur" --json) 10.99.0.2 || true
+perf=$bin/roxe-perf
+run_case write "$perf" write bw -d "$b" -P -- \
+	"$perf" write bw -d "$a" -P -s 65536 -m 4096 -D "$dur" --json 10.99.0.2 || true
 run_case rawbw "$bin/roxe-rawperf" -d "$b" --json bw -- \
 	"$bin/roxe-rawperf" -d "$a" -s 4096 -D "$dur" --json bw 10.99.0.2 || true
 # round trips for about the run's length (a short one ends the profile early:
 # the window is the profile's own)
 n=$(awk -v d="$dur" 'BEGIN { print int(d * 60000) }')
 warm=0.5
-run_case send $(perfc send lat -d "$b" -P) -- \
-	$(perfc send lat -d "$a" -P -s 8 -m 4096 -n "$n" --json) 10.99.0.2 || true
+run_case send "$perf" send lat -d "$b" -P -- \
+	"$perf" send lat -d "$a" -P -s 8 -m 4096 -n "$n" --json 10.99.0.2 || true
 run_case rawlat "$bin/roxe-rawperf" -d "$b" --json lat -- \
 	"$bin/roxe-rawperf" -d "$a" -s 8 -n "$n" --json lat 10.99.0.2 || true
 fi
@@ -124,9 +129,16 @@ tsv=$out/budget.tsv
 : > "$tsv"
 for c in write rawbw send rawlat; do
 	for side in client server; do
-		eval rate=\$r_$c
-		[ "$c$side" = rawbwclient ] && rate=$r_rawbw_tx
-		[ -s "$out/budget/$c.$side.data" ] && [ "$rate" != 0 ] || continue
+		case $c$side in
+		write*) rate=$r_write;;
+		rawbwclient) rate=$r_rawbw_tx;;
+		rawbw*) rate=$r_rawbw;;
+		send*) rate=$r_send;;
+		rawlat*) rate=$r_rawlat;;
+		esac
+		if [ ! -s "$out/budget/$c.$side.data" ] || [ "$rate" = 0 ]; then
+			continue
+		fi
 		per_unit "$out/budget/$c.$side.data" "$rate" |
 			awk -F '\t' -v c="$c" -v s="$side" '{ printf "%s\t%s\t%s\t%s\n", c, s, $1, $2 }' >> "$tsv"
 	done
