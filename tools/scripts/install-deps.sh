@@ -32,8 +32,9 @@ pkgs=(
 	# the tools' --json output (and make bench's parsing) through jq; man pages
 	# rendered by groff
 	python3 perl rsync jq groff-base
-	# make bench: kernel TCP baselines (ping-pong, bandwidth) and the plot
-	sockperf iperf3 gnuplot-nox
+	# make bench: kernel TCP baselines (ping-pong, bandwidth) and the plot;
+	# perf for its per-frame budget (bench-budget.sh)
+	sockperf iperf3 gnuplot-nox linux-perf
 )
 
 # The second VM guest kernel, from bookworm-backports (the suite is added
