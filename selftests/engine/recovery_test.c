@@ -633,6 +633,26 @@ TEST_F(rec, late_duplicate_nak_resends_nothing)
 	nak_case(_metadata, self, true);
 }
 
+/* Eight messages of len bytes (pattern seed) from a to b, each completed
+ * before the next (RTT samples); drop_off >= 0: PSN_A + drop_off is lost
+ * once on the way (f: a's filter). 0 or the failure. */
+static int warm_up(struct pair *p, struct fport *f, uint32_t len, uint32_t seed, int drop_off)
+{
+	struct side *a = &p->s[0];
+	struct ibv_wc wc;
+
+	fill_pattern(a->buf, 16 * len, seed);
+	for (uint32_t i = 0; i < 8; i++) {
+		if (drop_off >= 0 && i == (uint32_t)drop_off / (len / 1024))
+			f->drop_psn = PSN_A + drop_off;
+		if (write1(p, i, i * len, len))
+			return -EIO;
+		if (poll_n(a->cq, &wc, 1, 5000) != 1 || wc.status != IBV_WC_SUCCESS)
+			return -EIO;
+	}
+	return __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED) ? 0 : -EAGAIN;
+}
+
 /* The last packet of a message lost on a path that has lost nothing: no
  * later packet makes the responder NAK, no probe is armed (a clean QP runs
  * the configured timeout, 14: 67 ms, as rxe): the timer's go-back sends
@@ -645,13 +665,7 @@ TEST_F(rec, tail_loss_on_a_clean_path_goes_back_on_the_configured_timer)
 
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 14, 7, 7));
-	fill_pattern(a->buf, 16 * LEN, 7);
-	for (int i = 0; i < 8; i++) {	/* RTT samples */
-		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-	}
-	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 7, -1));
 	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
 	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
@@ -677,13 +691,7 @@ TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
 
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
-	fill_pattern(a->buf, 16 * LEN, 3);
-	for (int i = 0; i < 8; i++) {	/* RTT samples */
-		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-	}
-	ASSERT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 3, -1));
 	__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 30 * MS, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
@@ -710,14 +718,8 @@ TEST_F(rec, tail_loss_after_a_loss_is_probed)
 
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
-	fill_pattern(a->buf, 16 * LEN, 9);
-	for (int i = 0; i < 8; i++) {
-		if (i == 4)	/* a middle packet: the NAK's go-back */
-			self->f[0].drop_psn = PSN_A + 4 * 4 + 1;
-		ASSERT_EQ(0, write1(&self->p, (uint64_t)i, (uint32_t)i * LEN, LEN));
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-	}
+	/* a middle packet of the fifth lost: the NAK's go-back */
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 9, 4 * 4 + 1));
 	ASSERT_EQ(1u, self->f[0].dropped);
 	ASSERT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
 	self->f[0].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's last */
