@@ -307,7 +307,6 @@ static bool ready_turn(struct roxe_engine *e)
 	bool busy = qp != NULL;
 
 	e->ready_head = e->ready_tail = NULL;
-	e->tx_left = ROXE_TURN_TX_BUDGET;
 	while (qp) {
 		struct roxe_qp *n = qp->ready_next;
 
@@ -361,6 +360,7 @@ static bool engine_turn(struct roxe_engine *e)
 	bool busy;
 
 	e->now = roxe_now_ns();
+	e->tx_left = ROXE_TURN_TX_BUDGET;
 	busy = rx_turn(e);
 	busy |= doorbell_turn(e);
 	busy |= kdb_turn(e);
