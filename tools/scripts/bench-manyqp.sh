@@ -8,11 +8,13 @@
 #   bandwidth     64 KiB WRITEs, Gb/s of message bytes
 #   ns/frame      per-frame CPU cost: the CPU time (user + system, all
 #                 threads, from /proc/PID/stat) of BOTH roxe-perf processes
-#                 over a window of the steady state, divided by the frames
-#                 that crossed the veth in that window in either direction
-#                 (requests, responses and ACKs; each was sent by one end
-#                 and received by the other; from the client interface's
-#                 tx_packets + rx_packets). Counted on the 64 B run, where
+#                 over a window of the steady state, divided by the RoCE
+#                 frames that reached an engine in that window in either
+#                 direction (requests, responses and ACKs, each sent by one
+#                 end and received by the other: the veths' XDP redirect
+#                 counters, ethtool -S, at both ends; the QPs' TCP set-up
+#                 exchange is not counted, and the window opens only once
+#                 RoCE frames flow). Counted on the 64 B run, where
 #                 frames are what the engines handle; the 64 KiB run's
 #                 figure is printed beside it.
 # Then the goal line: per-frame cost at 4096 QPs within 1.5x of 1 QP, met
@@ -25,11 +27,16 @@
 # here: whether a frame costs the same with 4096 QPs as with one (no work
 # per QP per frame or per poll).
 #
-# Many QPs share one CQ of 65535 entries, so roxe-perf gives 4096 QPs 7
-# sends in flight each (perf_fit_depths); with that many messages queued on
-# one path a QP's round trip runs to hundreds of ms, so every run uses QP
-# timeout -u 20 (4.3 s) instead of perftest's 14 (67 ms), which would fire
-# on queueing alone and resend (go-back-N) what is merely waiting.
+# The work in flight is held about constant as QPs grow, so that the rows
+# compare the cost of spreading it over more QPs: each QP gets 8192 / QPs
+# sends in flight at 64 B and 512 / QPs at 64 KiB, at least 2 and at most
+# 128 (perftest's default). More than that with 4096 QPs overflows the
+# peer's 1024-frame AF_XDP receive ring whenever its engine is off the CPU,
+# and every drop costs a QP a go-back-N resend (the transport has no
+# engine-wide in-flight limit yet). Every run uses QP timeout -u 18 (1 s)
+# instead of perftest's 14 (67 ms): with thousands of messages queued on
+# one path a QP's round trip runs to tens of ms, and 67 ms would fire on
+# queueing alone.
 #
 # Run by bench.sh (which sources it with its topology down and calls
 # manyqp_bench), or alone as root: tools/scripts/bench-manyqp.sh.
@@ -44,44 +51,47 @@ _mq_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # CPU ticks (user + system) of a process, all its threads.
 _mq_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
-# Frames on the client's veth, both directions.
+# RoCE frames XDP handed to AF_XDP (roxe's engines) on the veths of
+# topology $1, both ends: every frame either end received.
 _mq_frames() {
-	ip netns exec "$1" cat "/sys/class/net/$1/statistics/tx_packets" \
-		"/sys/class/net/$1/statistics/rx_packets" | awk '{ s += $1 } END { print s }'
+	{ ip netns exec "$1-a" ethtool -S "$1-a"; ip netns exec "$1-b" ethtool -S "$1-b"; } |
+		awk '/rx_queue_[0-9]+_xdp_redirect:/ { s += $2 } END { print s + 0 }'
 }
 
 # One point: NAME ENGINES QPS SIZE -> "gbps mpps ns_per_frame" (ns "-" when
 # no window could be taken).
 _mq_point() {
 	local name=$1 eng=$2 qps=$3 size=$4 a=$1-a b=$1-b server client tag f0 f1 c0 c1 json
-	local secs=${ROXE_BENCH_SECONDS:-1} hz i t0 t1
+	local secs=${ROXE_BENCH_SECONDS:-1} hz i t0 t1 depth
 	tag=$_mq_out/manyqp-e$eng-q$qps-s$size
+	depth=$(( (size > 64 ? 512 : 8192) / qps ))
+	depth=$(( depth < 2 ? 2 : depth > 128 ? 128 : depth ))
 	hz=$(getconf CLK_TCK)
-	ip netns exec "$b" "$_mq_bin/roxe-perf" write bw -d "$b" --engines "$eng" -u 20 \
+	ip netns exec "$b" "$_mq_bin/roxe-perf" write bw -d "$b" --engines "$eng" -u 18 \
 		> "$tag.server.log" 2>&1 &
 	server=$!
 	netns_wait_listen "$b" 18515 || { echo "bench: roxe-perf server did not start" >&2
 		kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; return 1; }
-	ip netns exec "$a" "$_mq_bin/roxe-perf" write bw -d "$a" --engines "$eng" -u 20 \
-		-q "$qps" -s "$size" -m 4096 -D "$secs" --json 10.99.0.2 \
+	ip netns exec "$a" "$_mq_bin/roxe-perf" write bw -d "$a" --engines "$eng" -u 18 \
+		-q "$qps" -t "$depth" -s "$size" -m 4096 -D "$secs" --json 10.99.0.2 \
 		> "$tag.json" 2> "$tag.client.log" &
 	client=$!
 	# The window opens once WRITEs flow (after the QPs' set-up, seconds
 	# at 4096) and closes before the client's -D ends.
-	f0=$(_mq_frames "$a")
+	f0=$(_mq_frames "$name")
 	for ((i = 0; i < 600; i++)); do
 		sleep 0.05
-		f1=$(_mq_frames "$a")
-		[ $((f1 - f0)) -lt 500 ] || break
+		f1=$(_mq_frames "$name")
+		[ $((f1 - f0)) -lt 200 ] || break
 		f0=$f1
 		kill -0 "$client" 2>/dev/null || break
 	done
 	c0=$(( $(_mq_ticks "$server") + $(_mq_ticks "$client") ))
-	f0=$(_mq_frames "$a")
+	f0=$(_mq_frames "$name")
 	t0=$(date +%s%N)
 	sleep "$(awk -v s="$secs" 'BEGIN { print s * 0.6 }')"
 	c1=$(( $(_mq_ticks "$server") + $(_mq_ticks "$client") ))
-	f1=$(_mq_frames "$a")
+	f1=$(_mq_frames "$name")
 	t1=$(date +%s%N)
 	if ! wait "$client"; then
 		echo "bench: roxe-perf write bw -q $qps -s $size --engines $eng failed" \
