@@ -180,45 +180,79 @@ static void finish(struct bw_run *b, struct perf_result *r, double t1)
 		perf_progress(b->c, r->seconds, b->done, b->size, true);
 }
 
+static bool qp_more(const struct bw_run *b, const struct perf_qp *q, bool stopping)
+{
+	return stopping ? q->completed < q->posted : q->completed < b->total;
+}
+
+/* Post to QP qi and count it in or out of *active. */
+static int refill(struct bw_run *b, unsigned qi, bool stopping, unsigned *active)
+{
+	struct perf_qp *q = &b->c->qp[qi];
+	bool was = q->active;
+
+	if (post_sends(b, qi, stopping))
+		return -1;
+	q->active = qp_more(b, q, stopping);
+	*active = *active - was + q->active;
+	return 0;
+}
+
+/* Only a completion opens a QP's window: each turn posts to the QPs that
+ * had one, so a turn costs what completed, not what exists (4096 QPs). */
 static int client(struct bw_run *b, struct perf_result *r)
 {
+	static unsigned touched[PERF_MAX_QPS];
 	struct perf_ctx *c = b->c;
 	const struct perf_opts *o = c->o;
 	bool stopping = false;
-	unsigned active = c->nqps;
+	unsigned active = 0, ntouched;
 	double now = b->t0;
 
+	for (unsigned i = 0; i < c->nqps; i++) {
+		c->qp[i].active = c->qp[i].queued = false;
+		if (refill(b, i, false, &active))
+			return -1;
+	}
 	while (active) {
 		struct ibv_wc wc[64];
 		int n;
 
 		if (perf_interrupted)
 			return -1;
-		if (!stopping && o->duration && now >= b->deadline)
+		if (!stopping && o->duration && now >= b->deadline) {
+			/* every QP ends on a signalled WR: post up to one */
 			stopping = true;
-		for (unsigned i = 0; i < c->nqps; i++)
-			if (post_sends(b, i, stopping))
-				return -1;
+			for (unsigned i = 0; i < c->nqps; i++)
+				if (refill(b, i, true, &active))
+					return -1;
+		}
 		n = perf_poll(c, wc, 64);
 		if (n < 0)
 			return -1;
 		now = perf_now();
+		ntouched = 0;
 		for (int k = 0; k < n; k++) {
 			unsigned qi = WRID_QP(wc[k].wr_id);
-			struct perf_qp *q = &c->qp[qi];
+			struct perf_qp *q;
 			uint64_t upto = WRID_MSG(wc[k].wr_id) + 1;
 
+			if (qi >= c->nqps)
+				continue;	/* not ours: cannot happen */
+			q = &c->qp[qi];
 			if (o->verify && (o->test == TEST_READ || o->test == TEST_ATOMIC))
 				check_landed(b, qi, upto);
 			account(b, upto - q->completed, now);
 			q->completed = upto;
+			if (!q->queued) {
+				q->queued = true;
+				touched[ntouched++] = qi;
+			}
 		}
-		active = 0;
-		for (unsigned i = 0; i < c->nqps; i++) {
-			struct perf_qp *q = &c->qp[i];
-			bool more = stopping ? q->completed < q->posted : q->completed < b->total;
-
-			active += more;
+		for (unsigned k = 0; k < ntouched; k++) {
+			c->qp[touched[k]].queued = false;
+			if (refill(b, touched[k], stopping, &active))
+				return -1;
 		}
 	}
 	finish(b, r, now);

@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "perf.h"
+#include "roxe/limits.h"
 #include "tool.h"
 
 #define VERSION_LEN	16
@@ -127,7 +128,8 @@ static int params_in(struct perf_ctx *c, struct perf_opts *o, struct wire_params
 	if (c->o->server)	/* the client keeps its own */
 		return 0;
 	if (w->qps < 1 || w->qps > PERF_MAX_QPS || !w->tx_depth || !w->rx_depth ||
-	    !w->cq_mod || w->size < 1) {
+	    (unsigned long long)w->qps * ((unsigned long long)w->tx_depth + w->rx_depth) + 1 >
+	    ROXE_MAX_CQE || !w->cq_mod || w->size < 1) {
 		fprintf(stderr, "The client's parameters are out of range\n");
 		return -1;
 	}

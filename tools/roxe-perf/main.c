@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "perf.h"
+#include "roxe/limits.h"
 #include "tool.h"
 
 volatile sig_atomic_t perf_interrupted;
@@ -49,11 +50,15 @@ static void usage(FILE *f, const char *argv0)
 "  -n, --iters=N          messages per QP (bw; default 5000 write, 1000 others)\n"
 "                         or exchanges (lat; default 1000)\n"
 "  -D, --duration=SEC     bw: run for SEC seconds instead of -n\n"
-"  -q, --qp=N             QPs (bw; default 1, at most %2$d)\n"
+"  -q, --qp=N             QPs (bw; default 1, at most %2$d); they share one CQ\n"
+"                         of %3$d entries, so above %4$d QPs the default depths\n"
+"                         shrink to fit (-t and -r given must fit it)\n"
 "  -m, --mtu=BYTES        path MTU 256..4096 (default: the port's active MTU;\n"
 "                         both ends use the smaller of theirs)\n"
 "  -t, --tx-depth=N       send queue depth per QP (default: bw 128, lat 16)\n"
 "  -r, --rx-depth=N       receive queue depth per QP (default 512)\n"
+"  -u, --qp-timeout=N     resend after 4.096 us * 2^N without an ACK (default\n"
+"                         14: 67 ms; this end's QPs only, as perftest)\n"
 "  -Q, --cq-mod=N         bw: request a completion every N sends (default 100)\n"
 "  -I, --inline_size=N    send up to N bytes inline (default 0)\n"
 "  -A, --atomic_type=T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
@@ -88,7 +93,8 @@ static void usage(FILE *f, const char *argv0)
 "prints the client's figures, which it receives at the end.\n"
 "\n"
 "Exit status: 0 on success, 1 when the test failed or --verify found a\n"
-"mismatch, 2 on a usage error.\n", argv0, PERF_MAX_QPS);
+"mismatch, 2 on a usage error.\n", argv0, PERF_MAX_QPS, ROXE_MAX_CQE,
+		(ROXE_MAX_CQE - 1) / (128 + 512));
 }
 
 static int parse_num(const char *s, unsigned long long min, unsigned long long max,
@@ -110,6 +116,27 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 #define USAGE_ERR(...) do { fprintf(stderr, "%s: ", argv[0]); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 2; } while (0)
 
+/* The CQ takes every WR of every QP (qps * (tx + rx) + 1 entries, as
+ * resources.c sizes it). Without -t/-r, many QPs share what one CQ holds:
+ * 4096 QPs get 7 sends and 8 receives each; a depth given stays. */
+int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
+{
+	unsigned per_qp = (ROXE_MAX_CQE - 1) / o->qps;
+
+	if ((unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1 <= ROXE_MAX_CQE)
+		return 0;
+	if ((tx_set && rx_set) || per_qp < 2 || (tx_set && o->tx_depth >= per_qp) ||
+	    (rx_set && o->rx_depth >= per_qp))
+		return -1;
+	if (!tx_set && !rx_set && o->tx_depth > per_qp / 2)
+		o->tx_depth = per_qp / 2;
+	if (!rx_set)
+		o->rx_depth = per_qp - o->tx_depth;
+	else
+		o->tx_depth = per_qp - o->rx_depth;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct perf_opts *o)
 {
 	enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
@@ -118,6 +145,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 		{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
 		{ "qp", 1, NULL, 'q' }, { "mtu", 1, NULL, 'm' }, { "tx-depth", 1, NULL, 't' },
 		{ "rx-depth", 1, NULL, 'r' }, { "cq-mod", 1, NULL, 'Q' },
+		{ "qp-timeout", 1, NULL, 'u' },
 		{ "inline_size", 1, NULL, 'I' }, { "atomic_type", 1, NULL, 'A' },
 		{ "events", 0, NULL, 'e' }, { "polled", 0, NULL, 'P' },
 		{ "engines", 1, NULL, O_ENGINES }, { "backend", 1, NULL, 'B' },
@@ -128,15 +156,15 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 		{ 0 },
 	};
 	unsigned long long v;
-	bool size_set = false, iters_set = false, tx_set = false, cq_set = false;
+	bool size_set = false, iters_set = false, tx_set = false, rx_set = false, cq_set = false;
 	int opt;
 
 	*o = (struct perf_opts){
 		.port = PERF_DEF_PORT, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .qps = 1,
-		.rx_depth = 512, .cq_mod = 100, .gid_index = -1,
+		.rx_depth = 512, .cq_mod = 100, .gid_index = -1, .qp_timeout = 14,
 		.progress = isatty(STDERR_FILENO),
 	};
-	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': o->ifname = optarg; break;
 		case 'p':
@@ -181,6 +209,12 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 			if (parse_num(optarg, 1, 16383, &v))
 				USAGE_ERR("invalid RX depth %s (1 .. 16383)", optarg);
 			o->rx_depth = (unsigned)v;
+			rx_set = true;
+			break;
+		case 'u':
+			if (parse_num(optarg, 1, 31, &v))
+				USAGE_ERR("invalid QP timeout %s (1 .. 31)", optarg);
+			o->qp_timeout = (unsigned)v;
 			break;
 		case 'Q':
 			if (parse_num(optarg, 1, 16383, &v))
@@ -277,6 +311,11 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 		o->tx_depth = (unsigned)o->iters;
 	if (o->rx_depth > o->iters && !o->duration)
 		o->rx_depth = (unsigned)o->iters;
+	if (perf_fit_depths(o, tx_set, rx_set))
+		USAGE_ERR("%u QPs of depth %u + %u need %llu CQ entries, more than %d: "
+			  "smaller -t/-r or fewer QPs", o->qps, o->tx_depth, o->rx_depth,
+			  (unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1,
+			  ROXE_MAX_CQE);
 	if (!cq_set || o->cq_mod > o->tx_depth)
 		o->cq_mod = o->cq_mod < o->tx_depth ? o->cq_mod : o->tx_depth;
 	if (o->duration)

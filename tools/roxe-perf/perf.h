@@ -18,7 +18,14 @@
 #include <signal.h>
 #include "roxe/verbs.h"
 
-#define PERF_MAX_QPS	256
+/* -q: QPs of one run. All share one CQ of ROXE_MAX_CQE entries, so many
+ * QPs get smaller default queue depths (perf_fit_depths). */
+#define PERF_MAX_QPS	4096
+/* Message buffers of all QPs together: each QP gets at most 16 MiB and
+ * PERF_BUF_SHARE / QPs, but always two messages; a run that would need
+ * more than PERF_BUF_MAX in all is refused (at both ends). */
+#define PERF_BUF_SHARE	(256ull << 20)
+#define PERF_BUF_MAX	(2ull << 30)
 #define PERF_DEF_PORT	18515		/* perftest's */
 #define PERF_SWEEP_MIN	2		/* -a: 2 B .. 8 MiB, as perftest */
 #define PERF_SWEEP_MAX	(8u << 20)
@@ -53,6 +60,7 @@ struct perf_opts {
 	bool		perftest;	/* the peer may be a real perftest tool */
 	bool		progress;	/* a progress line on stderr, once a second */
 	int		gid_index;	/* -x; -1: the device's own address */
+	unsigned	qp_timeout;	/* -u: 4.096 us * 2^N before a resend */
 };
 
 /* One QP's address as the two ends swap it (perftest's pingpong_dest). */
@@ -74,6 +82,8 @@ struct perf_qp {
 	uint64_t	posted, completed;
 	uint64_t	checked;	/* --verify: messages checked so far */
 	uint64_t	rx_posted;	/* send bw server: receives posted */
+	bool		active;		/* bw client: has messages to come */
+	bool		queued;		/* ... on this turn's list to post to */
 };
 
 struct perf_ctx {
@@ -106,6 +116,10 @@ struct perf_result {
 };
 
 extern volatile sig_atomic_t perf_interrupted;
+
+/* main.c: shrink the default depths so that qps * (tx + rx) + 1 CQ entries
+ * fit one CQ; 0, or -1 when depths given explicitly do not fit. */
+int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set);
 
 /* resources.c: perf_open (device, port) comes before the exchange's
  * prefix, perf_setup (PD, CQ, QPs, buffers) after it. */

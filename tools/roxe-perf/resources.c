@@ -35,12 +35,13 @@ static size_t buf_len_for(const struct perf_opts *o, uint32_t max_size)
 {
 	unsigned depth = o->tx_depth > o->rx_depth ? o->tx_depth : o->rx_depth;
 	size_t len = (size_t)max_size * depth;
+	size_t budget = PERF_BUF_SHARE / o->qps < BUF_BUDGET ? PERF_BUF_SHARE / o->qps : BUF_BUDGET;
 
 	/* Latency: the peer's target, then our source (lat.c). */
 	if (o->mode == MODE_LAT)
 		len = 2 * (((size_t)max_size + 63) & ~(size_t)63);
-	if (o->mode == MODE_BW && len > BUF_BUDGET)
-		len = BUF_BUDGET;
+	if (o->mode == MODE_BW && len > budget)
+		len = budget;
 	if (len < 2 * (size_t)max_size && o->mode == MODE_BW)
 		len = 2 * (size_t)max_size;
 	if (len < 64)
@@ -158,6 +159,15 @@ int perf_setup(struct perf_ctx *c)
 	}
 	if (o->events && roxe_req_notify_cq(c->cq, 0))
 		return -1;
+	/* Both ends compute the same: the server refuses what the client
+	 * would be refused (a client's options are not to exhaust it). */
+	if ((unsigned long long)buf_len_for(o, c->max_size) * c->nqps > PERF_BUF_MAX) {
+		fprintf(stderr, "%u QPs of %u-byte messages need %llu MiB of buffers, more than "
+			"%llu MiB: fewer QPs or smaller messages\n", c->nqps, c->max_size,
+			(unsigned long long)buf_len_for(o, c->max_size) * c->nqps >> 20,
+			PERF_BUF_MAX >> 20);
+		return -1;
+	}
 	srand48(getpid() ^ time(NULL));
 	for (unsigned i = 0; i < c->nqps; i++)
 		if (setup_qp(c, i))
@@ -165,7 +175,8 @@ int perf_setup(struct perf_ctx *c)
 	return 0;
 }
 
-/* RTR and RTS with what the peer sent: perftest's attributes (timeout 14,
+/* RTR and RTS with what the peer sent: perftest's attributes (timeout 14
+ * unless -u,
  * retry 7, RNR retry 7), the path MTU both ends agreed on. */
 int perf_connect(struct perf_ctx *c)
 {
@@ -196,7 +207,7 @@ int perf_connect(struct perf_ctx *c)
 		}
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
+		a.timeout = (uint8_t)c->o->qp_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.sq_psn = q->local.psn;

@@ -15,13 +15,15 @@
 # hot paths; then the targets of the tools issue with the ratios measured,
 # each met or missed; then the loss sweep (bench-loss.sh: RC WRITE and SEND
 # 64 KiB goodput through faultwire at 0, 0.1, 1 and 3 % drop, against the
-# loss goals); then two senders through a congested port (bench-cc.sh:
-# faultwire's ECN marking queue, congestion control on and off, rate
-# against time); then the per-frame budget (bench-budget.sh: perf profiles
-# of both ends, CPU ns per frame by stage, roxe beside raw AF_XDP).
+# loss goals); the many-QP table (bench-manyqp.sh: RC WRITE message rate,
+# bandwidth and CPU per frame with 1..4096 QPs over 1 and 2 engines per
+# end); two senders through a congested port (bench-cc.sh: faultwire's ECN
+# marking queue, congestion control on and off, rate against time); then
+# the per-frame budget (bench-budget.sh: perf profiles of both ends, CPU ns
+# per frame by stage, roxe beside raw AF_XDP).
 # Results: tables on stdout, build/bench/results.json, sweep.tsv,
-# loss.tsv, cc.tsv, budget.tsv and bandwidth.png / msgrate.png / loss.png /
-# cc.png (gnuplot).
+# loss.tsv, manyqp.tsv, cc.tsv, budget.tsv and bandwidth.png / msgrate.png /
+# loss.png / manyqp.png / cc.png (gnuplot).
 #
 # ROXE_BENCH_SECONDS (default 1) per bandwidth point; ROXE_BENCH_LAT_ITERS
 # (default 20000) per latency figure.
@@ -42,6 +44,7 @@ mkdir -p "$out"
 rm -f "$out"/*.log "$out"/*.json "$out/sweep.tsv"
 . "$top/tools/scripts/netns.sh"
 . "$top/tools/scripts/bench-lib.sh"
+. "$top/tools/scripts/bench-manyqp.sh"
 export BENCH_NAME=$name BENCH_OUT=$out BENCH_BIN=$bin BENCH_RAW_SECONDS=$secs \
 	BENCH_LAT_ITERS=$lat_iters BENCH_TCP_SECONDS=2
 netns_down "$name"
@@ -157,6 +160,9 @@ idle=$(idle_cpu)
 sort -s -t "$(printf '\t')" -k1,1 -o "$tsv" "$tsv"
 bench_plot "$tsv" "$out" 2>/dev/null || echo "bench: gnuplot failed" >&2
 
+# --- many QPs (its own topologies, one per engine count) ---------------------
+manyqp_bench "$name"
+
 # --- the targets ---------------------------------------------------------------
 w64k=${bw[roxe-write-afxdp,65536]:-0 0} raw4k=${bw[raw-afxdp,4096]:-0 0}
 m64x=${bw[roxe-write-afxdp,64]:-0 0} m64u=${bw[roxe-write-udp,64]:-0 0}
@@ -173,9 +179,11 @@ printf '  %-58s %s\n' \
 	"$lat_roxe vs $lat_tcp us: $(awk -v r="$lat_roxe" -v t="$lat_tcp" 'BEGIN { print r < t ? "met" : "missed" }')" \
 	"64 B message rate, AF_XDP vs UDP backend (>= 1.30)" \
 	"$(ratio "${m64x#* }" "${m64u#* }")  (${m64x#* } vs ${m64u#* } Mpps)" \
-	"idle engine, % of a core (< 1)" "$idle"
-printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png\n' \
-	"$out/microbench.json" "$out" "$out"
+	"idle engine, % of a core (< 1)" "$idle" \
+	"per-frame CPU at 4096 QPs within 1.5x of 1 QP (1 engine)" "${MANYQP_GOAL#*: }"
+
+printf '\nper-frame hot paths: %s\nplots: %s/bandwidth.png, %s/msgrate.png, %s/manyqp.png\n' \
+	"$out/microbench.json" "$out" "$out" "$out"
 
 # --- goodput under loss -----------------------------------------------------------
 "$top/tools/scripts/bench-loss.sh" "$out" || echo "bench: the loss sweep failed" >&2
@@ -214,6 +222,7 @@ fi
 		sep=,
 	done < <(cat "$out/loss-summary.tsv" 2>/dev/null)
 	printf '\n  ],\n  "idle_engine_cpu_percent": %s,\n' "$idle"
+	printf '  "many_qp": %s,\n' "$(cat "$out/manyqp.json" 2>/dev/null || echo null)"
 	printf '  "microbench": %s\n}\n' "$(cat "$out/microbench.json")"
 } > "$out/results.json"
 echo "results: $out/results.json"

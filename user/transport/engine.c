@@ -306,16 +306,26 @@ static bool kdb_turn(struct roxe_engine *e)
 	return true;
 }
 
+/* Serve this turn's list; QPs with more to do queue up again. Once the
+ * turn's request budget is spent, the QPs not served yet go back to the
+ * front of the list, in order, for the next turn: a turn costs what it
+ * sends, not the number of QPs waiting. */
 static bool ready_turn(struct roxe_engine *e)
 {
-	struct roxe_qp *qp = e->ready_head;
+	struct roxe_qp *qp = e->ready_head, *last = e->ready_tail;
 	bool busy = qp != NULL;
 
-	/* Serve this turn's list; QPs with more to do queue up again. */
 	e->ready_head = e->ready_tail = NULL;
 	while (qp) {
 		struct roxe_qp *n = qp->ready_next;
 
+		if (!e->tx_left) {
+			last->ready_next = e->ready_head;
+			if (!e->ready_head)
+				e->ready_tail = last;
+			e->ready_head = qp;
+			break;
+		}
 		qp->on_ready = false;
 		qp->ready_next = NULL;
 		if (!atomic_load(&qp->dying)) {
@@ -369,11 +379,15 @@ static bool engine_turn(struct roxe_engine *e)
 	bool busy;
 
 	e->now = roxe_now_ns();
+	e->tx_left = ROXE_TURN_TX_BUDGET;
 	busy = rx_turn(e);
 	busy |= doorbell_turn(e);
 	busy |= kdb_turn(e);
 	busy |= ready_turn(e);
-	if (e->timers && (!e->next_timer || e->now >= e->next_timer || busy))
+	/* Not every busy turn: with thousands of QPs armed the walk would
+	 * cost more than the turn's packets (roxe_timer_arm keeps next_timer
+	 * at most the earliest deadline). */
+	if (e->timers && (!e->next_timer || e->now >= e->next_timer))
 		e->next_timer = timers_turn(e);
 	/* A timer that fired queued its QP: that is work, not idling. */
 	busy |= e->ready_head != NULL;

@@ -408,7 +408,8 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 
 void roxe_requester(struct roxe_qp *qp)
 {
-	unsigned budget = ROXE_TX_BUDGET;
+	struct roxe_engine *e = qp->eng;
+	unsigned budget = ROXE_TX_BUDGET < e->tx_left ? ROXE_TX_BUDGET : e->tx_left;
 	int st = qp->eng_state;
 
 	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->req.rnr_wait)
@@ -468,6 +469,7 @@ void roxe_requester(struct roxe_qp *qp)
 		/* RFC 6298 5.1: the timer runs while anything is outstanding */
 		if (qp->type == IBV_QPT_RC && !qp->comp.deadline && qp->timeout_ns)
 			roxe_retrans_timer_start(qp);
+		e->tx_left--;
 		if (qp->req.offset < w->dma.length && !roxe_wqe_is_read_or_atomic(op))
 			continue;
 		/* Last packet of w queued. */

@@ -302,7 +302,11 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
  */
 void roxe_responder_send(struct roxe_qp *qp)
 {
-	unsigned budget = ROXE_TX_BUDGET;
+	struct roxe_engine *e = qp->eng;
+	/* READ responses and atomic replies share the turn's budget with
+	 * requests (ROXE_TURN_TX_BUDGET); plain ACKs do not. */
+	unsigned start = ROXE_TX_BUDGET < e->tx_left ? ROXE_TX_BUDGET : e->tx_left;
+	unsigned budget = start;
 
 	if (qp->type != IBV_QPT_RC || qp->eng_state < IBV_QPS_RTR || qp->eng_state == IBV_QPS_ERR)
 		return;
@@ -331,6 +335,7 @@ void roxe_responder_send(struct roxe_qp *qp)
 		}
 		pop_reply(qp);
 	}
+	e->tx_left -= start - budget;
 	if (!qp->resp.out_len && qp->resp.ack_pending &&
 	    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
 		     qp->resp.ack_psn, 0))

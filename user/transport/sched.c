@@ -40,10 +40,25 @@ void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp)
 	qp->on_ready = false;
 }
 
+/* Call after setting a deadline, armed or not: the engine walks its
+ * timers only once the earliest may be due (next_timer), so a deadline
+ * earlier than that lowers it. */
 void roxe_timer_arm(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;
+	uint64_t due = qp->comp.deadline;
 
+	if (qp->req.rnr_wait && (!due || qp->req.rnr_deadline < due))
+		due = qp->req.rnr_deadline;
+	if (qp->req.pace_wait) {
+		if (!due || qp->req.pace_deadline < due)
+			due = qp->req.pace_deadline;
+		/* the engine sleeps to the nanosecond for a pacer's deadline */
+		if (!e->next_pace || qp->req.pace_deadline < e->next_pace)
+			e->next_pace = qp->req.pace_deadline;
+	}
+	if (due && e->next_timer && due < e->next_timer)
+		e->next_timer = due;
 	if (qp->timer_pprev)
 		return;
 	qp->timer_next = e->timers;

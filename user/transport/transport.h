@@ -36,6 +36,12 @@
 #define ROXE_ACKREQ_EVERY	32		/* ask for an ACK at least this often */
 #define ROXE_RX_BURST		64
 #define ROXE_TX_BUDGET		32		/* packets per QP per turn */
+/* Request packets per engine turn, all QPs together: two receive bursts,
+ * so that a turn of many QPs cannot pour more into the peer's receive ring
+ * (1024 frames on AF_XDP) than the acknowledgements it takes back in a
+ * turn can clock out. Without it 4096 QPs of one message each overflow the
+ * ring every time they (re)send together, and go-back-N never catches up. */
+#define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
 
 /* Count a NAK sent or received, by NAK code, in the QP's roxe_qp_stats. */
 static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool sent)
@@ -244,7 +250,9 @@ struct roxe_engine {
 	atomic_bool		driving;	/* polled device: a thread runs a turn */
 	atomic_bool		exited;		/* stopped: runs no turn any more */
 	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
-	uint64_t		next_timer;	/* earliest timer deadline; 0: none */
+	/* At most the earliest deadline of the armed timers (roxe_timer_arm
+	 * lowers it), so they are walked only once one may be due; 0: walk. */
+	uint64_t		next_timer;
 	uint64_t		next_pace;	/* earliest pacer deadline among them; 0: none */
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
@@ -252,6 +260,7 @@ struct roxe_engine {
 	_Atomic(struct roxe_kabi_db_ring *) kdb;
 	uint32_t		kdb_cons;
 	struct roxe_qp		*ready_head, *ready_tail;
+	unsigned		tx_left;	/* request packets this turn may still send */
 	struct roxe_qp		*timers;	/* QPs with a timer armed */
 	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
 	/* tx batch */
