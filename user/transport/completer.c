@@ -42,19 +42,6 @@ uint64_t roxe_rnr_timer_ns(uint8_t code)
 	return (uint64_t)rnr_us[code & 31] * 1000;
 }
 
-/* The retransmission timer from now: the tail probe first when one is due
- * (recovery.h), else the RTO. */
-void roxe_retrans_timer_start(struct roxe_qp *qp)
-{
-	uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
-	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
-
-	qp->comp.probe_due = pto != 0;
-	qp->comp.timer_from = qp->eng->now;
-	qp->comp.deadline = qp->eng->now + (pto ? pto : rto);
-	roxe_timer_arm(qp);
-}
-
 /* A loss detected: the requester goes back, the window counts it. */
 static void window_loss(struct roxe_qp *qp)
 {

@@ -323,48 +323,6 @@ local_error:
 	return false;
 }
 
-/* Publish the QP's rate (roxectl stats --qp: cc_rate_mbps; 0: unlimited). */
-static void cc_publish(struct roxe_qp *qp)
-{
-	qp->stats->cc_rate_mbps = roxe_dcqcn_rate_mbps(&qp->req.cc);
-}
-
-/*
- * The pacer: may a frame of a rate-limited QP leave now? If not, the QP
- * waits on its timer until the time it may (sched.c, engine.c's timers),
- * which puts it back on the ready list: no spin, and no wake-up lost (the
- * timer stays armed while pace_wait holds). A QP at the line rate (no
- * CNP, or recovered) never comes here.
- */
-static bool pace_ok(struct roxe_qp *qp)
-{
-	struct roxe_engine *e = qp->eng;
-	uint64_t when;
-
-	roxe_dcqcn_advance(&qp->req.cc, &e->cc, e->now);
-	cc_publish(qp);
-	if (!qp->req.cc.limited)
-		return true;		/* recovered to the line rate */
-	when = roxe_pace_when(&qp->req.pace, e->now);
-	if (!when)
-		return true;
-	qp->req.pace_wait = true;
-	qp->req.pace_deadline = when;
-	roxe_timer_arm(qp);
-	return false;
-}
-
-void roxe_dcqcn_qp_cnp(struct roxe_qp *qp)
-{
-	struct roxe_engine *e = qp->eng;
-	bool was = qp->req.cc.limited;
-
-	roxe_dcqcn_cnp(&qp->req.cc, &e->cc, e->now);
-	if (!was && qp->req.cc.limited)
-		roxe_pace_init(&qp->req.pace, e->now);
-	cc_publish(qp);
-}
-
 /*
  * May the next packet of w (npsn PSNs: a READ request takes its responses')
  * leave now? The pacer first (a limited rate holds every frame, a tail
@@ -376,7 +334,7 @@ static bool may_send(struct roxe_qp *qp, uint32_t npsn)
 	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
 	uint32_t inflight = roxe_req_inflight(qp, qp->req.psn);
 
-	if (qp->req.cc.limited && !pace_ok(qp))
+	if (qp->req.cc.limited && !roxe_pace_ok(qp))
 		return false;
 	if (qp->type != IBV_QPT_RC || qp->req.probe)
 		return true;	/* a tail probe resends a PSN already counted */
@@ -516,16 +474,3 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 	}
 }
 
-void roxe_recovery_reset(struct roxe_qp *qp)
-{
-	roxe_rto_init(&qp->comp.rto);
-	roxe_cwnd_init(&qp->comp.cwnd, ROXE_MAX_INFLIGHT);
-	qp->comp.cwnd_psn = qp->comp.psn;
-	qp->comp.probe_due = false;
-	qp->req.rtt_timing = false;
-	qp->req.probe = false;
-	/* a QP entering RTS starts at the line rate */
-	roxe_dcqcn_init(&qp->req.cc, &qp->eng->cc);
-	qp->req.pace_wait = false;
-	cc_publish(qp);
-}

@@ -408,10 +408,14 @@ uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the head */
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
+
+/* --- sendctl.c: the QP's retransmission timer, window and rate --- */
 void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */
 /* A valid CNP for qp arrived (engine side): DCQCN cuts its rate. */
 void roxe_dcqcn_qp_cnp(struct roxe_qp *qp);
 void roxe_retrans_timer_start(struct roxe_qp *qp);	/* (re)start it from now */
+/* May a frame of a rate-limited QP leave now? Else it waits on its timer. */
+bool roxe_pace_ok(struct roxe_qp *qp);
 /* PSNs sent and not yet acknowledged (0 while go-back-N runs behind an ACK). */
 static inline uint32_t roxe_req_inflight(const struct roxe_qp *qp, uint32_t upto)
 {
