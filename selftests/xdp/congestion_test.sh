@@ -16,13 +16,9 @@
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
 
-KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
-top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
+. "$(dirname "$(readlink -f "$0")")/ksft_lib.sh"
 
-log() { echo "# $*"; }
-fail() { log "FAIL: $*"; exit $KSFT_FAIL; }
-
-[ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
+ksft_need_root
 grep -q cnp_received "$top/include/roxe/maps.h" ||
 	{ log "SKIP: no CNPs yet (cnp_received is not in roxe_qp_stats)"; exit $KSFT_SKIP; }
 command -v jq >/dev/null || { log "SKIP: jq is missing"; exit $KSFT_SKIP; }

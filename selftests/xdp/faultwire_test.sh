@@ -16,17 +16,13 @@
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
 
-KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
-top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
+. "$(dirname "$(readlink -f "$0")")/ksft_lib.sh"
 bin=$top/build/bin
 name=nm$$
 name=${name:0:12}
 a=$name-a b=$name-b m=$name-m
 
-log() { echo "# $*"; }
-fail() { log "FAIL: $*"; exit $KSFT_FAIL; }
-
-[ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
+ksft_need_root
 wire=$bin/faultwire
 [ -x "$wire" ] || { log "SKIP: $wire not built (make)"; exit $KSFT_SKIP; }
 

@@ -10,15 +10,13 @@
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -u
 
-KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
-top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
+. "$(dirname "$(readlink -f "$0")")/ksft_lib.sh"
 bin=$top/build/bin
 name=js$$
 name=${name:0:12}
 a=$name-a b=$name-b
-log() { echo "# $*"; }
 
-[ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
+ksft_need_root
 command -v jq >/dev/null || { log "SKIP: jq is missing (tools/scripts/install-deps.sh)"; exit $KSFT_SKIP; }
 for t in roxe-perf roxe-rawperf roxectl roxe-microbench; do
 	[ -x "$bin/$t" ] || { log "SKIP: $bin/$t not built"; exit $KSFT_SKIP; }

@@ -13,13 +13,11 @@
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
 
-KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
-top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
+. "$(dirname "$(readlink -f "$0")")/ksft_lib.sh"
 bin=${ROXE_BIN:-$top/build/bin}
 ns=lt$$ x=lt$$x y=lt$$y
-log() { echo "# $*"; }
 
-[ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
+ksft_need_root
 [ -x "$bin/roxe-perf" ] || { log "SKIP: $bin/roxe-perf not built"; exit $KSFT_SKIP; }
 . "$top/tools/scripts/netns.sh"
 out=$(mktemp -d)

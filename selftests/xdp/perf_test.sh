@@ -10,15 +10,13 @@
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
 
-KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
-top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
+. "$(dirname "$(readlink -f "$0")")/ksft_lib.sh"
 perf=$top/build/bin/roxe-perf
 name=pf$$
 name=${name:0:12}
 a=$name-a b=$name-b
-log() { echo "# $*"; }
 
-[ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }
+ksft_need_root
 [ -x "$perf" ] || { log "SKIP: $perf not built"; exit $KSFT_SKIP; }
 . "$top/tools/scripts/netns.sh"
 netns_up "$name" --mtu 9000 >/dev/null
