@@ -344,13 +344,18 @@ static int send_server(struct bw_run *b, struct perf_result *r)
 
 		if (perf_interrupted)
 			return -1;
-		if (c->watch_peer && (c->peer_spoke || (now >= next_look && perf_oob_readable(c)))) {
-			/* The client spoke after its last SEND was acknowledged:
-			 * every message is in the CQ, maybe not reaped yet. */
-			drain(b, &now);
-			break;
+		if (c->watch_peer && (c->peer_spoke || now >= next_look)) {
+			if (c->peer_spoke || perf_oob_readable(c)) {
+				/* The client spoke after its last SEND was
+				 * acknowledged: every message is in the CQ,
+				 * maybe not reaped yet. */
+				drain(b, &now);
+				break;
+			}
+			/* the next look a millisecond after this one (not
+			 * after each poll: a poll takes microseconds) */
+			next_look = now + 0.001;
 		}
-		next_look = now + 0.001;
 		n = perf_poll(c, wc, 64);
 		if (n < 0)
 			return -1;
