@@ -11,9 +11,12 @@
  *   - under frequent losses the window bounds what go-back-N resends;
  *   - a sequence NAK resends once, from the NAKed PSN, the window only;
  *   - a late duplicate of that NAK resends nothing;
- *   - on a QP that went back lately, a lost tail goes again as a tail
- *     probe (the last PSN alone), long before the configured timeout; on
- *     a clean one, on the configured timeout, as a go-back;
+ *   - on a QP that went back lately, a lost tail goes again in a tail
+ *     probe (the oldest PSN unacknowledged and the last), long before the
+ *     configured timeout; on a clean one, on the configured timeout, as a
+ *     go-back;
+ *   - a resend lost after a NAK is probed (the missing PSN first), not
+ *     left to the RTO;
  *   - a stalled ACK on a path that lost nothing sends nothing twice;
  *   - Karn: an ACK of a resent PSN gives no RTT sample;
  *   - a READ whose response is lost restarts from that response (a new
@@ -172,8 +175,9 @@ TEST(rto_timer_follows_the_estimate_only_on_a_lossy_qp)
 }
 
 /* --- the window -------------------------------------------------------------- */
-/* Without losses the limit is IBA's; one loss among 1000 PSNs (0.1 %) is
- * no reason to hold back: still IBA's. */
+/* Without losses the limit is IBA's; one loss among 1100 PSNs (0.09 %:
+ * more than ROXE_LOSS_SHARE x 512 apart) is no reason to hold back: still
+ * IBA's. */
 TEST(cwnd_isolated_losses_cut_nothing)
 {
 	struct roxe_cwnd w;
@@ -182,13 +186,14 @@ TEST(cwnd_isolated_losses_cut_nothing)
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 	for (int loss = 0; loss < 5; loss++) {
-		for (int i = 0; i < 100; i++)
+		for (int i = 0; i < 110; i++)
 			roxe_cwnd_ack(&w, 10, t += 10 * US);
 		roxe_cwnd_loss(&w);
 		EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 	}
 	/* a first timeout is a go-back like a NAK, no more */
-	roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, t += 10 * US);
+	for (int i = 0; i < 3; i++)		/* 1536 PSNs */
+		roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, t += 10 * US);
 	roxe_cwnd_timeout(&w, false);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 }
@@ -203,21 +208,22 @@ TEST(cwnd_follows_the_loss_interval)
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
 	/* no ACK timed: no BDP estimate, only the loss interval counts */
 	for (int loss = 0; loss < 20; loss++) {
-		roxe_cwnd_ack(&w, 40, 0);
+		roxe_cwnd_ack(&w, 200, 0);
 		roxe_cwnd_loss(&w);
 	}
 	EXPECT_EQ(0u, roxe_cwnd_bdp(&w));
-	EXPECT_EQ(40u * ROXE_LOSS_GAIN, w.cwnd);
-	EXPECT_EQ(40u, w.loss_ival);
-	/* one loss after 200: a quarter of the way, (3 x 40 + 200) / 4 */
-	roxe_cwnd_ack(&w, 200, 0);
+	EXPECT_EQ(200u, w.loss_ival);
+	EXPECT_EQ(200u / ROXE_LOSS_SHARE, w.cwnd);
+	/* one loss after 400: a quarter of the way, (3 x 200 + 400) / 4 */
+	roxe_cwnd_ack(&w, 400, 0);
 	roxe_cwnd_loss(&w);
-	EXPECT_EQ(80u, w.loss_ival);
+	EXPECT_EQ(250u, w.loss_ival);
+	EXPECT_EQ(250u / ROXE_LOSS_SHARE, w.cwnd);
 	/* back to back (a NAK and then the timer for one loss): smaller, not
-	 * collapsed */
+	 * collapsed, (3 x 250 + 0 + 3) / 4 */
 	prev = w.cwnd;
 	roxe_cwnd_loss(&w);
-	EXPECT_EQ(60u, w.loss_ival);
+	EXPECT_EQ(188u, w.loss_ival);
 	EXPECT_LT(w.cwnd, prev);
 	/* losses on every PSN: the floor */
 	for (int loss = 0; loss < 50; loss++)
@@ -225,7 +231,8 @@ TEST(cwnd_follows_the_loss_interval)
 	EXPECT_EQ((uint32_t)ROXE_CWND_FLOOR, w.cwnd);
 	/* losses thinning out: back to the IBA limit */
 	for (int loss = 0; loss < 50; loss++) {
-		roxe_cwnd_ack(&w, 2000, 0);
+		for (int i = 0; i < 4; i++)		/* 2048 PSNs */
+			roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, 0);
 		roxe_cwnd_loss(&w);
 	}
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
@@ -267,7 +274,8 @@ TEST(cwnd_outage_and_limits)
 	/* a second timeout without progress: an outage, the minimum; the
 	 * next ACK undoes it */
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	roxe_cwnd_ack(&w, 600, 0);
+	for (int i = 0; i < 3; i++)		/* 1536 PSNs */
+		roxe_cwnd_ack(&w, ROXE_MAX_INFLIGHT, 0);
 	roxe_cwnd_timeout(&w, false);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 	roxe_cwnd_timeout(&w, true);
@@ -278,7 +286,8 @@ TEST(cwnd_outage_and_limits)
 	EXPECT_GE(w.cwnd, (uint32_t)ROXE_CWND_FLOOR);
 	/* absurd counts are bounded */
 	roxe_cwnd_init(&w, ROXE_MAX_INFLIGHT);
-	roxe_cwnd_ack(&w, 0xffffffffu, 1);
+	for (int i = 0; i < 3; i++)	/* each counts as the limit: 1536 */
+		roxe_cwnd_ack(&w, 0xffffffffu, 1);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
 	roxe_cwnd_loss(&w);
 	EXPECT_EQ((uint32_t)ROXE_MAX_INFLIGHT, w.cwnd);
@@ -303,6 +312,7 @@ struct fport {
 	struct roxe_port	*in;
 	uint32_t		base;		/* PSN counted as 0 */
 	int64_t			drop_psn;	/* drop its first copy; -1: none */
+	unsigned		drop_copies;	/* or its first drop_copies (0: 1) */
 	unsigned		drop_every;	/* and every drop_every-th request
 						 * frame (0: none), random loss's
 						 * regular cousin */
@@ -313,6 +323,8 @@ struct fport {
 						 * stalled host); atomic */
 	/* record */
 	unsigned		sent[NPSN];	/* requests by PSN - base */
+	uint32_t		order[NPSN];	/* the first NPSN requests' PSN - base */
+	unsigned		norder;
 	unsigned		dropped, naks, replayed;
 	uint8_t			nak[256];
 	uint32_t		nak_len, nak_psn;
@@ -338,6 +350,8 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	off = (h.psn - fp->base) & ROXE_PSN_MASK;
 	if (!is_response(h.opcode) && off < NPSN)
 		fp->sent[off]++;
+	if (!is_response(h.opcode) && fp->norder < NPSN)
+		fp->order[fp->norder++] = off;
 	if (h.opcode == ROXE_OP_RC_RDMA_READ_REQUEST && fp->nreads < 8)
 		fp->reads[fp->nreads++] = h;
 	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
@@ -351,7 +365,10 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	}
 	if (fp->drop_psn >= 0 && h.psn == (uint32_t)fp->drop_psn &&
 	    is_response(h.opcode) == (fp->drop_kind == 1)) {
-		fp->drop_psn = -1;
+		if (fp->drop_copies <= 1)
+			fp->drop_psn = -1;
+		else
+			fp->drop_copies--;
 		fp->dropped++;
 		return false;
 	}
@@ -533,7 +550,9 @@ static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
  * past each loss as far as it gets before the NAK stops it. */
 TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 {
-	enum { LEN = 512 * 1024, EVERY = 16 };	/* 512 packets */
+	enum { LEN = 1024 * 1024, EVERY = 128 };	/* 1024 packets */
+	const unsigned win = EVERY / ROXE_LOSS_SHARE > ROXE_CWND_FLOOR ?
+			     EVERY / ROXE_LOSS_SHARE : ROXE_CWND_FLOOR;
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct ibv_wc wc;
 	unsigned total = 0;
@@ -553,11 +572,17 @@ TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 	       total, LEN / 1024, self->f[0].dropped,
 	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
 	/* Each go-back (NAK, probe or timer) resends at most what the window
-	 * let out: about EVERY here (the loss interval; the floor, 16), given
-	 * 1.5 x that. Measured on a loaded host: 9 to 16 a go-back; without
-	 * the window (main) 30 to 72, and the QP failed with RETRY_EXC_ERR. */
-	EXPECT_LE(total, LEN / 1024 + (unsigned)(qstats(a)->retransmits + qstats(a)->timeouts) *
-				      (EVERY + EVERY / 2));
+	 * let out: half the loss interval or the floor (64), given 1.5 x
+	 * that; but the first loss comes with the IBA limit out (512: no
+	 * loss was seen), and a loss among its resends goes back over them
+	 * again: twice that. (On this loop wire ACKs come back within a
+	 * turn, so even without the window little is in flight: measured
+	 * 1575 to 3231 requests without it, 1354 to 2847 with it. This
+	 * bounds the resends of a lossy run end to end; the window's
+	 * arithmetic is pinned by the cwnd_ tests above.) */
+	EXPECT_LE(total, LEN / 1024 + 2 * ROXE_MAX_INFLIGHT +
+			 (unsigned)(qstats(a)->retransmits + qstats(a)->timeouts) *
+			 (win + win / 2));
 }
 
 /* Checks common to the NAK tests: every PSN of the message went once or
@@ -707,8 +732,9 @@ TEST_F(rec, stalled_ack_on_a_clean_path_sends_nothing_twice)
 	}
 }
 
-/* After a go-back (a NAK), the probe is armed: a lost tail goes again as
- * the one last PSN (the responder NAKs the gap it shows), not as the
+/* After a go-back (a NAK), the probe is armed: a lost tail goes again in
+ * the probe (the oldest PSN unacknowledged, which the responder holds and
+ * answers as a duplicate, and the last one, the lost tail), not as the
  * whole message from the RTO's go-back. */
 TEST_F(rec, tail_loss_after_a_loss_is_probed)
 {
@@ -729,8 +755,50 @@ TEST_F(rec, tail_loss_after_a_loss_is_probed)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
 	EXPECT_EQ(2u, self->f[0].dropped);
-	EXPECT_EQ(1u, self->f[0].sent[8 * 4]) TH_LOG("the message's first PSN went again: an RTO, no probe");
+	/* no go-back: the middle of the message went once */
+	EXPECT_EQ(1u, self->f[0].sent[8 * 4 + 1]) TH_LOG("the message went again: an RTO, no probe");
+	EXPECT_EQ(1u, self->f[0].sent[8 * 4 + 2]);
 	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
+}
+
+/* The nth copy of PSN + off in f's record: its index in the order sent,
+ * or NPSN if fewer went. */
+static unsigned nth_sent(const struct fport *f, uint32_t off, unsigned nth)
+{
+	for (unsigned i = 0; i < f->norder; i++)
+		if (f->order[i] == off && --nth == 0)
+			return i;
+	return NPSN;
+}
+
+/* A loss whose resend is lost too: the responder NAKed the gap once and
+ * drops what follows in silence until the missing PSN comes. A probe of
+ * the last PSN sent would find nothing (and leave the QP to the RTO's
+ * go-back from the gap); the probe sends the missing one first, then the
+ * last (a NAK for what still lacks). Measured before: the last PSN's third
+ * copy went first, the gap's only with the RTO. */
+TEST_F(rec, lost_resend_after_a_nak_is_probed)
+{
+	enum { LEN = 4096, GAP = 8 * 4 + 1, LAST = 8 * 4 + 3 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+	unsigned gap3, last3;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 11, 4 * 4 + 1));
+	self->f[0].drop_psn = PSN_A + GAP;
+	self->f[0].drop_copies = 2;		/* the first and the NAK's resend */
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(3u, self->f[0].dropped);	/* the warm-up's and the two */
+	EXPECT_EQ(3u, qstats(a)->nak_seq_err_rcvd);	/* the warm-up's, the gap's, the probe's */
+	gap3 = nth_sent(&self->f[0], GAP, 3);
+	last3 = nth_sent(&self->f[0], LAST, 3);
+	ASSERT_NE(NPSN, gap3) TH_LOG("the gap went %u times", self->f[0].sent[GAP]);
+	EXPECT_LT(gap3, last3) TH_LOG("the last PSN probed first: the gap waited for the RTO");
 }
 
 /* Karn's rule: the only ACK of a message whose one packet was resent
@@ -749,9 +817,17 @@ TEST_F(rec, karn_no_sample_from_a_resent_psn)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_GE(qstats(a)->timeouts, 1u);
 	EXPECT_EQ(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
-	ASSERT_EQ(0, write1(&self->p, 2, 512, 512));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	/* The next message gives one, unless a loaded host stalls it past
+	 * the timer too (a go-back: Karn again); then another, up to 3. */
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t to = qstats(a)->timeouts;
+
+		ASSERT_EQ(0, write1(&self->p, 2 + i, 512 * (1 + i), 512));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		if (qstats(a)->timeouts == to)
+			break;
+	}
 	EXPECT_NE(0u, __atomic_load_n(&a->qp->comp.rto.srtt, __ATOMIC_RELAXED));
 }
 

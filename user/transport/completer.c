@@ -318,13 +318,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 
 		qp->comp.probe_due = false;
-		/* Probe with the last PSN sent, unless go-back-N is under way
-		 * (it sends that soon) or a READ/ATOMIC is outstanding (going
-		 * back would recount them: the RTO covers these). */
-		if (qp->req.psn == qp->req.max_psn && !qp->req.rd_atomic) {
-			qp->req.probe = true;
-			roxe_requester_retry(qp, roxe_psn_add(qp->req.max_psn, ROXE_PSN_MASK));
-		}
+		roxe_requester_probe(qp);	/* the oldest PSN unacknowledged */
 		/* the rest of the RTO */
 		qp->comp.deadline = qp->comp.timer_from + rto;
 		roxe_timer_arm(qp);

@@ -125,7 +125,7 @@ uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w)
 /* The limit from the estimates (recovery.h). */
 static void set_limit(struct roxe_cwnd *w)
 {
-	uint64_t lim = w->loss_ival ? (uint64_t)w->loss_ival * ROXE_LOSS_GAIN : w->max;
+	uint64_t lim = w->loss_ival ? w->loss_ival / ROXE_LOSS_SHARE : w->max;
 	uint64_t bdp = (uint64_t)roxe_cwnd_bdp(w) * ROXE_BDP_GAIN;
 
 	if (lim < bdp)
@@ -173,8 +173,8 @@ void roxe_cwnd_loss(struct roxe_cwnd *w)
 {
 	uint64_t ival = w->delivered - w->loss_at;
 
-	if (ival > w->max)
-		ival = w->max;		/* beyond the limit, all alike */
+	if (ival > (uint64_t)w->max * ROXE_LOSS_SHARE)
+		ival = (uint64_t)w->max * ROXE_LOSS_SHARE;	/* beyond the limit, all alike */
 	w->loss_at = w->delivered;
 	/* the first sample sets it; then 1/4 each (an EWMA, RFC 6298-like,
 	 * rounded up: it reaches the limit) */

@@ -336,8 +336,8 @@ static bool may_send(struct roxe_qp *qp, uint32_t npsn)
 
 	if (qp->req.cc.limited && !roxe_pace_ok(qp))
 		return false;
-	if (qp->type != IBV_QPT_RC || qp->req.probe)
-		return true;	/* a tail probe resends a PSN already counted */
+	if (qp->type != IBV_QPT_RC)
+		return true;
 	/* A READ bigger than the window may go alone. */
 	return !inflight || inflight + npsn <= qp->comp.cwnd.cwnd;
 }
@@ -474,3 +474,63 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 	}
 }
 
+
+/* Send the packet at psn once more, asking for an ACK, and go on from
+ * where the requester was. Not a READ or ATOMIC request (resending one
+ * re-executes it: the RTO's go-back covers these), nor without a transmit
+ * buffer. Returns whether it went. */
+static bool resend_one(struct roxe_qp *qp, uint32_t psn)
+{
+	struct roxe_engine *e = qp->eng;
+	uint32_t wqe = qp->req.wqe, at = qp->req.psn, off = qp->req.offset;
+	unsigned rd_atomic = qp->req.rd_atomic, since = qp->req.since_ackreq;
+	struct rxe_send_wqe *w;
+	bool sent = false;
+
+	if (!e->tx_left)
+		return false;
+	roxe_requester_retry(qp, psn);
+	w = roxe_sq_wqe(qp, qp->req.wqe);
+	if (qp->req.psn == psn && w->state != ROXE_WQE_POSTED &&
+	    !roxe_wqe_is_read_or_atomic(w->wr.opcode) && !roxe_wqe_is_local(w->wr.opcode)) {
+		uint32_t st = w->state;
+
+		qp->req.probe = true;
+		sent = send_packet(qp, w);
+		qp->req.probe = false;
+		w->state = st;
+		w->status = IBV_WC_SUCCESS;	/* a local error shows when it goes again */
+		if (sent)
+			e->tx_left--;
+	}
+	qp->req.wqe = wqe;
+	qp->req.psn = at;
+	qp->req.offset = off;
+	qp->req.rd_atomic = rd_atomic;
+	qp->req.since_ackreq = since;
+	return sent;
+}
+
+/*
+ * The tail probe (recovery.h): the oldest PSN unacknowledged, then the
+ * last one sent, each once more with AckReq; the requester goes on where
+ * it was. Whatever was lost, the responder answers: the oldest is the
+ * packet go-back-N needs next (a responder that lacks it takes it, one
+ * that has it answers the duplicate with an ACK of all it holds), and the
+ * last one shows a gap behind it (a NAK) or completes a lost tail. The
+ * last alone (RFC 8985's probe) finds nothing when the responder already
+ * NAKed a gap and the resend was lost too: rxe's responder NAKs a gap
+ * once, then drops what follows in silence until the missing PSN comes.
+ */
+void roxe_requester_probe(struct roxe_qp *qp)
+{
+	uint32_t last = roxe_psn_add(qp->req.max_psn, ROXE_PSN_MASK);
+	uint64_t n = qp->stats->retransmits;
+
+	if (qp->type != IBV_QPT_RC || roxe_psn_diff(qp->req.max_psn, qp->comp.psn) <= 0)
+		return;
+	resend_one(qp, qp->comp.psn);
+	if (last != qp->comp.psn)
+		resend_one(qp, last);
+	qp->stats->retransmits = n + 1;	/* one retransmission, as a go-back */
+}

@@ -183,7 +183,7 @@ struct roxe_qp {
 		bool		fenced;		/* waiting for READ/ATOMIC to finish */
 		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
 		uint64_t	rnr_deadline;
-		bool		probe;		/* the next packet is a tail probe: AckReq */
+		bool		probe;		/* the packet built is a tail probe: AckReq */
 		/* RTT: one PSN timed at a time, sent once (Karn) */
 		bool		rtt_timing;
 		uint32_t	rtt_psn;
@@ -408,6 +408,7 @@ uint64_t roxe_rnr_timer_ns(uint8_t code);
 void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the head */
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
+void roxe_requester_probe(struct roxe_qp *qp);	/* the tail probe: recovery.h */
 
 /* --- sendctl.c: the QP's retransmission timer, window and rate --- */
 void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */
