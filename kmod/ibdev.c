@@ -236,6 +236,21 @@ static enum rdma_link_layer roxe_get_link_layer(struct ib_device *ib, u32 port)
 	return IB_LINK_LAYER_ETHERNET;
 }
 
+/* The three kinds of MR go their own ways (fastreg.c, kverbs.c, mr.c):
+ * the op that they share dispatches here, above all three.
+ */
+static int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct roxe_dev *rdev = to_rdev(ibmr->device);
+	struct roxe_mr *mr = to_rmr(ibmr);
+
+	if (mr->pending)
+		return roxe_dereg_fast_mr(rdev, mr);
+	if (!mr->umem)
+		return roxe_dereg_dma_mr(rdev, mr);
+	return roxe_dereg_user_mr(rdev, mr);
+}
+
 static const struct ib_device_ops roxe_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,

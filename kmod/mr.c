@@ -340,28 +340,22 @@ free_mr:
 	return ERR_PTR(err);
 }
 
-int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+int roxe_dereg_user_mr(struct roxe_dev *rdev, struct roxe_mr *mr)
 {
-	struct roxe_dev *rdev = to_rdev(ibmr->device);
-	struct roxe_mr *mr = to_rmr(ibmr);
 	struct roxe_kabi_cmd cmd = {};
 
-	if (mr->pending)
-		return roxe_dereg_fast_mr(rdev, mr);
-	if (!mr->umem)
-		return roxe_dereg_dma_mr(rdev, mr);
 	/* roxed stops touching the pages before it answers; it refuses
 	 * while memory windows are bound to the MR (as rxe), which then
 	 * stays as it is. Any other answer, or none, and the MR goes.
 	 */
 	cmd.op = ROXE_KOP_DEREG_MR;
-	cmd.id = ibmr->lkey;
+	cmd.id = mr->ibmr.lkey;
 	if (roxe_chan_call_destroy(&rdev->chan, &cmd) == -EINVAL)
 		return -EINVAL;
 	roxe_mr_revoke(rdev, mr);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
-	roxe_key_free(rdev, ibmr->lkey);
+	roxe_key_free(rdev, mr->ibmr.lkey);
 	roxe_mr_put(mr);	/* or the last fault that holds it */
 	return 0;
 }

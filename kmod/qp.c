@@ -401,18 +401,6 @@ int roxe_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
 	return roxe_mcast_cmd(ibqp, mgid, ROXE_KOP_DETACH_MCAST);
 }
 
-/* roxed raised an error on the QP, or died: query_qp reports ERR. Any
- * context.
- */
-void roxe_qp_set_error(struct roxe_qp *qp)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-}
-
 /* The provider's doorbell: a zero-WR post_send after it wrote WQEs into
  * the mapped send queue; a kernel ULP's WRs (kverbs.c). Until roxed
  * serves (ROXE_IOC_SERVE), say so rather than accept work nothing would

@@ -275,6 +275,18 @@ static inline u32 roxe_pdn(struct ib_pd *pd)
 	return container_of(pd, struct roxe_pd, ibpd)->pdn;
 }
 
+/* roxed raised an error on the QP, or died: query_qp reports ERR. Any
+ * context (the event path and the flush set it, below the verbs).
+ */
+static inline void roxe_qp_set_error(struct roxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
 /* QP1 is a UD QP on the wire and in roxed; only its verbs differ. */
 static inline enum ib_qp_type roxe_wire_type(const struct ib_qp *ibqp)
 {
@@ -318,7 +330,6 @@ void roxe_cq_reset_arm(struct roxe_dev *rdev, u32 cqn);
 bool roxe_cq_fire(struct roxe_dev *rdev, struct roxe_cq *cq);
 int roxe_cq_event(struct roxe_dev *rdev, u32 cqn);
 int roxe_async_event(struct roxe_dev *rdev, const struct roxe_kabi_event *e);
-void roxe_qp_set_error(struct roxe_qp *qp);
 
 /* flush.c: roxed died; complete what it left, and what kernel ULPs post
  * after (ib_drain_qp)
@@ -432,7 +443,7 @@ int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
-int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int roxe_dereg_user_mr(struct roxe_dev *rdev, struct roxe_mr *mr);
 struct roxe_mr *roxe_mr_new(struct roxe_dev *rdev);
 void roxe_mr_put(struct roxe_mr *mr);
 int roxe_mr_token_alloc(struct roxe_mr *mr);
