@@ -31,6 +31,40 @@ struct pair {
 	size_t			buf_len;
 };
 
+/* Side i of p on port: its device (polled or with an engine thread), PD,
+ * CQ and a p->buf_len buffer registered for every access. */
+static inline int pair_side_open(struct pair *p, int i, struct roxe_port *port,
+				 unsigned mtu, bool polled)
+{
+	struct roxe_device_attr da = {
+		.backend = ROXE_BACKEND_PORTS,
+		.engines = 1,
+		.mtu = mtu,
+		.polled = polled,
+		.ports = &port,
+	};
+	struct side *s = &p->s[i];
+	int err;
+
+	roxe_gid_from_v4(da.gid, htonl(0x0a630001 + i));	/* 10.99.0.1/2 */
+	da.mac[0] = 0x02;
+	da.mac[5] = (uint8_t)(1 + i);
+	err = roxe_device_open(&da, &s->dev);
+	if (!err)
+		err = roxe_alloc_pd(s->dev, &s->pd);
+	if (!err)
+		err = roxe_create_cq(s->dev, 4096, NULL, NULL, &s->cq);
+	if (err)
+		return err;
+	s->buf = aligned_alloc(4096, p->buf_len);
+	if (!s->buf)
+		return -ENOMEM;
+	memset(s->buf, 0, p->buf_len);
+	return roxe_reg_mr(s->pd, s->buf, p->buf_len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, &s->mr);
+}
+
 /* polled: bit i makes side i a polled device (no engine thread): it runs a
  * turn only when roxe_poll_cq() is called on one of its CQs, so a test can
  * step it. */
@@ -43,34 +77,9 @@ static inline int pair_open_polled(struct pair *p, unsigned mtu, size_t buf_len,
 	if (!p->wire)
 		return -ENOMEM;
 	for (int i = 0; i < 2; i++) {
-		struct roxe_port *port = roxe_loop_port(p->wire, i);
-		struct roxe_device_attr da = {
-			.backend = ROXE_BACKEND_PORTS,
-			.engines = 1,
-			.mtu = mtu,
-			.polled = polled & (1u << i),
-			.ports = &port,
-		};
-		struct side *s = &p->s[i];
-		int err;
+		int err = pair_side_open(p, i, roxe_loop_port(p->wire, i), mtu,
+					 polled & (1u << i));
 
-		roxe_gid_from_v4(da.gid, htonl(0x0a630001 + i));	/* 10.99.0.1/2 */
-		da.mac[0] = 0x02;
-		da.mac[5] = (uint8_t)(1 + i);
-		err = roxe_device_open(&da, &s->dev);
-		if (!err)
-			err = roxe_alloc_pd(s->dev, &s->pd);
-		if (!err)
-			err = roxe_create_cq(s->dev, 4096, NULL, NULL, &s->cq);
-		if (err)
-			return err;
-		s->buf = aligned_alloc(4096, buf_len);
-		if (!s->buf)
-			return -ENOMEM;
-		memset(s->buf, 0, buf_len);
-		err = roxe_reg_mr(s->pd, s->buf, buf_len,
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, &s->mr);
 		if (err)
 			return err;
 	}

@@ -479,15 +479,6 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 		return -ENOMEM;
 	for (int i = 0; i < 2; i++) {
 		struct roxe_port *in = roxe_loop_port(p->wire, i);
-		struct roxe_port *port = &f[i].port;
-		struct roxe_device_attr da = {
-			.backend = ROXE_BACKEND_PORTS,
-			.engines = 1,
-			.mtu = 1024,
-			.polled = polled & (1u << i),
-			.ports = &port,
-		};
-		struct side *s = &p->s[i];
 		int err;
 
 		memset(&f[i], 0, sizeof(f[i]));
@@ -496,23 +487,7 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 		f[i].in = in;
 		f[i].drop_psn = -1;
 		f[i].base = i ? PSN_B : PSN_A;
-		roxe_gid_from_v4(da.gid, htonl(0x0a630001 + i));
-		da.mac[0] = 0x02;
-		da.mac[5] = (uint8_t)(1 + i);
-		err = roxe_device_open(&da, &s->dev);
-		if (!err)
-			err = roxe_alloc_pd(s->dev, &s->pd);
-		if (!err)
-			err = roxe_create_cq(s->dev, 4096, NULL, NULL, &s->cq);
-		if (err)
-			return err;
-		s->buf = aligned_alloc(4096, BUF);
-		if (!s->buf)
-			return -ENOMEM;
-		memset(s->buf, 0, BUF);
-		err = roxe_reg_mr(s->pd, s->buf, BUF,
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				  IBV_ACCESS_REMOTE_READ, &s->mr);
+		err = pair_side_open(p, i, &f[i].port, 1024, polled & (1u << i));
 		if (err)
 			return err;
 	}
