@@ -24,7 +24,8 @@
  * dropped. The retransmit timer runs while anything is outstanding and
  * restarts on progress; it and the send window adapt (recovery.h): RTT
  * samples and the delivery rate on progress, the loss interval on each
- * go-back.
+ * go-back. Each response retired gives its PSN's credit back to the
+ * engine (rdcredit.c).
  */
 #include <string.h>
 #include "transport/transport.h"
@@ -212,6 +213,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		if (psn != w->first_psn)
 			return;		/* a duplicate */
 		if (h_opcode_only(pkt) && !pkt->payload_len) {
+			roxe_rd_credit_answered(qp, psn);
 			qp->comp.psn = roxe_psn_add(psn, 1);
 			roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
 			rearm(qp);
@@ -248,6 +250,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	roxe_rd_credit_answered(qp, psn);
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	if (pkt->flags & ROXE_OPF_LAST)
 		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
@@ -269,6 +272,7 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	roxe_rd_credit_answered(qp, psn);
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
 	rearm(qp);

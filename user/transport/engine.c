@@ -8,7 +8,9 @@
  *      and acts on state changes;
  *   3. serves the ready list: each QP sends ACKs/READ responses and new
  *      requests, a bounded budget per turn so QPs share the wire fairly;
- *   4. fires due timers (retransmit, RNR wait), flushes its transmit batch.
+ *   4. fires due timers (retransmit, RNR wait), wakes the QPs that wait for
+ *      response credit if it is free (rdcredit.c), flushes its transmit
+ *      batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
  * its doorbell eventfd until traffic, a post, or the next timer.
  *
@@ -237,6 +239,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_engine_tx_flush(e);	/* its held ACK too: the QP is going away */
 			roxe_engine_unready(e, qp);
 			roxe_timer_disarm(qp);
+			roxe_rd_credit_drop(qp);	/* its responses are not awaited */
 			atomic_store(&qp->detached, true);
 			continue;
 		}
@@ -389,7 +392,11 @@ static bool engine_turn(struct roxe_engine *e)
 	 * at most the earliest deadline). */
 	if (e->timers && (!e->next_timer || e->now >= e->next_timer))
 		e->next_timer = timers_turn(e);
-	/* A timer that fired queued its QP: that is work, not idling. */
+	/* QPs waiting for response credit that now fits */
+	if (e->rd_wait_head)
+		roxe_rd_credit_turn(e);
+	/* A timer that fired, or credit returned, queued its QP: that is
+	 * work, not idling. */
 	busy |= e->ready_head != NULL;
 	roxe_engine_tx_turn_end(e);
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
