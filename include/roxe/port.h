@@ -61,7 +61,7 @@ struct roxe_port {
 					 * is this, whatever the frame says (udp) */
 	int		wait_fd;	/* poll() for POLLIN when idle; -1: none */
 	uint32_t	rx_frames;	/* frames its receive ring holds; 0: not known
-					 * (the engine's response credit, rdcredit.c) */
+					 * (the engine's PSN credit, credit.c) */
 	struct roxe_port_stats stats;
 };
 

@@ -59,7 +59,7 @@ run "write bw" "write bw -q 4096 -s 64 -n 10 --verify"
 run "send bw" "send bw -q 4096 -s 64 -n 10 --verify"
 # READ at 4096 QPs: up to 7 READs per QP, 28,672 responses asked for at
 # once, fit the requester's 1024-frame receive ring only because the engine
-# holds READ requests to its response credit (rdcredit.c; without it the
+# holds its QPs to its PSN credit (user/transport/credit.c; without it the
 # responses overflowed the ring at every synchronized go-back and a QP ran
 # out of retries). One response per READ, then four per READ.
 run "read bw" "read bw -q 4096 -s 64 -n 10 --verify"

@@ -24,8 +24,8 @@
  * dropped. The retransmit timer runs while anything is outstanding and
  * restarts on progress; it and the send window adapt (recovery.h): RTT
  * samples and the delivery rate on progress, the loss interval on each
- * go-back. Each response retired gives its PSN's credit back to the
- * engine (rdcredit.c).
+ * go-back. What it acknowledges gives the engine's PSN credit back
+ * (credit.c).
  */
 #include <string.h>
 #include "transport/transport.h"
@@ -213,7 +213,6 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		if (psn != w->first_psn)
 			return;		/* a duplicate */
 		if (h_opcode_only(pkt) && !pkt->payload_len) {
-			roxe_rd_credit_answered(qp, psn);
 			qp->comp.psn = roxe_psn_add(psn, 1);
 			roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
 			rearm(qp);
@@ -250,7 +249,6 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	roxe_rd_credit_answered(qp, psn);
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	if (pkt->flags & ROXE_OPF_LAST)
 		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
@@ -272,7 +270,6 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	roxe_rd_credit_answered(qp, psn);
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
 	rearm(qp);
@@ -308,6 +305,7 @@ void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		break;
 	}
 	roxe_completer_progress(qp);
+	roxe_credit_sync(qp);		/* what was acknowledged frees credit */
 }
 
 void roxe_completer_timeout(struct roxe_qp *qp)
@@ -344,7 +342,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
-	roxe_requester_retry(qp, qp->comp.psn);
+	roxe_requester_retry(qp, qp->comp.psn);	/* its credit comes back */
 	qp->comp.deadline = qp->eng->now + roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	roxe_timer_arm(qp);
 }

@@ -9,8 +9,7 @@
  *   3. serves the ready list: each QP sends ACKs/READ responses and new
  *      requests, a bounded budget per turn so QPs share the wire fairly;
  *   4. fires due timers (retransmit, RNR wait), wakes the QPs that wait for
- *      response credit if it is free (rdcredit.c), flushes its transmit
- *      batch.
+ *      PSN credit if it is free (credit.c), flushes its transmit batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
  * its doorbell eventfd until traffic, a post, or the next timer.
  *
@@ -239,7 +238,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_engine_tx_flush(e);	/* its held ACK too: the QP is going away */
 			roxe_engine_unready(e, qp);
 			roxe_timer_disarm(qp);
-			roxe_rd_credit_drop(qp);	/* its responses are not awaited */
+			roxe_credit_drop(qp);	/* nothing of it is outstanding */
 			atomic_store(&qp->detached, true);
 			continue;
 		}
@@ -392,9 +391,9 @@ static bool engine_turn(struct roxe_engine *e)
 	 * at most the earliest deadline). */
 	if (e->timers && (!e->next_timer || e->now >= e->next_timer))
 		e->next_timer = timers_turn(e);
-	/* QPs waiting for response credit that now fits */
-	if (e->rd_wait_head)
-		roxe_rd_credit_turn(e);
+	/* QPs waiting for PSN credit that now fits */
+	if (e->credit_wait_head)
+		roxe_credit_turn(e);
 	/* A timer that fired, or credit returned, queued its QP: that is
 	 * work, not idling. */
 	busy |= e->ready_head != NULL;
