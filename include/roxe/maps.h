@@ -123,7 +123,9 @@ struct roxe_engine_stats {
 				 * copies from other engines) dropped: its hand-off
 				 * ring was full (counted by the ring's producers,
 				 * added here by the engine: handoff.c) */
-	__u64	reserved[5];
+	__u64	credit_waits;	/* RC packets held for the engine's PSN credit
+				 * (credit.c) */
+	__u64	reserved[4];
 } __attribute__((aligned(64)));
 
 /*

@@ -60,6 +60,8 @@ struct roxe_port {
 	uint16_t	fixed_sport;	/* nonzero: the UDP source port on the wire
 					 * is this, whatever the frame says (udp) */
 	int		wait_fd;	/* poll() for POLLIN when idle; -1: none */
+	uint32_t	rx_frames;	/* frames its receive ring holds; 0: not known
+					 * (the engine's PSN credit, credit.c) */
 	struct roxe_port_stats stats;
 };
 

@@ -67,13 +67,13 @@ static inline int pair_side_open(struct pair *p, int i, struct roxe_port *port,
 
 /* polled: bit i makes side i a polled device (no engine thread): it runs a
  * turn only when roxe_poll_cq() is called on one of its CQs, so a test can
- * step it. */
-static inline int pair_open_polled(struct pair *p, unsigned mtu, size_t buf_len,
-				   unsigned polled)
+ * step it. depth: frames the wire holds each way (a receive ring's size). */
+static inline int pair_open_wire(struct pair *p, unsigned mtu, size_t buf_len,
+				 unsigned polled, unsigned depth)
 {
 	memset(p, 0, sizeof(*p));
 	p->buf_len = buf_len;
-	p->wire = roxe_loop_wire_new(4096 + 256, 1024);
+	p->wire = roxe_loop_wire_new(4096 + 256, depth);
 	if (!p->wire)
 		return -ENOMEM;
 	for (int i = 0; i < 2; i++) {
@@ -84,6 +84,12 @@ static inline int pair_open_polled(struct pair *p, unsigned mtu, size_t buf_len,
 			return err;
 	}
 	return 0;
+}
+
+static inline int pair_open_polled(struct pair *p, unsigned mtu, size_t buf_len,
+				   unsigned polled)
+{
+	return pair_open_wire(p, mtu, buf_len, polled, 1024);
 }
 
 static inline int pair_open(struct pair *p, unsigned mtu, size_t buf_len)

@@ -543,6 +543,7 @@ static struct afxdp_port *port_new(struct roxe_afxdp *g, unsigned e)
 	p->port.ops = &afxdp_ops;
 	p->port.frame_size = g->multibuf ? TX_BUF : CHUNK - 256;
 	p->port.wait_fd = -1;
+	p->port.rx_frames = RX_RING;	/* its own socket's ring */
 	p->group = g;
 	p->engine = e;
 	p->socks = calloc(g->queues, sizeof(*p->socks));

@@ -273,6 +273,7 @@ struct roxe_loop_wire *roxe_loop_wire_new(uint32_t frame_size, unsigned depth)
 		lp->port.ops = &loop_ops;
 		lp->port.frame_size = frame_size;
 		lp->port.wait_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		lp->port.rx_frames = slots;	/* the wire's ring towards it */
 		lp->wire = w;
 		lp->end = i;
 		lp->out = &w->ring[i];

@@ -508,6 +508,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->rx_drop_addr += one.rx_drop_addr;
 		sum->loopback += one.loopback;
 		sum->loopback_drop += one.loopback_drop;
+		sum->credit_waits += one.credit_waits;
 	}
 	return 0;
 }

@@ -24,7 +24,8 @@
  * dropped. The retransmit timer runs while anything is outstanding and
  * restarts on progress; it and the send window adapt (recovery.h): RTT
  * samples and the delivery rate on progress, the loss interval on each
- * go-back.
+ * go-back. What it acknowledges gives the engine's PSN credit back
+ * (credit.c).
  */
 #include <string.h>
 #include "transport/transport.h"
@@ -304,6 +305,7 @@ void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		break;
 	}
 	roxe_completer_progress(qp);
+	roxe_credit_sync(qp);		/* what was acknowledged frees credit */
 }
 
 void roxe_completer_timeout(struct roxe_qp *qp)
@@ -340,7 +342,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
-	roxe_requester_retry(qp, qp->comp.psn);
+	roxe_requester_retry(qp, qp->comp.psn);	/* its credit comes back */
 	qp->comp.deadline = qp->eng->now + roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	roxe_timer_arm(qp);
 }

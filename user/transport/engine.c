@@ -8,7 +8,8 @@
  *      and acts on state changes;
  *   3. serves the ready list: each QP sends ACKs/READ responses and new
  *      requests, a bounded budget per turn so QPs share the wire fairly;
- *   4. fires due timers (retransmit, RNR wait), flushes its transmit batch.
+ *   4. fires due timers (retransmit, RNR wait), wakes the QPs that wait for
+ *      PSN credit if it is free (credit.c), flushes its transmit batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
  * its doorbell eventfd until traffic, a post, or the next timer.
  *
@@ -237,6 +238,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_engine_tx_flush(e);	/* its held ACK too: the QP is going away */
 			roxe_engine_unready(e, qp);
 			roxe_timer_disarm(qp);
+			roxe_credit_drop(qp);	/* nothing of it is outstanding */
 			atomic_store(&qp->detached, true);
 			continue;
 		}
@@ -389,7 +391,11 @@ static bool engine_turn(struct roxe_engine *e)
 	 * at most the earliest deadline). */
 	if (e->timers && (!e->next_timer || e->now >= e->next_timer))
 		e->next_timer = timers_turn(e);
-	/* A timer that fired queued its QP: that is work, not idling. */
+	/* QPs waiting for PSN credit that now fits */
+	if (e->credit_wait_head)
+		roxe_credit_turn(e);
+	/* A timer that fired, or credit returned, queued its QP: that is
+	 * work, not idling. */
 	busy |= e->ready_head != NULL;
 	roxe_engine_tx_turn_end(e);
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);

@@ -40,6 +40,7 @@ static void flush_sq(struct roxe_qp *qp)
 	qp->req.wqe = qp->sq.index;
 	qp->req.offset = 0;
 	qp->req.rd_atomic = 0;
+	roxe_credit_drop(qp);	/* nothing outstanding any more */
 	qp->req.rnr_wait = false;
 	qp->req.pace_wait = false;
 	qp->comp.deadline = 0;
@@ -76,6 +77,7 @@ static void reset(struct roxe_qp *qp)
 	struct roxe_rd_res *res = qp->resp.res;
 
 	roxe_timer_disarm(qp);
+	roxe_credit_drop(qp);	/* before its count is wiped */
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
@@ -140,6 +142,7 @@ void roxe_qp_engine_sync(struct roxe_qp *qp)
 			qp->comp.retry_cnt = qp->attr.retry_cnt;
 			qp->comp.rnr_retry = qp->attr.rnr_retry;
 			roxe_recovery_reset(qp);
+			roxe_credit_drop(qp);	/* nothing outstanding */
 		}
 		/* SQD -> SQD may have changed the retry counts. */
 		if (st == IBV_QPS_RTS && qp->eng_state == IBV_QPS_SQD) {

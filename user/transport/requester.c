@@ -18,6 +18,9 @@
  * fenced WQE until earlier READ/ATOMICs are done, nothing during an RNR wait,
  * and, once a CNP limited the QP's rate (DCQCN, dcqcn.h), no frame before
  * the pacer lets it go: the QP then waits on its timer, not on a spin.
+ * An RC packet also needs the engine's PSN credit (what all its QPs have
+ * outstanding, within its receive ring: credit.c); a QP without it waits
+ * on the engine's list, not on a spin.
  *
  * Go-back-N (roxe_requester_retry) points req.wqe/req.psn back at the WQE
  * holding a PSN; WQEs already sent keep their PSNs and are simply walked
@@ -225,8 +228,10 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	h.pkey = ROXE_DEFAULT_PKEY;
 	h.psn = qp->req.psn;
 	h.dqpn = qp->type == IBV_QPT_UD ? w->wr.wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	/* low on credit: what holds it must be acknowledged (credit.c) */
 	if (qp->type == IBV_QPT_RC)
-		h.ackreq = last || qp->req.probe || ++qp->req.since_ackreq >= ackreq_every(qp);
+		h.ackreq = last || qp->req.probe || ++qp->req.since_ackreq >= ackreq_every(qp) ||
+			   roxe_credit_low(e);
 	qp->req.probe = false;
 	if (h.ackreq)
 		qp->req.since_ackreq = 0;
@@ -313,6 +318,7 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		qp->req.psn = roxe_psn_add(qp->req.psn, 1);
 		qp->req.offset = off + payload;
 	}
+	roxe_credit_sync(qp);		/* what it took of the engine's credit */
 	if (roxe_psn_diff(qp->req.psn, qp->req.max_psn) > 0)
 		qp->req.max_psn = qp->req.psn;
 	return true;
@@ -409,8 +415,12 @@ void roxe_requester(struct roxe_qp *qp)
 			qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 			continue;
 		}
-		/* the window, packet by packet: an ACK reopens it (rearm) */
+		/* the window, packet by packet: an ACK reopens it (rearm);
+		 * then the engine's PSN credit (credit.c), last, since a QP
+		 * refused it waits on the engine's list */
 		if (!may_send(qp, next_psns(qp, w)))
+			return;
+		if (qp->type == IBV_QPT_RC && !roxe_credit_ok(qp, next_psns(qp, w)))
 			return;
 		w->state = ROXE_WQE_SENDING;
 		if (!send_packet(qp, w)) {
@@ -468,6 +478,7 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 		qp->req.rd_atomic = 0;
 		qp->req.since_ackreq = 0;
 		qp->req.rtt_timing = false;	/* Karn: the timed PSN may go again */
+		roxe_credit_sync(qp);	/* req.psn went back: so does the charge */
 		qp->stats->retransmits++;
 		roxe_engine_ready(qp->eng, qp);
 		return;
@@ -508,6 +519,7 @@ static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 	qp->req.offset = off;
 	qp->req.rd_atomic = rd_atomic;
 	qp->req.since_ackreq = since;
+	roxe_credit_sync(qp);
 	return sent;
 }
 

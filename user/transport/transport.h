@@ -170,6 +170,11 @@ struct roxe_qp {
 	unsigned long		kdb_turn;	/* the turn its doorbell was last taken */
 	bool			on_ready;
 	struct roxe_qp		*timer_next, **timer_pprev;
+	/* the engine's wait list for PSN credit (credit.c) */
+	struct roxe_qp		*credit_wait_next, *credit_wait_prev;
+	uint32_t		credit_need;	/* PSNs its next packet takes */
+	bool			credit_waiting;	/* on the list */
+	bool			credit_woken;	/* taken off it: may use the credit freed */
 	int			eng_state;	/* state the engine acted on */
 	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
 
@@ -179,6 +184,7 @@ struct roxe_qp {
 		uint32_t	max_psn;	/* next PSN never sent yet (go-back-N rewinds psn) */
 		uint32_t	offset;		/* bytes of that WQE already sent */
 		unsigned	rd_atomic;	/* READ/ATOMIC requests in flight */
+		uint32_t	credit;		/* PSNs charged to the engine (credit.c) */
 		unsigned	since_ackreq;
 		bool		fenced;		/* waiting for READ/ATOMIC to finish */
 		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
@@ -262,6 +268,11 @@ struct roxe_engine {
 	struct roxe_qp		*ready_head, *ready_tail;
 	unsigned		tx_left;	/* request packets this turn may still send */
 	struct roxe_qp		*timers;	/* QPs with a timer armed */
+	/* PSN credit (credit.c): the PSNs its requesters have outstanding,
+	 * the most they may, the QPs waiting for room */
+	uint32_t		credit_out;
+	uint32_t		credit_budget;
+	struct roxe_qp		*credit_wait_head, *credit_wait_tail;
 	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
 	/* tx batch */
 	struct roxe_buf		tx[ROXE_RX_BURST];
@@ -293,6 +304,15 @@ void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
 void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
+
+/* --- credit.c: the engine's limit on the PSNs its requesters have out --- */
+void roxe_credit_init(struct roxe_engine *e);	/* from its port's ring */
+bool roxe_credit_ok(struct roxe_qp *qp, uint32_t n);	/* false: it waits */
+bool roxe_credit_low(const struct roxe_engine *e);	/* packets ask for ACKs */
+void roxe_credit_sync(struct roxe_qp *qp);	/* req.psn or comp.psn moved */
+void roxe_credit_drop(struct roxe_qp *qp);
+void roxe_credit_turn(struct roxe_engine *e);
+unsigned roxe_credit_check(struct roxe_engine *e);	/* tests: disagreements */
 
 /* --- cnp.c: ECN marks in, CNPs out and in (RoCE v2 annex A17.9.3) --- */
 int roxe_cnp_build(const struct roxe_qp *qp, void *buf, size_t cap);

@@ -490,6 +490,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		e->dev = dev;
 		e->id = i;
 		e->port = ports[i];
+		roxe_credit_init(e);
 		e->stats = &dev->eng_stats[i];
 		e->cc = cc;
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
