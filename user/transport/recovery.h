@@ -69,16 +69,20 @@ uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now)
  * NAK a later packet brings, or else from the timer. When the last packets
  * of a burst or their one ACK are lost (the responder coalesces ACKs: a
  * window answered at once gets one), nothing follows to bring a NAK; nor
- * when the resend a NAK asked for is lost (the responder NAKs a gap once,
- * then drops what follows in silence until the missing PSN comes). So the
- * timer's first expiry after progress comes early and sends one PSN again,
- * not a window (requester.c: roxe_requester_probe): the last one sent, a
- * duplicate the responder acknowledges (every IBA responder answers a
- * duplicate request) or an out-of-sequence packet it NAKs; after a NAK
- * that brought no progress, the oldest unacknowledged one first (the
- * missing PSN, which the silent responder takes). The answers come within
- * an RTT; only then the full RTO. (The last PSN alone, measured at 1 %
- * loss each way: one loss in 40 then waited for the 10 ms RTO.)
+ * when a NAK or the resend it asked for is lost (the responder NAKs a gap
+ * once, then drops what follows in silence until the missing PSN comes).
+ * So the timer's first expiry after progress comes early and sends two
+ * PSNs again, not a window (requester.c: roxe_requester_probe): the oldest
+ * unacknowledged, the one go-back-N needs next (a responder that lacks it
+ * takes it; one that has it answers the duplicate with an ACK of all it
+ * holds: every IBA responder acknowledges a duplicate request), then the
+ * last sent (a lost tail, or an out-of-sequence packet the responder
+ * NAKs). The answers come within an RTT; only then the full RTO. (TLP's
+ * last PSN alone, measured at 1 % loss each way: one loss in 40 then
+ * waited for the 10 ms RTO; the oldest only after a NAK without progress:
+ * 3 % loss kept 0.24 to 0.27 of the clean goodput, both always 0.33 to
+ * 0.34.) A probe on a stall that lost nothing costs the responder two
+ * duplicates.
  *
  * RoCE has no DSACK or timestamps: a probe that finds nothing lost cannot be
  * told from one that recovered a lost ACK, and the responder counts it as a
@@ -136,7 +140,7 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
  * timeout counts as a loss (a go-back-N, spurious or not) but cuts nothing
  * else: on a loaded host most are stalls; a second one with no progress
  * between is an outage and holds the limit at ROXE_CWND_MIN until an ACK
- * comes, which undoes it. (The tail probe's PSNs are no go-back and
+ * comes, which undoes it. (The tail probe's two PSNs are no go-back and
  * no loss.)
  *
  * The limit says how much may be outstanding; a rate pacer (DCQCN, on the

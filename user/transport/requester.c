@@ -525,15 +525,16 @@ static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 
 /*
  * The tail probe (recovery.h), on the timer's first expiry after progress:
- * the last PSN sent once more with AckReq (RFC 8985's probe), which the
- * responder takes (a lost tail), acknowledges (a lost ACK) or NAKs (a gap
- * before it). Not while go-back-N is under way: that sends it soon. After a
- * sequence NAK that brought no progress, the oldest unacknowledged PSN goes
- * first: the NAKed PSN's resend may be lost too, and rxe's responder NAKs a
- * gap once, then drops what follows in silence until the missing PSN comes;
- * the last PSN alone would find nothing and leave the QP to the RTO. Only
- * then two: a probe on a stall that lost nothing costs the responder one
- * duplicate, as before. It counts as one retransmission.
+ * the oldest unacknowledged PSN, then the last one sent, each once more
+ * with AckReq; the requester goes on where it was. Whatever was lost, the
+ * responder answers: the oldest is the packet go-back-N needs next (a
+ * responder that lacks it takes it, one that has it answers the duplicate
+ * with an ACK of all it holds), and the last one shows a gap behind it (a
+ * NAK) or completes a lost tail. The last alone (RFC 8985's probe) finds
+ * nothing when the responder has NAKed a gap and that NAK or the resend it
+ * asked for was lost: rxe's responder NAKs a gap once, then drops what
+ * follows in silence until the missing PSN comes. It counts as one
+ * retransmission.
  */
 void roxe_requester_probe(struct roxe_qp *qp)
 {
@@ -543,14 +544,8 @@ void roxe_requester_probe(struct roxe_qp *qp)
 
 	if (qp->type != IBV_QPT_RC || roxe_psn_diff(qp->req.max_psn, qp->comp.psn) <= 0)
 		return;
-	if (qp->comp.seq_nak_seen) {
-		sent = resend_one(qp, qp->comp.psn);
-		if (last != qp->comp.psn)
-			sent |= resend_one(qp, last);
-	} else if (qp->req.psn == qp->req.max_psn) {
-		sent = resend_one(qp, last);
-	} else {
-		return;
-	}
+	sent = resend_one(qp, qp->comp.psn);
+	if (last != qp->comp.psn)
+		sent |= resend_one(qp, last);
 	qp->stats->retransmits = n + sent;
 }
