@@ -9,7 +9,8 @@
  * bounded catch-up after a long idle or a clock gone back, hostile
  * parameter text; the token bucket's rate and burst. Then the engine: a
  * CNP slows a QP's WRITE to its rate (the pacer wakes it on its timer:
- * nothing lost, nothing resent), and without CNPs nothing is paced.
+ * nothing lost, nothing resent), and its READ responses too; without CNPs
+ * nothing is paced.
  */
 #include <arpa/inet.h>
 #include <limits.h>
@@ -639,6 +640,41 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 	 * timer stages (131 ms each: + 5 Mbit/s) */
 	EXPECT_GE(st->cc_rate_mbps, 80u);
 	EXPECT_LE(st->cc_rate_mbps, 400u);
+}
+
+/* DCQCN limits what the QP sends, READ responses too (a NIC's rate limiter
+ * holds the QP's every data frame): side 0 answers side 1's 1 MiB READ no
+ * faster than the rate CNPs gave it. Measured before: the responses left
+ * unpaced, in a few milliseconds. */
+TEST_F(eng, a_cnp_paces_the_qp_s_read_responses)
+{
+	enum { LEN = 1 << 20 };
+	struct roxe_qp *qp = self->p.s[0].qp;
+	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
+	struct side *b = &self->p.s[1];
+	struct ibv_wc wc;
+	uint64_t t0, took;
+	int n = 0;
+
+	limit(_metadata, &self->p, 80);		/* 10 MB/s: 1 MiB in ~110 ms */
+	fill_pattern(self->p.s[0].buf, LEN, 7);
+	t0 = mono_ns();
+	ASSERT_EQ(0, post_send1(b->qp, IBV_WR_RDMA_READ, 1, b->buf, LEN, b->mr->lkey,
+				(uintptr_t)self->p.s[0].buf, self->p.s[0].mr->rkey,
+				IBV_SEND_SIGNALED));
+	/* side 0 is polled: its turns run here, bounded */
+	while (!n && mono_ns() - t0 < 5000 * MS) {
+		ASSERT_LE(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));
+		n = roxe_poll_cq(b->cq, 1, &wc);
+		ASSERT_LE(0, n);
+	}
+	took = mono_ns() - t0;
+	ASSERT_EQ(1, n) TH_LOG("the READ did not complete in 5 s");
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(self->p.s[0].buf, b->buf, LEN));
+	TH_LOG("1 MiB of READ responses at 80 Mbit/s: %.1f ms (%llu frames)", took / 1e6,
+	       (unsigned long long)st->tx_packets);
+	EXPECT_GE(took, (uint64_t)(LEN - ROXE_PACE_BURST_BYTES) * 8000000 / 80000);
 }
 
 /* When the pacer holds the QP: its timer is armed for the time the next

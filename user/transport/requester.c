@@ -297,11 +297,7 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	b->len = roxe_frame_seal(b->data, &pkt);
 	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
 		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
-	if (qp->req.cc.limited) {
-		/* the frame as on the wire: the pacer's and the byte counter's */
-		roxe_pace_sent(&qp->req.pace, qp->req.cc.rc, b->len, e->now);
-		roxe_dcqcn_sent(&qp->req.cc, &e->cc, b->len, e->now);
-	}
+	roxe_pace_sent_frame(qp, b->len);
 	roxe_engine_tx_commit(e, qp, b);
 
 	/* Time one PSN per round trip: one that asks for an ACK and was never

@@ -250,8 +250,11 @@ static void pop_reply(struct roxe_qp *qp)
 }
 
 /* Send READ responses for the head of the queue, up to *budget packets.
- * Returns true when that READ is fully answered. */
-static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
+ * Returns true when that READ is fully answered. A QP whose rate CNPs
+ * limited paces its responses as its requests (DCQCN holds the QP's
+ * sending, as a NIC's rate limiter does: a READ's data is the responder's
+ * to send); held, it waits on its timer (*held). */
+static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held)
 {
 	struct roxe_read_out *r = &qp->resp.read;
 
@@ -268,6 +271,10 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 		struct roxe_pkt pkt;
 		struct roxe_buf *b;
 
+		if (qp->req.cc.limited && !roxe_pace_ok(qp)) {
+			*held = true;
+			return false;
+		}
 		h.opcode = first && last ? ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY :
 			   first ? ROXE_OP_RC_RDMA_READ_RESPONSE_FIRST :
 			   last ? ROXE_OP_RC_RDMA_READ_RESPONSE_LAST :
@@ -283,6 +290,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget)
 			return false;
 		}
 		b->len = roxe_frame_seal(b->data, &pkt);
+		roxe_pace_sent_frame(qp, b->len);
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;
 		r->va += len;
@@ -307,6 +315,7 @@ void roxe_responder_send(struct roxe_qp *qp)
 	 * requests (ROXE_TURN_TX_BUDGET); plain ACKs do not. */
 	unsigned start = ROXE_TX_BUDGET < e->tx_left ? ROXE_TX_BUDGET : e->tx_left;
 	unsigned budget = start;
+	bool held = false;
 
 	if (qp->type != IBV_QPT_RC || qp->eng_state < IBV_QPS_RTR || qp->eng_state == IBV_QPS_ERR)
 		return;
@@ -319,7 +328,7 @@ void roxe_responder_send(struct roxe_qp *qp)
 			     ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, qp->resp.ack_psn, 0))
 			qp->resp.ack_pending = false;
 		if (r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST) {
-			if (!send_read_responses(qp, &budget))
+			if (!send_read_responses(qp, &budget, &held))
 				break;
 		} else if (r->opcode == ROXE_OP_RC_FLUSH || r->opcode == ROXE_OP_RC_ATOMIC_WRITE) {
 			if (!send_ack(qp, ROXE_OP_RC_RDMA_READ_RESPONSE_ONLY,
@@ -340,7 +349,8 @@ void roxe_responder_send(struct roxe_qp *qp)
 	    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
 		     qp->resp.ack_psn, 0))
 		qp->resp.ack_pending = false;
-	if (qp->resp.out_len || qp->resp.ack_pending)
+	/* more to send next turn; a QP the pacer holds waits for its timer */
+	if ((qp->resp.out_len || qp->resp.ack_pending) && !held)
 		roxe_engine_ready(qp->eng, qp);
 }
 

@@ -54,6 +54,16 @@ bool roxe_pace_ok(struct roxe_qp *qp)
 	return false;
 }
 
+void roxe_pace_sent_frame(struct roxe_qp *qp, uint32_t len)
+{
+	struct roxe_engine *e = qp->eng;
+
+	if (!qp->req.cc.limited)
+		return;
+	roxe_pace_sent(&qp->req.pace, qp->req.cc.rc, len, e->now);
+	roxe_dcqcn_sent(&qp->req.cc, &e->cc, len, e->now);
+}
+
 void roxe_dcqcn_qp_cnp(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;

@@ -437,6 +437,9 @@ void roxe_dcqcn_qp_cnp(struct roxe_qp *qp);
 void roxe_retrans_timer_start(struct roxe_qp *qp);	/* (re)start it from now */
 /* May a frame of a rate-limited QP leave now? Else it waits on its timer. */
 bool roxe_pace_ok(struct roxe_qp *qp);
+/* A data frame of len bytes (as on the wire) left a rate-limited QP: the
+ * pacer's and DCQCN's byte counter's (requests and READ responses). */
+void roxe_pace_sent_frame(struct roxe_qp *qp, uint32_t len);
 /* PSNs sent and not yet acknowledged (0 while go-back-N runs behind an ACK). */
 static inline uint32_t roxe_req_inflight(const struct roxe_qp *qp, uint32_t upto)
 {
