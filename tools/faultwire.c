@@ -47,6 +47,7 @@
 #include <linux/if_packet.h>
 #include <sys/socket.h>
 #include "roxe/parse.h"
+#include "linkq.h"
 
 static const char usage_text[] =
 "NAME\n"
@@ -109,17 +110,9 @@ static const char usage_text[] =
 #define QUEUE_MAX	(64u << 20)	/* --limit's bound */
 #define FRAME_MAX	9216
 
-struct queue {
-	uint8_t		*ring;		/* frames: a 4-byte length, then the bytes */
-	size_t		cap, head, tail;
-	size_t		backlog;	/* bytes of frames queued */
-	uint64_t	busy_until;	/* ns: the link's last bit so far */
-	uint64_t	head_done;	/* ns: when the head frame's last bit left; 0: not begun */
-};
-
 struct side {
 	int fd, ifindex;
-	struct queue q;		/* --rate: frames waiting to leave through it */
+	struct linkq q;		/* --rate: frames waiting to leave through it */
 	uint8_t held[9216];	/* a frame held back to reorder */
 	ssize_t held_len;
 	int held_for;		/* frames to let pass before it */
@@ -196,11 +189,6 @@ static bool is_roce(const uint8_t *f, ssize_t len, struct roxe_pkt *pkt)
 }
 
 /* --- --rate: the queue --------------------------------------------------------- */
-static uint64_t tx_ns(size_t len)
-{
-	return (uint64_t)len * 8 * 1000000000ull / q_rate;
-}
-
 /* Set CE on an ECN-capable frame; false: not ECN-capable (Not-ECT, or
  * already CE). */
 static bool mark_ce(uint8_t *f, const struct roxe_pkt *pkt)
@@ -231,58 +219,42 @@ static bool mark_ce(uint8_t *f, const struct roxe_pkt *pkt)
 	return true;
 }
 
-/* A RoCE frame arrives at the port out: marked, queued or dropped. */
-static void enqueue(struct side *out, uint8_t *f, ssize_t len, const struct roxe_pkt *pkt)
-{
-	struct queue *q = &out->q;
-	size_t need = 4 + (size_t)len;
-	uint32_t l = (uint32_t)len;
-
-	if (q->backlog + (size_t)len > q_limit || q->cap - (q->tail - q->head) < need) {
-		n_qdrop++;
-		return;
-	}
-	if (q->backlog >= q_mark && !mark_ce(f, pkt))
-		n_notect++;
-	else if (q->backlog >= q_mark)
-		n_marked++;
-	for (size_t i = 0; i < need; i++)
-		q->ring[(q->tail + i) % q->cap] = i < 4 ? ((uint8_t *)&l)[i] : f[i - 4];
-	q->tail += need;
-	q->backlog += (size_t)len;
-	if (q->backlog > q_peak)
-		q_peak = q->backlog;
-}
-
 /* Send what the link has finished sending by now; returns when the next
  * frame will be done (0: the queue is empty). */
 static uint64_t drain(struct side *out, uint64_t now)
 {
-	struct queue *q = &out->q;
 	uint8_t f[FRAME_MAX];
+	uint64_t next;
+	uint32_t l;
 
-	while (q->tail != q->head) {
-		uint32_t l;
-
-		for (size_t i = 0; i < 4; i++)
-			((uint8_t *)&l)[i] = q->ring[(q->head + i) % q->cap];
-		if (!q->head_done) {
-			/* its first bit goes when the link is free (or now,
-			 * if it has been idle) */
-			q->busy_until = (q->busy_until > now ? q->busy_until : now) + tx_ns(l);
-			q->head_done = q->busy_until;
-		}
-		if (q->head_done > now)
-			return q->head_done;
-		for (size_t i = 0; i < l; i++)
-			f[i] = q->ring[(q->head + 4 + i) % q->cap];
-		q->head += 4 + l;
-		q->backlog -= l;
-		q->head_done = 0;
+	while ((l = linkq_pop(&out->q, now, f, sizeof(f), &next)))
 		put(out, f, l);
+	return next;
+}
+
+/* A RoCE frame arrives at the port out: marked, queued or dropped. */
+static void enqueue(struct side *out, uint8_t *f, ssize_t len, const struct roxe_pkt *pkt)
+{
+	struct linkq *q = &out->q;
+	uint64_t now = now_ns();
+
+	drain(out, now);	/* the backlog it finds: what has not left by now */
+	if (q->backlog + (size_t)len > q_limit) {
+		n_qdrop++;
+		return;
 	}
-	q->head = q->tail = 0;
-	return 0;
+	if (q->backlog >= q_mark) {
+		if (mark_ce(f, pkt))
+			n_marked++;
+		else
+			n_notect++;
+	}
+	if (!linkq_push(q, f, (uint32_t)len, now)) {
+		n_qdrop++;	/* cannot happen: the ring holds the limit */
+		return;
+	}
+	if (q->backlog > q_peak)
+		q_peak = q->backlog;
 }
 
 /* A RoCE frame leaves through out: at once, or through the queue. */
@@ -438,10 +410,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; q_rate && i < 2; i++) {
-		/* the limit's bytes, their length words, a frame's slack */
-		sides[i].q.cap = q_limit + q_limit / 16 + 4 * 4096 + FRAME_MAX + 4;
-		sides[i].q.ring = malloc(sides[i].q.cap);
-		if (!sides[i].q.ring) {
+		/* the limit's bytes, a header for each of its smallest
+		 * frames (60 bytes), a frame's slack */
+		if (linkq_init(&sides[i].q, q_limit + (q_limit / 60 + 2) * sizeof(struct linkq_hdr) +
+				FRAME_MAX, q_rate)) {
 			fprintf(stderr, "faultwire: no memory for the queues\n");
 			return 1;
 		}
@@ -506,7 +478,7 @@ int main(int argc, char **argv)
 		printf("faultwire: queue at %llu bit/s: marked %lu, dropped %lu, above the mark not "
 		       "ECN-capable %lu, peak backlog %zu bytes\n", (unsigned long long)q_rate,
 		       n_marked, n_qdrop, n_notect, q_peak);
-	free(sides[0].q.ring);
-	free(sides[1].q.ring);
+	linkq_free(&sides[0].q);
+	linkq_free(&sides[1].q);
 	return 0;
 }
