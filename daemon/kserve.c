@@ -226,7 +226,8 @@ static void qp_stats_add(struct roxe_qp_stats *sum, const struct roxe_qp_stats *
 	ADD(nak_inv_req_sent) ADD(nak_rem_access_sent) ADD(nak_rem_op_sent)
 	ADD(nak_seq_err_rcvd) ADD(nak_inv_req_rcvd) ADD(nak_rem_access_rcvd)
 	ADD(nak_rem_op_rcvd) ADD(rnr_nak_sent) ADD(rnr_nak_rcvd) ADD(duplicates)
-	ADD(out_of_sequence) ADD(timeouts) ADD(icrc_errors)
+	ADD(out_of_sequence) ADD(timeouts) ADD(icrc_errors) ADD(ecn_marked) ADD(cnp_sent)
+	ADD(cnp_received)
 #undef ADD
 }
 
@@ -843,6 +844,9 @@ void roxe_kserve_push_stats(struct roxe_kserve *ks)
 	v[ROXE_KSTAT_ICRC_ERR] = t.icrc_errors;
 	v[ROXE_KSTAT_RX_DROP_NO_SOCKET] = t.rx_drop_no_socket;
 	v[ROXE_KSTAT_RX_DROP_MALFORMED] = t.rx_drop_malformed;
+	v[ROXE_KSTAT_ECN_MARKED] = t.ecn_marked;
+	v[ROXE_KSTAT_CNP_SENT] = t.cnp_sent;
+	v[ROXE_KSTAT_CNP_RCVD] = t.cnp_received;
 	/* the module reads each value on its own: aligned 64-bit stores */
 	for (unsigned i = 0; i < ROXE_KSTAT__COUNT; i++)
 		__atomic_store_n(&ks->shared->stats.val[i], v[i], __ATOMIC_RELAXED);

@@ -29,6 +29,9 @@ static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_RX_DROP_MALFORMED].name	= "rx_drop_malformed",
 	[ROXE_KSTAT_LOOPBACK].name		= "loopback_pkts",
 	[ROXE_KSTAT_LOOPBACK_DROP].name		= "loopback_drop",
+	[ROXE_KSTAT_ECN_MARKED].name		= "ecn_marked",
+	[ROXE_KSTAT_CNP_SENT].name		= "cnp_sent",
+	[ROXE_KSTAT_CNP_RCVD].name		= "cnp_received",
 };
 
 static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_KSTAT__COUNT);

@@ -325,6 +325,9 @@ enum roxe_kabi_stat {
 	ROXE_KSTAT_RX_DROP_MALFORMED,
 	ROXE_KSTAT_LOOPBACK,
 	ROXE_KSTAT_LOOPBACK_DROP,
+	ROXE_KSTAT_ECN_MARKED,		/* ecn_marked: arrived with CE */
+	ROXE_KSTAT_CNP_SENT,		/* cnp_sent */
+	ROXE_KSTAT_CNP_RCVD,		/* cnp_received */
 	ROXE_KSTAT__COUNT
 };
 #define ROXE_KABI_MAX_STATS	32

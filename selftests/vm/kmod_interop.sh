@@ -159,7 +159,7 @@ qps_sum() {
 # counters do not move, the kernel log stays clean.
 step_cnp() {
 	local before=$ROXE_VM_OUT/rxe-cnp-before after=$ROXE_VM_OUT/rxe-cnp-after
-	local m0 s0 marked sent c v0 v1 moved=0
+	local m0 s0 marked sent pm ps c v0 v1 moved=0
 	if ! tc qdisc add dev rxa clsact ||
 	   ! tc filter add dev rxa egress protocol ip u32 match ip protocol 17 0xff \
 		match ip dport 4791 0xffff action pedit ex munge ip tos set 0x3 retain 0x3 \
@@ -168,6 +168,8 @@ step_cnp() {
 		return
 	fi
 	m0=$(qps_sum ecn_marked) s0=$(qps_sum cnp_sent)
+	sleep 1.5	# roxed publishes roxe0's port counters about once a second
+	vm_rxe_counters roxe0 >"$ROXE_VM_OUT/roxe-cnp-before"
 	vm_rxe_counters rxe0 >"$before"
 	run "rc_pingpong CE-marked" ibv_rc_pingpong -c -s 4096 -n 50
 	vm_rxe_counters rxe0 >"$after"
@@ -176,6 +178,16 @@ step_cnp() {
 	[ "$marked" -gt 0 ] && [ "$sent" -gt 0 ] &&
 		ok "cnp: roxe0 took $marked CE frames from rxe0, sent it $sent CNPs" ||
 		bad "cnp: roxe0 counted $marked CE frames, sent $sent CNPs"
+	# the same on roxe0's port (rdma statistic show link roxe0/1)
+	sleep 1.5
+	vm_rxe_counters roxe0 >"$ROXE_VM_OUT/roxe-cnp-after"
+	pm=$(( $(counter_of ecn_marked "$ROXE_VM_OUT/roxe-cnp-after") -
+	       $(counter_of ecn_marked "$ROXE_VM_OUT/roxe-cnp-before") ))
+	ps=$(( $(counter_of cnp_sent "$ROXE_VM_OUT/roxe-cnp-after") -
+	       $(counter_of cnp_sent "$ROXE_VM_OUT/roxe-cnp-before") ))
+	[ "$marked" -gt 0 ] && [ "$pm" -ge "$marked" ] && [ "$ps" -ge "$sent" ] &&
+		ok "cnp: roxe0's port counters: ecn_marked +$pm, cnp_sent +$ps" ||
+		bad "cnp: roxe0's port counters: ecn_marked +$pm, cnp_sent +$ps (QPs: $marked, $sent)"
 	for c in $VM_RXE_ERR_COUNTERS; do
 		v0=$(awk -v n="$c" '$1 == n { print $2 }' "$before")
 		v1=$(awk -v n="$c" '$1 == n { print $2 }' "$after")
