@@ -320,7 +320,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 		uint64_t rto = roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 
 		qp->comp.probe_due = false;
-		roxe_requester_probe(qp);	/* the oldest PSN unacknowledged */
+		roxe_requester_probe(qp);	/* the oldest PSN unacknowledged, the last */
 		/* the rest of the RTO */
 		qp->comp.deadline = qp->comp.timer_from + rto;
 		roxe_timer_arm(qp);

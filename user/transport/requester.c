@@ -376,7 +376,7 @@ void roxe_requester(struct roxe_qp *qp)
 		return;
 	while (budget && qp->req.wqe != roxe_queue_producer_index(&qp->sq)) {
 		struct rxe_send_wqe *w = roxe_sq_take(qp, qp->req.wqe);
-		uint32_t op = w->wr.opcode;
+		uint32_t op = w->wr.opcode, npsn;
 
 		if (w->state == ROXE_WQE_POSTED) {
 			/* SQD: finish what was started, start nothing new. */
@@ -414,9 +414,10 @@ void roxe_requester(struct roxe_qp *qp)
 		/* the window, packet by packet: an ACK reopens it (rearm);
 		 * then the engine's PSN credit (credit.c), last, since a QP
 		 * refused it waits on the engine's list */
-		if (!may_send(qp, next_psns(qp, w)))
+		npsn = next_psns(qp, w);
+		if (!may_send(qp, npsn))
 			return;
-		if (qp->type == IBV_QPT_RC && !roxe_credit_ok(qp, next_psns(qp, w)))
+		if (qp->type == IBV_QPT_RC && !roxe_credit_ok(qp, npsn))
 			return;
 		w->state = ROXE_WQE_SENDING;
 		if (!send_packet(qp, w)) {
@@ -480,7 +481,6 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 		return;
 	}
 }
-
 
 /* Send the packet at psn once more, asking for an ACK, and go on from
  * where the requester was. Not a READ or ATOMIC request (resending one
