@@ -75,6 +75,8 @@ static void usage(FILE *f, const char *argv0)
 "                         of the target buffer at the end; READ: every message;\n"
 "                         atomics: every returned value and the final count);\n"
 "                         any mismatch is an error. roxe-perf at both ends.\n"
+"                         Without it messages cycle through one page, as\n"
+"                         perftest's (one address above 2 KiB): in the cache.\n"
 "      --json             results as one JSON object on stdout (text on stderr)\n"
 "      --progress         a progress line on stderr once a second (bw; default\n"
 "                         when stderr is a terminal)\n"

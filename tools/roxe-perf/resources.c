@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * roxe-perf's verbs resources: one device, PD and CQ; per QP a buffer and
- * its MR. Buffers hold several message slots so that consecutive messages
- * land in different places (--verify can then tell them apart); the slot
- * count is what both ends compute from the same options.
+ * its MR. With --verify, buffers hold a slot for every message in flight so
+ * that consecutive messages land in different places and can be told apart;
+ * without it, messages cycle through one page as perftest's do (its
+ * cycle_buffer), so a bandwidth figure means what perftest's does: the
+ * payload is in the cache, not streamed from memory. The slot count is what
+ * both ends compute from the same options.
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,8 +19,11 @@
 
 #define BUF_BUDGET	(16u << 20)	/* bytes of slots per QP, at most */
 
+#define CYCLE_BUFFER	4096u		/* perftest's: the page size */
+
 /* Slots of `size` bytes in a buffer of len bytes, at most the queue depth
- * (more are never in flight at once). Latency tests use one. */
+ * (more are never in flight at once); without --verify, those in one page
+ * (one slot for messages above half a page). Latency tests use one. */
 unsigned perf_slots(const struct perf_ctx *c, uint32_t size, size_t len)
 {
 	const struct perf_opts *o = c->o;
@@ -26,6 +32,8 @@ unsigned perf_slots(const struct perf_ctx *c, uint32_t size, size_t len)
 
 	if (o->mode == MODE_LAT)
 		return 1;
+	if (!o->verify)
+		depth = size && size <= CYCLE_BUFFER / 2 ? CYCLE_BUFFER / size : 1;
 	if (n > depth)
 		n = depth;
 	return n ? (unsigned)n : 1;
