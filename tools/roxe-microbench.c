@@ -259,6 +259,8 @@ int main(int argc, char **argv)
 		       "\"libdeflate\": ", has[0] ? "true" : "false", has[1] ? "true" : "false",
 		       has[2] ? "true" : "false", has[3] ? "true" : "false");
 		tool_json_str(stdout, LIBDEFLATE_VERSION_STRING);
+		printf(", \"icrc_impl\": ");
+		tool_json_str(stdout, roxe_icrc_impl());
 		printf(", \"time_ms\": ");
 		tool_json_num(stdout, "%g", budget_ms);
 		printf(", \"rounds\": %d, \"results\": [", ROUNDS);
@@ -278,6 +280,7 @@ int main(int argc, char **argv)
 		printf("\n]}\n");
 	} else {
 		printf("cpu: %s\n", model);
+		printf("ICRC's CRC-32: %s\n", roxe_icrc_impl());
 		printf("pclmulqdq: %s (vpclmulqdq %s, avx2 %s, avx512f %s); libdeflate %s\n",
 		       has[0] ? "yes" : "no", has[1] ? "yes" : "no",
 		       has[2] ? "yes" : "no", has[3] ? "yes" : "no", LIBDEFLATE_VERSION_STRING);

@@ -104,6 +104,9 @@ int roxe_frame_hdrs(void *buf, size_t cap, const struct roxe_frame_addr *a,
 
 /* Zero the pad, store the ICRC; returns pkt->frame_len. */
 uint32_t roxe_frame_seal(void *buf, const struct roxe_pkt *pkt);
+/* The same, with crc the ICRC so far: roxe_icrc_begin() updated over the
+ * payload (as copied in, roxe_icrc_update_copy()), the pad left out. */
+uint32_t roxe_frame_seal_icrc(void *buf, const struct roxe_pkt *pkt, uint32_t crc);
 
 /* All at once; payload may be NULL when payload_len is 0. Returns the frame
  * length or a negative errno as roxe_frame_hdrs(). */
@@ -131,10 +134,18 @@ uint32_t roxe_icrc_stored(const void *frame, const struct roxe_pkt *pkt);
 /* 0 if the stored ICRC is right, else ROXE_PKT_BAD_ICRC. */
 int roxe_icrc_check(const void *frame, const struct roxe_pkt *pkt);
 
-/* The ICRC in pieces, for payload that is not contiguous with the headers:
- * start over the headers, update over payload and pad, the result is the ICRC. */
+/* The ICRC in pieces, for payload that is not contiguous with the headers,
+ * or copied into the frame: start over the headers, update over payload and
+ * pad, the result is the ICRC (roxe_frame_seal_icrc() stores it). */
 uint32_t roxe_icrc_begin(const void *frame, const struct roxe_pkt *pkt);
 uint32_t roxe_icrc_update(uint32_t crc, const void *data, size_t len);
+/* memcpy(dst, src, len), then roxe_icrc_update(crc, dst, len), reading src
+ * once (where the CPU allows, in one pass): the CRC is of what dst holds
+ * even if src changes meanwhile. The buffers must not overlap. */
+uint32_t roxe_icrc_update_copy(uint32_t crc, void *dst, const void *src, size_t len);
+/* Which CRC-32 code runs: "avx512-vpclmulqdq", "avx2-vpclmulqdq" or
+ * "libdeflate" (the CPU's widest, or ROXE_ICRC=generic|avx2). */
+const char *roxe_icrc_impl(void);
 
 /* --- names and addresses -------------------------------------------------- */
 const char *roxe_opcode_name(uint8_t opcode);	/* "RC_SEND_ONLY"; "unknown" */

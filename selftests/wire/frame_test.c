@@ -659,6 +659,32 @@ TEST_F(frame, icrc_in_pieces)
 	}
 }
 
+/* roxe_frame_build copies the payload in and CRCs it in one pass
+ * (roxe_icrc_update_copy, roxe_frame_seal_icrc): the same frame, byte for
+ * byte, as headers, a copy and roxe_frame_seal. */
+TEST_F(frame, seal_icrc_as_seal)
+{
+	static const uint32_t lens[] = { 0, 1, 3, 64, 511, 512, 575, 576, 1021, 2048, 4095, 4096 };
+	struct sample *s = self->s;
+	struct roxe_pkt pkt;
+
+	for (size_t o = 0; o < SAMPLE_NR_OPCODES; o++) {
+		for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+			uint8_t op = sample_opcodes[o];
+			uint32_t len = sample_fit_len(op, lens[i]);
+
+			make(s, i, variant->v6, variant->vlan, op, len);
+			ASSERT_LT(0, s->frame_len);
+			memset(self->copy, 0x5a, BUF_LEN);
+			ASSERT_EQ(0, roxe_frame_hdrs(self->copy, BUF_LEN, &s->a, &s->h, len, &pkt));
+			memcpy(self->copy + pkt.payload_off, s->payload, len);
+			ASSERT_EQ((uint32_t)s->frame_len, roxe_frame_seal(self->copy, &pkt));
+			ASSERT_EQ(0, memcmp(s->f, self->copy, (size_t)s->frame_len))
+				TH_LOG("%s, %u bytes", roxe_opcode_name(op), len);
+		}
+	}
+}
+
 /* Hardware pads short frames to 60 bytes and may keep the FCS: the parser
  * goes by the IP length. */
 TEST_F(frame, ethernet_padding_ignored)
@@ -1305,12 +1331,16 @@ static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 	return ~crc;
 }
 
-TEST(icrc_crc32_every_length)
+/* Every length, at offsets, through the CRC code `impl` (roxe_icrc_impl). */
+static void crc32_every_length(struct __test_metadata *_metadata, const char *impl)
 {
 	static uint8_t buf[9000 + 64];
 	static const size_t big[] = { 2048, 4095, 4096, 4097, 4158, 8192, 8999, 9000 };
 	uint32_t seed = 0x12345678;
 
+	TH_LOG("CRC-32 code: %s", roxe_icrc_impl());
+	if (strcmp(roxe_icrc_impl(), impl))
+		SKIP(return, "this CPU has no %s", impl);
 	for (size_t i = 0; i < sizeof(buf); i++) {
 		seed = seed * 1103515245 + 12345;
 		buf[i] = (uint8_t)(seed >> 16);
@@ -1323,9 +1353,67 @@ TEST(icrc_crc32_every_length)
 
 			ASSERT_EQ(crc32_bitwise(init, buf + off, n),
 				  roxe_icrc_update(init, buf + off, n))
-				TH_LOG("length %zu offset %zu", n, off);
+				TH_LOG("%s: length %zu offset %zu", impl, n, off);
 		}
 	}
+}
+
+/* roxe_icrc_update_copy: the copy is exact and stays in [dst, dst+len),
+ * the CRC is the copy's, at every alignment of either end. */
+static void crc32_copy_every_length(struct __test_metadata *_metadata, const char *impl)
+{
+	static uint8_t src[9000 + 128], dst[9000 + 256];
+	static const size_t big[] = { 575, 576, 577, 1024, 2047, 4096, 4097, 4150, 8999 };
+	uint32_t seed = 0x9e3779b9;
+
+	if (strcmp(roxe_icrc_impl(), impl))
+		SKIP(return, "this CPU has no %s", impl);
+	for (size_t i = 0; i < sizeof(src); i++) {
+		seed = seed * 1103515245 + 12345;
+		src[i] = (uint8_t)(seed >> 16);
+	}
+	for (size_t k = 0; k <= 700 + ARRAY_SIZE(big); k++) {
+		size_t n = k <= 700 ? k : big[k - 701];
+
+		for (size_t so = 0; so < 64; so += n < 500 ? 21 : 5) {
+			for (size_t dof = 0; dof < 64; dof += n < 500 ? 19 : 3) {
+				uint32_t init = (uint32_t)(n * 40503u + so * 7 + dof);
+				uint8_t *d = dst + 64 + dof;
+
+				memset(dst, 0xc3, sizeof(dst));
+				ASSERT_EQ(crc32_bitwise(init, src + so, n),
+					  roxe_icrc_update_copy(init, d, src + so, n))
+					TH_LOG("%s: length %zu, src +%zu, dst +%zu", impl, n, so, dof);
+				ASSERT_EQ(0, memcmp(d, src + so, n));
+				for (size_t j = 0; j < 64 + dof; j++)
+					ASSERT_EQ(0xc3, dst[j]);
+				for (size_t j = 64 + dof + n; j < sizeof(dst); j++)
+					ASSERT_EQ(0xc3, dst[j]) TH_LOG("written past the end: %zu", n);
+			}
+		}
+	}
+}
+
+/* Each test runs in a process of its own, which picks its CRC code at its
+ * first CRC: ROXE_ICRC set before that picks a narrower one. */
+TEST(icrc_crc32_every_length_avx512)
+{
+	crc32_every_length(_metadata, "avx512-vpclmulqdq");
+	crc32_copy_every_length(_metadata, "avx512-vpclmulqdq");
+}
+
+TEST(icrc_crc32_every_length_avx2)
+{
+	setenv("ROXE_ICRC", "avx2", 1);
+	crc32_every_length(_metadata, "avx2-vpclmulqdq");
+	crc32_copy_every_length(_metadata, "avx2-vpclmulqdq");
+}
+
+TEST(icrc_crc32_every_length_libdeflate)
+{
+	setenv("ROXE_ICRC", "generic", 1);
+	crc32_every_length(_metadata, "libdeflate");
+	crc32_copy_every_length(_metadata, "libdeflate");
 }
 
 TEST_HARNESS_MAIN

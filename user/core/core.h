@@ -265,11 +265,20 @@ bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
  * into it), with roxe_mr_map()'s checks; 0 or -EACCES. */
 int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr);
+/* From the MR into a frame's payload, *crc (the ICRC so far) updated over
+ * the copy as it is made (roxe_icrc_update_copy). */
+int roxe_mr_read_icrc(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		      uint32_t rkey, uint64_t va, void *buf, uint32_t len, unsigned access,
+		      uint32_t *crc);
 /* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
  * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
  * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
 int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
 		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
+/* From the SGEs into a frame's payload, *crc (the ICRC so far) updated over
+ * the copy as it is made (roxe_icrc_update_copy). */
+int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+		       unsigned num_sge, uint32_t offset, void *buf, uint32_t len, uint32_t *crc);
 /* Execute a REG_MR WQE (include/roxe/kabi.h) of a QP of pd: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
 		     const struct rxe_send_wqe *w);

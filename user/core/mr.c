@@ -198,8 +198,9 @@ bool roxe_mr_access_ok(const struct roxe_mr_access *acc)
 	return atomic_load_explicit(&acc->mr->gen, memory_order_relaxed) == acc->gen;
 }
 
-int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
-		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr)
+/* crc: from the MR only; updated over what lands in buf */
+static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
+		   uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr, uint32_t *crc)
 {
 	struct roxe_mr_access acc;
 	void *host;
@@ -211,9 +212,24 @@ int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn
 		return -EACCES;
 	if (to_mr)
 		memcpy(host, buf, len);
+	else if (crc)
+		*crc = roxe_icrc_update_copy(*crc, buf, host, len);
 	else
 		memcpy(buf, host, len);
 	return roxe_mr_access_ok(&acc) ? 0 : -EACCES;
+}
+
+int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
+		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr)
+{
+	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, to_mr, NULL);
+}
+
+int roxe_mr_read_icrc(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		      uint32_t rkey, uint64_t va, void *buf, uint32_t len, unsigned access,
+		      uint32_t *crc)
+{
+	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, false, crc);
 }
 
 /* One SGE, each field read once: the list may be in an application's
@@ -227,8 +243,10 @@ static struct rxe_sge sge_read(const struct rxe_sge *s)
 	};
 }
 
-int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
-		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
+/* crc: from the SGEs only; updated over what lands in buf */
+static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
+		    unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges,
+		    uint32_t *crc)
 {
 	uint8_t *p = buf;
 	unsigned i = 0;
@@ -257,6 +275,8 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
 					     to_sges ? IBV_ACCESS_LOCAL_WRITE : 0) ?: -EACCES;
 		if (to_sges)
 			memcpy(host, p, n);
+		else if (crc)
+			*crc = roxe_icrc_update_copy(*crc, p, host, n);
 		else
 			memcpy(p, host, n);
 		if (!roxe_mr_access_ok(&acc))
@@ -266,4 +286,16 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
 		offset = 0;
 	}
 	return len ? -ERANGE : 0;
+}
+
+int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
+{
+	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, to_sges, NULL);
+}
+
+int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
+		       unsigned num_sge, uint32_t offset, void *buf, uint32_t len, uint32_t *crc)
+{
+	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, false, crc);
 }

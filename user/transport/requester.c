@@ -212,6 +212,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	struct roxe_pkt pkt;
 	struct roxe_buf *b;
 	uint8_t *dst;
+	uint32_t crc = 0;
+	bool crc_done = false;	/* crc: the ICRC so far, over the copied payload */
 
 	if (qp->type == IBV_QPT_UD) {
 		w->status = ud_addr(qp, w, &ud);
@@ -290,11 +292,15 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		if (off + payload > qp->sq_slot_inline)
 			goto local_error;
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);
-	} else if (payload && roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
-					    roxe_wqe_num_sge(qp, w), off, dst, payload, false)) {
-		goto local_error;
+	} else if (payload) {
+		/* copied from the MR and CRCed in one pass */
+		crc = roxe_icrc_begin(b->data, &pkt);
+		crc_done = true;
+		if (roxe_sge_copy_icrc(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
+				       roxe_wqe_num_sge(qp, w), off, dst, payload, &crc))
+			goto local_error;
 	}
-	b->len = roxe_frame_seal(b->data, &pkt);
+	b->len = crc_done ? roxe_frame_seal_icrc(b->data, &pkt, crc) : roxe_frame_seal(b->data, &pkt);
 	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
 		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
 	roxe_pace_sent_frame(qp, b->len);

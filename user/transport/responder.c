@@ -270,6 +270,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 		};
 		struct roxe_pkt pkt;
 		struct roxe_buf *b;
+		uint32_t crc;
 
 		if (qp->req.cc.limited && !roxe_pace_ok(qp)) {
 			*held = true;
@@ -282,14 +283,16 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 		b = build(qp, &h, len, &pkt);
 		if (!b)
 			return false;
-		/* Looked up again per packet: the MR may have gone meanwhile. */
-		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off, len,
-				 IBV_ACCESS_REMOTE_READ, false)) {
+		/* Looked up again per packet: the MR may have gone meanwhile.
+		 * Copied and CRCed in one pass. */
+		crc = roxe_icrc_begin(b->data, &pkt);
+		if (roxe_mr_read_icrc(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off,
+				      len, IBV_ACCESS_REMOTE_READ, &crc)) {
 			roxe_port_tx_free(qp->eng->port, b, 1);
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
 			return false;
 		}
-		b->len = roxe_frame_seal(b->data, &pkt);
+		b->len = roxe_frame_seal_icrc(b->data, &pkt, crc);
 		roxe_pace_sent_frame(qp, b->len);
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;

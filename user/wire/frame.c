@@ -208,19 +208,34 @@ int roxe_frame_hdrs(void *buf, size_t cap, const struct roxe_frame_addr *a,
 	return 0;
 }
 
-uint32_t roxe_frame_seal(void *buf, const struct roxe_pkt *pkt)
+static uint32_t store_icrc(uint8_t *f, const struct roxe_pkt *pkt, uint32_t crc)
 {
-	uint8_t *f = buf;
 	uint8_t *icrc = f + pkt->frame_len - ROXE_ICRC_LEN;
-	uint32_t crc;
 
-	memset(f + pkt->payload_off + pkt->payload_len, 0, pkt->pad);
-	crc = roxe_icrc_compute(buf, pkt);
 	icrc[0] = (uint8_t)crc;
 	icrc[1] = (uint8_t)(crc >> 8);
 	icrc[2] = (uint8_t)(crc >> 16);
 	icrc[3] = (uint8_t)(crc >> 24);
 	return pkt->frame_len;
+}
+
+uint32_t roxe_frame_seal(void *buf, const struct roxe_pkt *pkt)
+{
+	uint8_t *f = buf;
+
+	memset(f + pkt->payload_off + pkt->payload_len, 0, pkt->pad);
+	return store_icrc(f, pkt, roxe_icrc_compute(buf, pkt));
+}
+
+uint32_t roxe_frame_seal_icrc(void *buf, const struct roxe_pkt *pkt, uint32_t crc)
+{
+	uint8_t *f = buf;
+	uint8_t *pad = f + pkt->payload_off + pkt->payload_len;
+
+	if (pkt->opcode == ROXE_OP_RC_FLUSH)	/* rxe's ICRC: roxe_icrc_compute() */
+		return roxe_frame_seal(buf, pkt);
+	memset(pad, 0, pkt->pad);
+	return store_icrc(f, pkt, roxe_icrc_update(crc, pad, pkt->pad));
 }
 
 int roxe_frame_build(void *buf, size_t cap, const struct roxe_frame_addr *a,
@@ -231,9 +246,11 @@ int roxe_frame_build(void *buf, size_t cap, const struct roxe_frame_addr *a,
 
 	if (err)
 		return err;
-	if (payload_len)
-		memcpy((uint8_t *)buf + pkt->payload_off, payload, payload_len);
-	return (int)roxe_frame_seal(buf, pkt);
+	if (!payload_len)
+		return (int)roxe_frame_seal(buf, pkt);
+	return (int)roxe_frame_seal_icrc(buf, pkt,
+		roxe_icrc_update_copy(roxe_icrc_begin(buf, pkt),
+				      (uint8_t *)buf + pkt->payload_off, payload, payload_len));
 }
 
 void roxe_frame_hdr_get(const void *frame, const struct roxe_pkt *pkt,

@@ -16,10 +16,14 @@
  * sends that ICRC, the one rxe checks, and takes a FLUSH with either.
  *
  * The CRC itself is libdeflate's (PCLMULQDQ-folded where the CPU has it);
- * where the CPU has VPCLMULQDQ and AVX2, frames of 512 bytes and more fold
- * 128 bytes a step in four 256-bit registers first (Debian 12's libdeflate,
- * 1.14, folds 64 bytes a step in 128-bit ones: the ICRC of a 4 KiB frame
- * was the largest cost of the transport's own per frame, bench-budget.sh).
+ * where the CPU has VPCLMULQDQ, runs of 512 bytes and more are folded first:
+ * 256 bytes a step in four 512-bit registers with AVX-512, else 128 bytes a
+ * step in four 256-bit ones with AVX2 (Debian 12's libdeflate, 1.14, folds
+ * 64 bytes a step in 128-bit ones: the ICRC of a 4 KiB frame was the largest
+ * cost of the transport's own per frame, bench-budget.sh). The folds are
+ * latency-bound chains of carry-less multiplies; twice the width halves the
+ * chain. ROXE_ICRC=generic|avx2 in the environment picks a narrower path
+ * (ROXE_ICRC_GENERIC=1 is generic).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,8 +39,12 @@
  * PCLMULQDQ CRC paper (Gopal et al.) and Linux's crc32-pclmul_asm.S: for a
  * fold over D bits, lo = reflect32(x^(D+32) mod P) << 1 and hi =
  * reflect32(x^(D-32) mod P) << 1 (D = 128 gives Linux's R3 and R4). */
+#define K2048_LO 0x11542778aULL
+#define K2048_HI 0x1322d1430ULL
 #define K1024_LO 0x1e88ef372ULL
 #define K1024_HI 0x14a7fe880ULL
+#define K512_LO 0x154442bd4ULL
+#define K512_HI 0x1c6e41596ULL
 #define K128_LO 0x1751997d0ULL
 #define K128_HI 0x0ccaa009eULL
 
@@ -57,6 +65,8 @@ static inline __m128i fold128(__m128i x, __m128i k, __m128i next)
 					   _mm_clmulepi64_si128(x, k, 0x11)), next);
 }
 
+static uint32_t crc32_finish(__m128i x, const uint8_t *p, size_t len);
+
 /* crc32(crc, p, len) for len >= 128: the message with ~crc XORed into its
  * first 4 bytes has a raw (uninverted, zero-seeded) CRC equal to crc32's
  * inverse; folding keeps that raw CRC, so the folded 16 bytes followed by
@@ -70,7 +80,6 @@ static uint32_t crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t len)
 	__m256i y1 = _mm256_loadu_si256((const __m256i *)(p + 32));
 	__m256i y2 = _mm256_loadu_si256((const __m256i *)(p + 64));
 	__m256i y3 = _mm256_loadu_si256((const __m256i *)(p + 96));
-	uint8_t tail[16 + 128];
 	__m128i x;
 
 	y0 = _mm256_xor_si256(y0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
@@ -89,27 +98,153 @@ static uint32_t crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t len)
 	x = fold128(x, k128, _mm256_extracti128_si256(y2, 1));
 	x = fold128(x, k128, _mm256_castsi256_si128(y3));
 	x = fold128(x, k128, _mm256_extracti128_si256(y3, 1));
+	return crc32_finish(x, p, len);
+}
+
+/* x: the folded raw CRC state of what came before p; then len < 256 more
+ * bytes. Back into libdeflate's form (see above). */
+__attribute__((target("avx2,pclmul,vpclmulqdq")))
+static uint32_t crc32_finish(__m128i x, const uint8_t *p, size_t len)
+{
+	uint8_t tail[16 + 256];
+
 	x = _mm_xor_si128(x, _mm_set_epi32(0, 0, 0, -1));
 	_mm_storeu_si128((__m128i *)tail, x);
 	memcpy(tail + 16, p, len);
 	return libdeflate_crc32(0, tail, 16 + len);
 }
 
-static int vpclmul_ok = -1;
-
-static bool use_vpclmul(void)
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
+static inline __m512i fold512(__m512i x, __m512i k, __m512i next)
 {
-	int ok = __atomic_load_n(&vpclmul_ok, __ATOMIC_RELAXED);
+	/* 0x96: a ^ b ^ c */
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+					 _mm512_clmulepi64_epi128(x, k, 0x11), next, 0x96);
+}
 
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-		     __builtin_cpu_supports("vpclmulqdq") && !getenv("ROXE_ICRC_GENERIC");
-		__atomic_store_n(&vpclmul_ok, ok, __ATOMIC_RELAXED);
+/* As crc32_vpclmul, for len >= 256: four 512-bit accumulators 256 bytes a
+ * step, then one, 64 bytes a step, then its four lanes into one. With dst,
+ * what it loads it also stores there: a copy that reads each byte once. */
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq"), always_inline))
+static inline uint32_t crc32_avx512_body(uint32_t crc, uint8_t *dst, const uint8_t *p, size_t len)
+{
+	const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x(K2048_HI, K2048_LO));
+	const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x(K512_HI, K512_LO));
+	const __m128i k128 = _mm_set_epi64x(K128_HI, K128_LO);
+	__m512i z0 = _mm512_loadu_si512(p);
+	__m512i z1 = _mm512_loadu_si512(p + 64);
+	__m512i z2 = _mm512_loadu_si512(p + 128);
+	__m512i z3 = _mm512_loadu_si512(p + 192);
+	__m512i n0, n1, n2, n3;
+	__m128i x;
+
+	if (dst) {
+		_mm512_storeu_si512(dst, z0);
+		_mm512_storeu_si512(dst + 64, z1);
+		_mm512_storeu_si512(dst + 128, z2);
+		_mm512_storeu_si512(dst + 192, z3);
+		dst += 256;
 	}
-	return ok;
+	z0 = _mm512_xor_si512(z0, _mm512_castsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256) {
+		n0 = _mm512_loadu_si512(p);
+		n1 = _mm512_loadu_si512(p + 64);
+		n2 = _mm512_loadu_si512(p + 128);
+		n3 = _mm512_loadu_si512(p + 192);
+		if (dst) {
+			_mm512_storeu_si512(dst, n0);
+			_mm512_storeu_si512(dst + 64, n1);
+			_mm512_storeu_si512(dst + 128, n2);
+			_mm512_storeu_si512(dst + 192, n3);
+			dst += 256;
+		}
+		z0 = fold512(z0, k2048, n0);
+		z1 = fold512(z1, k2048, n1);
+		z2 = fold512(z2, k2048, n2);
+		z3 = fold512(z3, k2048, n3);
+	}
+	z1 = fold512(z0, k512, z1);
+	z2 = fold512(z1, k512, z2);
+	z3 = fold512(z2, k512, z3);
+	for (; len >= 64; p += 64, len -= 64) {
+		n0 = _mm512_loadu_si512(p);
+		if (dst) {
+			_mm512_storeu_si512(dst, n0);
+			dst += 64;
+		}
+		z3 = fold512(z3, k512, n0);
+	}
+	/* the four 128-bit lanes, in message order, into one */
+	x = _mm512_castsi512_si128(z3);
+	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 1));
+	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 2));
+	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 3));
+	if (!dst)
+		return crc32_finish(x, p, len);
+	/* the tail: CRCed from our copy, not from src, which may change */
+	memcpy(dst, p, len);
+	return crc32_finish(x, dst, len);
+}
+
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
+static uint32_t crc32_avx512(uint32_t crc, const uint8_t *p, size_t len)
+{
+	return crc32_avx512_body(crc, NULL, p, len);
+}
+
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
+static uint32_t crc32_copy_avx512(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len)
+{
+	return crc32_avx512_body(crc, dst, src, len);
+}
+
+enum { PATH_UNSET = -1, PATH_GENERIC, PATH_AVX2, PATH_AVX512 };
+static int crc_path = PATH_UNSET;
+
+/* The widest path the CPU has, narrowed by ROXE_ICRC / ROXE_ICRC_GENERIC. */
+static int pick_path(void)
+{
+	const char *want = getenv("ROXE_ICRC");
+	int best = PATH_GENERIC;
+
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+	    __builtin_cpu_supports("vpclmulqdq")) {
+		best = PATH_AVX2;
+		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+			best = PATH_AVX512;
+	}
+	if (getenv("ROXE_ICRC_GENERIC") || (want && !strcmp(want, "generic")))
+		return PATH_GENERIC;
+	if (want && !strcmp(want, "avx2") && best > PATH_AVX2)
+		return PATH_AVX2;
+	return best;
+}
+
+static int icrc_path(void)
+{
+	int path = __atomic_load_n(&crc_path, __ATOMIC_RELAXED);
+
+	if (path == PATH_UNSET) {
+		path = pick_path();
+		__atomic_store_n(&crc_path, path, __ATOMIC_RELAXED);
+	}
+	return path;
 }
 #endif
+
+const char *roxe_icrc_impl(void)
+{
+#ifdef HAVE_VPCLMUL_CRC
+	switch (icrc_path()) {
+	case PATH_AVX512:
+		return "avx512-vpclmulqdq";
+	case PATH_AVX2:
+		return "avx2-vpclmulqdq";
+	}
+#endif
+	return "libdeflate";
+}
 
 /* Below this, libdeflate's own loop is as fast (headers, ACKs, small
  * payloads): measured crossover about 400 bytes. */
@@ -118,48 +253,78 @@ static bool use_vpclmul(void)
 static uint32_t icrc_crc32(uint32_t crc, const void *data, size_t len)
 {
 #ifdef HAVE_VPCLMUL_CRC
-	if (len >= VPCLMUL_MIN && use_vpclmul())
-		return crc32_vpclmul(crc, data, len);
+	if (len >= VPCLMUL_MIN) {
+		switch (icrc_path()) {
+		case PATH_AVX512:
+			return crc32_avx512(crc, data, len);
+		case PATH_AVX2:
+			return crc32_vpclmul(crc, data, len);
+		}
+	}
 #endif
 	return libdeflate_crc32(crc, data, len);
 }
-
-static const uint8_t lrh_ones[ROXE_ICRC_LRH_LEN] = {
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-};
 
 uint32_t roxe_icrc_update(uint32_t crc, const void *data, size_t len)
 {
 	return icrc_crc32(crc, data, len);
 }
 
+uint32_t roxe_icrc_update_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+#ifdef HAVE_VPCLMUL_CRC
+	if (len >= VPCLMUL_MIN + 64 && icrc_path() == PATH_AVX512) {
+		/* up to dst's next cache line apart: a 64-byte store across two
+		 * lines costs more than the call (a frame's payload starts 58
+		 * or 74 bytes in) */
+		size_t head = -(uintptr_t)dst & 63;
+
+		memcpy(dst, src, head);
+		crc = libdeflate_crc32(crc, dst, head);
+		return crc32_copy_avx512(crc, (uint8_t *)dst + head, (const uint8_t *)src + head,
+					 len - head);
+	}
+#endif
+	memcpy(dst, src, len);
+	return icrc_crc32(crc, dst, len);
+}
+
+/* Extension headers the masked copy takes along (the largest: RETH and
+ * AtomicETH sizes and more; longer ones are CRCed where they are). */
+#define ICRC_EXT_MAX 64
+
 uint32_t roxe_icrc_begin(const void *frame, const struct roxe_pkt *pkt)
 {
 	const uint8_t *f = frame;
-	/* IP header (options included) + UDP + BTH, masked in a copy. */
-	uint8_t hdr[60 + 8 + ROXE_BTH_LEN];
+	/* The absent LRH's ones, then IP header (options included) + UDP +
+	 * BTH masked, then the extension headers unmasked: one CRC call over
+	 * a copy (a call costs more than the bytes of a header). */
+	uint8_t hdr[ROXE_ICRC_LRH_LEN + 60 + 8 + ROXE_BTH_LEN + ICRC_EXT_MAX];
+	uint8_t *h = hdr + ROXE_ICRC_LRH_LEN;
 	size_t ip_len = pkt->l4_off - pkt->l3_off;
 	size_t len = ip_len + 8 + ROXE_BTH_LEN;
+	size_t ext = pkt->payload_off - pkt->bth_off - ROXE_BTH_LEN;
+	size_t inline_ext = ext <= ICRC_EXT_MAX ? ext : 0;
 	uint32_t crc;
 
-	memcpy(hdr, f + pkt->l3_off, len);
+	memset(hdr, 0xff, ROXE_ICRC_LRH_LEN);
+	memcpy(h, f + pkt->l3_off, len + inline_ext);
 	if (pkt->ip_version == 4) {
-		hdr[1] = 0xff;			/* TOS */
-		hdr[8] = 0xff;			/* TTL */
-		hdr[10] = hdr[11] = 0xff;	/* header checksum */
+		h[1] = 0xff;			/* TOS */
+		h[8] = 0xff;			/* TTL */
+		h[10] = h[11] = 0xff;		/* header checksum */
 	} else {
-		hdr[0] |= 0x0f;			/* traffic class, high nibble */
-		hdr[1] = hdr[2] = hdr[3] = 0xff; /* traffic class low nibble, flow label */
-		hdr[7] = 0xff;			/* hop limit */
+		h[0] |= 0x0f;			/* traffic class, high nibble */
+		h[1] = h[2] = h[3] = 0xff;	/* traffic class low nibble, flow label */
+		h[7] = 0xff;			/* hop limit */
 	}
-	hdr[ip_len + 6] = hdr[ip_len + 7] = 0xff;	/* UDP checksum */
-	hdr[ip_len + 8 + ROXE_BTH_VARIANT_OFF] = 0xff;	/* FECN, BECN, resv6 */
+	h[ip_len + 6] = h[ip_len + 7] = 0xff;	/* UDP checksum */
+	h[ip_len + 8 + ROXE_BTH_VARIANT_OFF] = 0xff;	/* FECN, BECN, resv6 */
 
-	crc = icrc_crc32(0, lrh_ones, sizeof(lrh_ones));
-	crc = icrc_crc32(crc, hdr, len);
-	/* Extension headers follow the BTH unmasked. */
-	return icrc_crc32(crc, f + pkt->bth_off + ROXE_BTH_LEN,
-				pkt->payload_off - pkt->bth_off - ROXE_BTH_LEN);
+	crc = icrc_crc32(0, hdr, ROXE_ICRC_LRH_LEN + len + inline_ext);
+	if (inline_ext == ext)
+		return crc;
+	return icrc_crc32(crc, f + pkt->bth_off + ROXE_BTH_LEN, ext);
 }
 
 /* The annex's ICRC. */
