@@ -71,6 +71,13 @@ struct roxe_device_attr {
 	 * "ai_rate=10,time_reset_us=100". The line rate defaults to the
 	 * interface's speed where it tells one. A bad item: -EINVAL. */
 	const char		*cc;
+	/* Engine threads at SCHED_FIFO with this priority (1..99; needs
+	 * CAP_SYS_NICE): a frame or doorbell then wakes its engine at once, as
+	 * softirq work preempts a task, even with applications spinning on
+	 * every core (where, at the default policy, the engine may wait for
+	 * the scheduler's next slice). 0: the default policy. Not with polled.
+	 * Above 99, or refused by the kernel: the open fails (-EINVAL, -EPERM). */
+	unsigned		rt_priority;
 };
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);

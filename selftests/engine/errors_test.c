@@ -6,6 +6,8 @@
  * overrun, flushes, and teardown with work in flight.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <sched.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 
@@ -318,6 +320,71 @@ TEST_F(api, cq_overrun_is_reported)
 	roxe_destroy_qp(qa);
 	roxe_destroy_qp(qb);
 	roxe_destroy_cq(small);
+}
+
+/* Threads of this process at SCHED_FIFO priority prio (/proc: policy and
+ * rt_priority, the 40th and 41st fields of a task's stat). */
+static int fifo_threads(unsigned prio)
+{
+	char path[300], line[1024];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		FILE *f;
+		char *p;
+		unsigned rt, pol;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* after "(comm)": state is field 3; rt_priority 40, policy 41 */
+		for (int field = 3; p && field <= 40; field++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p, " %u %u", &rt, &pol) == 2 && pol == SCHED_FIFO && rt == prio)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* roxe_device_attr.rt_priority: engine threads created at SCHED_FIFO; out
+ * of range or on a polled device, -EINVAL. */
+TEST(rt_priority)
+{
+	struct roxe_loop_wire *w = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_port *port;
+	struct roxe_device_attr da = { .backend = ROXE_BACKEND_PORTS, .engines = 1, .mtu = 1024 };
+	struct roxe_device *dev;
+	int err;
+
+	ASSERT_NE(NULL, w);
+	port = roxe_loop_port(w, 0);
+	da.ports = &port;
+	roxe_gid_from_v4(da.gid, htonl(0x0a630001));
+	da.rt_priority = 100;
+	EXPECT_EQ(-EINVAL, roxe_device_open(&da, &dev));
+	da.rt_priority = 7;
+	da.polled = true;
+	EXPECT_EQ(-EINVAL, roxe_device_open(&da, &dev));
+	da.polled = false;
+	err = roxe_device_open(&da, &dev);
+	if (err == -EPERM) {
+		roxe_loop_wire_free(w);
+		SKIP(return, "SCHED_FIFO not allowed here (CAP_SYS_NICE)");
+	}
+	ASSERT_EQ(0, err);
+	EXPECT_EQ(1, fifo_threads(7));
+	roxe_device_close(dev);
+	EXPECT_EQ(0, fifo_threads(7));
+	roxe_loop_wire_free(w);
 }
 
 TEST_HARNESS_MAIN

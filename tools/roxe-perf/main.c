@@ -55,7 +55,8 @@ static void usage(FILE *f, const char *argv0)
 "                         shrink to fit (-t and -r given must fit it)\n"
 "  -m, --mtu=BYTES        path MTU 256..4096 (default: the port's active MTU;\n"
 "                         both ends use the smaller of theirs)\n"
-"  -t, --tx-depth=N       send queue depth per QP (default: bw 128, lat 16)\n"
+"  -t, --tx-depth=N       send queue depth per QP (default: bw 128, lat 1 as\n"
+"                         perftest: each send waits for the last one's ACK)\n"
 "  -r, --rx-depth=N       receive queue depth per QP (default 512)\n"
 "  -u, --qp-timeout=N     resend after 4.096 us * 2^N without an ACK (default\n"
 "                         14: 67 ms; this end's QPs only, as perftest)\n"
@@ -308,7 +309,7 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 	if (!iters_set)
 		o->iters = o->mode == MODE_BW && o->test == TEST_WRITE ? 5000 : 1000;
 	if (!tx_set)
-		o->tx_depth = o->mode == MODE_BW ? 128 : 16;
+		o->tx_depth = o->mode == MODE_BW ? 128 : 1;	/* perftest's */
 	if (o->mode == MODE_BW && !o->duration && o->tx_depth > o->iters)
 		o->tx_depth = (unsigned)o->iters;
 	if (o->rx_depth > o->iters && !o->duration)

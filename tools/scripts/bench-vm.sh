@@ -16,7 +16,9 @@
 #
 # ROXE_BENCH_VM_SMP (2: the guest's vCPUs; roxed runs an engine per vCPU
 # on a veth pair with a queue each), ROXE_BENCH_VM_PERFTEST (more perftest
-# options for both), ROXE_BENCH_VM_SIZE (65536), ROXE_BENCH_VM_BW_ITERS (2000),
+# options for both), ROXE_BENCH_VM_ROXED (roxed's options; default "-r 10":
+# engine threads at SCHED_FIFO, woken at once as rxe's softirq work is,
+# where perftest spins on every vCPU), ROXE_BENCH_VM_SIZE (65536), ROXE_BENCH_VM_BW_ITERS (2000),
 # ROXE_BENCH_VM_LAT_SIZE (8), ROXE_BENCH_VM_LAT_ITERS (2000), KVER (6.1).
 set -euo pipefail
 
@@ -25,6 +27,7 @@ bw_iters=${ROXE_BENCH_VM_BW_ITERS:-2000}
 lat_size=${ROXE_BENCH_VM_LAT_SIZE:-8}
 lat_iters=${ROXE_BENCH_VM_LAT_ITERS:-2000}
 smp=${ROXE_BENCH_VM_SMP:-2}
+roxed_opts=${ROXE_BENCH_VM_ROXED--r 10}
 A=10.96.0.1 B=10.96.0.2
 
 # ============================ guest side ==================================
@@ -69,7 +72,8 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 	}
 
 	: >"$res"
-	vm_roxe_roxe_pair $A $B "$(nproc)" || exit 1
+	# shellcheck disable=SC2086 # options, split
+	vm_roxe_roxe_pair $A $B "$(nproc)" $roxed_opts || exit 1
 	suite roxe roxe1 "$GB" roxe0 "$GA" || true
 	kill "$ROXED_PID" "$ROXED1_PID"
 	wait "$ROXED_PID" "$ROXED1_PID" || true
@@ -92,13 +96,13 @@ export KVER
 mkdir -p "$out"
 vmout=$out/vm
 echo "bench-vm: guest $KVER (TCG, $smp vCPUs); ib_write_bw/ib_send_bw $size B x $bw_iters," \
-	"ib_send_lat $lat_size B x $lat_iters"
+	"ib_send_lat $lat_size B x $lat_iters; roxed ${roxed_opts:-(no options)}"
 rc=0
 "$top/tools/vm/run.sh" --quiet --timeout 900 --out "$vmout" --smp "$smp" \
 	--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 	--add "$top/selftests/vm/vm_lib.sh" \
 	--env ROXE_BENCH_VM_SIZE="$size" --env ROXE_BENCH_VM_BW_ITERS="$bw_iters" \
-	--env ROXE_BENCH_VM_PERFTEST="${ROXE_BENCH_VM_PERFTEST:-}" --env ROXE_BENCH_VM_LAT_SIZE="$lat_size" --env ROXE_BENCH_VM_LAT_ITERS="$lat_iters" \
+	--env ROXE_BENCH_VM_PERFTEST="${ROXE_BENCH_VM_PERFTEST:-}" --env ROXE_BENCH_VM_ROXED="$roxed_opts" --env ROXE_BENCH_VM_LAT_SIZE="$lat_size" --env ROXE_BENCH_VM_LAT_ITERS="$lat_iters" \
 	--script "$(readlink -f "$0")" || rc=$?
 grep -a "^bench-vm:\|^    " "$vmout/console.log" 2>/dev/null || true
 [ -s "$vmout/vm.tsv" ] || { echo "bench-vm: no results (guest exit $rc)" >&2; exit 1; }

@@ -175,6 +175,7 @@ struct roxe_local_set {
 struct roxe_device {
 	unsigned		nengines;
 	bool			polled;		/* no engine threads: poll_cq drives */
+	unsigned		rt_priority;	/* engine threads' SCHED_FIFO priority; 0 none */
 	/* the interface (AFXDP, UDP backends) */
 	char			ifname[16];
 	int			ifindex;

@@ -378,11 +378,12 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 /* One turn of the loop; true when it found work. */
 static bool engine_turn(struct roxe_engine *e)
 {
-	bool busy;
+	bool busy, rx;
 
 	e->now = roxe_now_ns();
 	e->tx_left = ROXE_TURN_TX_BUDGET;
-	busy = rx_turn(e);
+	rx = rx_turn(e);
+	busy = rx;
 	busy |= doorbell_turn(e);
 	busy |= kdb_turn(e);
 	busy |= ready_turn(e);
@@ -397,7 +398,7 @@ static bool engine_turn(struct roxe_engine *e)
 	/* A timer that fired, or credit returned, queued its QP: that is
 	 * work, not idling. */
 	busy |= e->ready_head != NULL;
-	roxe_engine_tx_turn_end(e);
+	roxe_engine_tx_turn_end(e, !rx);
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 	return busy;
 }
@@ -438,11 +439,28 @@ bool roxe_engine_poll(struct roxe_engine *e)
 
 int roxe_engine_start(struct roxe_engine *e)
 {
+	pthread_attr_t ta;
+	int err;
+
 	if (roxe_trace < 0)
 		roxe_trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
 	if (e->dev->polled)
 		return 0;
-	return -pthread_create(&e->thread, NULL, engine_main, e);
+	if (!e->dev->rt_priority)
+		return -pthread_create(&e->thread, NULL, engine_main, e);
+	/* Created with the policy, not switched after: it never runs at the
+	 * default one, and a refusal (EPERM) is the caller's to see. */
+	err = pthread_attr_init(&ta);
+	if (!err) {
+		struct sched_param sp = { .sched_priority = (int)e->dev->rt_priority };
+
+		err = pthread_attr_setinheritsched(&ta, PTHREAD_EXPLICIT_SCHED) ?:
+		      pthread_attr_setschedpolicy(&ta, SCHED_FIFO) ?:
+		      pthread_attr_setschedparam(&ta, &sp) ?:
+		      pthread_create(&e->thread, &ta, engine_main, e);
+		pthread_attr_destroy(&ta);
+	}
+	return -err;
 }
 
 void roxe_engine_stop(struct roxe_engine *e)

@@ -303,7 +303,8 @@ void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct rox
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too */
-void roxe_engine_tx_turn_end(struct roxe_engine *e);	/* what a turn's end sends */
+/* What a turn's end sends; rx_idle: the turn received nothing. */
+void roxe_engine_tx_turn_end(struct roxe_engine *e, bool rx_idle);
 
 /* --- credit.c: the engine's limit on the PSNs its requesters have out --- */
 void roxe_credit_init(struct roxe_engine *e);	/* from its port's ring */

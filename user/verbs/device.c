@@ -482,8 +482,13 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		err = -EINVAL;
 		goto fail;
 	}
+	if (attr->rt_priority > 99 || (attr->rt_priority && attr->polled)) {
+		err = -EINVAL;
+		goto fail;
+	}
 	dev->nengines = n;
 	dev->polled = attr->polled;
+	dev->rt_priority = attr->rt_priority;
 	for (unsigned i = 0; i < n; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 
