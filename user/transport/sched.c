@@ -82,13 +82,16 @@ void roxe_timer_disarm(struct roxe_qp *qp)
 /* --- transmit batch ------------------------------------------------------------
  *
  * Plain ACKs are coalesced: a QP's ACK waits in the batch (tx_held[]) up to
- * ACK_HOLD_NS, or until a turn receives nothing, and a newer ACK of the same
- * QP overwrites it in place (ACKs are cumulative). Everything else leaves at the end of the turn that made
- * it; held ACKs stay behind. In a ping-pong the reply then goes alone, and
- * an ACK leaves about once per ACK_HOLD_NS instead of once per message: on
- * copy-mode AF_XDP every frame costs the sender the receiver's XDP work
- * too, on the round trip's critical path. The requester's retransmit timer
- * is milliseconds: microseconds of ACK delay cost nothing. Replies whose
+ * ACK_HOLD_NS, or until a turn that receives nothing sends something else,
+ * and a newer ACK of the same QP overwrites it in place (ACKs are
+ * cumulative). Everything else leaves at the end of the turn that made
+ * it; held ACKs stay behind. A stream's receiver then sends an ACK about
+ * once per ACK_HOLD_NS instead of once per message (on copy-mode AF_XDP
+ * every frame costs its sender the receiver's XDP work too), and a
+ * ping-pong's ACK leaves in the reply's kick, no syscall of its own. The
+ * requester's retransmit timer is milliseconds: microseconds of ACK delay
+ * cost it nothing, but one that waits for its send completion waits for
+ * the ACK (perftest's latency tests), hence the reply's kick. Replies whose
  * order matters (READ responses, atomic ACKs, NAKs) release their QP's
  * held ACK to go before them (roxe_engine_tx_commit_resp).
  */
@@ -143,18 +146,18 @@ static void tx_flush_unheld(struct roxe_engine *e)
 }
 
 /* End of a turn: what is not a held ACK leaves; held ACKs too once the
- * oldest has waited ACK_HOLD_NS, or at the end of a turn that received
- * nothing (rx_idle): the burst they answer is over. They then go in a kick
- * of their own, after the rest: on veth the peer's receive runs inside our
- * sendto() and its ring shows a kick's frames together, so an ACK in the
- * reply's kick would hold the reply back by its whole path. A requester
- * that waits for its send completion (perftest's latency tests, any
- * application reusing a buffer) waits about a turn for it, not the hold. */
+ * oldest has waited ACK_HOLD_NS, or along with the rest when the turn
+ * received nothing (rx_idle): in a ping-pong that is the reply's kick, and
+ * a requester waiting for its send completion as well as for the reply
+ * (perftest's latency tests) gets both at once instead of the ACK a hold
+ * later. A stream's receiver sends nothing else, so its ACKs still wait to
+ * be coalesced, one per ACK_HOLD_NS instead of one per message. */
 void roxe_engine_tx_turn_end(struct roxe_engine *e, bool rx_idle)
 {
 	if (!e->ntx)
 		return;
-	if (e->ack_held_since && (rx_idle || e->now - e->ack_held_since >= ACK_HOLD_NS))
+	if (e->ack_held_since &&
+	    (e->now - e->ack_held_since >= ACK_HOLD_NS || (rx_idle && e->tx_urgent)))
 		roxe_engine_tx_flush(e);
 	else if (e->tx_urgent)
 		tx_flush_unheld(e);
