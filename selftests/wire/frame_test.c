@@ -1396,8 +1396,15 @@ static void crc32_copy_every_length(struct __test_metadata *_metadata, const cha
 
 /* Each test runs in a process of its own, which picks its CRC code at its
  * first CRC: ROXE_ICRC set before that picks a narrower one. */
+TEST(icrc_crc32_every_length_avx512_vbmi)
+{
+	crc32_every_length(_metadata, "avx512-vpclmulqdq-vbmi");
+	crc32_copy_every_length(_metadata, "avx512-vpclmulqdq-vbmi");
+}
+
 TEST(icrc_crc32_every_length_avx512)
 {
+	setenv("ROXE_ICRC", "avx512", 1);
 	crc32_every_length(_metadata, "avx512-vpclmulqdq");
 	crc32_copy_every_length(_metadata, "avx512-vpclmulqdq");
 }
