@@ -157,7 +157,7 @@ label() {
 	parse) echo "parse, validate";;
 	icrc) echo "ICRC (CRC-32: VPCLMUL or libdeflate)";;
 	transport) echo "transport: req/resp/completer, MR";;
-	copy) echo "payload copy (memcpy)";;
+	copy) echo "payload copy (sent: with its CRC)";;
 	completion) echo "completion: CQ post and poll";;
 	tx_build) echo "tx build: headers, IP csum, ring";;
 	tx_kick) echo "tx kick (user side of sendto)";;

@@ -25,9 +25,12 @@ function stage_of(sym, dso) {
 	if (sym ~ /^__x64_sys_(poll|ppoll|recvfrom|recvmsg)|^do_sys_poll|^xsk_poll|^__sys_recvfrom/)
 		return "k rx syscall"
 	# --- user space ---------------------------------------------------------
-	if (dso ~ /libdeflate/ || sym ~ /^roxe_icrc_/)
+	# a payload copied in from an MR is CRCed as it is copied: "copy"
+	if (sym ~ /^crc32_copy/)
+		return "copy"
+	if (dso ~ /libdeflate/ || sym ~ /^roxe_icrc_|^crc32_(avx512|vpclmul|finish)/)
 		return "icrc"
-	if (sym ~ /^(__)?mem(move|cpy)|^roxe_sge_copy|^roxe_mr_copy|^roxe_mcast_copy/)
+	if (sym ~ /^(__)?mem(move|cpy)|^roxe_sge_copy|^roxe_mr_copy|^roxe_mr_read_icrc|^sge_copy|^mr_copy|^roxe_mcast_copy/)
 		return "copy"
 	if (sym ~ /^afxdp_rx_|^fill_put|^roxe_handoff_|^rx_handed|^rx_turn|^udp_rx_/)
 		return "rx ring"
