@@ -88,10 +88,10 @@ void roxe_timer_disarm(struct roxe_qp *qp)
  * it; held ACKs stay behind. A stream's receiver then sends an ACK about
  * once per ACK_HOLD_NS instead of once per message (on copy-mode AF_XDP
  * every frame costs its sender the receiver's XDP work too), and a
- * ping-pong's ACK leaves in the reply's kick, no syscall of its own. The
- * requester's retransmit timer is milliseconds: microseconds of ACK delay
- * cost it nothing, but one that waits for its send completion waits for
- * the ACK (perftest's latency tests), hence the reply's kick. Replies whose
+ * ping-pong's ACK leaves right after the reply. The requester's retransmit
+ * timer is milliseconds: microseconds of ACK delay cost it nothing, but
+ * one that waits for its send completion waits for the ACK (perftest's
+ * latency tests), hence the reply's turn. Replies whose
  * order matters (READ responses, atomic ACKs, NAKs) release their QP's
  * held ACK to go before them (roxe_engine_tx_commit_resp).
  */
@@ -146,21 +146,26 @@ static void tx_flush_unheld(struct roxe_engine *e)
 }
 
 /* End of a turn: what is not a held ACK leaves; held ACKs too once the
- * oldest has waited ACK_HOLD_NS, or along with the rest when the turn
- * received nothing (rx_idle): in a ping-pong that is the reply's kick, and
- * a requester waiting for its send completion as well as for the reply
- * (perftest's latency tests) gets both at once instead of the ACK a hold
- * later. A stream's receiver sends nothing else, so its ACKs still wait to
- * be coalesced, one per ACK_HOLD_NS instead of one per message. */
+ * oldest has waited ACK_HOLD_NS, or right after the rest when a turn that
+ * received nothing sends something (a ping-pong's reply): a requester
+ * waiting for its send completion as well as for the reply (perftest's
+ * latency tests) then gets the ACK a kick after the reply, not a hold
+ * after. In a kick of their own: on veth the peer's receive runs inside
+ * our sendto() and its ring shows a kick's frames together, so an ACK in
+ * the reply's kick would hold the reply back by its path (one way 2.4 us
+ * -> 3.3 for a reply-only ping-pong). A stream's receiver sends nothing
+ * else: its ACKs still wait to be coalesced. */
 void roxe_engine_tx_turn_end(struct roxe_engine *e, bool rx_idle)
 {
+	bool ride = rx_idle && e->tx_urgent;
+
 	if (!e->ntx)
 		return;
-	if (e->ack_held_since &&
-	    (e->now - e->ack_held_since >= ACK_HOLD_NS || (rx_idle && e->tx_urgent)))
-		roxe_engine_tx_flush(e);
-	else if (e->tx_urgent)
+	if (e->tx_urgent)
 		tx_flush_unheld(e);
+	if (e->ntx && e->ack_held_since &&
+	    (ride || e->now - e->ack_held_since >= ACK_HOLD_NS))
+		roxe_engine_tx_flush(e);
 }
 
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
