@@ -124,6 +124,40 @@ static inline __m512i fold512(__m512i x, __m512i k, __m512i next)
 					 _mm512_clmulepi64_epi128(x, k, 0x11), next, 0x96);
 }
 
+/* Four 512-bit accumulators, 256 bytes of the message a step. */
+struct fold4 {
+	__m512i	z0, z1, z2, z3;
+};
+
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq"), always_inline))
+static inline void fold4_step(struct fold4 *f, __m512i k2048, __m512i n0, __m512i n1,
+			      __m512i n2, __m512i n3)
+{
+	f->z0 = fold512(f->z0, k2048, n0);
+	f->z1 = fold512(f->z1, k2048, n1);
+	f->z2 = fold512(f->z2, k2048, n2);
+	f->z3 = fold512(f->z3, k2048, n3);
+}
+
+/* The four into one, the last: then 64 bytes a step with k512. */
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq"), always_inline))
+static inline __m512i fold4_join(const struct fold4 *f, __m512i k512)
+{
+	return fold512(fold512(fold512(f->z0, k512, f->z1), k512, f->z2), k512, f->z3);
+}
+
+/* One accumulator's four 128-bit lanes, in message order, into one. */
+__attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq"), always_inline))
+static inline __m128i fold_lanes(__m512i z)
+{
+	const __m128i k128 = _mm_set_epi64x(K128_HI, K128_LO);
+	__m128i x = _mm512_castsi512_si128(z);
+
+	x = fold128(x, k128, _mm512_extracti32x4_epi32(z, 1));
+	x = fold128(x, k128, _mm512_extracti32x4_epi32(z, 2));
+	return fold128(x, k128, _mm512_extracti32x4_epi32(z, 3));
+}
+
 /* As crc32_vpclmul, for len >= 256: four 512-bit accumulators 256 bytes a
  * step, then one, 64 bytes a step, then its four lanes into one. With dst,
  * what it loads it also stores there: a copy that reads each byte once. */
@@ -132,22 +166,20 @@ static inline uint32_t crc32_avx512_body(uint32_t crc, uint8_t *dst, const uint8
 {
 	const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x(K2048_HI, K2048_LO));
 	const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x(K512_HI, K512_LO));
-	const __m128i k128 = _mm_set_epi64x(K128_HI, K128_LO);
-	__m512i z0 = _mm512_loadu_si512(p);
-	__m512i z1 = _mm512_loadu_si512(p + 64);
-	__m512i z2 = _mm512_loadu_si512(p + 128);
-	__m512i z3 = _mm512_loadu_si512(p + 192);
-	__m512i n0, n1, n2, n3;
-	__m128i x;
+	struct fold4 f = {
+		_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
+		_mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192),
+	};
+	__m512i n0, n1, n2, n3, z;
 
 	if (dst) {
-		_mm512_storeu_si512(dst, z0);
-		_mm512_storeu_si512(dst + 64, z1);
-		_mm512_storeu_si512(dst + 128, z2);
-		_mm512_storeu_si512(dst + 192, z3);
+		_mm512_storeu_si512(dst, f.z0);
+		_mm512_storeu_si512(dst + 64, f.z1);
+		_mm512_storeu_si512(dst + 128, f.z2);
+		_mm512_storeu_si512(dst + 192, f.z3);
 		dst += 256;
 	}
-	z0 = _mm512_xor_si512(z0, _mm512_castsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+	f.z0 = _mm512_xor_si512(f.z0, _mm512_castsi128_si512(_mm_cvtsi32_si128((int)~crc)));
 	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256) {
 		n0 = _mm512_loadu_si512(p);
 		n1 = _mm512_loadu_si512(p + 64);
@@ -160,32 +192,22 @@ static inline uint32_t crc32_avx512_body(uint32_t crc, uint8_t *dst, const uint8
 			_mm512_storeu_si512(dst + 192, n3);
 			dst += 256;
 		}
-		z0 = fold512(z0, k2048, n0);
-		z1 = fold512(z1, k2048, n1);
-		z2 = fold512(z2, k2048, n2);
-		z3 = fold512(z3, k2048, n3);
+		fold4_step(&f, k2048, n0, n1, n2, n3);
 	}
-	z1 = fold512(z0, k512, z1);
-	z2 = fold512(z1, k512, z2);
-	z3 = fold512(z2, k512, z3);
+	z = fold4_join(&f, k512);
 	for (; len >= 64; p += 64, len -= 64) {
 		n0 = _mm512_loadu_si512(p);
 		if (dst) {
 			_mm512_storeu_si512(dst, n0);
 			dst += 64;
 		}
-		z3 = fold512(z3, k512, n0);
+		z = fold512(z, k512, n0);
 	}
-	/* the four 128-bit lanes, in message order, into one */
-	x = _mm512_castsi512_si128(z3);
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 1));
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 2));
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 3));
 	if (!dst)
-		return crc32_finish(x, p, len);
+		return crc32_finish(fold_lanes(z), p, len);
 	/* the tail: CRCed from our copy, not from src, which may change */
 	memcpy(dst, p, len);
-	return crc32_finish(x, dst, len);
+	return crc32_finish(fold_lanes(z), dst, len);
 }
 
 __attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
@@ -223,28 +245,26 @@ static uint32_t crc32_copy_shift_avx512(uint32_t crc, uint8_t *dst, const uint8_
 {
 	const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x(K2048_HI, K2048_LO));
 	const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x(K512_HI, K512_LO));
-	const __m128i k128 = _mm_set_epi64x(K128_HI, K128_LO);
 	const unsigned sh = (uintptr_t)dst & 63;
 	/* out[i] = (prev:next)[64 - sh + i] */
 	const __m512i idx = _mm512_add_epi8(_mm512_loadu_si512(iota64),
 					    _mm512_set1_epi8((char)(64 - sh)));
 	const uint8_t *p0 = p;
 	uint8_t *d = dst - sh;		/* dst's cache line */
-	__m512i z0 = _mm512_load_si512(p);
-	__m512i z1 = _mm512_load_si512(p + 64);
-	__m512i z2 = _mm512_load_si512(p + 128);
-	__m512i z3 = _mm512_load_si512(p + 192);
-	__m512i n0, n1, n2, n3, prev, t;
+	struct fold4 f = {
+		_mm512_load_si512(p), _mm512_load_si512(p + 64),
+		_mm512_load_si512(p + 128), _mm512_load_si512(p + 192),
+	};
+	__m512i n0, n1, n2, n3, prev, t, z;
 	unsigned tail;
-	__m128i x;
 
-	_mm512_mask_storeu_epi8(d, ~low_bytes(sh), _mm512_permutex2var_epi8(z0, idx, z0));
-	_mm512_store_si512(d + 64, _mm512_permutex2var_epi8(z0, idx, z1));
-	_mm512_store_si512(d + 128, _mm512_permutex2var_epi8(z1, idx, z2));
-	_mm512_store_si512(d + 192, _mm512_permutex2var_epi8(z2, idx, z3));
+	_mm512_mask_storeu_epi8(d, ~low_bytes(sh), _mm512_permutex2var_epi8(f.z0, idx, f.z0));
+	_mm512_store_si512(d + 64, _mm512_permutex2var_epi8(f.z0, idx, f.z1));
+	_mm512_store_si512(d + 128, _mm512_permutex2var_epi8(f.z1, idx, f.z2));
+	_mm512_store_si512(d + 192, _mm512_permutex2var_epi8(f.z2, idx, f.z3));
 	d += 256;
-	prev = z3;
-	z0 = _mm512_xor_si512(z0, _mm512_castsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+	prev = f.z3;
+	f.z0 = _mm512_xor_si512(f.z0, _mm512_castsi128_si512(_mm_cvtsi32_si128((int)~crc)));
 	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256, d += 256) {
 		n0 = _mm512_load_si512(p);
 		n1 = _mm512_load_si512(p + 64);
@@ -255,19 +275,14 @@ static uint32_t crc32_copy_shift_avx512(uint32_t crc, uint8_t *dst, const uint8_
 		_mm512_store_si512(d + 128, _mm512_permutex2var_epi8(n1, idx, n2));
 		_mm512_store_si512(d + 192, _mm512_permutex2var_epi8(n2, idx, n3));
 		prev = n3;
-		z0 = fold512(z0, k2048, n0);
-		z1 = fold512(z1, k2048, n1);
-		z2 = fold512(z2, k2048, n2);
-		z3 = fold512(z3, k2048, n3);
+		fold4_step(&f, k2048, n0, n1, n2, n3);
 	}
-	z1 = fold512(z0, k512, z1);
-	z2 = fold512(z1, k512, z2);
-	z3 = fold512(z2, k512, z3);
+	z = fold4_join(&f, k512);
 	for (; len >= 64; p += 64, len -= 64, d += 64) {
 		n0 = _mm512_load_si512(p);
 		_mm512_store_si512(d, _mm512_permutex2var_epi8(prev, idx, n0));
 		prev = n0;
-		z3 = fold512(z3, k512, n0);
+		z = fold512(z, k512, n0);
 	}
 	/* what is left: prev's last sh bytes, then the tail's len */
 	tail = (unsigned)len;
@@ -279,12 +294,8 @@ static uint32_t crc32_copy_shift_avx512(uint32_t crc, uint8_t *dst, const uint8_
 		_mm512_mask_storeu_epi8(d + 64, low_bytes(sh + tail - 64),
 					_mm512_permutex2var_epi8(t, idx, _mm512_setzero_si512()));
 	}
-	x = _mm512_castsi512_si128(z3);
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 1));
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 2));
-	x = fold128(x, k128, _mm512_extracti32x4_epi32(z3, 3));
 	/* the tail CRCed from our copy */
-	return crc32_finish(x, dst + (p - p0), tail);
+	return crc32_finish(fold_lanes(z), dst + (p - p0), tail);
 }
 
 enum { PATH_UNSET = -1, PATH_GENERIC, PATH_AVX2, PATH_AVX512, PATH_AVX512_VBMI };
