@@ -383,29 +383,23 @@ uint32_t roxe_icrc_update_copy(uint32_t crc, void *dst, const void *src, size_t 
 #ifdef HAVE_VPCLMUL_CRC
 	int path = len >= VPCLMUL_MIN + 64 ? icrc_path() : PATH_GENERIC;
 
-	if (path == PATH_AVX512_VBMI) {
-		/* src up to its next cache line apart, then whole lines each
-		 * way: a 64-byte load or store across two lines costs twice (a
-		 * frame's payload starts 54 or 70 bytes in: 4 KiB copied with
-		 * its CRC in 124 ns, in 92 with both ends on lines) */
-		size_t head = -(uintptr_t)src & 63;
+	if (path == PATH_AVX512 || path == PATH_AVX512_VBMI) {
+		/* One end up to its next cache line apart: a 64-byte load or
+		 * store across two lines costs twice (a frame's payload starts
+		 * 54 or 70 bytes in). With VBMI src, then whole lines each way
+		 * (4 KiB with its CRC: 100 ns; 92 with both ends on lines);
+		 * without it dst, a store across two lines costing more than a
+		 * load (124 ns). */
+		const void *end = path == PATH_AVX512_VBMI ? src : dst;
+		size_t head = -(uintptr_t)end & 63;
 		uint8_t *d = (uint8_t *)dst + head;
+		const uint8_t *s = (const uint8_t *)src + head;
 
 		memcpy(dst, src, head);
-		crc = libdeflate_crc32(crc, dst, head);
-		if ((uintptr_t)d & 63)
-			return crc32_copy_shift_avx512(crc, d, (const uint8_t *)src + head, len - head);
-		return crc32_copy_avx512(crc, d, (const uint8_t *)src + head, len - head);
-	}
-	if (path == PATH_AVX512) {
-		/* up to dst's next cache line apart: a store across two lines
-		 * costs more than a load across two */
-		size_t head = -(uintptr_t)dst & 63;
-
-		memcpy(dst, src, head);
-		crc = libdeflate_crc32(crc, dst, head);
-		return crc32_copy_avx512(crc, (uint8_t *)dst + head, (const uint8_t *)src + head,
-					 len - head);
+		crc = icrc_crc32(crc, dst, head);
+		if (path == PATH_AVX512_VBMI && ((uintptr_t)d & 63))
+			return crc32_copy_shift_avx512(crc, d, s, len - head);
+		return crc32_copy_avx512(crc, d, s, len - head);
 	}
 #endif
 	memcpy(dst, src, len);
