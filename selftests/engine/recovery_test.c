@@ -301,6 +301,62 @@ TEST(cwnd_outage_and_limits)
 	EXPECT_EQ(4u, w.cwnd);
 }
 
+/* The selective repair's verdicts (recovery.h), as arithmetic. */
+TEST(repair_verdicts)
+{
+	struct roxe_repair r = { 0 };
+	unsigned i;
+
+	/* An unknown peer: tried; the answer times the path, once. */
+	EXPECT_TRUE(roxe_repair_try(&r, 100));
+	roxe_repair_sent(&r, 100, 150, 1000);
+	EXPECT_EQ(0u, roxe_repair_rtt(&r, 100, 1200));	/* not answered yet */
+	EXPECT_FALSE(roxe_repair_progress(&r, 100));
+	EXPECT_EQ(500u, roxe_repair_rtt(&r, 101, 1500));
+	EXPECT_EQ(0u, roxe_repair_rtt(&r, 101, 1600));
+	/* It stopped at exactly the repair: 101 is missing there. */
+	EXPECT_TRUE(roxe_repair_progress(&r, 101));
+	EXPECT_FALSE(roxe_repair_try(&r, 101));		/* not kept: go back */
+	EXPECT_EQ(1u, r.misses);
+	/* a NAK elsewhere is tried again, until ROXE_REPAIR_TRIES misses */
+	for (i = 1; i < ROXE_REPAIR_TRIES; i++) {
+		EXPECT_TRUE(roxe_repair_try(&r, 200 * i));
+		roxe_repair_sent(&r, 200 * i, 200 * i + 50, 1000);
+		EXPECT_TRUE(roxe_repair_progress(&r, 200 * i + 1));
+		EXPECT_FALSE(roxe_repair_try(&r, 200 * i + 1));
+	}
+	EXPECT_EQ((unsigned)ROXE_REPAIR_TRIES, r.misses);
+	EXPECT_FALSE(roxe_repair_try(&r, 5000));	/* a go-back-N peer */
+	EXPECT_FALSE(r.kept);
+
+	/* A peer that kept: sticky; a run of next-PSN gaps ends in go-back-N. */
+	r = (struct roxe_repair){ 0 };
+	EXPECT_TRUE(roxe_repair_try(&r, 100));
+	roxe_repair_sent(&r, 100, 150, 1000);
+	EXPECT_FALSE(roxe_repair_progress(&r, 120));
+	EXPECT_TRUE(r.kept);
+	EXPECT_FALSE(r.pending);
+	EXPECT_TRUE(roxe_repair_try(&r, 120));
+	for (i = 0; i + 1 < ROXE_REPAIR_RUN; i++) {
+		roxe_repair_sent(&r, 120 + i, 150, 1000);
+		EXPECT_TRUE(roxe_repair_progress(&r, 121 + i));
+		EXPECT_TRUE(roxe_repair_try(&r, 121 + i));
+	}
+	roxe_repair_sent(&r, 120 + i, 150, 1000);
+	EXPECT_TRUE(roxe_repair_progress(&r, 121 + i));
+	EXPECT_FALSE(roxe_repair_try(&r, 121 + i));
+	EXPECT_TRUE(r.kept);
+
+	/* Nothing was sent behind the repair: no verdict either way. */
+	r = (struct roxe_repair){ 0 };
+	EXPECT_TRUE(roxe_repair_try(&r, 400));
+	roxe_repair_sent(&r, 400, 400, 1000);
+	EXPECT_FALSE(roxe_repair_progress(&r, 401));
+	EXPECT_FALSE(r.pending);
+	EXPECT_FALSE(r.kept);
+	EXPECT_EQ(0u, r.misses);
+}
+
 /* --- the engine, behind filtering ports -------------------------------------------- */
 #define NPSN	1024	/* PSNs a filter counts, from its base */
 
@@ -470,7 +526,11 @@ FIXTURE(rec) {
 	struct fport f[2];
 };
 
-/* As pair_open_polled, each device on a filtering port. */
+/* As pair_open_polled, each device on a filtering port. Set gbn_peer for
+ * a responder that keeps nothing past a gap (b's device opens with
+ * ROXE_OOO_STASH=0): IBA's go-back-N responder, as kernel rxe's. */
+static bool gbn_peer;
+
 static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 {
 	memset(p, 0, sizeof(*p));
@@ -488,7 +548,10 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 		f[i].in = in;
 		f[i].drop_psn = -1;
 		f[i].base = i ? PSN_B : PSN_A;
+		if (i && gbn_peer)
+			setenv("ROXE_OOO_STASH", "0", 1);
 		err = pair_side_open(p, i, &f[i].port, 1024, polled & (1u << i));
+		unsetenv("ROXE_OOO_STASH");
 		if (err)
 			return err;
 	}
@@ -498,6 +561,7 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 FIXTURE_SETUP(rec)
 {
 	memset(&self->p, 0, sizeof(self->p));
+	gbn_peer = false;
 }
 
 FIXTURE_TEARDOWN(rec)
@@ -585,6 +649,8 @@ static void check_one_resend(struct __test_metadata *_metadata, const struct fpo
 	TH_LOG("%u PSNs resent from +%u", resent, lost_at);
 }
 
+/* Against a go-back-N responder (rxe's): the selective repair finds the
+ * PSN after the NAKed one missing and goes back to it. */
 static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self, bool dup)
 {
 	enum { LEN = 256 * 1024, LOST = 40 };	/* 256 packets: the WRITE is still
@@ -592,6 +658,7 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct ibv_wc wc;
 
+	gbn_peer = true;
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
 	/* timeout 16 (268 ms): only a NAK brings a resend in time */
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
@@ -603,17 +670,26 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
 	EXPECT_EQ(1u, self->f[0].dropped);
-	EXPECT_EQ(1u, self->f[1].naks);
-	/* one go-back-N for the NAK, and one per expiry of a stalled host */
-	EXPECT_EQ(1u + qstats(a)->timeouts, qstats(a)->retransmits);
+	/* The NAK of the gap; then the peer answers the repair with an ACK
+	 * of it alone, and NAKs the next PSN too if new ones reach it
+	 * (the requester goes on after a repair). */
+	EXPECT_GE(self->f[1].naks, 1u);
+	EXPECT_LE(self->f[1].naks, 2u);
+	/* the repair, then one go-back-N from the next PSN (the ACK or the
+	 * second NAK, whichever came first); one more per expiry of a
+	 * stalled host */
+	EXPECT_EQ(2u + qstats(a)->timeouts, qstats(a)->retransmits);
+	EXPECT_FALSE(a->qp->comp.repair.kept);
+	EXPECT_EQ(1u, a->qp->comp.repair.misses);
 	if (qstats(a)->timeouts)
 		TH_LOG("%llu timer expiries (a loaded host)",
 		       (unsigned long long)qstats(a)->timeouts);
 	if (dup) {
 		EXPECT_EQ(1u, self->f[1].replayed);
-		EXPECT_EQ(2u, qstats(a)->nak_seq_err_rcvd);	/* both came */
+		/* both copies came */
+		EXPECT_EQ(self->f[1].naks + 1, qstats(a)->nak_seq_err_rcvd);
 	} else {
-		EXPECT_EQ(1u, qstats(a)->nak_seq_err_rcvd);
+		EXPECT_EQ(self->f[1].naks, qstats(a)->nak_seq_err_rcvd);
 	}
 	/* What was in flight when the NAK came is at most the window (no
 	 * loss before: the IBA limit, more than the message). */
@@ -621,7 +697,7 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 			 LEN / 1024 - LOST, (unsigned)qstats(a)->timeouts);
 }
 
-TEST_F(rec, seq_nak_resends_the_window_once)
+TEST_F(rec, seq_nak_against_a_go_back_n_peer_resends_the_window_once)
 {
 	nak_case(_metadata, self, false);
 }
@@ -631,6 +707,128 @@ TEST_F(rec, seq_nak_resends_the_window_once)
 TEST_F(rec, late_duplicate_nak_resends_nothing)
 {
 	nak_case(_metadata, self, true);
+}
+
+/* A peer that keeps what follows a gap (roxe's responder, stash.c): the
+ * NAKed PSN goes again alone and nothing else does; go-back-N sent the
+ * 215 PSNs behind it again. */
+TEST_F(rec, seq_nak_repairs_one_psn_when_the_peer_keeps)
+{
+	enum { LEN = 256 * 1024, LOST = 40 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	unsigned twice = 0;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	self->f[0].drop_psn = PSN_A + LOST;
+	fill_pattern(a->buf, LEN, 6);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	EXPECT_EQ(1u, self->f[0].dropped);
+	EXPECT_EQ(1u, self->f[1].naks);
+	EXPECT_TRUE(a->qp->comp.repair.kept);
+	/* what came behind the gap before the repair was kept */
+	EXPECT_GE(qstats(b)->out_of_sequence, 1u);
+	EXPECT_LE(qstats(b)->out_of_sequence, LEN / 1024 - LOST - 1);
+	EXPECT_EQ(0u, b->qp->resp.stashed);
+	EXPECT_EQ(1u + qstats(a)->timeouts, qstats(a)->retransmits);
+	for (unsigned i = 0; i < LEN / 1024; i++) {
+		EXPECT_GE(self->f[0].sent[i], 1u);
+		twice += self->f[0].sent[i] > 1;
+	}
+	EXPECT_EQ(2u, self->f[0].sent[LOST]);
+	if (!qstats(a)->timeouts)
+		EXPECT_EQ(1u, twice);
+}
+
+/* Every 128th request frame lost, first copy or not, a peer that keeps:
+ * each loss costs the lost packet and nothing more (what a stalled
+ * host's timer expiry resends aside). */
+TEST_F(rec, frequent_losses_cost_one_packet_each_when_the_peer_keeps)
+{
+	enum { LEN = 1024 * 1024, EVERY = 128 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	unsigned total = 0;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	self->f[0].drop_every = EVERY;
+	fill_pattern(a->buf, LEN, 7);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	for (unsigned i = 0; i < LEN / 1024; i++)
+		total += self->f[0].sent[i];
+	TH_LOG("%u requests for %u PSNs, %u dropped, %llu retransmissions, %llu timer expiries",
+	       total, LEN / 1024, self->f[0].dropped,
+	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	EXPECT_TRUE(a->qp->comp.repair.kept);
+	if (!qstats(a)->timeouts)
+		EXPECT_EQ(LEN / 1024 + self->f[0].dropped, total);
+	EXPECT_LE(total, LEN / 1024 + self->f[0].dropped +
+			 (unsigned)qstats(a)->timeouts * ROXE_MAX_INFLIGHT);
+}
+
+/* Against a go-back-N peer the repair is tried ROXE_REPAIR_TRIES times,
+ * each found wanting, then never again: later losses go back at once. */
+TEST_F(rec, repair_stops_trying_a_go_back_n_peer)
+{
+	enum { LEN = 1024 * 1024, EVERY = 128 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	gbn_peer = true;
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	self->f[0].drop_every = EVERY;
+	fill_pattern(a->buf, LEN, 8);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	EXPECT_GE(self->f[0].dropped, 4u);
+	EXPECT_FALSE(a->qp->comp.repair.kept);
+	EXPECT_EQ((unsigned)ROXE_REPAIR_TRIES, a->qp->comp.repair.misses);
+	EXPECT_EQ(0u, b->qp->resp.stashed);
+}
+
+/* SENDs run from the stash in order: each receive WQE gets its own
+ * message, complete, in posting order, though the packets behind the
+ * loss came before the one that filled it. */
+TEST_F(rec, stashed_sends_complete_in_order)
+{
+	enum { MSG = 4096, N = 8, LOST = 5 };	/* MTU 1024: 4 packets a message */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc[N];
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	fill_pattern(a->buf, N * MSG, 9);
+	memset(b->buf, 0, N * MSG);
+	for (unsigned i = 0; i < N; i++)
+		ASSERT_EQ(0, post_recv1(b->qp, 100 + i, b->buf + i * MSG, MSG, b->mr->lkey));
+	self->f[0].drop_psn = PSN_A + LOST;
+	for (unsigned i = 0; i < N; i++)
+		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, i, a->buf + i * MSG, MSG, a->mr->lkey,
+					0, 0, IBV_SEND_SIGNALED));
+	ASSERT_EQ(N, poll_n(a->cq, wc, N, 10000));
+	for (unsigned i = 0; i < N; i++)
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+	ASSERT_EQ(N, poll_n(b->cq, wc, N, 10000));
+	for (unsigned i = 0; i < N; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(100u + i, wc[i].wr_id);
+		EXPECT_EQ((uint32_t)MSG, wc[i].byte_len);
+	}
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, N * MSG));
+	EXPECT_GE(qstats(b)->out_of_sequence, 1u);
+	EXPECT_EQ(2u, self->f[0].sent[LOST]);
+	EXPECT_EQ(1u, self->f[0].sent[LOST + 1]);
 }
 
 /* Eight messages of len bytes (pattern seed) from a to b, each completed
@@ -759,6 +957,7 @@ TEST_F(rec, lost_resend_after_a_nak_is_probed)
 	struct ibv_wc wc;
 	unsigned gap3, last3;
 
+	gbn_peer = true;	/* rxe's responder: silent after its NAK */
 	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
 	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 11, 4 * 4 + 1));

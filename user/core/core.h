@@ -176,6 +176,7 @@ struct roxe_device {
 	unsigned		nengines;
 	bool			polled;		/* no engine threads: poll_cq drives */
 	unsigned		rt_priority;	/* engine threads' SCHED_FIFO priority; 0 none */
+	bool			ooo_stash;	/* responders keep frames past a gap (stash.c) */
 	/* the interface (AFXDP, UDP backends) */
 	char			ifname[16];
 	int			ifindex;

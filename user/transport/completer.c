@@ -16,8 +16,11 @@
  *              response ONLY with their PSN, which retires them.
  *   RNR NAK    implied ACK below p, then wait the RNR time and resend from
  *              p; rnr_retry (7: forever) runs out -> RNR_RETRY_EXC_ERR.
- *   NAK seq    implied ACK below p, then go back to p (once per PSN);
- *              retry_cnt runs out -> RETRY_EXC_ERR.
+ *   NAK seq    implied ACK below p, then resend p alone (a selective
+ *              repair: recovery.h) or go back to p, once per PSN;
+ *              retry_cnt runs out -> RETRY_EXC_ERR. An ACK that stops at
+ *              exactly a repaired PSN, with more sent behind it, is taken
+ *              as a NAK of the next.
  *   NAK other  the WQE at p completes with REM_INV_REQ / REM_ACCESS /
  *              REM_OP error and the QP enters the error state.
  * Older or unexpected responses (duplicates, a NAK below comp.psn) are
@@ -129,6 +132,53 @@ static void fatal(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status
 	roxe_qp_to_error(qp, IBV_EVENT_QP_FATAL);
 }
 
+/* A response moved comp.psn: the selective repair's verdict (recovery.h).
+ * True: the responder stopped at exactly the repaired PSN and lacks the
+ * next. */
+static bool repair_verdict(struct roxe_qp *qp)
+{
+	uint64_t rtt = roxe_repair_rtt(&qp->comp.repair, qp->comp.psn, qp->eng->now);
+	bool short_of_it = roxe_repair_progress(&qp->comp.repair, qp->comp.psn);
+
+	if (rtt) {
+		roxe_rto_sample(&qp->comp.rto, rtt);
+		roxe_cwnd_rtt(&qp->comp.cwnd, rtt, qp->eng->now);
+	}
+
+	if (qp->comp.repair.kept && !qp->comp.cwnd.selective)
+		roxe_cwnd_selective(&qp->comp.cwnd);
+	return short_of_it;
+}
+
+/*
+ * The responder lacks psn (a sequence NAK, or an ACK that stopped short of
+ * a repair's verdict): resend it alone when the repair says so, else go
+ * back to it. Once per PSN.
+ */
+static void seq_gap(struct roxe_qp *qp, struct rxe_send_wqe *w, uint32_t psn)
+{
+	if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn)
+		return;		/* already going back for this one */
+	if (qp->comp.retry_cnt == 0) {
+		fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry_cnt--;
+	qp->comp.seq_nak_seen = true;
+	qp->comp.seq_nak_psn = psn;
+	qp->comp.psn = psn;
+	if (roxe_repair_try(&qp->comp.repair, psn) && roxe_requester_repair(qp, psn)) {
+		/* the last PSN sent before it: what a verdict can look at */
+		roxe_repair_sent(&qp->comp.repair, psn, roxe_psn_add(qp->req.max_psn, ROXE_PSN_MASK),
+				 qp->eng->now);
+		roxe_rto_loss(&qp->comp.rto, qp->eng->now);	/* probes armed */
+		return;
+	}
+	/* resend now, from the PSN: no waiting for the timer */
+	window_loss(qp);
+	roxe_requester_retry(qp, psn);
+}
+
 static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	uint8_t code = syndrome & ROXE_AETH_VALUE_MASK;
@@ -137,6 +187,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 
 	if (!ack_below(qp, psn))
 		return;
+	repair_verdict(qp);	/* a NAK of the PSN after a repair says it itself */
 	w = roxe_sq_head(qp);
 	if (!w || roxe_psn_diff(psn, w->first_psn) < 0 || roxe_psn_diff(psn, w->last_psn) > 0)
 		return;		/* stale: nothing outstanding there */
@@ -168,19 +219,7 @@ static void on_nak(struct roxe_qp *qp, uint32_t psn, uint8_t syndrome)
 		return;
 	switch (code) {
 	case ROXE_NAK_PSN_SEQ_ERR:
-		if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn)
-			return;		/* already going back for this one */
-		if (qp->comp.retry_cnt == 0) {
-			fatal(qp, w, IBV_WC_RETRY_EXC_ERR);
-			return;
-		}
-		qp->comp.retry_cnt--;
-		qp->comp.seq_nak_seen = true;
-		qp->comp.seq_nak_psn = psn;
-		qp->comp.psn = psn;
-		/* resend now, from the NAKed PSN: no waiting for the timer */
-		window_loss(qp);
-		roxe_requester_retry(qp, psn);
+		seq_gap(qp, w, psn);
 		return;
 	case ROXE_NAK_INVALID_REQUEST:
 		fatal(qp, w, IBV_WC_REM_INV_REQ_ERR);
@@ -287,9 +326,13 @@ void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		return;
 	switch (h.opcode) {
 	case ROXE_OP_RC_ACKNOWLEDGE:
-		if ((h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
-			ack_below(qp, roxe_psn_add(h.psn, 1));
-		else
+		if ((h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK) {
+			struct rxe_send_wqe *w;
+
+			if (ack_below(qp, roxe_psn_add(h.psn, 1)) && repair_verdict(qp) &&
+			    (w = roxe_sq_head(qp)))
+				seq_gap(qp, w, qp->comp.psn);
+		} else
 			on_nak(qp, h.psn, h.syndrome);
 		break;
 	case ROXE_OP_RC_ATOMIC_ACKNOWLEDGE:
@@ -342,6 +385,7 @@ void roxe_completer_timeout(struct roxe_qp *qp)
 	roxe_rto_loss(&qp->comp.rto, qp->eng->now);
 	roxe_rto_backoff(&qp->comp.rto);
 	qp->comp.seq_nak_seen = false;
+	qp->comp.repair.pending = false;	/* all goes again: no verdict */
 	roxe_requester_retry(qp, qp->comp.psn);	/* its credit comes back */
 	qp->comp.deadline = qp->eng->now + roxe_rto_timer_ns(&qp->comp.rto, qp->timeout_ns, qp->eng->now);
 	roxe_timer_arm(qp);

@@ -239,6 +239,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_engine_unready(e, qp);
 			roxe_timer_disarm(qp);
 			roxe_credit_drop(qp);	/* nothing of it is outstanding */
+			roxe_stash_drop(qp);
 			atomic_store(&qp->detached, true);
 			continue;
 		}

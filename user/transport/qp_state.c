@@ -67,6 +67,7 @@ static void flush(struct roxe_qp *qp)
 		}
 	}
 	roxe_timer_disarm(qp);
+	roxe_stash_drop(qp);
 	qp->resp.read.active = false;
 	qp->resp.out_len = 0;
 	qp->resp.ack_pending = false;
@@ -78,6 +79,7 @@ static void reset(struct roxe_qp *qp)
 
 	roxe_timer_disarm(qp);
 	roxe_credit_drop(qp);	/* before its count is wiped */
+	roxe_stash_drop(qp);	/* so is the stash's */
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));

@@ -125,7 +125,7 @@ uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w)
 /* The limit from the estimates (recovery.h). */
 static void set_limit(struct roxe_cwnd *w)
 {
-	uint64_t lim = w->loss_ival ? w->loss_ival / ROXE_LOSS_SHARE : w->max;
+	uint64_t lim = w->loss_ival && !w->selective ? w->loss_ival / ROXE_LOSS_SHARE : w->max;
 	uint64_t bdp = (uint64_t)roxe_cwnd_bdp(w) * ROXE_BDP_GAIN;
 
 	if (lim < bdp)
@@ -186,6 +186,13 @@ void roxe_cwnd_loss(struct roxe_cwnd *w)
 		set_limit(w);
 }
 
+void roxe_cwnd_selective(struct roxe_cwnd *w)
+{
+	w->selective = true;
+	if (!w->outage)
+		set_limit(w);
+}
+
 void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again)
 {
 	roxe_cwnd_loss(w);
@@ -195,4 +202,72 @@ void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again)
 		return;
 	w->outage = true;
 	w->cwnd = ROXE_CWND_MIN < w->max ? ROXE_CWND_MIN : w->max;
+}
+
+/* --- selective repair ------------------------------------------------------------ */
+bool roxe_repair_try(struct roxe_repair *r, uint32_t psn)
+{
+	bool next = r->pending && psn == roxe_psn_add(r->psn, 1) &&
+		    roxe_psn_diff(r->hi, psn) >= 0;
+
+	r->pending = false;
+	if (!r->kept && r->misses >= ROXE_REPAIR_TRIES)
+		return false;		/* a go-back-N peer */
+	if (!next) {
+		r->run = 0;
+		return true;
+	}
+	/* the PSN after the repair is missing: not kept, or lost too */
+	if (!r->kept) {
+		r->misses++;
+		return false;
+	}
+	if (++r->run >= ROXE_REPAIR_RUN) {
+		r->run = 0;
+		return false;
+	}
+	return true;
+}
+
+void roxe_repair_sent(struct roxe_repair *r, uint32_t psn, uint32_t last, uint64_t now)
+{
+	r->pending = true;
+	r->psn = psn;
+	r->hi = last;
+	r->sent_at = now ? now : 1;
+}
+
+uint64_t roxe_repair_rtt(struct roxe_repair *r, uint32_t next, uint64_t now)
+{
+	uint64_t rtt;
+
+	if (!r->pending || !r->sent_at || roxe_psn_diff(next, r->psn) <= 0)
+		return 0;
+	/* An answer within the turn that sent the repair was on its way
+	 * already: it answers the original, not the repair. */
+	rtt = now > r->sent_at ? now - r->sent_at : 0;
+	r->sent_at = 0;
+	return rtt;
+}
+
+bool roxe_repair_progress(struct roxe_repair *r, uint32_t next)
+{
+	int32_t d;
+
+	if (!r->pending)
+		return false;
+	d = roxe_psn_diff(next, r->psn);
+	if (d <= 0)
+		return false;		/* the repair is not answered yet */
+	if (roxe_psn_diff(r->hi, r->psn) <= 0) {
+		r->pending = false;	/* nothing was sent behind it: no verdict */
+		return false;
+	}
+	if (d == 1)
+		return true;		/* pending stays: roxe_repair_try decides */
+	r->kept = true;			/* past p + 1, sent before p went again */
+	r->misses = 0;
+	r->run = 0;
+	r->pending = false;
+	return false;
 }

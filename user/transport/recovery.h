@@ -6,9 +6,10 @@
  * directly.
  *
  * What goes on the wire stays IBA go-back-N: these only decide WHEN the
- * requester retransmits (the timer) and HOW MANY PSNs it keeps
- * unacknowledged (the window), which any peer (kernel rxe, hardware RoCE)
- * cannot tell from a slower sender.
+ * requester retransmits (the timer), HOW MANY PSNs it keeps
+ * unacknowledged (the window) and, after a sequence NAK, whether it first
+ * resends the NAKed PSN alone (the selective repair), which any peer
+ * (kernel rxe, hardware RoCE) cannot tell from a slower sender.
  */
 #ifndef ROXE_TRANSPORT_RECOVERY_H
 #define ROXE_TRANSPORT_RECOVERY_H
@@ -136,6 +137,9 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
  * a deeper pipe rides out. Measured with fixed windows of 16, 32, 64 and
  * 128 PSNs at 1 % loss each way (RC WRITE 64 KiB, MTU 4096, 2 cores): 64
  * gave the most goodput, 1.2 to 1.4 times 16's and 128's.
+ * With a peer that keeps what follows a gap (selective repair, above), a
+ * loss costs one packet whatever the window: the loss interval no longer
+ * counts, and the limit is the IBA limit, as with no loss.
  * It starts at the IBA limit (no loss seen). A first retransmission
  * timeout counts as a loss (a go-back-N, spurious or not) but cuts nothing
  * else: on a loaded host most are stalls; a second one with no progress
@@ -148,6 +152,60 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
  * both before each packet (requester.c: may_send), so one can sit beside
  * the other.
  */
+/* --- selective repair ----------------------------------------------------------
+ *
+ * A sequence NAK names the first PSN the responder lacks. IBA's responder
+ * dropped everything behind it, so go-back-N sends all that again; a roxe
+ * responder keeps it (stash.c) and, once the missing PSN comes, runs and
+ * acknowledges it all. The requester cannot ask which kind it talks to,
+ * so it finds out: on a NAK of PSN p it sends p alone (asking for an ACK)
+ * and goes on with new PSNs; the verdict is the next response that
+ * acknowledges p:
+ *  - it acknowledges past p + 1, which was sent before p went again: the
+ *    peer kept what followed the gap (kept; sticky for the QP);
+ *  - it stops at exactly p (an ACK of p, or a NAK of p + 1): the peer did
+ *    not keep p + 1, or p + 1 was lost too. Go back to p + 1, as
+ *    go-back-N would have gone to p: one round trip later. Until a peer
+ *    has once kept, ROXE_REPAIR_TRIES of these and the QP stops trying
+ *    (a go-back-N peer costs that many round trips, once). A peer that
+ *    keeps gets another repair, unless ROXE_REPAIR_RUN losses in a row
+ *    each named the PSN after the last (a gap its stash did not hold:
+ *    each would take a round trip): then go-back-N.
+ * A lost repair is the tail probe's to find (the oldest PSN it resends is
+ * p). The answer to a repair times the path: the responder NAKed p, so it
+ * answers the copy sent alone (Karn's ambiguity does not arise), and on a
+ * path that keeps losing it is the only clean sample there is: every
+ * cumulative ACK of a PSN sent once also waits for the repair of some
+ * gap before it (measured at 3 % loss: no sample at all for the first
+ * 100 ms, so no probe, and the configured 67 ms timeout three times a
+ * run). A peer that keeps makes a loss cost one packet, not a window: the
+ * send window then ignores the loss interval (roxe_cwnd_selective).
+ */
+#define ROXE_REPAIR_TRIES	2
+#define ROXE_REPAIR_RUN		4
+
+struct roxe_repair {
+	bool		pending;	/* psn went alone; no verdict yet */
+	bool		kept;		/* the peer kept packets past a gap */
+	uint8_t		misses;		/* "not kept" verdicts while !kept */
+	uint8_t		run;		/* repairs in a row of the PSN after the last */
+	uint32_t	psn;		/* the PSN resent alone */
+	uint32_t	hi;		/* the last PSN sent before it */
+	uint64_t	sent_at;	/* ns; 0: timed already */
+};
+
+/* A sequence NAK of psn: resend psn alone (true) or go back (false)? */
+bool roxe_repair_try(struct roxe_repair *r, uint32_t psn);
+/* psn went alone at now (ns); last: the last PSN sent before it. */
+void roxe_repair_sent(struct roxe_repair *r, uint32_t psn, uint32_t last, uint64_t now);
+/* A response at now moved the oldest unacknowledged PSN to next: the
+ * repair's round trip if this answers it (once), else 0. */
+uint64_t roxe_repair_rtt(struct roxe_repair *r, uint32_t next, uint64_t now);
+/* A response moved the oldest unacknowledged PSN to next. True: it
+ * stopped at exactly the repaired PSN with more sent behind it, so the
+ * peer lacks next (an ACK says so as a NAK of next would). */
+bool roxe_repair_progress(struct roxe_repair *r, uint32_t next);
+
 #define ROXE_CWND_FLOOR		64
 #define ROXE_CWND_MIN		2
 #define ROXE_LOSS_SHARE		2
@@ -160,6 +218,7 @@ struct roxe_cwnd {
 	uint32_t	cwnd;		/* PSNs that may be unacknowledged */
 	uint32_t	max;		/* the IBA limit above it */
 	uint32_t	floor;		/* ROXE_CWND_FLOOR, at most max */
+	bool		selective;	/* the peer keeps what follows a gap */
 	bool		outage;		/* held at ROXE_CWND_MIN until an ACK */
 	uint64_t	delivered;	/* PSNs acknowledged, all told */
 	uint64_t	loss_at;	/* delivered at the last go-back */
@@ -182,6 +241,8 @@ void roxe_cwnd_loss(struct roxe_cwnd *w);
 /* The retransmission timer expired (and goes back); again: it expired
  * before too, with no progress since. */
 void roxe_cwnd_timeout(struct roxe_cwnd *w, bool again);
+/* The peer keeps what follows a gap: losses no longer bound the window. */
+void roxe_cwnd_selective(struct roxe_cwnd *w);
 /* The estimated bandwidth-delay product in PSNs (0: none yet). */
 uint32_t roxe_cwnd_bdp(const struct roxe_cwnd *w);
 

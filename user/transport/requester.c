@@ -525,6 +525,18 @@ static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 	return sent;
 }
 
+/* The selective repair (recovery.h): psn once more, alone, asking for an
+ * ACK; the requester goes on where it was. One retransmission. Not while
+ * an RNR NAK holds the QP. */
+bool roxe_requester_repair(struct roxe_qp *qp, uint32_t psn)
+{
+	uint64_t n = qp->stats->retransmits;
+	bool sent = qp->type == IBV_QPT_RC && !qp->req.rnr_wait && resend_one(qp, psn);
+
+	qp->stats->retransmits = n + sent;
+	return sent;
+}
+
 /*
  * The tail probe (recovery.h), on the timer's first expiry after progress:
  * the oldest unacknowledged PSN, then the last one sent, each once more

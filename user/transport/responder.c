@@ -3,7 +3,8 @@
  * The responder: executes incoming requests (IBA 9.7.5, 9.8, 9.9).
  *
  * RC, for a request with PSN p against the expected PSN e:
- *   p > e   out of sequence: one "PSN sequence error" NAK per gap, drop
+ *   p > e   out of sequence: one "PSN sequence error" NAK per gap; a copy
+ *           is kept aside (stash.c) or dropped
  *   p < e   duplicate: SEND/WRITE are re-acknowledged, READs are answered
  *           again from the recorded request (from the PSN asked for: a
  *           restarted READ), ATOMICs get their recorded reply: nothing is
@@ -17,6 +18,9 @@
  *           Then e advances (by the response count for a READ), the MSN
  *           counts finished messages, and an ACK is owed when AckReq is set.
  *           Owed ACKs are coalesced into one per QP per engine turn.
+ *           Then whatever the stash holds from the new e on runs, in
+ *           order, as if it came now; an ACK of all of it is owed, and a
+ *           gap after it is NAKed at once.
  * Errors of the NAK kinds also move the QP to the error state (class C).
  *
  * IBA 1.5's ATOMIC WRITE and FLUSH are answered as kernel rxe does: each
@@ -718,6 +722,8 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 			qp->resp.nak_sent = true;
 			nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
 		}
+		if (qp->dev->ooo_stash)
+			roxe_stash_put(qp, frame, pkt, h->psn);
 		return;
 	}
 	if (d < 0) {
@@ -864,17 +870,61 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 			 (pkt->ip_version == 6 ? ROXE_UWC_SL_IPV6 : ROXE_UWC_SL_IPV4));
 }
 
+/*
+ * After a request in sequence: run what the stash holds from the expected
+ * PSN on (stash.c), each through rc_request as if it came now, until a
+ * PSN is missing or one does not move the expected PSN (an RNR NAK, an
+ * error: the requester sends it again). Then acknowledge everything held,
+ * and NAK at once a gap that still has frames kept behind it.
+ */
+static void rc_drain(struct roxe_qp *qp)
+{
+	uint8_t buf[ROXE_STASH_FRAME_MAX];
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+	bool ran = false, gap = false;
+
+	while (qp->resp.stashed) {
+		uint32_t at = qp->resp.psn;
+		const uint8_t *f = roxe_stash_take(qp, at, buf, &pkt);
+
+		if (!f) {
+			gap = true;
+			break;
+		}
+		roxe_frame_hdr_get(f, &pkt, &h);
+		rc_request(qp, f, &pkt, &h);
+		ran = true;
+		if (roxe_qp_state(qp) == IBV_QPS_ERR) {
+			roxe_stash_drop(qp);
+			return;
+		}
+		if (qp->resp.psn == at)
+			break;		/* answered (RNR NAK): it comes again */
+	}
+	if (ran)
+		owe_ack(qp, roxe_psn_add(qp->resp.psn, (uint32_t)-1));
+	if (gap && qp->resp.stashed && !qp->resp.nak_sent) {
+		qp->resp.nak_sent = true;
+		nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
+	}
+}
+
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt)
 {
 	struct roxe_frame_hdr h;
 	int st = qp->eng_state;
+	uint32_t expected;
 
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE)
 		return;
 	roxe_frame_hdr_get(frame, pkt, &h);
 	switch (qp->type) {
 	case IBV_QPT_RC:
+		expected = qp->resp.psn;
 		rc_request(qp, frame, pkt, &h);
+		if (qp->resp.stashed && qp->resp.psn != expected)
+			rc_drain(qp);
 		break;
 	case IBV_QPT_UC:
 		uc_request(qp, frame, pkt, &h);

@@ -81,6 +81,7 @@ void roxe_recovery_reset(struct roxe_qp *qp)
 	roxe_cwnd_init(&qp->comp.cwnd, ROXE_MAX_INFLIGHT);
 	qp->comp.cwnd_psn = qp->comp.psn;
 	qp->comp.probe_due = false;
+	qp->comp.repair = (struct roxe_repair){ 0 };
 	qp->req.rtt_timing = false;
 	qp->req.probe = false;
 	/* a QP entering RTS starts at the line rate */

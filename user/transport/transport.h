@@ -42,6 +42,10 @@
  * turn can clock out. Without it 4096 QPs of one message each overflow the
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
+/* The responder's out-of-sequence stash (stash.c): frames per engine, and
+ * how far ahead of the expected PSN one may be. */
+#define ROXE_STASH_SLOTS	512
+#define ROXE_STASH_SPAN		1024
 
 /* Count a NAK sent or received, by NAK code, in the QP's roxe_qp_stats. */
 static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool sent)
@@ -214,6 +218,7 @@ struct roxe_qp {
 		uint32_t	cwnd_psn;	/* comp.psn the window has counted to */
 		bool		probe_due;	/* deadline is the tail probe's */
 		uint64_t	timer_from;	/* ns: when the probe's timer began */
+		struct roxe_repair repair;	/* selective repair (recovery.h) */
 	} comp;
 	struct {				/* responder */
 		uint32_t	psn;		/* next PSN expected */
@@ -226,6 +231,7 @@ struct roxe_qp {
 		uint32_t	wr_resid;
 		uint32_t	wr_len;		/* the WRITE's DMA length */
 		bool		nak_sent;	/* seq NAK already sent for this gap */
+		uint32_t	stashed;	/* frames it holds in the engine's stash */
 		/* pending output, sent when the engine serves the QP */
 		bool		ack_pending;
 		uint8_t		ack_syndrome;
@@ -256,6 +262,7 @@ struct roxe_engine {
 	atomic_bool		driving;	/* polled device: a thread runs a turn */
 	atomic_bool		exited;		/* stopped: runs no turn any more */
 	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
+	struct roxe_stash	*stash;		/* out-of-sequence frames (stash.c); lazily */
 	/* At most the earliest deadline of the armed timers (roxe_timer_arm
 	 * lowers it), so they are walked only once one may be due; 0: walk. */
 	uint64_t		next_timer;
@@ -320,6 +327,20 @@ int roxe_cnp_build(const struct roxe_qp *qp, void *buf, size_t cap);
 void roxe_ecn_ce_rx(struct roxe_qp *qp, bool count);	/* count: XDP did not */
 void roxe_cnp_rx(struct roxe_qp *qp);
 void roxe_cnp_received(struct roxe_qp *qp);	/* a valid CNP: the reaction point */
+
+/* --- stash.c: the responder's out-of-sequence frames (the contract is there) --- */
+bool roxe_stash_wanted(void);		/* ROXE_OOO_STASH is not 0 */
+void roxe_stash_fini(struct roxe_engine *e);
+/* Keep a copy of the request frame with PSN psn, ahead of resp.psn;
+ * false: not kept (dropped, as without a stash). */
+bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		    uint32_t psn);
+/* The kept frame with PSN psn, copied into buf (STASH_SLOT_BYTES) and
+ * freed; NULL: none. */
+const uint8_t *roxe_stash_take(struct roxe_qp *qp, uint32_t psn, uint8_t *buf,
+			       struct roxe_pkt *pkt);
+#define ROXE_STASH_FRAME_MAX	(4096 + 128)
+void roxe_stash_drop(struct roxe_qp *qp);	/* all the QP's frames */
 
 /* --- handoff.c: frames one engine hands another (the contract is there) --- */
 enum roxe_handoff_kind {
@@ -430,6 +451,7 @@ void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the he
 void roxe_requester(struct roxe_qp *qp);			/* send what can be sent */
 void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn */
 void roxe_requester_probe(struct roxe_qp *qp);	/* the tail probe: recovery.h */
+bool roxe_requester_repair(struct roxe_qp *qp, uint32_t psn);	/* psn alone: recovery.h */
 
 /* --- sendctl.c: the QP's retransmission timer, window and rate --- */
 void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */

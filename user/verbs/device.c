@@ -28,6 +28,7 @@ static void dev_free(struct roxe_device *dev)
 		if (dev->engines[i].efd > 0)
 			close(dev->engines[i].efd);
 		roxe_handoff_fini(&dev->engines[i]);
+		roxe_stash_fini(&dev->engines[i]);
 	}
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
@@ -489,6 +490,7 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->nengines = n;
 	dev->polled = attr->polled;
 	dev->rt_priority = attr->rt_priority;
+	dev->ooo_stash = roxe_stash_wanted();
 	for (unsigned i = 0; i < n; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The responder's out-of-sequence stash: RC request frames that arrived
+ * ahead of a gap, kept until the gap is filled and then executed in PSN
+ * order, as if they had come in order.
+ *
+ * IBA's responder drops every packet past a gap (after one sequence NAK),
+ * so the requester must send them all again: go-back-N resends what was
+ * in flight behind each loss. A stash changes nothing a peer can see but
+ * an ACK that covers more: when the missing PSN comes, the responder runs
+ * it and then whatever the stash holds from the next PSN on, and
+ * acknowledges all of it. A roxe requester that sent only the missing PSN
+ * (completer.c: the selective repair) then goes on from the ACK; any other
+ * requester (kernel rxe, hardware) goes back as always, and its resends of
+ * what the stash already ran are duplicates, acknowledged again.
+ *
+ * Nothing is executed out of order: a stashed frame is a copy of what came
+ * (ICRC and addresses checked), held aside, and every check of the
+ * responder (opcode sequence, lengths, R_Key, receive WQE) is made when it
+ * runs, in order. So memory is written in PSN order, as without the stash
+ * (an application polling a WRITE's last byte sees it last).
+ *
+ * Each engine has one pool of ROXE_STASH_SLOTS frames, allocated on first
+ * use, shared by its QPs: a frame is kept only while a slot is free, within
+ * ROXE_STASH_SPAN PSNs of the expected one, and not already held; what is
+ * not kept is dropped as before (the requester resends it). Slots are
+ * found by (QP, PSN) through a small hash of chains. A QP's slots go when
+ * it runs them, when it resets, enters ERR or is destroyed, and, when the
+ * pool is full, if they have fallen behind its expected PSN. A peer can
+ * fill the pool with frames ahead of a gap it never fills; the cost is
+ * that the engine's other QPs recover by go-back-N until that QP goes.
+ *
+ * ROXE_OOO_STASH=0 in the environment turns it off for the devices opened
+ * after (the responder then behaves as rxe's; roxe(7)).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "transport/transport.h"
+#include "roxe/psn.h"
+
+#define STASH_SLOT_BYTES	ROXE_STASH_FRAME_MAX
+#define STASH_BUCKETS		(2 * ROXE_STASH_SLOTS)
+#define STASH_NONE		0xffff
+
+struct stash_slot {
+	struct roxe_qp		*qp;		/* NULL: free */
+	uint32_t		psn;
+	uint16_t		next;		/* in its bucket's chain, or the free list */
+	struct roxe_pkt		pkt;
+};
+
+struct roxe_stash {
+	uint16_t		bucket[STASH_BUCKETS];
+	uint16_t		free_head;
+	uint32_t		used;
+	struct stash_slot	slot[ROXE_STASH_SLOTS];
+	uint8_t			data[ROXE_STASH_SLOTS][STASH_SLOT_BYTES];
+};
+
+_Static_assert(ROXE_STASH_SLOTS < STASH_NONE, "slot numbers must fit a uint16_t");
+_Static_assert(ROXE_STASH_SPAN >= ROXE_MAX_INFLIGHT, "the span covers a roxe requester's window");
+
+bool roxe_stash_wanted(void)
+{
+	const char *v = getenv("ROXE_OOO_STASH");
+
+	return !v || strcmp(v, "0");
+}
+
+static struct roxe_stash *stash_get(struct roxe_engine *e)
+{
+	struct roxe_stash *s = e->stash;
+
+	if (s || !e->dev->ooo_stash)
+		return s;
+	/* calloc'd: pages are touched only as slots are used */
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	for (unsigned i = 0; i < STASH_BUCKETS; i++)
+		s->bucket[i] = STASH_NONE;
+	for (unsigned i = 0; i < ROXE_STASH_SLOTS; i++)
+		s->slot[i].next = i + 1 < ROXE_STASH_SLOTS ? (uint16_t)(i + 1) : STASH_NONE;
+	s->free_head = 0;
+	e->stash = s;
+	return s;
+}
+
+void roxe_stash_fini(struct roxe_engine *e)
+{
+	free(e->stash);
+	e->stash = NULL;
+}
+
+static unsigned bucket_of(const struct roxe_qp *qp, uint32_t psn)
+{
+	uint64_t h = (qp->qpn * 0x9e3779b1u) ^ (psn * 0x85ebca6bu);
+
+	return (unsigned)((h ^ (h >> 16)) % STASH_BUCKETS);
+}
+
+/* Unlink slot i from its chain and free it. */
+static void slot_free(struct roxe_stash *s, unsigned i)
+{
+	struct stash_slot *sl = &s->slot[i];
+	uint16_t *pp = &s->bucket[bucket_of(sl->qp, sl->psn)];
+
+	while (*pp != i)
+		pp = &s->slot[*pp].next;
+	*pp = sl->next;
+	sl->qp->resp.stashed--;
+	sl->qp = NULL;
+	sl->next = s->free_head;
+	s->free_head = (uint16_t)i;
+	s->used--;
+}
+
+static int slot_find(const struct roxe_stash *s, const struct roxe_qp *qp, uint32_t psn)
+{
+	uint16_t i = s->bucket[bucket_of(qp, psn)];
+
+	for (; i != STASH_NONE; i = s->slot[i].next)
+		if (s->slot[i].qp == qp && s->slot[i].psn == psn)
+			return i;
+	return -1;
+}
+
+/* The pool is full: free the slots that fell behind their QP's expected
+ * PSN (never to run: a go-back filled past them). */
+static void reclaim(struct roxe_stash *s)
+{
+	for (unsigned i = 0; i < ROXE_STASH_SLOTS; i++) {
+		struct stash_slot *sl = &s->slot[i];
+
+		if (sl->qp && roxe_psn_diff(sl->psn, sl->qp->resp.psn) < 0)
+			slot_free(s, i);
+	}
+}
+
+bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		    uint32_t psn)
+{
+	int32_t ahead = roxe_psn_diff(psn, qp->resp.psn);
+	struct roxe_stash *s;
+	struct stash_slot *sl;
+	unsigned i, b;
+
+	if (ahead <= 0 || ahead > ROXE_STASH_SPAN || pkt->frame_len > STASH_SLOT_BYTES)
+		return false;
+	s = stash_get(qp->eng);
+	if (!s)
+		return false;
+	if (qp->resp.stashed && slot_find(s, qp, psn) >= 0)
+		return true;		/* a duplicate of one held */
+	if (s->free_head == STASH_NONE)
+		reclaim(s);
+	if (s->free_head == STASH_NONE)
+		return false;
+	i = s->free_head;
+	sl = &s->slot[i];
+	s->free_head = sl->next;
+	memcpy(s->data[i], frame, pkt->frame_len);
+	sl->qp = qp;
+	sl->psn = psn;
+	sl->pkt = *pkt;
+	b = bucket_of(qp, psn);
+	sl->next = s->bucket[b];
+	s->bucket[b] = (uint16_t)i;
+	s->used++;
+	qp->resp.stashed++;
+	return true;
+}
+
+const uint8_t *roxe_stash_take(struct roxe_qp *qp, uint32_t psn, uint8_t *buf,
+			       struct roxe_pkt *pkt)
+{
+	struct roxe_stash *s = qp->eng->stash;
+	int i;
+
+	if (!s || !qp->resp.stashed)
+		return NULL;
+	i = slot_find(s, qp, psn);
+	if (i < 0)
+		return NULL;
+	*pkt = s->slot[i].pkt;
+	memcpy(buf, s->data[i], pkt->frame_len);
+	slot_free(s, (unsigned)i);
+	return buf;
+}
+
+void roxe_stash_drop(struct roxe_qp *qp)
+{
+	struct roxe_stash *s = qp->eng->stash;
+
+	if (!s)
+		return;
+	for (unsigned i = 0; qp->resp.stashed && i < ROXE_STASH_SLOTS; i++)
+		if (s->slot[i].qp == qp)
+			slot_free(s, i);
+}
