@@ -18,15 +18,8 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "pair.h"
+#include "fuzz_input.h"
 #include "served_app.h"
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "fuzz_served: %s:%d: %s\n",		\
-			__FILE__, __LINE__, #cond);			\
-		abort();						\
-	}								\
-} while (0)
 
 #define BUF		(256u << 10)
 #define APP_IOVA	0x7e0000000000ull
@@ -147,24 +140,6 @@ static int setup(void)
 	return 0;
 }
 
-/* The input, consumed a byte at a time; zeros once it runs out. */
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t u8(struct input *in)
-{
-	if (!in->left)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
-
-static uint32_t u32(struct input *in)
-{
-	return u8(in) | (uint32_t)u8(in) << 8 | (uint32_t)u8(in) << 16 | (uint32_t)u8(in) << 24;
-}
 
 /* A window's key as the engine has it now (binds change its low byte). */
 static uint32_t mw_key(unsigned i)

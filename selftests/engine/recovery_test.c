@@ -582,9 +582,40 @@ static int write1(struct pair *p, uint64_t id, uint32_t off, uint32_t len)
 			  IBV_SEND_SIGNALED);
 }
 
-/* Frequent losses (every 16th request frame, first copy or not): each one
- * sends go-back-N back, and what it resends is what was in flight behind
- * the loss. The window follows the loss interval (about 15 PSNs; its
+/* One WRITE of len bytes (pattern seed) from a to b through the filters as
+ * the test set them, completed with its data intact: the requests a sent
+ * for its PSNs. */
+static unsigned write_through(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
+			      uint32_t len, uint32_t seed)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	unsigned total = 0;
+	struct ibv_wc wc;
+
+	fill_pattern(a->buf, len, seed);
+	EXPECT_EQ(0, write1(&self->p, 1, 0, len));
+	EXPECT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, len));
+	for (unsigned i = 0; i < len / 1024 && i < NPSN; i++)
+		total += self->f[0].sent[i];
+	TH_LOG("%u requests for %u PSNs, %u dropped, %llu retransmissions, %llu timer expiries",
+	       total, len / 1024, self->f[0].dropped,
+	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	return total;
+}
+
+/* An RC pair behind the filters, timeout 16 (268 ms): NAKs and probes,
+ * not the timer, bring the resends. */
+static int rc_open(FIXTURE_DATA(rec) *self)
+{
+	return fpair_open(&self->p, self->f, 0) ?:
+	       pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7);
+}
+
+/* Frequent losses (every 128th request frame, first copy or not) against a
+ * go-back-N peer (rxe's responder): each one sends go-back-N back, and
+ * what it resends is what was in flight behind the loss. The window follows the loss interval (about 15 PSNs; its
  * floor, 16) and bounds that; IBA's 512 alone lets the requester run on
  * past each loss as far as it gets before the NAK stops it. */
 TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
@@ -592,24 +623,13 @@ TEST_F(rec, frequent_losses_resend_a_window_not_the_message)
 	enum { LEN = 1024 * 1024, EVERY = 128 };	/* 1024 packets */
 	const unsigned win = EVERY / ROXE_LOSS_SHARE > ROXE_CWND_FLOOR ?
 			     EVERY / ROXE_LOSS_SHARE : ROXE_CWND_FLOOR;
-	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	struct ibv_wc wc;
-	unsigned total = 0;
+	struct side *a = &self->p.s[0];
+	unsigned total;
 
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	/* timeout 16 (268 ms): the NAKs bring the resends */
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	gbn_peer = true;
+	ASSERT_EQ(0, rc_open(self));
 	self->f[0].drop_every = EVERY;
-	fill_pattern(a->buf, LEN, 3);
-	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
-	for (unsigned i = 0; i < LEN / 1024; i++)
-		total += self->f[0].sent[i];
-	TH_LOG("%u requests for %u PSNs, %u dropped, %llu go-backs, %llu timer expiries",
-	       total, LEN / 1024, self->f[0].dropped,
-	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	total = write_through(_metadata, self, LEN, 3);
 	/* Each go-back (NAK, probe or timer) resends at most what the window
 	 * let out: half the loss interval or the floor (64), given 1.5 x
 	 * that; but the first loss comes with the IBA limit out (512: no
@@ -655,20 +675,13 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 {
 	enum { LEN = 256 * 1024, LOST = 40 };	/* 256 packets: the WRITE is still
 						 * outstanding when the late NAK comes */
-	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	struct ibv_wc wc;
+	struct side *a = &self->p.s[0];
 
 	gbn_peer = true;
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	/* timeout 16 (268 ms): only a NAK brings a resend in time */
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	ASSERT_EQ(0, rc_open(self));
 	self->f[0].drop_psn = PSN_A + LOST;
 	self->f[1].dup_nak = dup;
-	fill_pattern(a->buf, LEN, 5);
-	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	write_through(_metadata, self, LEN, 5);
 	EXPECT_EQ(1u, self->f[0].dropped);
 	/* The NAK of the gap; then the peer answers the repair with an ACK
 	 * of it alone, and NAKs the next PSN too if new ones reach it
@@ -717,16 +730,10 @@ TEST_F(rec, seq_nak_repairs_one_psn_when_the_peer_keeps)
 	enum { LEN = 256 * 1024, LOST = 40 };
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	unsigned twice = 0;
-	struct ibv_wc wc;
 
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	ASSERT_EQ(0, rc_open(self));
 	self->f[0].drop_psn = PSN_A + LOST;
-	fill_pattern(a->buf, LEN, 6);
-	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	write_through(_metadata, self, LEN, 6);
 	EXPECT_EQ(1u, self->f[0].dropped);
 	EXPECT_EQ(1u, self->f[1].naks);
 	EXPECT_TRUE(a->qp->comp.repair.kept);
@@ -750,23 +757,12 @@ TEST_F(rec, seq_nak_repairs_one_psn_when_the_peer_keeps)
 TEST_F(rec, frequent_losses_cost_one_packet_each_when_the_peer_keeps)
 {
 	enum { LEN = 1024 * 1024, EVERY = 128 };
-	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	unsigned total = 0;
-	struct ibv_wc wc;
+	struct side *a = &self->p.s[0];
+	unsigned total;
 
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	ASSERT_EQ(0, rc_open(self));
 	self->f[0].drop_every = EVERY;
-	fill_pattern(a->buf, LEN, 7);
-	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
-	for (unsigned i = 0; i < LEN / 1024; i++)
-		total += self->f[0].sent[i];
-	TH_LOG("%u requests for %u PSNs, %u dropped, %llu retransmissions, %llu timer expiries",
-	       total, LEN / 1024, self->f[0].dropped,
-	       (unsigned long long)qstats(a)->retransmits, (unsigned long long)qstats(a)->timeouts);
+	total = write_through(_metadata, self, LEN, 7);
 	EXPECT_TRUE(a->qp->comp.repair.kept);
 	if (!qstats(a)->timeouts)
 		EXPECT_EQ(LEN / 1024 + self->f[0].dropped, total);
@@ -780,17 +776,11 @@ TEST_F(rec, repair_stops_trying_a_go_back_n_peer)
 {
 	enum { LEN = 1024 * 1024, EVERY = 128 };
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	struct ibv_wc wc;
 
 	gbn_peer = true;
-	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	ASSERT_EQ(0, rc_open(self));
 	self->f[0].drop_every = EVERY;
-	fill_pattern(a->buf, LEN, 8);
-	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 60000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+	write_through(_metadata, self, LEN, 8);
 	EXPECT_GE(self->f[0].dropped, 4u);
 	EXPECT_FALSE(a->qp->comp.repair.kept);
 	EXPECT_EQ((unsigned)ROXE_REPAIR_TRIES, a->qp->comp.repair.misses);
