@@ -879,21 +879,22 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
  */
 static void rc_drain(struct roxe_qp *qp)
 {
-	uint8_t buf[ROXE_STASH_FRAME_MAX];
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
 	bool ran = false, gap = false;
 
 	while (qp->resp.stashed) {
 		uint32_t at = qp->resp.psn;
-		const uint8_t *f = roxe_stash_take(qp, at, buf, &pkt);
+		const uint8_t *f;
+		int slot = roxe_stash_take(qp, at, &f, &pkt);
 
-		if (!f) {
+		if (slot < 0) {
 			gap = true;
 			break;
 		}
 		roxe_frame_hdr_get(f, &pkt, &h);
 		rc_request(qp, f, &pkt, &h);
+		roxe_stash_release(qp->eng, slot);
 		ran = true;
 		if (roxe_qp_state(qp) == IBV_QPS_ERR) {
 			roxe_stash_drop(qp);

@@ -100,8 +100,9 @@ static unsigned bucket_of(const struct roxe_qp *qp, uint32_t psn)
 	return (unsigned)((h ^ (h >> 16)) % STASH_BUCKETS);
 }
 
-/* Unlink slot i from its chain and free it. */
-static void slot_free(struct roxe_stash *s, unsigned i)
+/* Take slot i off its chain and its QP; it is then neither found nor
+ * free. */
+static void slot_unlink(struct roxe_stash *s, unsigned i)
 {
 	struct stash_slot *sl = &s->slot[i];
 	uint16_t *pp = &s->bucket[bucket_of(sl->qp, sl->psn)];
@@ -111,9 +112,19 @@ static void slot_free(struct roxe_stash *s, unsigned i)
 	*pp = sl->next;
 	sl->qp->resp.stashed--;
 	sl->qp = NULL;
-	sl->next = s->free_head;
+}
+
+static void slot_put_free(struct roxe_stash *s, unsigned i)
+{
+	s->slot[i].next = s->free_head;
 	s->free_head = (uint16_t)i;
 	s->used--;
+}
+
+static void slot_free(struct roxe_stash *s, unsigned i)
+{
+	slot_unlink(s, i);
+	slot_put_free(s, i);
 }
 
 static int slot_find(const struct roxe_stash *s, const struct roxe_qp *qp, uint32_t psn)
@@ -172,21 +183,29 @@ bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	return true;
 }
 
-const uint8_t *roxe_stash_take(struct roxe_qp *qp, uint32_t psn, uint8_t *buf,
-			       struct roxe_pkt *pkt)
+int roxe_stash_take(struct roxe_qp *qp, uint32_t psn, const uint8_t **frame,
+		    struct roxe_pkt *pkt)
 {
 	struct roxe_stash *s = qp->eng->stash;
 	int i;
 
 	if (!s || !qp->resp.stashed)
-		return NULL;
+		return -1;
 	i = slot_find(s, qp, psn);
 	if (i < 0)
-		return NULL;
+		return -1;
+	/* Off its chain and its QP, not yet free: whatever the caller's run
+	 * of it does (an error that drops the QP's frames, a full pool's
+	 * reclaim) leaves it alone until roxe_stash_release(). */
 	*pkt = s->slot[i].pkt;
-	memcpy(buf, s->data[i], pkt->frame_len);
-	slot_free(s, (unsigned)i);
-	return buf;
+	*frame = s->data[i];
+	slot_unlink(s, (unsigned)i);
+	return i;
+}
+
+void roxe_stash_release(struct roxe_engine *e, int slot)
+{
+	slot_put_free(e->stash, (unsigned)slot);
 }
 
 void roxe_stash_drop(struct roxe_qp *qp)

@@ -335,10 +335,11 @@ void roxe_stash_fini(struct roxe_engine *e);
  * false: not kept (dropped, as without a stash). */
 bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
 		    uint32_t psn);
-/* The kept frame with PSN psn, copied into buf (STASH_SLOT_BYTES) and
- * freed; NULL: none. */
-const uint8_t *roxe_stash_take(struct roxe_qp *qp, uint32_t psn, uint8_t *buf,
-			       struct roxe_pkt *pkt);
+/* The kept frame with PSN psn: its bytes (*frame) and layout, no longer
+ * the QP's; a slot number for roxe_stash_release() once run, or -1: none. */
+int roxe_stash_take(struct roxe_qp *qp, uint32_t psn, const uint8_t **frame,
+		    struct roxe_pkt *pkt);
+void roxe_stash_release(struct roxe_engine *e, int slot);
 #define ROXE_STASH_FRAME_MAX	(4096 + 128)
 void roxe_stash_drop(struct roxe_qp *qp);	/* all the QP's frames */
 
