@@ -198,7 +198,8 @@ static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct rox
  */
 static bool tx_looped(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
-	struct roxe_device *to = roxe_loop_target(e->dev, b->data, b->len);
+	struct roxe_device *to = qp ? roxe_loop_target_qp(qp, b->data, b->len) :
+				 roxe_loop_target(e->dev, b->data, b->len);
 
 	if (!to)
 		return false;

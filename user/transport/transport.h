@@ -181,6 +181,10 @@ struct roxe_qp {
 	bool			credit_woken;	/* taken off it: may use the credit freed */
 	int			eng_state;	/* state the engine acted on */
 	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
+	/* loopback.c: where its frames to loop_dgid go (NULL: the port) */
+	unsigned		loop_epoch;	/* 0: not looked up */
+	uint8_t			loop_dgid[16];
+	struct roxe_device	*loop_to;
 
 	struct {				/* requester */
 		uint32_t	wqe;		/* slot of the next WQE to send from */
@@ -380,6 +384,10 @@ int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t le
 struct roxe_device *roxe_loop_find(struct roxe_device *dev, const uint8_t gid[16]);
 /* roxe_loop_find() of the frame's destination IP address. */
 struct roxe_device *roxe_loop_target(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
+/* The same for a frame of qp's, remembered per RC/UC QP until the epoch
+ * moves: roxe_loop_epoch_bump() wherever an answer may change. */
+struct roxe_device *roxe_loop_target_qp(struct roxe_qp *qp, const uint8_t *frame, uint32_t len);
+void roxe_loop_epoch_bump(void);
 /* Devices on a real interface: found by other devices of the process
  * (register before the engines start, unregister after they stopped). */
 int roxe_loop_register(struct roxe_device *dev);

@@ -235,6 +235,7 @@ static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, 
 	if (dev->xdp)
 		err = roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])l->gid, l->n);
 	old = atomic_exchange_explicit(&dev->local, l, memory_order_acq_rel);
+	roxe_loop_epoch_bump();		/* QPs look again where their frames go */
 	if (old && quiesce)
 		roxe_dev_quiesce(dev);
 	free(old);
