@@ -125,7 +125,14 @@ TEST_F(stash, keeps_only_frames_ahead_within_the_span)
 
 TEST_F(stash, a_duplicate_is_kept_once_and_taken_once)
 {
-	EXPECT_TRUE(put(self, 0, 1005));
+	struct roxe_pkt first = self->pkt;
+
+	/* the first copy (other bytes, another layout), then the second:
+	 * one frame held, the second's */
+	memset(self->frame, 0xa5, sizeof(self->frame));
+	self->pkt.payload_len = 7;
+	EXPECT_TRUE(roxe_stash_put(&self->q[0], self->frame, &self->pkt, 1005));
+	self->pkt = first;
 	EXPECT_TRUE(put(self, 0, 1005));
 	EXPECT_EQ(1u, self->q[0].resp.stashed);
 	EXPECT_TRUE(put(self, 1, 1005));		/* another QP's same PSN */

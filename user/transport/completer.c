@@ -144,7 +144,6 @@ static bool repair_verdict(struct roxe_qp *qp)
 		roxe_rto_sample(&qp->comp.rto, rtt);
 		roxe_cwnd_rtt(&qp->comp.cwnd, rtt, qp->eng->now);
 	}
-
 	if (qp->comp.repair.kept && !qp->comp.cwnd.selective)
 		roxe_cwnd_selective(&qp->comp.cwnd);
 	return short_of_it;

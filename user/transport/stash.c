@@ -21,9 +21,13 @@
  * (an application polling a WRITE's last byte sees it last).
  *
  * Each engine has one pool of ROXE_STASH_SLOTS frames, allocated on first
- * use, shared by its QPs: a frame is kept only while a slot is free, within
- * ROXE_STASH_SPAN PSNs of the expected one, and not already held; what is
- * not kept is dropped as before (the requester resends it). Slots are
+ * use, shared by its QPs: a frame is kept only while a slot is free and
+ * within ROXE_STASH_SPAN PSNs of the expected one (a second copy of a PSN
+ * held replaces the first); what is not kept is dropped as before (the
+ * requester resends it). Like TCP's out-of-order queue, this widens what a
+ * host able to forge the peer's address must guess from one PSN to the
+ * span; the newest copy winning means a frame it planted ahead is
+ * replaced when the peer's own comes. Slots are
  * found by (QP, PSN) through a small hash of chains. A QP's slots go when
  * it runs them, when it resets, enters ERR or is destroyed, and, when the
  * pool is full, if they have fallen behind its expected PSN. A peer can
@@ -162,8 +166,15 @@ bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	s = stash_get(qp->eng);
 	if (!s)
 		return false;
-	if (qp->resp.stashed && slot_find(s, qp, psn) >= 0)
-		return true;		/* a duplicate of one held */
+	i = qp->resp.stashed ? (unsigned)slot_find(s, qp, psn) : -1u;
+	if (i != -1u) {
+		/* A second copy replaces the first: the requester's resend is
+		 * the same bytes, and a frame forged ahead by someone posing
+		 * as the peer gives way to the peer's own, which comes later. */
+		memcpy(s->data[i], frame, pkt->frame_len);
+		s->slot[i].pkt = *pkt;
+		return true;
+	}
 	if (s->free_head == STASH_NONE)
 		reclaim(s);
 	if (s->free_head == STASH_NONE)
