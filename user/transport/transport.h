@@ -158,6 +158,11 @@ struct roxe_qp {
 	atomic_bool		detached;	/* the engine has let go */
 	struct ibv_qp_attr	attr;
 	struct roxe_frame_addr	path;		/* RC/UC: addressing at RTR */
+	/* The engine's, beside the path every frame reads (loopback.c):
+	 * where frames to loop_dgid go, NULL: the port */
+	unsigned		loop_epoch;	/* 0: not looked up */
+	uint8_t			loop_dgid[16];
+	struct roxe_device	*loop_to;
 	uint32_t		mtu;		/* path MTU, bytes */
 	uint32_t		path_mtu_cap;	/* the route's limit on it; 0: none */
 	uint64_t		timeout_ns;	/* 0: no retransmit timer */
@@ -181,10 +186,6 @@ struct roxe_qp {
 	bool			credit_woken;	/* taken off it: may use the credit freed */
 	int			eng_state;	/* state the engine acted on */
 	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
-	/* loopback.c: where its frames to loop_dgid go (NULL: the port) */
-	unsigned		loop_epoch;	/* 0: not looked up */
-	uint8_t			loop_dgid[16];
-	struct roxe_device	*loop_to;
 
 	struct {				/* requester */
 		uint32_t	wqe;		/* slot of the next WQE to send from */
