@@ -722,8 +722,7 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 			qp->resp.nak_sent = true;
 			nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
 		}
-		if (qp->dev->ooo_stash)
-			roxe_stash_put(qp, frame, pkt, h->psn);
+		roxe_stash_put(qp, frame, pkt, h->psn);	/* unless it is off */
 		return;
 	}
 	if (d < 0) {

@@ -37,13 +37,11 @@
  * ROXE_OOO_STASH=0 in the environment turns it off for the devices opened
  * after (the responder then behaves as rxe's; roxe(7)).
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
 #include "roxe/psn.h"
 
-#define STASH_SLOT_BYTES	ROXE_STASH_FRAME_MAX
 #define STASH_BUCKETS		(2 * ROXE_STASH_SLOTS)
 #define STASH_NONE		0xffff
 
@@ -57,9 +55,8 @@ struct stash_slot {
 struct roxe_stash {
 	uint16_t		bucket[STASH_BUCKETS];
 	uint16_t		free_head;
-	uint32_t		used;
 	struct stash_slot	slot[ROXE_STASH_SLOTS];
-	uint8_t			data[ROXE_STASH_SLOTS][STASH_SLOT_BYTES];
+	uint8_t			data[ROXE_STASH_SLOTS][ROXE_STASH_FRAME_MAX];
 };
 
 _Static_assert(ROXE_STASH_SLOTS < STASH_NONE, "slot numbers must fit a uint16_t");
@@ -122,7 +119,6 @@ static void slot_put_free(struct roxe_stash *s, unsigned i)
 {
 	s->slot[i].next = s->free_head;
 	s->free_head = (uint16_t)i;
-	s->used--;
 }
 
 static void slot_free(struct roxe_stash *s, unsigned i)
@@ -161,36 +157,32 @@ bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	struct stash_slot *sl;
 	unsigned i, b;
 
-	if (ahead <= 0 || ahead > ROXE_STASH_SPAN || pkt->frame_len > STASH_SLOT_BYTES)
+	if (ahead <= 0 || ahead > ROXE_STASH_SPAN || pkt->frame_len > ROXE_STASH_FRAME_MAX)
 		return false;
 	s = stash_get(qp->eng);
 	if (!s)
 		return false;
 	i = qp->resp.stashed ? (unsigned)slot_find(s, qp, psn) : -1u;
-	if (i != -1u) {
-		/* A second copy replaces the first: the requester's resend is
-		 * the same bytes, and a frame forged ahead by someone posing
-		 * as the peer gives way to the peer's own, which comes later. */
-		memcpy(s->data[i], frame, pkt->frame_len);
-		s->slot[i].pkt = *pkt;
-		return true;
+	if (i == -1u) {
+		if (s->free_head == STASH_NONE)
+			reclaim(s);
+		if (s->free_head == STASH_NONE)
+			return false;
+		i = s->free_head;
+		sl = &s->slot[i];
+		s->free_head = sl->next;
+		sl->qp = qp;
+		sl->psn = psn;
+		b = bucket_of(qp, psn);
+		sl->next = s->bucket[b];
+		s->bucket[b] = (uint16_t)i;
+		qp->resp.stashed++;
 	}
-	if (s->free_head == STASH_NONE)
-		reclaim(s);
-	if (s->free_head == STASH_NONE)
-		return false;
-	i = s->free_head;
-	sl = &s->slot[i];
-	s->free_head = sl->next;
+	/* A second copy replaces the first: the requester's resend is the
+	 * same bytes, and a frame forged ahead by someone posing as the peer
+	 * gives way to the peer's own, which comes later. */
 	memcpy(s->data[i], frame, pkt->frame_len);
-	sl->qp = qp;
-	sl->psn = psn;
-	sl->pkt = *pkt;
-	b = bucket_of(qp, psn);
-	sl->next = s->bucket[b];
-	s->bucket[b] = (uint16_t)i;
-	s->used++;
-	qp->resp.stashed++;
+	s->slot[i].pkt = *pkt;
 	return true;
 }
 
