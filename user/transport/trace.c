@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * Frame tracing. ROXE_TRACE=1 in the environment: one line per frame sent
- * and received, on stderr as it happens. ROXE_TRACE=2: the same lines kept in memory
- * (the last TRACE_RING per engine) and printed when the engine stops: a
- * flight recorder that barely changes the timing it records.
+ * and received, on stderr as it happens, stamped with CLOCK_MONOTONIC to
+ * the microsecond (comparable between processes: both ends of a
+ * ping-pong). ROXE_TRACE=2: the same lines kept in memory (the last
+ * TRACE_RING per engine) and printed when the engine stops: a flight
+ * recorder that barely changes the timing it records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +24,16 @@ void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
 	int v = roxe_parse(f, f + len, len, &pkt), n;
+	uint64_t us = roxe_now_ns() / 1000;
+	unsigned long long sec = us / 1000000 % 1000, usec = us % 1000000;	/* a line's time */
 
 	if (v != ROXE_PKT_OK) {
-		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %u bytes: %s", e->dev->gid[15],
-			     e->id, dir, len, roxe_verdict_name(v));
+		n = snprintf(line, sizeof(line), "%llu.%06llu roxe[%u.%u] %s %u bytes: %s", sec, usec,
+			     e->dev->gid[15], e->id, dir, len, roxe_verdict_name(v));
 	} else {
 		roxe_frame_hdr_get(f, &pkt, &h);
-		n = snprintf(line, sizeof(line), "roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u",
-			     e->dev->gid[15], e->id, dir, roxe_opcode_name(h.opcode), h.dqpn, h.psn,
+		n = snprintf(line, sizeof(line), "%llu.%06llu roxe[%u.%u] %s %-32s qp %#x psn %#x%s len %u",
+			     sec, usec, e->dev->gid[15], e->id, dir, roxe_opcode_name(h.opcode), h.dqpn, h.psn,
 			     h.ackreq ? " A" : "", pkt.payload_len);
 		if ((pkt.flags & ROXE_HDR_AETH) && n > 0 && n < TRACE_LINE)
 			snprintf(line + n, sizeof(line) - (size_t)n, " syn %#x msn %u",
