@@ -38,7 +38,7 @@
 #define ROXE_TX_BUDGET		32		/* packets per QP per turn */
 /* Request packets per engine turn, all QPs together: two receive bursts,
  * so that a turn of many QPs cannot pour more into the peer's receive ring
- * (1024 frames on AF_XDP) than the acknowledgements it takes back in a
+ * (2048 descriptors on AF_XDP) than the acknowledgements it takes back in a
  * turn can clock out. Without it 4096 QPs of one message each overflow the
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
@@ -222,6 +222,7 @@ struct roxe_qp {
 		struct roxe_cwnd cwnd;
 		uint32_t	cwnd_psn;	/* comp.psn the window has counted to */
 		bool		probe_due;	/* deadline is the tail probe's */
+		bool		stalled;	/* the window blocked since the timer began */
 		uint64_t	timer_from;	/* ns: when the probe's timer began */
 		struct roxe_repair repair;	/* selective repair (recovery.h) */
 	} comp;
@@ -271,7 +272,9 @@ struct roxe_engine {
 	/* At most the earliest deadline of the armed timers (roxe_timer_arm
 	 * lowers it), so they are walked only once one may be due; 0: walk. */
 	uint64_t		next_timer;
-	uint64_t		next_pace;	/* earliest pacer deadline among them; 0: none */
+	/* The earliest of their deadlines the engine sleeps to the
+	 * nanosecond for (roxe_timer_fine); 0: none. */
+	uint64_t		next_fine;
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
@@ -309,6 +312,10 @@ void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_timer_arm(struct roxe_qp *qp);
 void roxe_timer_disarm(struct roxe_qp *qp);
+/* The QP's earliest deadline that wants the engine awake to the nanosecond
+ * (a pacer's, a stall probe's; the others keep a sleeping engine's
+ * millisecond); 0: none. */
+uint64_t roxe_timer_fine(const struct roxe_qp *qp);
 /* Frames the state machines send: borrow, fill, queue. */
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
@@ -468,6 +475,8 @@ void roxe_recovery_reset(struct roxe_qp *qp);		/* entering RTS */
 /* A valid CNP for qp arrived (engine side): DCQCN cuts its rate. */
 void roxe_dcqcn_qp_cnp(struct roxe_qp *qp);
 void roxe_retrans_timer_start(struct roxe_qp *qp);	/* (re)start it from now */
+/* The send window blocked the requester: the stall probe (recovery.h). */
+void roxe_retrans_stalled(struct roxe_qp *qp);
 /* May a frame of a rate-limited QP leave now? Else it waits on its timer. */
 bool roxe_pace_ok(struct roxe_qp *qp);
 /* A data frame of len bytes (as on the wire) left a rate-limited QP: the
