@@ -380,6 +380,7 @@ struct fport {
 	/* record */
 	unsigned		sent[NPSN];	/* requests by PSN - base */
 	uint32_t		order[NPSN];	/* the first NPSN requests' PSN - base */
+	uint64_t		order_ns[NPSN];	/* and when each went */
 	unsigned		norder;
 	unsigned		dropped, naks, replayed;
 	uint8_t			nak[256];
@@ -406,8 +407,10 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	off = (h.psn - fp->base) & ROXE_PSN_MASK;
 	if (!is_response(h.opcode) && off < NPSN)
 		fp->sent[off]++;
-	if (!is_response(h.opcode) && fp->norder < NPSN)
+	if (!is_response(h.opcode) && fp->norder < NPSN) {
+		fp->order_ns[fp->norder] = roxe_now_ns();
 		fp->order[fp->norder++] = off;
+	}
 	if (h.opcode == ROXE_OP_RC_RDMA_READ_REQUEST && fp->nreads < 8)
 		fp->reads[fp->nreads++] = h;
 	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
@@ -963,6 +966,101 @@ TEST_F(rec, lost_resend_after_a_nak_is_probed)
 	last3 = nth_sent(&self->f[0], LAST, 3);
 	ASSERT_NE(NPSN, gap3) TH_LOG("the gap went %u times", self->f[0].sent[GAP]);
 	EXPECT_LT(gap3, last3) TH_LOG("the last PSN probed first: the gap waited for the RTO");
+}
+
+/*
+ * A repair lost on a full window (recovery.h: the stall probe). The
+ * requester's smoothed RTT is tens of milliseconds (three exchanges whose
+ * answers a's port held 20 ms), its min RTT microseconds. A WRITE of 640
+ * PSNs loses its first packet and then the repair: the responder keeps the
+ * rest and says nothing more, the window (512) fills, and nothing comes
+ * back. The tail probe would wait 2 SRTTs from the NAK; the stall probe
+ * sends the gap within a few min RTTs of the stall. Measured before it:
+ * the third copy went 40 ms after the window's last packet.
+ */
+TEST_F(rec, lost_repair_on_a_full_window_is_probed_at_once)
+{
+	enum { LEN = 640 * 1024, GAP = 16 };	/* the WRITE's 17th packet */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct roxe_rto *rto;
+	uint32_t off = 8 * 4096, gap;
+	unsigned third, before;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 20, 7, 7));
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], 4096, 5, -1));	/* 32 PSNs, min RTT */
+	rto = &a->qp->comp.rto;
+	for (uint32_t i = 0; i < 3; i++, off += 1024) {	/* SRTT: held answers */
+		__atomic_store_n(&self->f[0].rx_hold_until, roxe_now_ns() + 20 * MS, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, write1(&self->p, 10 + i, off, 1024));
+		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	/* a loss (NAK, repair, verdict: kept) arms the probes */
+	self->f[0].drop_psn = PSN_A + 32 + 3 + 1;
+	ASSERT_EQ(0, write1(&self->p, 13, off, 4096));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_TRUE(__atomic_load_n(&a->qp->comp.repair.kept, __ATOMIC_RELAXED));
+	off += 4096;
+	gap = 32 + 3 + 4 + GAP;
+	/* the timer from the NAK on: the RTO's, or a tail probe's before it */
+	ASSERT_GE(roxe_rto_timer_ns(rto, a->qp->timeout_ns, roxe_now_ns()), 20 * MS);
+	ASSERT_TRUE(!roxe_pto_ns(rto, UINT64_MAX, roxe_now_ns()) ||
+		    roxe_pto_ns(rto, UINT64_MAX, roxe_now_ns()) >= 20 * MS)
+		TH_LOG("SRTT %llu us: the tail probe would come too soon to tell",
+		       (unsigned long long)rto->srtt / 1000);
+	self->f[0].drop_psn = PSN_A + gap;
+	self->f[0].drop_copies = 2;		/* the first and the repair */
+	fill_pattern(a->buf + off, LEN, 17);
+	ASSERT_EQ(0, write1(&self->p, 14, off, LEN));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf + off, b->buf + off, LEN));
+	EXPECT_EQ(3u, self->f[0].dropped);
+	third = nth_sent(&self->f[0], gap, 3);
+	ASSERT_NE(NPSN, third) TH_LOG("the gap went %u times", self->f[0].sent[gap]);
+	ASSERT_GT(third, 0u);
+	before = third - 1;
+	/* a stalled host aside, microseconds; the tail probe's 2 SRTTs: 40 ms */
+	EXPECT_LT(self->f[0].order_ns[third] - self->f[0].order_ns[before], 10 * MS)
+		TH_LOG("the gap's third copy %llu us after the packet before it",
+		       (unsigned long long)(self->f[0].order_ns[third] - self->f[0].order_ns[before]) / 1000);
+}
+
+/*
+ * A repair is one packet: it goes even when the turn has spent its
+ * transmit budget (ROXE_TURN_TX_BUDGET, which keeps a turn of many QPs from
+ * pouring a window into the peer's ring). Refused, the NAK that asked for
+ * it fell back on go-back-N, which resends the whole window: measured at
+ * 0.1 % loss through faultwire, 400 go-backs in 3 s after an ACK's new
+ * packets had spent the turn, 50,000 to 120,000 frames dropped at the
+ * receiver's ring, 0.87 of the clean goodput.
+ */
+TEST_F(rec, a_repair_goes_when_the_turn_budget_is_spent)
+{
+	enum { LEN = 4096 };
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 1));	/* a polled: no turn but ours */
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	fill_pattern(a->buf, LEN, 21);
+	__atomic_store_n(&self->f[0].rx_hold_until, UINT64_MAX, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, write1(&self->p, 1, 0, LEN));
+	ASSERT_EQ(0, poll_n(a->cq, &wc, 1, 50));	/* the turns send all 4 */
+	for (unsigned i = 0; i < LEN / 1024; i++)
+		ASSERT_EQ(1u, self->f[0].sent[i]);
+	a->qp->eng->tx_left = 0;			/* as after a burst of new packets */
+	EXPECT_TRUE(roxe_requester_repair(a->qp, PSN_A + 1));
+	roxe_engine_tx_flush(a->qp->eng);
+	EXPECT_EQ(2u, self->f[0].sent[1]);
+	EXPECT_EQ(1u, self->f[0].sent[2]);		/* it alone */
+	__atomic_store_n(&self->f[0].rx_hold_until, 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
 }
 
 /* Karn's rule: the only ACK of a message whose one packet was resent

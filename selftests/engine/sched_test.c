@@ -5,8 +5,9 @@
  * armed the walk cost more than the turn's packets). That is right only
  * if next_timer is never later than any armed deadline: roxe_timer_arm
  * must lower it for a new, earlier deadline, for a QP already armed, for
- * an RNR wait and for a pacer's hold (DCQCN), and leave 0 ("walk now")
- * alone.
+ * an RNR wait, for a pacer's hold (DCQCN) and for a stall probe, and
+ * leave 0 ("walk now") alone. The pacer's and the stall probe's deadlines
+ * are fine ones: a sleeping engine wakes for them to the nanosecond.
  *
  * And its ACK hold: a plain ACK waits to be coalesced, but leaves right
  * after the reply of a ping-pong.
@@ -63,7 +64,7 @@ TEST_F(sched, arm_lowers_next_timer)
 /* A QP the pacer holds waits for its deadline on the timer list: a walk
  * bound past it would hold the QP until some other timer came due (an RTO,
  * milliseconds on), and the engine would sleep past it too. */
-TEST_F(sched, a_pacer_hold_lowers_next_timer_and_next_pace)
+TEST_F(sched, a_pacer_hold_lowers_next_timer_and_next_fine)
 {
 	struct roxe_engine *e = &self->e;
 
@@ -72,12 +73,63 @@ TEST_F(sched, a_pacer_hold_lowers_next_timer_and_next_pace)
 	self->q[0].req.pace_deadline = 50000;	/* the next frame in 50 us */
 	roxe_timer_arm(&self->q[0]);
 	EXPECT_EQ(50000, e->next_timer);
-	EXPECT_EQ(50000, e->next_pace);
+	EXPECT_EQ(50000, e->next_fine);
 	self->q[1].req.pace_wait = true;
 	self->q[1].req.pace_deadline = 80000;
 	roxe_timer_arm(&self->q[1]);
 	EXPECT_EQ(50000, e->next_timer);
-	EXPECT_EQ(50000, e->next_pace);		/* the earliest */
+	EXPECT_EQ(50000, e->next_fine);		/* the earliest */
+}
+
+/* The stall probe (recovery.h): the first full window after progress, on a
+ * lossy QP (an RTT sample, a loss within the last second), brings the
+ * deadline in to the stall probe's and makes it a fine one; once per
+ * progress; never on a clean path (it runs the configured timeout). */
+TEST_F(sched, a_full_window_brings_the_probe_in)
+{
+	struct roxe_engine *e = &self->e;
+	struct roxe_qp *qp = &self->q[0];
+	uint64_t stall = roxe_stall_pto_ns(0);
+
+	e->now = 1000000;
+	e->next_timer = e->now + 30000000;	/* the walk: the tail probe, 30 ms on */
+	qp->comp.deadline = e->now + 30000000;
+	qp->comp.probe_due = true;
+	roxe_rto_sample(&qp->comp.rto, 50000);	/* an RTT sample, a loss: lossy */
+	roxe_rto_loss(&qp->comp.rto, e->now);
+	roxe_timer_arm(qp);
+	EXPECT_EQ(0, e->next_fine);		/* a tail probe keeps the millisecond */
+	roxe_retrans_stalled(qp);
+	EXPECT_EQ(e->now + stall, qp->comp.deadline);
+	EXPECT_EQ(e->now + stall, e->next_timer);
+	EXPECT_EQ(e->now + stall, e->next_fine);
+	EXPECT_TRUE(qp->comp.stalled);
+	e->now += 100000;			/* the window blocks again: once */
+	roxe_retrans_stalled(qp);
+	EXPECT_EQ(e->now - 100000 + stall, qp->comp.deadline);
+	/* the min RTT's multiple, past the floor */
+	EXPECT_EQ(ROXE_STALL_PTO_MIN_NS, stall);
+	EXPECT_EQ(ROXE_STALL_PTO_RTTS * 1000000ull, roxe_stall_pto_ns(1000000));
+
+	/* an RTO, no tail probe (2 SRTTs past it): the probe comes all the same */
+	qp = &self->q[1];
+	qp->comp.deadline = e->now + 30000000;
+	roxe_rto_sample(&qp->comp.rto, 50000);
+	roxe_rto_loss(&qp->comp.rto, e->now);
+	roxe_timer_arm(qp);
+	roxe_retrans_stalled(qp);
+	EXPECT_EQ(e->now + stall, qp->comp.deadline);
+	EXPECT_TRUE(qp->comp.probe_due);
+
+	/* a clean path (no loss): the configured timeout, untouched */
+	qp = &self->q[2];
+	qp->comp.deadline = e->now + 30000000;
+	roxe_rto_sample(&qp->comp.rto, 50000);
+	roxe_timer_arm(qp);
+	roxe_retrans_stalled(qp);
+	EXPECT_EQ(e->now + 30000000, qp->comp.deadline);
+	EXPECT_FALSE(qp->comp.stalled);
+	EXPECT_FALSE(qp->comp.probe_due);
 }
 
 TEST_F(sched, zero_means_walk)

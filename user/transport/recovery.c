@@ -91,6 +91,14 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now)
 	return pto < rto ? pto : 0;
 }
 
+uint64_t roxe_stall_pto_ns(uint64_t min_rtt)
+{
+	uint64_t t = min_rtt > UINT64_MAX / ROXE_STALL_PTO_RTTS ? UINT64_MAX :
+		     min_rtt * ROXE_STALL_PTO_RTTS;
+
+	return t < ROXE_STALL_PTO_MIN_NS ? ROXE_STALL_PTO_MIN_NS : t;
+}
+
 /* --- send window ----------------------------------------------------------------- */
 void roxe_cwnd_init(struct roxe_cwnd *w, uint32_t max)
 {

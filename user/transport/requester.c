@@ -347,7 +347,10 @@ static bool may_send(struct roxe_qp *qp, uint32_t npsn)
 	if (qp->type != IBV_QPT_RC)
 		return true;
 	/* A READ bigger than the window may go alone. */
-	return !inflight || inflight + npsn <= qp->comp.cwnd.cwnd;
+	if (!inflight || inflight + npsn <= qp->comp.cwnd.cwnd)
+		return true;
+	roxe_retrans_stalled(qp);
+	return false;
 }
 
 /* PSNs the next packet of w takes. */
@@ -491,7 +494,9 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 /* Send the packet at psn once more, asking for an ACK, and go on from
  * where the requester was. Not a READ or ATOMIC request (resending one
  * re-executes it: the RTO's go-back covers these), nor without a transmit
- * buffer. Returns whether it went. */
+ * buffer. One packet goes past a turn's spent budget (ROXE_TURN_TX_BUDGET
+ * bounds windows, not this): refused, a repair fell back on go-back-N.
+ * Returns whether it went. */
 static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 {
 	struct roxe_engine *e = qp->eng;
@@ -500,8 +505,6 @@ static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 	struct rxe_send_wqe *w;
 	bool sent = false;
 
-	if (!e->tx_left)
-		return false;
 	roxe_requester_retry(qp, psn);
 	w = roxe_sq_wqe(qp, qp->req.wqe);
 	if (qp->req.psn == psn && w->state != ROXE_WQE_POSTED &&
@@ -513,7 +516,7 @@ static bool resend_one(struct roxe_qp *qp, uint32_t psn)
 		qp->req.probe = false;
 		w->state = st;
 		w->status = IBV_WC_SUCCESS;	/* a local error shows when it goes again */
-		if (sent)
+		if (sent && e->tx_left)
 			e->tx_left--;
 	}
 	qp->req.wqe = wqe;

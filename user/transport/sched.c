@@ -43,20 +43,27 @@ void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp)
 /* Call after setting a deadline, armed or not: the engine walks its
  * timers only once the earliest may be due (next_timer), so a deadline
  * earlier than that lowers it. */
+uint64_t roxe_timer_fine(const struct roxe_qp *qp)
+{
+	uint64_t fine = qp->req.pace_wait ? qp->req.pace_deadline : 0;
+
+	if (qp->comp.deadline && qp->comp.stalled && qp->comp.probe_due &&
+	    (!fine || qp->comp.deadline < fine))
+		fine = qp->comp.deadline;
+	return fine;
+}
+
 void roxe_timer_arm(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;
-	uint64_t due = qp->comp.deadline;
+	uint64_t due = qp->comp.deadline, fine = roxe_timer_fine(qp);
 
 	if (qp->req.rnr_wait && (!due || qp->req.rnr_deadline < due))
 		due = qp->req.rnr_deadline;
-	if (qp->req.pace_wait) {
-		if (!due || qp->req.pace_deadline < due)
-			due = qp->req.pace_deadline;
-		/* the engine sleeps to the nanosecond for a pacer's deadline */
-		if (!e->next_pace || qp->req.pace_deadline < e->next_pace)
-			e->next_pace = qp->req.pace_deadline;
-	}
+	if (qp->req.pace_wait && (!due || qp->req.pace_deadline < due))
+		due = qp->req.pace_deadline;
+	if (fine && (!e->next_fine || fine < e->next_fine))
+		e->next_fine = fine;
 	if (due && e->next_timer && due < e->next_timer)
 		e->next_timer = due;
 	if (qp->timer_pprev)

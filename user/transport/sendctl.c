@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * A QP's send control: what ties the QP to the arithmetic of recovery.h
- * (the retransmission timer and tail probe) and dcqcn.h (the rate and its
+ * (the retransmission timer, the tail and stall probes) and dcqcn.h (the rate and its
  * pacer). The requester asks it before each packet (roxe_pace_ok), the
  * completer starts the timer on progress, the CNP path hands it the peer's
  * notifications, and qp_state.c resets it when the QP enters RTS. It calls
@@ -18,8 +18,28 @@ void roxe_retrans_timer_start(struct roxe_qp *qp)
 	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
 
 	qp->comp.probe_due = pto != 0;
+	qp->comp.stalled = false;
 	qp->comp.timer_from = qp->eng->now;
 	qp->comp.deadline = qp->eng->now + (pto ? pto : rto);
+	roxe_timer_arm(qp);
+}
+
+/* The stall probe (recovery.h): once per progress, on a lossy QP, a full
+ * window brings the probe in (the timer's rest is the RTO's, as after a
+ * tail probe). */
+void roxe_retrans_stalled(struct roxe_qp *qp)
+{
+	uint64_t at;
+
+	if (qp->comp.stalled || !qp->comp.deadline || !qp->comp.rto.srtt ||
+	    !roxe_rto_lossy(&qp->comp.rto, qp->eng->now))
+		return;
+	qp->comp.stalled = true;
+	at = qp->eng->now + roxe_stall_pto_ns(qp->comp.cwnd.min_rtt);
+	if (at >= qp->comp.deadline)
+		return;
+	qp->comp.deadline = at;
+	qp->comp.probe_due = true;
 	roxe_timer_arm(qp);
 }
 
