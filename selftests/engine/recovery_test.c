@@ -178,6 +178,41 @@ TEST(rto_timer_follows_the_estimate_only_on_a_lossy_qp)
 /* Without losses the limit is IBA's; one loss among 1100 PSNs (0.09 %:
  * more than ROXE_LOSS_SHARE x 512 apart) is no reason to hold back: still
  * IBA's. */
+/* The stall probe's timeout: the floor, the min RTT's multiple past it, and
+ * twice the usual wait of a blocked window past that. On a slow link a
+ * full window is the steady state and ACKs come 0.5 ms apart: after a few
+ * blocks the probe no longer fires between them. An outage (the probe and
+ * more) counts as the RTO floor at most. */
+TEST(stall_probe_timeout)
+{
+	struct roxe_stall s = { 0 };
+	uint64_t now = 1000000000, t;
+
+	EXPECT_EQ(ROXE_STALL_PTO_MIN_NS, roxe_stall_begin(&s, 0, now));
+	EXPECT_EQ(now, s.at);
+	roxe_stall_end(&s, now + 40000);		/* a repair: 40 us */
+	EXPECT_EQ(0, s.at);
+	EXPECT_EQ(40000, s.usual);
+	EXPECT_EQ(ROXE_STALL_PTO_MIN_NS, roxe_stall_begin(&s, 20000, now));
+	EXPECT_EQ(ROXE_STALL_PTO_RTTS * 100000ull, roxe_stall_begin(&s, 100000, now));
+	roxe_stall_end(&s, now);
+	/* a slow link: every block waits 500 us for the next ACK */
+	s = (struct roxe_stall){ 0 };
+	for (int i = 0; i < 4; i++) {
+		t = roxe_stall_begin(&s, 70000, now);
+		now += 500000;
+		roxe_stall_end(&s, now);
+	}
+	t = roxe_stall_begin(&s, 70000, now);
+	EXPECT_GT(t, 500000u) TH_LOG("the probe would fire between ACKs: %llu ns",
+				     (unsigned long long)t);
+	EXPECT_LE(t, 1000000u);
+	roxe_stall_end(&s, now + 60 * 1000000000ull);	/* an outage */
+	EXPECT_LE(s.usual, 500000 + ROXE_RTO_MIN_NS / 8);
+	roxe_stall_end(&s, now);			/* no stall: nothing */
+	EXPECT_LE(s.usual, 500000 + ROXE_RTO_MIN_NS / 8);
+}
+
 TEST(cwnd_isolated_losses_cut_nothing)
 {
 	struct roxe_cwnd w;

@@ -91,12 +91,28 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now)
 	return pto < rto ? pto : 0;
 }
 
-uint64_t roxe_stall_pto_ns(uint64_t min_rtt)
+uint64_t roxe_stall_begin(struct roxe_stall *s, uint64_t min_rtt, uint64_t now)
 {
 	uint64_t t = min_rtt > UINT64_MAX / ROXE_STALL_PTO_RTTS ? UINT64_MAX :
 		     min_rtt * ROXE_STALL_PTO_RTTS;
 
+	s->at = now ? now : 1;
+	if (s->usual > t / 2)
+		t = s->usual > UINT64_MAX / 2 ? UINT64_MAX : 2 * s->usual;
 	return t < ROXE_STALL_PTO_MIN_NS ? ROXE_STALL_PTO_MIN_NS : t;
+}
+
+void roxe_stall_end(struct roxe_stall *s, uint64_t now)
+{
+	uint64_t d;
+
+	if (!s->at)
+		return;
+	d = now > s->at ? now - s->at : 0;
+	s->at = 0;
+	if (d > ROXE_RTO_MIN_NS)
+		d = ROXE_RTO_MIN_NS;	/* an outage says nothing of the usual */
+	s->usual = s->usual ? s->usual - s->usual / 8 + d / 8 : d;
 }
 
 /* --- send window ----------------------------------------------------------------- */

@@ -110,20 +110,34 @@ uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
  * flight inflates with its own queue (measured at 3 % loss: SRTT 200 to
  * 900 us while a gap took 40 to 70 us to repair). Once the send window is
  * full nothing more leaves until an answer comes, and what is in flight
- * drains in about a min RTT. So on a QP whose probe is armed, the first
- * time the window blocks the requester after progress, the probe comes at
- * most ROXE_STALL_PTO_RTTS min RTTs later (the window's estimate), never
- * sooner than ROXE_STALL_PTO_MIN_NS. A lost repair, a lost NAK or the lost
- * answer to a repair otherwise held the full window for the tail probe's
- * millisecond or more (measured at 3 % loss: 550 to 600 such stalls in 3 s,
- * each 1 to 4 ms). A spurious one costs the probe's two PSNs, once per
- * progress; the engine wakes for it to the microsecond, as for a pacer.
+ * drains in about a min RTT. So on a lossy QP (above, with an RTT sample),
+ * the first time the window blocks the requester after progress, the probe
+ * comes ROXE_STALL_PTO_RTTS min RTTs later (the window's estimate), or
+ * twice as long as a blocked window usually waits for progress (a moving
+ * average, 1/8 a sample) if that is longer, and never sooner than
+ * ROXE_STALL_PTO_MIN_NS. A lost repair, a lost NAK or the lost answer to a
+ * repair otherwise held the full window for the tail probe's millisecond or
+ * more (measured at 3 % loss: 550 to 600 such stalls in 3 s, each 1 to
+ * 4 ms). The usual wait keeps it from firing between the ACKs of a slow
+ * link, where a full window is the steady state (1 Gbit/s, an ACK every 16
+ * frames of 4 KiB: 0.5 ms apart): after a few blocks it exceeds their
+ * spacing. A needless probe costs its two PSNs, once per progress; the
+ * engine wakes for it to the microsecond, as for a pacer.
  */
 #define ROXE_STALL_PTO_MIN_NS		200000ull	/* 200 us */
 #define ROXE_STALL_PTO_RTTS		4
 
-/* The stall probe's timeout on a path whose min RTT is min_rtt (0: none). */
-uint64_t roxe_stall_pto_ns(uint64_t min_rtt);
+struct roxe_stall {
+	uint64_t	at;		/* ns the window blocked; 0: not since progress */
+	uint64_t	usual;		/* ns a blocked window waits for progress */
+};
+
+/* The window blocked the requester at now (ns), the path's min RTT being
+ * min_rtt (0: none yet): the stall probe's timeout from now. */
+uint64_t roxe_stall_begin(struct roxe_stall *s, uint64_t min_rtt, uint64_t now);
+/* Progress at now: a stall since roxe_stall_begin is over (its length
+ * feeds the usual wait); the next block begins another. */
+void roxe_stall_end(struct roxe_stall *s, uint64_t now);
 
 /* --- send window ------------------------------------------------------------------
  *

@@ -47,7 +47,7 @@ uint64_t roxe_timer_fine(const struct roxe_qp *qp)
 {
 	uint64_t fine = qp->req.pace_wait ? qp->req.pace_deadline : 0;
 
-	if (qp->comp.deadline && qp->comp.stalled && qp->comp.probe_due &&
+	if (qp->comp.deadline && qp->comp.stall.at && qp->comp.probe_due &&
 	    (!fine || qp->comp.deadline < fine))
 		fine = qp->comp.deadline;
 	return fine;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * A QP's send control: what ties the QP to the arithmetic of recovery.h
- * (the retransmission timer, the tail and stall probes) and dcqcn.h (the rate and its
- * pacer). The requester asks it before each packet (roxe_pace_ok), the
- * completer starts the timer on progress, the CNP path hands it the peer's
- * notifications, and qp_state.c resets it when the QP enters RTS. It calls
+ * (the retransmission timer, the tail and stall probes) and dcqcn.h (the
+ * rate and its pacer). The requester asks it before each packet
+ * (roxe_pace_ok) and tells it of a full window, the completer starts the
+ * timer on progress, the CNP path hands it the peer's notifications, and
+ * qp_state.c resets it when the QP enters RTS. It calls
  * only the scheduler (timers, the ready list), so none of those callers
  * depends on another through it.
  */
@@ -18,7 +19,10 @@ void roxe_retrans_timer_start(struct roxe_qp *qp)
 	uint64_t pto = roxe_pto_ns(&qp->comp.rto, rto, qp->eng->now);
 
 	qp->comp.probe_due = pto != 0;
-	qp->comp.stalled = false;
+	if (qp->comp.deadline)
+		roxe_stall_end(&qp->comp.stall, qp->eng->now);	/* progress */
+	else
+		qp->comp.stall.at = 0;
 	qp->comp.timer_from = qp->eng->now;
 	qp->comp.deadline = qp->eng->now + (pto ? pto : rto);
 	roxe_timer_arm(qp);
@@ -31,11 +35,11 @@ void roxe_retrans_stalled(struct roxe_qp *qp)
 {
 	uint64_t at;
 
-	if (qp->comp.stalled || !qp->comp.deadline || !qp->comp.rto.srtt ||
+	if (qp->comp.stall.at || !qp->comp.deadline || !qp->comp.rto.srtt ||
 	    !roxe_rto_lossy(&qp->comp.rto, qp->eng->now))
 		return;
-	qp->comp.stalled = true;
-	at = qp->eng->now + roxe_stall_pto_ns(qp->comp.cwnd.min_rtt);
+	at = qp->eng->now + roxe_stall_begin(&qp->comp.stall, qp->comp.cwnd.min_rtt,
+					     qp->eng->now);
 	if (at >= qp->comp.deadline)
 		return;
 	qp->comp.deadline = at;
@@ -102,6 +106,7 @@ void roxe_recovery_reset(struct roxe_qp *qp)
 	qp->comp.cwnd_psn = qp->comp.psn;
 	qp->comp.probe_due = false;
 	qp->comp.repair = (struct roxe_repair){ 0 };
+	qp->comp.stall = (struct roxe_stall){ 0 };
 	qp->req.rtt_timing = false;
 	qp->req.probe = false;
 	/* a QP entering RTS starts at the line rate */

@@ -222,7 +222,7 @@ struct roxe_qp {
 		struct roxe_cwnd cwnd;
 		uint32_t	cwnd_psn;	/* comp.psn the window has counted to */
 		bool		probe_due;	/* deadline is the tail probe's */
-		bool		stalled;	/* the window blocked since the timer began */
+		struct roxe_stall stall;	/* the window blocked (recovery.h) */
 		uint64_t	timer_from;	/* ns: when the probe's timer began */
 		struct roxe_repair repair;	/* selective repair (recovery.h) */
 	} comp;
