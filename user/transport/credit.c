@@ -5,7 +5,7 @@
  *
  * A frame a requester sends, or makes its peer send, waits in a receive
  * ring until an engine takes it: READ/ATOMIC responses in this engine's own
- * ring (AF_XDP: 512 frames of a 4096 MTU), SEND/WRITE packets in the
+ * ring (AF_XDP: 1024 frames of a 4096 MTU), SEND/WRITE packets in the
  * peer's. A QP's send window (recovery.h) bounds what one QP has
  * outstanding, nothing bounded the sum: 4096 QPs of up to 7 READs each
  * asked for 28,672 responses at once, whatever the ring could not hold when

@@ -38,7 +38,7 @@
 #define ROXE_TX_BUDGET		32		/* packets per QP per turn */
 /* Request packets per engine turn, all QPs together: two receive bursts,
  * so that a turn of many QPs cannot pour more into the peer's receive ring
- * (1024 descriptors on AF_XDP) than the acknowledgements it takes back in a
+ * (2048 descriptors on AF_XDP) than the acknowledgements it takes back in a
  * turn can clock out. Without it 4096 QPs of one message each overflow the
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
