@@ -189,6 +189,38 @@ FIXTURE_TEARDOWN(xdp)
 	xdp_cleanup(self);
 }
 
+/* roxe on host a too, as a sender: its program and AF_XDP group (NULL on
+ * failure); the caller is back in namespace b. */
+static struct roxe_afxdp *sender_up(FIXTURE_DATA(xdp) *self, struct roxe_xdp **xa)
+{
+	struct roxe_xdp_attach_opts o = { .mode = ROXE_XDP_NATIVE, .engines = ENGINES,
+					  .no_pin = true };
+	struct roxe_afxdp_config c = { .engines = ENGINES };
+	struct roxe_afxdp *ga = NULL;
+
+	topo_enter(self->t.ns_a);
+	if (!roxe_xdp_attach(self->ifa, &o, xa, NULL)) {
+		c.ifname = self->ifa;
+		c.xsks_map_fd = (*xa)->xsks_fd;
+		ga = roxe_afxdp_open(&c);
+	}
+	topo_enter(self->t.ns_b);
+	return ga;
+}
+
+/* sender_up's undone: 0 or the detach's error. */
+static int sender_down(FIXTURE_DATA(xdp) *self, struct roxe_afxdp *ga, struct roxe_xdp *xa)
+{
+	int err;
+
+	roxe_afxdp_close(ga);
+	topo_enter(self->t.ns_a);
+	roxe_xdp_close(xa);
+	err = roxe_xdp_detach(self->ifa, NULL);
+	topo_enter(self->t.ns_b);
+	return err;
+}
+
 static const uint32_t owner_b[0x40] = {
 	[QP_E0] = 0, [QP_E1] = 1, [ROXE_QPN_GSI] = 1,
 };
@@ -197,11 +229,8 @@ static const uint32_t owner_b[0x40] = {
  * frames reach b on both queues, and must land at the owner on b. */
 TEST_F(xdp, steer_by_qp_across_queues)
 {
-	struct roxe_xdp_attach_opts o = { .mode = ROXE_XDP_NATIVE, .engines = ENGINES,
-					  .no_pin = true };
-	struct roxe_afxdp_config c = { .engines = ENGINES };
 	struct roxe_xdp *xa;
-	struct roxe_afxdp *ga;
+	struct roxe_afxdp *ga = sender_up(self, &xa);
 	struct roxe_port *pa[ENGINES];
 	struct rx_tally tally = { 0 };
 	uint64_t bytes[0x40] = { 0 };
@@ -209,15 +238,9 @@ TEST_F(xdp, steer_by_qp_across_queues)
 	struct roxe_stats st;
 	const unsigned n = 200;
 
-	topo_enter(self->t.ns_a);
-	ASSERT_EQ(0, roxe_xdp_attach(self->ifa, &o, &xa, NULL));
-	c.ifname = self->ifa;
-	c.xsks_map_fd = xa->xsks_fd;
-	ga = roxe_afxdp_open(&c);
 	ASSERT_NE(NULL, ga);
 	for (unsigned e = 0; e < ENGINES; e++)
 		pa[e] = roxe_afxdp_port(ga, e);
-	topo_enter(self->t.ns_b);
 
 	for (unsigned e = 0; e < ENGINES; e++) {
 		bytes[QP_E0] += xsk_send(&self->t, pa[e], QP_E0, n, 64, 0xc000 + e);
@@ -258,11 +281,7 @@ TEST_F(xdp, steer_by_qp_across_queues)
 		EXPECT_EQ(2 * n + 20, pa[e]->stats.tx_frames);
 		roxe_port_destroy(pa[e]);
 	}
-	roxe_afxdp_close(ga);
-	topo_enter(self->t.ns_a);
-	roxe_xdp_close(xa);
-	EXPECT_EQ(0, roxe_xdp_detach(self->ifa, NULL));
-	topo_enter(self->t.ns_b);
+	EXPECT_EQ(0, sender_down(self, ga, xa));
 }
 
 /*
@@ -277,24 +296,15 @@ TEST_F(xdp, steer_by_qp_across_queues)
  */
 TEST_F(xdp, rx_ring_holds_two_windows_of_4096_mtu_frames)
 {
-	struct roxe_xdp_attach_opts o = { .mode = ROXE_XDP_NATIVE, .engines = ENGINES,
-					  .no_pin = true };
-	struct roxe_afxdp_config c = { .engines = ENGINES };
 	const unsigned want = 2 * ROXE_MAX_INFLIGHT, sent = want + 256;
 	struct rx_tally tally = { 0 };
 	struct roxe_port *pa;
 	struct roxe_xdp *xa;
-	struct roxe_afxdp *ga;
+	struct roxe_afxdp *ga = sender_up(self, &xa);
 
-	topo_enter(self->t.ns_a);
-	ASSERT_EQ(0, roxe_xdp_attach(self->ifa, &o, &xa, NULL));
-	c.ifname = self->ifa;
-	c.xsks_map_fd = xa->xsks_fd;
-	ga = roxe_afxdp_open(&c);
 	ASSERT_NE(NULL, ga);
 	pa = roxe_afxdp_port(ga, 0);
 	ASSERT_NE(NULL, pa);
-	topo_enter(self->t.ns_b);
 
 	/* 4154-byte frames, b's engine 0 receiving nothing meanwhile */
 	ASSERT_NE(0, xsk_send(&self->t, pa, QP_E0, sent, 4096, 0xc300));
@@ -308,11 +318,7 @@ TEST_F(xdp, rx_ring_holds_two_windows_of_4096_mtu_frames)
 	       self->pb[0]->rx_frames);
 
 	roxe_port_destroy(pa);
-	roxe_afxdp_close(ga);
-	topo_enter(self->t.ns_a);
-	roxe_xdp_close(xa);
-	EXPECT_EQ(0, roxe_xdp_detach(self->ifa, NULL));
-	topo_enter(self->t.ns_b);
+	EXPECT_EQ(0, sender_down(self, ga, xa));
 }
 
 /* Malformed frames from a raw socket: each dropped and counted by reason. */

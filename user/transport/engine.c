@@ -85,7 +85,7 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 /* Fire what is due; returns the earliest deadline still pending (0: none). */
 static uint64_t timers_turn(struct roxe_engine *e)
 {
-	uint64_t next = 0, fine = 0;
+	uint64_t next = 0, fine = 0, qfine;
 	struct roxe_qp *qp = e->timers, *n;
 
 	for (; qp; qp = n) {
@@ -110,8 +110,9 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			next = qp->req.rnr_deadline;
 		if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
 			next = qp->req.pace_deadline;
-		if (roxe_timer_fine(qp) && (!fine || roxe_timer_fine(qp) < fine))
-			fine = roxe_timer_fine(qp);
+		qfine = roxe_timer_fine(qp);
+		if (qfine && (!fine || qfine < fine))
+			fine = qfine;
 	}
 	e->next_fine = fine;
 	return next;
@@ -358,11 +359,12 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 			uint64_t now = roxe_now_ns(), d = next_timer > now ? next_timer - now : 0;
 
 			/* A paced QP's next frame or a stall probe,
-			 * microseconds away: to the nanosecond. The other timers (retransmission, RNR)
-			 * keep the millisecond past their deadline they have
-			 * always had: waking them on the dot on a loaded host
-			 * made go-back-N runs time out (faults_test: RETRY_EXC
-			 * in 3 of 27 runs, none before). */
+			 * microseconds away: to the nanosecond. The other
+			 * timers (retransmission, RNR) keep the millisecond
+			 * past their deadline they have always had: waking
+			 * them on the dot on a loaded host made go-back-N
+			 * runs time out (faults_test: RETRY_EXC in 3 of 27
+			 * runs, none before). */
 			if (!(e->next_fine && e->next_fine <= next_timer))
 				d = (d / 1000000 + 1) * 1000000;
 			ts.tv_sec = (time_t)(d / 1000000000ull);

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "transport/transport.h"
 
 int roxe_trace = -1;
@@ -24,8 +25,15 @@ void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
 	int v = roxe_parse(f, f + len, len, &pkt), n;
-	uint64_t us = roxe_now_ns() / 1000;
-	unsigned long long sec = us / 1000000 % 1000, usec = us % 1000000;	/* a line's time */
+	struct timespec ts;
+	uint64_t us;
+	unsigned long long sec, usec;	/* a line's time */
+
+	/* roxe_now_ns()'s clock: the engine calls trace.c, never the reverse */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	sec = us / 1000000 % 1000;
+	usec = us % 1000000;
 
 	if (v != ROXE_PKT_OK) {
 		n = snprintf(line, sizeof(line), "%llu.%06llu roxe[%u.%u] %s %u bytes: %s", sec, usec,
