@@ -418,6 +418,8 @@ struct fport {
 	uint64_t		order_ns[NPSN];	/* and when each went */
 	unsigned		norder;
 	unsigned		dropped, naks, replayed;
+	unsigned		plain_acks;	/* ACK frames (not NAKs) */
+	uint32_t		plain_ack_psn[16];	/* the first 16's PSNs */
 	uint8_t			nak[256];
 	uint32_t		nak_len, nak_psn;
 	unsigned		nreads;
@@ -448,6 +450,9 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	}
 	if (h.opcode == ROXE_OP_RC_RDMA_READ_REQUEST && fp->nreads < 8)
 		fp->reads[fp->nreads++] = h;
+	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
+	    (h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK && fp->plain_acks < 16)
+		fp->plain_ack_psn[fp->plain_acks++] = h.psn;
 	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
 	    (h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_NAK) {
 		fp->naks++;
@@ -1096,6 +1101,37 @@ TEST_F(rec, a_repair_goes_when_the_turn_budget_is_spent)
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+}
+
+/*
+ * A READ kept past a gap and run once the gap is filled is answered by its
+ * READ response alone: a plain ACK bearing the READ's PSN is no IBA answer
+ * to a READ. Kernel rxe, whose READ response was lost on the way, took such
+ * an ACK for the READ's and failed the QP (interop_faults, read_bw_hsrv:
+ * "Failed status 5"). Before: the drain acknowledged whatever it ran.
+ */
+TEST_F(rec, a_drained_read_gets_no_plain_ack)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc[2];
+
+	ASSERT_EQ(0, rc_open(self));
+	fill_pattern(a->buf, 1024, 23);
+	fill_pattern(b->buf + 8192, 1024, 29);
+	self->f[0].drop_psn = PSN_A;			/* the WRITE: the READ comes first */
+	ASSERT_EQ(0, write1(&self->p, 1, 0, 1024));
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 2, a->buf + 4096, 1024, a->mr->lkey,
+				(uintptr_t)b->buf + 8192, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(2, poll_n(a->cq, wc, 2, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 1024));
+	EXPECT_EQ(0, memcmp(a->buf + 4096, b->buf + 8192, 1024));
+	EXPECT_EQ(1u, self->f[0].dropped);
+	EXPECT_GE(qstats(b)->out_of_sequence, 1u);	/* the READ was kept */
+	for (unsigned i = 0; i < self->f[1].plain_acks; i++)
+		EXPECT_NE((uint32_t)PSN_A + 1, self->f[1].plain_ack_psn[i])
+			TH_LOG("a plain ACK of the READ's PSN");
 }
 
 /* Karn's rule: the only ACK of a message whose one packet was resent

@@ -874,13 +874,17 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
  * PSN on (stash.c), each through rc_request as if it came now, until a
  * PSN is missing or one does not move the expected PSN (an RNR NAK, an
  * error: the requester sends it again). Then acknowledge everything held,
- * and NAK at once a gap that still has frames kept behind it.
+ * and NAK at once a gap that still has frames kept behind it. A run that
+ * ends in a READ, atomic or FLUSH is acknowledged by that one's response:
+ * a plain ACK bearing a READ's PSN is no IBA answer (kernel rxe, its READ
+ * response lost, took it for the READ's and failed the QP: interop_faults
+ * read_bw_hsrv, "Failed status 5").
  */
 static void rc_drain(struct roxe_qp *qp)
 {
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
-	bool ran = false, gap = false;
+	bool ack = false, gap = false;
 
 	while (qp->resp.stashed) {
 		uint32_t at = qp->resp.psn;
@@ -894,15 +898,16 @@ static void rc_drain(struct roxe_qp *qp)
 		roxe_frame_hdr_get(f, &pkt, &h);
 		rc_request(qp, f, &pkt, &h);
 		roxe_stash_release(qp->eng, slot);
-		ran = true;
 		if (roxe_qp_state(qp) == IBV_QPS_ERR) {
 			roxe_stash_drop(qp);
 			return;
 		}
 		if (qp->resp.psn == at)
 			break;		/* answered (RNR NAK): it comes again */
+		ack = roxe_opcode_info(h.opcode)->kind == ROXE_OPK_SEND ||
+		      roxe_opcode_info(h.opcode)->kind == ROXE_OPK_WRITE;
 	}
-	if (ran)
+	if (ack)
 		owe_ack(qp, roxe_psn_add(qp->resp.psn, (uint32_t)-1));
 	if (gap && qp->resp.stashed && !qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
