@@ -51,6 +51,9 @@ struct roxe_port_ops {
 	void (*tx_free)(struct roxe_port *p, const struct roxe_buf *bufs, unsigned n);
 	/* Make queued frames leave (a syscall on some backends). */
 	void (*tx_flush)(struct roxe_port *p);
+	/* Optional: nobody will read for a while (the engine sleeps); have
+	 * every receive buffer ready for what comes meanwhile. */
+	void (*idle)(struct roxe_port *p);
 	void (*destroy)(struct roxe_port *p);
 };
 
@@ -93,6 +96,12 @@ static inline void roxe_port_tx_free(struct roxe_port *p, const struct roxe_buf 
 static inline void roxe_port_flush(struct roxe_port *p)
 {
 	p->ops->tx_flush(p);
+}
+
+static inline void roxe_port_idle(struct roxe_port *p)
+{
+	if (p->ops->idle)
+		p->ops->idle(p);
 }
 
 static inline void roxe_port_destroy(struct roxe_port *p)

@@ -350,6 +350,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	struct timespec ts, *timeout = NULL;
 	uint64_t v;
 
+	roxe_port_idle(e->port);	/* a burst may come while we sleep */
 	atomic_store(&e->sleeping, true);
 	/* A doorbell rung before `sleeping` was visible is seen here; QPs
 	 * left on the ready list are served before sleeping. */
