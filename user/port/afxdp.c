@@ -36,8 +36,10 @@
  *     below half its target (the kernel took more than the engines gave
  *     back), the engine about to sleep (roxe_port_idle), FILL_IDLE_POLLS
  *     empty polls in a row (a polled engine that found nothing for some
- *     microseconds). So a port that is not being read, or was not at the
- *     burst's start, holds all its buffers, two send windows (below).
+ *     microseconds). So a port nobody reads (its engine asleep, or idle
+ *     for a while) holds all its buffers, two send windows (below); one
+ *     being read holds at least FILL_MIN chunks, a send window of
+ *     4096-MTU frames, ready between two looks.
  * The one-queue-per-engine alternative fails the moment a peer's flow
  * hashes to another engine's queue; making the sender pick the queue only
  * works between two roxe hosts over veth.
