@@ -221,6 +221,14 @@ static int sender_down(FIXTURE_DATA(xdp) *self, struct roxe_afxdp *ga, struct ro
 	return err;
 }
 
+/* sender_up with its engine 0's port (NULL on failure). */
+static struct roxe_port *sender_port(FIXTURE_DATA(xdp) *self, struct roxe_afxdp **ga,
+				     struct roxe_xdp **xa)
+{
+	*ga = sender_up(self, xa);
+	return *ga ? roxe_afxdp_port(*ga, 0) : NULL;
+}
+
 static const uint32_t owner_b[0x40] = {
 	[QP_E0] = 0, [QP_E1] = 1, [ROXE_QPN_GSI] = 1,
 };
@@ -294,22 +302,27 @@ TEST_F(xdp, steer_by_qp_across_queues)
  * of consecutive drops, up to 120,000 frames lost in 3 s); and rx_frames
  * said 1024 frames of a ring that held 512 of these.
  */
+/* Two send windows of 4154-byte frames and more from pa to QP_E0, b's
+ * engine 0 receiving nothing meanwhile; then what its port held. */
+static void unread_burst(FIXTURE_DATA(xdp) *self, struct roxe_port *pa, unsigned sent,
+			 struct rx_tally *tally)
+{
+	if (!xsk_send(&self->t, pa, QP_E0, sent, 4096, 0xc300))
+		return;
+	usleep(200000);			/* veth's NAPI has run them all */
+	drain(self->pb, 1, UINT32_MAX, 0.3, tally, owner_b);
+}
+
 TEST_F(xdp, rx_ring_holds_two_windows_of_4096_mtu_frames)
 {
 	const unsigned want = 2 * ROXE_MAX_INFLIGHT, sent = want + 256;
 	struct rx_tally tally = { 0 };
-	struct roxe_port *pa;
+	struct roxe_afxdp *ga;
 	struct roxe_xdp *xa;
-	struct roxe_afxdp *ga = sender_up(self, &xa);
+	struct roxe_port *pa = sender_port(self, &ga, &xa);
 
-	ASSERT_NE(NULL, ga);
-	pa = roxe_afxdp_port(ga, 0);
 	ASSERT_NE(NULL, pa);
-
-	/* 4154-byte frames, b's engine 0 receiving nothing meanwhile */
-	ASSERT_NE(0, xsk_send(&self->t, pa, QP_E0, sent, 4096, 0xc300));
-	usleep(200000);			/* veth's NAPI has run them all */
-	drain(self->pb, 1, UINT32_MAX, 0.3, &tally, owner_b);
+	unread_burst(self, pa, sent, &tally);
 	EXPECT_EQ(0, tally.bad);
 	EXPECT_GE(tally.qp_frames[0][QP_E0], want);
 	EXPECT_GE(tally.qp_frames[0][QP_E0], self->pb[0]->rx_frames);
@@ -362,12 +375,10 @@ TEST_F(xdp, fill_ring_shallow_while_streaming_full_when_idle)
 	static uint64_t seen[4096];
 	unsigned nseen = 0, streamed = 0, empty = 0;
 	struct rx_tally tally = { 0 };
-	struct roxe_port *pa;
+	struct roxe_afxdp *ga;
 	struct roxe_xdp *xa;
-	struct roxe_afxdp *ga = sender_up(self, &xa);
+	struct roxe_port *pa = sender_port(self, &ga, &xa);
 
-	ASSERT_NE(NULL, ga);
-	pa = roxe_afxdp_port(ga, 0);
 	ASSERT_NE(NULL, pa);
 
 	/* a stream of small frames, read as they come: 32768 to settle,
@@ -394,10 +405,7 @@ TEST_F(xdp, fill_ring_shallow_while_streaming_full_when_idle)
 	}
 	EXPECT_EQ(4096, empty);
 
-	/* two windows of 4154-byte frames, nobody reading meanwhile */
-	ASSERT_NE(0, xsk_send(&self->t, pa, QP_E0, sent, 4096, 0xc300));
-	usleep(200000);
-	drain(self->pb, 1, UINT32_MAX, 0.3, &tally, owner_b);
+	unread_burst(self, pa, sent, &tally);
 	EXPECT_EQ(0, tally.bad);
 	EXPECT_GE(tally.qp_frames[0][QP_E0], want);
 	TH_LOG("after the idle polls, %u of %u frames held", tally.qp_frames[0][QP_E0], sent);
