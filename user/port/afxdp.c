@@ -229,7 +229,8 @@ static void fill_put(struct afxdp_queue *q, const uint64_t *addrs, unsigned n)
 		pthread_spin_lock(&q->spare_lock);
 		/* every chunk is in the ring, spare or out: never past RX_BUFS */
 		memcpy(q->spare + q->nspare, addrs + room, (n - room) * sizeof(*addrs));
-		q->nspare += n - room;
+		/* atomic: fill_topup() peeks at it without the lock */
+		__atomic_store_n(&q->nspare, q->nspare + n - room, __ATOMIC_RELAXED);
 		pthread_spin_unlock(&q->spare_lock);
 		n = room;
 	}
@@ -248,7 +249,7 @@ static void fill_topup(struct afxdp_queue *q, uint32_t target)
 		return;
 	pthread_spin_lock(&q->spare_lock);
 	n = target - out < q->nspare ? target - out : q->nspare;
-	q->nspare -= n;
+	__atomic_store_n(&q->nspare, q->nspare - n, __ATOMIC_RELAXED);
 	memcpy(take, q->spare + q->nspare, n * sizeof(*take));
 	pthread_spin_unlock(&q->spare_lock);
 	if (n)
