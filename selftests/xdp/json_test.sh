@@ -85,6 +85,13 @@ doc "roxe-perf mismatched server" "$out/server.out" '.ok == false'
 pair roxe-rawperf 18520 "-d $b -B udp --json lat" "-d $a -B udp -n 200 -w 10 --json lat"
 doc "roxe-rawperf lat client" "$out/client.out" '.role == "client" and .rtt_us.median > 0'
 doc "roxe-rawperf lat server" "$out/server.out" '.role == "server" and .served > 0'
+# -k 2: two frames each way, answered once both arrived: the server
+# answers 210 exchanges (more only for the client's resends of lost ones).
+pair roxe-rawperf 18520 "-d $b -B udp --json lat" "-d $a -B udp -n 200 -w 10 -k 2 --json lat"
+lost=$(jq -r '.lost // 0' "$out/client.out" 2>/dev/null)
+doc "roxe-rawperf lat -k 2 client" "$out/client.out" '.frames == 2 and .rtt_us.median > 0'
+doc "roxe-rawperf lat -k 2 server" "$out/server.out" \
+	".frames == 2 and .served >= 420 and .served <= 2 * (210 + ${lost:-0})"
 
 # roxe-microbench.
 "$bin/roxe-microbench" --json --time 2 >"$out/mb.out" 2>"$out/mb.err"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * Frames: the template every transmit buffer is a copy of (a RoCE v2 RC
- * SEND_ONLY built and sealed once, ICRC included), and the check of a
- * received frame (headers only: no ICRC, no payload copy).
+ * SEND_ONLY built and sealed once, ICRC included), sent a few copies a
+ * kick, and the check of a received frame (headers only: no ICRC, no
+ * payload copy).
  */
 #include <string.h>
 #include "rawperf.h"
@@ -58,19 +59,25 @@ bool frame_ok(const struct roxe_buf *b, uint32_t qpn, uint32_t size, uint32_t *p
 	return true;
 }
 
-/* Send one copy of the template; false if no buffer came. */
-bool send_one(struct roxe_port *p, const struct tmpl *t)
+/* Send n copies of the template in one transmit kick (n <= MAX_LAT_FRAMES);
+ * false if no buffers came. */
+bool send_copies(struct roxe_port *p, const struct tmpl *t, unsigned n)
 {
-	struct roxe_buf b;
+	struct roxe_buf b[MAX_LAT_FRAMES];
+	unsigned got = roxe_port_tx_alloc(p, b, n);
 
-	if (roxe_port_tx_alloc(p, &b, 1) != 1) {
+	if (got != n) {
+		if (got)
+			roxe_port_tx_free(p, b, got);
 		roxe_port_flush(p);	/* reaps completions */
-		if (roxe_port_tx_alloc(p, &b, 1) != 1)
+		if (roxe_port_tx_alloc(p, b, n) != n)
 			return false;
 	}
-	memcpy(b.data, t->buf, t->len);
-	b.len = t->len;
-	roxe_port_tx(p, &b, 1);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(b[i].data, t->buf, t->len);
+		b[i].len = t->len;
+	}
+	roxe_port_tx(p, b, n);
 	roxe_port_flush(p);
 	return true;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * lat: ping-pong of one frame, both sides spinning on their RX ring; the
+ * lat: ping-pong of one frame (or -k frames each way, sent in one kick and
+ * answered once all arrived), both sides spinning on their RX ring; the
  * client times the round trips and prints their percentiles.
  */
 #include <inttypes.h>
@@ -43,10 +44,10 @@ int lat_client(const struct opts *o, struct side *s, const struct peer *peer,
 	while (i < (int64_t)o->iters && !interrupted) {
 		struct roxe_buf b[8];
 		uint64_t t0, t1 = 0;
-		unsigned spins = 0;
+		unsigned spins = 0, have = 0;
 
 		t0 = now_ns();
-		if (!send_one(p, t)) {
+		if (!send_copies(p, t, o->frames)) {
 			err_msg("no transmit buffer");
 			return -1;
 		}
@@ -59,7 +60,8 @@ int lat_client(const struct opts *o, struct side *s, const struct peer *peer,
 				for (unsigned k = 0; k < n; k++) {
 					uint32_t psn;
 
-					if (frame_ok(&b[k], s->qpn, o->size, &psn) && psn == t->psn)
+					if (frame_ok(&b[k], s->qpn, o->size, &psn) && psn == t->psn &&
+					    ++have == o->frames)
 						got = true;
 				}
 				roxe_port_rx_release(p, b, n);
@@ -102,16 +104,17 @@ int lat_client(const struct opts *o, struct side *s, const struct peer *peer,
 	return 0;
 }
 
-int lat_server(const struct opts *o, struct side *s, const struct peer *peer,
-		      uint32_t size, int cfd, uint64_t *served)
+/* Answers each PSN once `frames` copies of it arrived, with as many. */
+int lat_server(struct side *s, const struct peer *peer, uint32_t size, unsigned frames,
+	       int cfd, uint64_t *served)
 {
 	struct roxe_port *p = s->port;
 	struct tmpl *t = malloc(sizeof(*t));
 	char line[MSG_MAX];
 	uint64_t idle = 0;
+	unsigned have = 0;
 	int ret = -1;
 
-	(void)o;
 	if (!t || tmpl_build(t, s, peer, size, 0))
 		goto out;
 	while (!interrupted) {
@@ -124,14 +127,21 @@ int lat_server(const struct opts *o, struct side *s, const struct peer *peer,
 
 				if (!frame_ok(&b[k], s->qpn, size, &psn))
 					continue;
-				/* Echo the PSN; rebuilding (ICRC) only when it changes. */
-				if (psn != t->psn && tmpl_build(t, s, peer, size, psn))
-					goto out;
-				if (!send_one(p, t)) {
+				/* Echo the PSN; rebuilding (ICRC) only when it
+				 * changes (a lost copy: the client's next PSN). */
+				if (psn != t->psn) {
+					if (tmpl_build(t, s, peer, size, psn))
+						goto out;
+					have = 0;
+				}
+				if (++have < frames)
+					continue;
+				have = 0;
+				if (!send_copies(p, t, frames)) {
 					err_msg("no transmit buffer");
 					goto out;
 				}
-				(*served)++;
+				*served += frames;
 			}
 			roxe_port_rx_release(p, b, n);
 			continue;
@@ -195,17 +205,18 @@ void lat_print(const struct opts *o, const struct side *s, uint32_t frame_bytes,
 		tool_json_str(stdout, o->ifname);
 		printf(",\"zerocopy\":%s,\"family\":%d,"
 		       "\"size\":%u,\"frame_bytes\":%u,\"iters\":%" PRIu64 ",\"warmup\":%" PRIu64
-		       ",\"lost\":%" PRIu64 ",", s->afxdp && roxe_afxdp_zerocopy(s->afxdp) ? "true" : "false", v4 ? 4 : 6,
-		       o->size, frame_bytes, o->iters, o->warmup, lost);
+		       ",\"frames\":%u,\"lost\":%" PRIu64 ",",
+		       s->afxdp && roxe_afxdp_zerocopy(s->afxdp) ? "true" : "false", v4 ? 4 : 6,
+		       o->size, frame_bytes, o->iters, o->warmup, o->frames, lost);
 		lat_print_json_stats("rtt_us", &full);
 		putchar(',');
 		lat_print_json_stats("half_rtt_us", &half);
 		printf("}\n");
 		return;
 	}
-	printf("raw %s frame path, lat: %u B payload in %u B frames (IPv%d), spinning\n",
-	       o->backend == BACKEND_AFXDP ? "AF_XDP" : "UDP-socket", o->size, frame_bytes,
-	       v4 ? 4 : 6);
+	printf("raw %s frame path, lat: %u B payload in %u B frames (IPv%d), %u each way, "
+	       "spinning\n", o->backend == BACKEND_AFXDP ? "AF_XDP" : "UDP-socket", o->size,
+	       frame_bytes, v4 ? 4 : 6, o->frames);
 	printf("  %" PRIu64 " round trips after %" PRIu64 " warm-up ones, %" PRIu64 " lost\n",
 	       o->iters, o->warmup, lost);
 	printf("  %-22s %8s %8s %8s %8s %8s %8s\n", "usec", "min", "median", "p99", "p99.9",

@@ -74,6 +74,12 @@ static const char usage_text[] =
 "         of half the round trip (perftest's ib_send_lat reports half the\n"
 "         round trip: its t_typical is the median half round trip). A frame\n"
 "         without an answer within 100 ms counts as lost and is sent again.\n"
+"         With -k N each side sends N copies of the frame in one transmit\n"
+"         kick and the other answers once all N arrived: -k 2 moves the\n"
+"         frames of an RC SEND ping-pong as ib_send_lat runs it, where each\n"
+"         one way carries the message and the ACK of the one received (the\n"
+"         sender waits for both: its send completion and the reply). That\n"
+"         is the floor for `roxe-perf send lat` on the same link.\n"
 "\n"
 "OPTIONS\n"
 "    -d, --dev IFACE        network interface (required)\n"
@@ -91,11 +97,12 @@ static const char usage_text[] =
 "                           lat: timed round trips (default 100000)\n"
 "    -w, --warmup N         lat: untimed round trips first (default 1000)\n"
 "    -b, --batch N          bw: frames per batch/transmit kick, 1-256 (default 32)\n"
+"    -k, --frames N         lat: frames each way per exchange, 1-8 (default 1)\n"
 "    -q, --qpn N            this side's QPN, 2-32767 (default 32512 = 0x7f00)\n"
 "    -c, --cpu N            pin this process to CPU N\n"
 "    -j, --json             print one JSON object instead of the table\n"
 "    -h, --help             this text\n"
-"    On the server, -s, -D, -n, -w and -b are ignored: the client's apply.\n"
+"    On the server, -s, -D, -n, -w, -b and -k are ignored: the client's apply.\n"
 "\n"
 "OUTPUT\n"
 "    The table is for people. --json prints one object on stdout (messages\n"
@@ -108,8 +115,9 @@ static const char usage_text[] =
 "         sockets) xsk_rx_ring_full, xsk_fill_ring_empty, xsk_rx_dropped_other;\n"
 "         udp: udp_rcvbuf_errors; -1 where unknown. gbps, mpps: the\n"
 "         received figures, the result.\n"
-"    lat: iters, warmup, lost, rtt_us and half_rtt_us, each {min, median,\n"
-"         p99, p999, max, mean}; the server prints served (frames answered).\n"
+"    lat: iters, warmup, frames (-k), lost, rtt_us and half_rtt_us, each\n"
+"         {min, median, p99, p999, max, mean}; the server prints frames and\n"
+"         served (frames answered).\n"
 "\n"
 "EXIT STATUS\n"
 "    0 the test ran (loss is a result, not an error); 1 it could not run or\n"
@@ -120,6 +128,7 @@ static const char usage_text[] =
 "    ip netns exec h1 roxe-rawperf -d veth1 -s 1024 -D 3 bw 10.99.0.2\n"
 "    ip netns exec h2 roxe-rawperf -d veth2 --backend udp lat &\n"
 "    ip netns exec h1 roxe-rawperf -d veth1 --backend udp --json lat 10.99.0.2\n"
+"    ip netns exec h1 roxe-rawperf -d veth1 -k 2 lat 10.99.0.2\n"
 "\n"
 "NOTES\n"
 "    On veth in copy mode the sender's CPU does the receive side's XDP work\n"
@@ -163,18 +172,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "dev", 1, NULL, 'd' }, { "backend", 1, NULL, 'B' }, { "port", 1, NULL, 'p' },
 		{ "size", 1, NULL, 's' }, { "duration", 1, NULL, 'D' }, { "iters", 1, NULL, 'n' },
 		{ "warmup", 1, NULL, 'w' }, { "batch", 1, NULL, 'b' }, { "qpn", 1, NULL, 'q' },
-		{ "cpu", 1, NULL, 'c' }, { "json", 0, NULL, 'j' }, { "help", 0, NULL, 'h' },
+		{ "frames", 1, NULL, 'k' }, { "cpu", 1, NULL, 'c' }, { "json", 0, NULL, 'j' },
+		{ "help", 0, NULL, 'h' },
 		{ 0 },
 	};
-	bool seconds_set = false, iters_set = false, warmup_set = false;
+	bool seconds_set = false, iters_set = false, warmup_set = false, frames_set = false;
 	uint64_t v;
 	int opt;
 
 	*o = (struct opts){ .backend = BACKEND_AFXDP, .port = DEFAULT_PORT,
 			    .seconds = DEFAULT_SECONDS, .warmup = DEFAULT_WARMUP,
-			    .batch = DEFAULT_BATCH, .qpn = DEFAULT_QPN, .cpu = -1 };
+			    .batch = DEFAULT_BATCH, .qpn = DEFAULT_QPN, .cpu = -1,
+			    .frames = 1 };
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:B:p:s:D:n:w:b:q:c:jh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:B:p:s:D:n:w:b:k:q:c:jh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			if (!*optarg || strlen(optarg) >= IF_NAMESIZE)
@@ -230,6 +241,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return usage_error("bad batch '%s' (1-%u)", optarg, MAX_BATCH);
 			o->batch = (unsigned)v;
 			break;
+		case 'k':
+			if (!parse_u64(optarg, 1, MAX_LAT_FRAMES, &v))
+				return usage_error("bad frame count '%s' (1-%u)", optarg,
+						   MAX_LAT_FRAMES);
+			o->frames = (unsigned)v;
+			frames_set = true;
+			break;
 		case 'q':
 			if (!parse_u64(optarg, 2, ROXE_MAX_QPS - 1, &v))
 				return usage_error("bad QPN '%s' (2-%u)", optarg, ROXE_MAX_QPS - 1);
@@ -273,6 +291,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->seconds = 0;
 		if (warmup_set)
 			return usage_error("-w applies to lat only");
+		if (frames_set)
+			return usage_error("-k applies to lat only");
 	} else {
 		if (seconds_set)
 			return usage_error("-D applies to bw only (lat: -n round trips)");

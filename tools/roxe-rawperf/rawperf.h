@@ -35,6 +35,7 @@
 #define MAX_FRAME	8192		/* the afxdp port's TX buffer (two chunks) */
 #define CTRL_TIMEOUT_MS	30000		/* any control message */
 #define MSG_MAX		512		/* a control line */
+#define MAX_LAT_FRAMES	8		/* lat: frames each way (-k) */
 
 enum backend { BACKEND_AFXDP, BACKEND_UDP };
 enum mode { MODE_BW, MODE_LAT };
@@ -56,6 +57,7 @@ struct opts {
 	unsigned	batch;
 	uint32_t	qpn;
 	int		cpu;
+	unsigned	frames;		/* lat: frames each way per exchange */
 	bool		json;
 };
 
@@ -130,7 +132,7 @@ unsigned ip_bytes(bool v4, uint32_t size);
 int tmpl_build(struct tmpl *t, const struct side *me, const struct peer *peer,
 	       uint32_t size, uint32_t psn);
 bool frame_ok(const struct roxe_buf *b, uint32_t qpn, uint32_t size, uint32_t *psn);
-bool send_one(struct roxe_port *p, const struct tmpl *t);
+bool send_copies(struct roxe_port *p, const struct tmpl *t, unsigned n);
 
 /* loss.c */
 int64_t rx_drop_counter(const struct opts *o, const struct side *s);
@@ -147,8 +149,8 @@ void bw_print(const struct opts *o, const struct side *s, bool server, uint32_t 
 /* lat.c */
 int lat_client(const struct opts *o, struct side *s, const struct peer *peer,
 	       struct tmpl *t, int cfd, uint64_t *rtt, uint64_t *lost_out);
-int lat_server(const struct opts *o, struct side *s, const struct peer *peer,
-	       uint32_t size, int cfd, uint64_t *served);
+int lat_server(struct side *s, const struct peer *peer, uint32_t size, unsigned frames,
+	       int cfd, uint64_t *served);
 void lat_print(const struct opts *o, const struct side *s, uint32_t frame_bytes,
 	       bool v4, uint64_t *rtt, uint64_t lost);
 

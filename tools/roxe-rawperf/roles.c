@@ -49,8 +49,9 @@ int run_client(const struct opts *o, struct side *s)
 	if (cfd < 0)
 		return 1;
 	side_words(s, words, sizeof(words));
-	if (ctrl_send(cfd, "RAWPERF1 mode=%s backend=%s size=%u batch=%u %s", mode_names[o->mode],
-		      backend_names[o->backend], o->size, o->batch, words) ||
+	if (ctrl_send(cfd, "RAWPERF1 mode=%s backend=%s size=%u batch=%u frames=%u %s",
+		      mode_names[o->mode], backend_names[o->backend], o->size, o->batch, o->frames,
+		      words) ||
 	    ctrl_recv(cfd, line, sizeof(line), CTRL_TIMEOUT_MS)) {
 		err_msg("no answer from the server at %s port %d", o->server, o->port);
 		goto out;
@@ -103,7 +104,7 @@ int run_server(const struct opts *o, struct side *s, int lfd)
 {
 	char line[MSG_MAX], words[256], mode[8], backend[8], why[160];
 	struct peer peer = { 0 };
-	uint64_t size, batch = 0;
+	uint64_t size, batch = 0, frames;
 	int cfd, ret = 1;
 
 	if (!o->json)
@@ -117,7 +118,8 @@ int run_server(const struct opts *o, struct side *s, int lfd)
 		return 1;
 	if (ctrl_recv(cfd, line, sizeof(line), CTRL_TIMEOUT_MS) || strncmp(line, "RAWPERF1 ", 9) ||
 	    !kv(line, "mode", mode, sizeof(mode)) || !kv(line, "backend", backend, sizeof(backend)) ||
-	    !kv_u64(line, "size", &size) || size > MAX_FRAME || peer_parse(line, &peer)) {
+	    !kv_u64(line, "size", &size) || size > MAX_FRAME || !kv_u64(line, "frames", &frames) ||
+	    !frames || frames > MAX_LAT_FRAMES || peer_parse(line, &peer)) {
 		err_msg("bad hello from the client");
 		goto out;
 	}
@@ -159,17 +161,19 @@ int run_server(const struct opts *o, struct side *s, int lfd)
 	} else {
 		uint64_t served = 0;
 
-		if (lat_server(o, s, &peer, (uint32_t)size, cfd, &served))
+		if (lat_server(s, &peer, (uint32_t)size, (unsigned)frames, cfd, &served))
 			goto out;
 		if (o->json) {
 			printf("{\"tool\":\"roxe-rawperf\",\"mode\":\"lat\",\"role\":\"server\","
 			       "\"backend\":\"%s\",\"iface\":", backend_names[o->backend]);
 			tool_json_str(stdout, o->ifname);
-			printf(",\"size\":%" PRIu64 ",\"served\":%" PRIu64 "}\n", size, served);
+			printf(",\"size\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"served\":%" PRIu64
+			       "}\n", size, frames, served);
 		} else
 			printf("raw %s frame path, lat server: answered %" PRIu64 " frames of %"
-			       PRIu64 " B payload\n",
-			       o->backend == BACKEND_AFXDP ? "AF_XDP" : "UDP-socket", served, size);
+			       PRIu64 " B payload, %" PRIu64 " each way\n",
+			       o->backend == BACKEND_AFXDP ? "AF_XDP" : "UDP-socket", served, size,
+			       frames);
 		ret = 0;
 	}
 out:

@@ -6,7 +6,8 @@
 # on stdout; messages go to stderr, tool logs to $BENCH_OUT/*.log).
 #
 #   raw_bw BACKEND SIZE [SECONDS]     -> "gbps mpps"        roxe-rawperf bw
-#   raw_lat BACKEND SIZE [ITERS]      -> "median_us p99_us" roxe-rawperf lat
+#   raw_lat BACKEND SIZE [ITERS [ARGS]] -> "median_us p99_us" roxe-rawperf lat
+#                                        (ARGS: more of its options, e.g. -k 2)
 #   tcp_latency NS_SERVER NS_CLIENT ADDR SIZE [SECONDS]
 #                                     -> "median_us p99_us" sockperf ping-pong --tcp
 #   tcp_latency_spin (same arguments) -> the same, both ends spinning on
@@ -134,15 +135,16 @@ _raw_bw_once() {
 }
 
 _raw_lat_once() {
-	local json
-	json=$(_raw_run lat "$1" "$2" -n "${3:-$BENCH_LAT_ITERS}") || return 1
+	local backend=$1 size=$2 iters=${3:-$BENCH_LAT_ITERS} json
+	shift $(($# < 3 ? $# : 3))
+	json=$(_raw_run lat "$backend" "$size" -n "$iters" "$@") || return 1
 	jq -r '"\(.rtt_us.median) \(.rtt_us.p99)"' <<< "$json"
 }
 
 # raw_bw BACKEND SIZE [SECONDS] -> "gbps mpps" as received by the server.
 raw_bw() { _bench_repeat _raw_bw_once "$@"; }
 
-# raw_lat BACKEND SIZE [ITERS] -> "median_us p99_us" of the round trip.
+# raw_lat BACKEND SIZE [ITERS [ARGS]] -> "median_us p99_us" of the round trip.
 raw_lat() { _bench_repeat _raw_lat_once "$@"; }
 
 # tcp_latency NS_SERVER NS_CLIENT ADDR SIZE [SECONDS] -> "median_us p99_us"

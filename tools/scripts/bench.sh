@@ -145,17 +145,20 @@ lat[roxe-afxdp]=$(perf_lat afxdp 8) || lat[roxe-afxdp]="- -"
 lat[roxe-afxdp-reply]=$(perf_lat afxdp 8 -t 16) || lat[roxe-afxdp-reply]="- -"
 lat[roxe-udp]=$(perf_lat udp 8) || lat[roxe-udp]="- -"
 lat[raw-afxdp]=$(raw_lat afxdp 8) || lat[raw-afxdp]="- -"
+# the frames of ib_send_lat's exchange: each one way a message and an ACK
+lat[raw-afxdp-2]=$(raw_lat afxdp 8 "$lat_iters" -k 2) || lat[raw-afxdp-2]="- -"
 lat[raw-udp]=$(raw_lat udp 8) || lat[raw-udp]="- -"
 lat[tcp]=$(tcp_latency_spin "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -"
 printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half); roxe as\n'
 printf 'ib_send_lat: each send also waits for its completion (the ACK), but "reply only"\n'
 printf '  %-34s %10s %10s %12s\n' path median p99 "one way"
-for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-udp tcp; do
+for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp; do
 	v=${lat[$k]}
 	printf '  %-34s %10s %10s %12s\n' \
 		"$(case $k in roxe-afxdp) echo "roxe RC SEND, AF_XDP";; roxe-udp) echo "roxe RC SEND, UDP";;
 		roxe-afxdp-reply) echo "roxe RC SEND, AF_XDP, reply only";;
 		raw-afxdp) echo "raw AF_XDP frames";; raw-udp) echo "raw UDP datagrams";;
+		raw-afxdp-2) echo "raw AF_XDP, 2 frames each way";;
 		tcp) echo "kernel TCP (sockperf spin, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
 done
 
@@ -172,6 +175,7 @@ manyqp_bench "$name"
 w64k=${bw[roxe-write-afxdp,65536]:-0 0} raw4k=${bw[raw-afxdp,4096]:-0 0}
 m64x=${bw[roxe-write-afxdp,64]:-0 0} m64u=${bw[roxe-write-udp,64]:-0 0}
 lat_roxe=$(half "${lat[roxe-afxdp]% *}") lat_raw=$(half "${lat[raw-afxdp]% *}")
+lat_raw2=$(half "${lat[raw-afxdp-2]% *}")
 lat_reply=$(half "${lat[roxe-afxdp-reply]% *}") lat_tcp=$(half "${lat[tcp]% *}")
 lat_goal() {	# ROXE RAW: the goal's verdict
 	awk -v r="$1" -v x="$2" 'BEGIN { if (r == "-" || x == "-") print "not measured"; else if (r <= x + 0.5) printf "met (%.2f us to spare)", x + 0.5 - r; else printf "missed by %.2f us", r - x - 0.5 }'
@@ -183,6 +187,8 @@ printf '  %-58s %s\n' \
 	"$w_ratio  (${w64k% *} vs ${raw4k% *} Gb/s): $(awk -v r="$w_ratio" 'BEGIN { if (r == "-") print "not measured"; else if (r >= 0.9) print "met"; else printf "missed by %.2f", 0.9 - r }')" \
 	"RC SEND 8 B one way <= raw one way + 0.5 us (as ib_send_lat)" \
 	"$lat_roxe vs $lat_raw + 0.5 us: $(lat_goal "$lat_roxe" "$lat_raw")" \
+	"RC SEND 8 B as ib_send_lat <= raw, same frames, + 0.5 us" \
+	"$lat_roxe vs $lat_raw2 + 0.5 us: $(lat_goal "$lat_roxe" "$lat_raw2")" \
 	"RC SEND 8 B one way <= raw one way + 0.5 us (reply only)" \
 	"$lat_reply vs $lat_raw + 0.5 us: $(lat_goal "$lat_reply" "$lat_raw")" \
 	"RC SEND 8 B one way below kernel TCP (reply only, as TCP)" \
@@ -219,7 +225,7 @@ fi
 	done < "$tsv"
 	printf '\n  ],\n  "round_trip_usec": {'
 	sep=''
-	for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-udp tcp; do
+	for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp; do
 		v=${lat[$k]}
 		printf '%s\n    "%s": {"median": "%s", "p99": "%s"}' "$sep" "$k" "${v% *}" "${v#* }"
 		sep=,
