@@ -47,6 +47,12 @@ FIXTURE_SETUP(addrs)
 		.max_wr = 64, .buf_len = BUF,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 		.rd_atomic = 1,
+		/* 1.07 s: remove_and_readd_during_traffic counts the QP's
+		 * retransmissions, and a 16.8 ms timer also expires when this
+		 * VM's vCPUs are descheduled that long, both hosts with them
+		 * (seen in CI: 7 expiries with nothing lost; reproduced with
+		 * the test's CPU time throttled, no address touched) */
+		.timeout = 18,
 	};
 	int err;
 
@@ -271,18 +277,18 @@ TEST_F(addrs, remove_and_readd_during_traffic)
 				       WAIT_MS);
 	TH_LOG("%u WRITEs of %u B on A; B gone after %d ms, back after %d ms", writes, CHUNK,
 	       f.gone_ms, f.back_ms);
-	/* Undisturbed: the requester on A retransmitted nothing beyond noise
-	 * (a stall of this 2-core machine past the 16 ms timeout) and b's
+	/* Undisturbed: the requester on A retransmitted nothing (a frame the
+	 * flap lost brings a NAK, or the timer when it was the last) and b's
 	 * responder saw no duplicate or out-of-sequence packet. */
 	ASSERT_EQ(0, roxe_xdp_read_qp_stats(xb, roxe_qp_num(b->qp[0]), &qs));
 	roxe_xdp_close(xb);
-	EXPECT_GE(2u, qs.duplicates + qs.out_of_sequence);
+	EXPECT_EQ(0u, qs.duplicates + qs.out_of_sequence);
 	topo_enter(self->t.ns_a);
 	topo_ifname(&self->t, 'a', ifb, sizeof(ifb));
 	ASSERT_EQ(0, roxe_xdp_open(ifb, &xb, NULL));
 	ASSERT_EQ(0, roxe_xdp_read_qp_stats(xb, roxe_qp_num(a->qp[0]), &qs));
 	roxe_xdp_close(xb);
-	EXPECT_GE(2u, qs.retransmits + qs.timeouts);
+	EXPECT_EQ(0u, qs.retransmits + qs.timeouts);
 	TH_LOG("QP on A: %llu retransmits, %llu timeouts", (unsigned long long)qs.retransmits,
 	       (unsigned long long)qs.timeouts);
 	EXPECT_EQ(ixb, gid_index_of(b->dev, f.gid)) TH_LOG("B came back at another index");

@@ -40,6 +40,7 @@ struct host_attr {
 	bool			b_udp;		/* b on the UDP backend, whatever a's */
 	bool			no_ecn;		/* the devices' ECN settings */
 	unsigned		cnp_interval_us;
+	uint8_t			timeout;	/* the QPs' local ACK timeout; 0: 12 (16.8 ms) */
 };
 
 /* The interface's first global IPv6 address as a GID. */
@@ -130,7 +131,7 @@ static inline int host_qp_up(struct host *h, struct host *peer, int i, uint32_t 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 12;
+	a.timeout = ha->timeout ? ha->timeout : 12;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = ha->rd_atomic;
