@@ -89,7 +89,8 @@ _raw_run() {
 	local mode=$1 backend=$2 size=$3 server rc tag
 	shift 3
 	: "${BENCH_NAME:?bench: BENCH_NAME (the netns.sh topology) is not set}"
-	tag=$BENCH_OUT/rawperf-$mode-$backend-$size
+	# _raw_tag (the caller's local): its own logs, e.g. -k 2's beside -k 1's
+	tag=$BENCH_OUT/rawperf-$mode-$backend-$size${_raw_tag:+-$_raw_tag}
 	mkdir -p "$BENCH_OUT"
 	ip netns exec "$BENCH_NAME-b" "$BENCH_BIN/roxe-rawperf" -d "$BENCH_NAME-b" \
 		-B "$backend" -p "$BENCH_RAW_PORT" --json "$mode" > "$tag.server.log" 2>&1 &
@@ -135,8 +136,9 @@ _raw_bw_once() {
 }
 
 _raw_lat_once() {
-	local backend=$1 size=$2 iters=${3:-$BENCH_LAT_ITERS} json
+	local backend=$1 size=$2 iters=${3:-$BENCH_LAT_ITERS} json _raw_tag
 	shift $(($# < 3 ? $# : 3))
+	_raw_tag=$(printf '%s' "$*" | tr -dc 'A-Za-z0-9')	# -k 2: k2
 	json=$(_raw_run lat "$backend" "$size" -n "$iters" "$@") || return 1
 	jq -r '"\(.rtt_us.median) \(.rtt_us.p99)"' <<< "$json"
 }
