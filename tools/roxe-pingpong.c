@@ -171,8 +171,8 @@ static int read_full(int fd, void *buf, size_t len)
 }
 
 /* UD: no path to set up, only our PSN; the peer's GID makes the AH. */
-static int qp_connect_ud(struct ctx *c, const struct opts *o, const struct dest *me,
-			 const struct dest *rem)
+static int ctx_connect_ud(struct ctx *c, const struct opts *o, const struct dest *me,
+			  const struct dest *rem)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
@@ -201,8 +201,8 @@ static int qp_connect_ud(struct ctx *c, const struct opts *o, const struct dest 
 	return 0;
 }
 
-static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me,
-		      const struct dest *rem)
+static int ctx_connect(struct ctx *c, const struct opts *o, const struct dest *me,
+		       const struct dest *rem)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR,
@@ -216,7 +216,7 @@ static int qp_connect(struct ctx *c, const struct opts *o, const struct dest *me
 	int err;
 
 	if (o->ud)
-		return qp_connect_ud(c, o, me, rem);
+		return ctx_connect_ud(c, o, me, rem);
 	a.ah_attr.grh.dgid = rem->gid;
 	a.ah_attr.grh.sgid_index = (uint8_t)o->gidx;
 	err = roxe_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
@@ -260,13 +260,13 @@ static int exchange(struct ctx *c, const struct opts *o, const struct dest *me, 
 			fprintf(stderr, "Couldn't exchange addresses with %s\n", o->server);
 			goto out;
 		}
-		ret = qp_connect(c, o, me, rem);
+		ret = ctx_connect(c, o, me, rem);
 	} else {
 		if (read_full(fd, msg, MSG_LEN) || msg_to_dest(msg, rem)) {
 			fprintf(stderr, "Couldn't read remote address\n");
 			goto out;
 		}
-		if (qp_connect(c, o, me, rem))
+		if (ctx_connect(c, o, me, rem))
 			goto out;
 		dest_to_msg(me, msg);
 		/* The client's "done" tells us it is ready. */

@@ -330,12 +330,12 @@ int main(int argc, char **argv)
 		}
 	}
 	s.qpn = o.qpn;
-	if (iface_query(o.ifname, &s))
+	if (side_iface_query(o.ifname, &s))
 		return 1;
 	/* The server listens only once its port is up: a client (or a script
 	 * waiting for the listener) may send at once. */
 	ret = 1;
-	if ((o.backend == BACKEND_AFXDP ? open_afxdp(&o, &s) : open_udp(&o, &s)) == 0) {
+	if ((o.backend == BACKEND_AFXDP ? side_open_afxdp(&o, &s) : side_open_udp(&o, &s)) == 0) {
 		if (o.server) {
 			ret = run_client(&o, &s);
 		} else {

@@ -109,9 +109,9 @@ uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
 void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...);
 
 /* side.c: each prints its own error. */
-int iface_query(const char *ifname, struct side *s);
-int open_afxdp(const struct opts *o, struct side *s);
-int open_udp(const struct opts *o, struct side *s);
+int side_iface_query(const char *ifname, struct side *s);
+int side_open_afxdp(const struct opts *o, struct side *s);
+int side_open_udp(const struct opts *o, struct side *s);
 void side_close(const struct opts *o, struct side *s);
 
 /* ctrl.c */

@@ -19,7 +19,7 @@
 
 /* MAC, MTU, and the GID: the interface's IPv4 address, else a global IPv6
  * one (as roxe devices choose theirs). */
-int iface_query(const char *ifname, struct side *s)
+int side_iface_query(const char *ifname, struct side *s)
 {
 	struct ifreq ifr = { 0 };
 	struct ifaddrs *ifa, *i;
@@ -76,9 +76,9 @@ int iface_query(const char *ifname, struct side *s)
 	return 0;
 }
 
-/* IP packet bytes of a RoCE v2 RC SEND_ONLY frame with this payload. */
-
-int open_afxdp(const struct opts *o, struct side *s)
+/* roxe's XDP program (the one attached, else ours, unpinned), AF_XDP
+ * sockets on its queues as engine 0's port, and o->qpn steered to them. */
+int side_open_afxdp(const struct opts *o, struct side *s)
 {
 	struct roxe_xdp_attach_opts ao = { .engines = 1, .no_pin = true };
 	struct roxe_afxdp_config c = { .ifname = o->ifname };
@@ -139,7 +139,7 @@ int open_afxdp(const struct opts *o, struct side *s)
 	return 0;
 }
 
-int open_udp(const struct opts *o, struct side *s)
+int side_open_udp(const struct opts *o, struct side *s)
 {
 	struct roxe_xdp *x;
 	char ip[INET6_ADDRSTRLEN];
