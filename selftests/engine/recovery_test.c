@@ -720,11 +720,23 @@ static void nak_case(struct __test_metadata *_metadata, FIXTURE_DATA(rec) *self,
 						 * outstanding when the late NAK comes */
 	struct side *a = &self->p.s[0];
 
-	gbn_peer = true;
-	ASSERT_EQ(0, rc_open(self));
-	self->f[0].drop_psn = PSN_A + LOST;
-	self->f[1].dup_nak = dup;
-	write_through(_metadata, self, LEN, 5);
+	/* A timer expiry means the host stalled the engines past the RTO
+	 * (the QP is lossy from the NAK on: a 10 ms floor), and the sequence
+	 * below is then another one (seen in CI and with the CPU throttled:
+	 * 3 NAKs, the repair kept). Such a run is done again, twice at most;
+	 * the data must be whole in every run. */
+	for (int attempt = 0; ; attempt++) {
+		gbn_peer = true;
+		ASSERT_EQ(0, rc_open(self));
+		self->f[0].drop_psn = PSN_A + LOST;
+		self->f[1].dup_nak = dup;
+		write_through(_metadata, self, LEN, 5);
+		if (!qstats(a)->timeouts || attempt == 2)
+			break;
+		TH_LOG("run %d: %llu timer expiries (a stalled host): once more", attempt + 1,
+		       (unsigned long long)qstats(a)->timeouts);
+		pair_close(&self->p);
+	}
 	EXPECT_EQ(1u, self->f[0].dropped);
 	/* The NAK of the gap; then the peer answers the repair with an ACK
 	 * of it alone, and NAKs the next PSN too if new ones reach it
