@@ -141,6 +141,7 @@ done
 
 # --- latency ---------------------------------------------------------------
 declare -A lat
+lat_keys="roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp"	# table order
 lat[roxe-afxdp]=$(perf_lat afxdp 8) || lat[roxe-afxdp]="- -"
 lat[roxe-afxdp-reply]=$(perf_lat afxdp 8 -t 16) || lat[roxe-afxdp-reply]="- -"
 lat[roxe-udp]=$(perf_lat udp 8) || lat[roxe-udp]="- -"
@@ -152,7 +153,7 @@ lat[tcp]=$(tcp_latency_spin "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -
 printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half); roxe as\n'
 printf 'ib_send_lat: each send also waits for its completion (the ACK), but "reply only"\n'
 printf '  %-34s %10s %10s %12s\n' path median p99 "one way"
-for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp; do
+for k in $lat_keys; do
 	v=${lat[$k]}
 	printf '  %-34s %10s %10s %12s\n' \
 		"$(case $k in roxe-afxdp) echo "roxe RC SEND, AF_XDP";; roxe-udp) echo "roxe RC SEND, UDP";;
@@ -225,7 +226,7 @@ fi
 	done < "$tsv"
 	printf '\n  ],\n  "round_trip_usec": {'
 	sep=''
-	for k in roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp; do
+	for k in $lat_keys; do
 		v=${lat[$k]}
 		printf '%s\n    "%s": {"median": "%s", "p99": "%s"}' "$sep" "$k" "${v% *}" "${v#* }"
 		sep=,
