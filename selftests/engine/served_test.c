@@ -33,7 +33,17 @@ struct app {
 	uint32_t		ssn;
 	atomic_int		events, solicited;
 	atomic_bool		index_games;	/* hostile_producer_index */
+	/* hostile_sq_wrap_local_wqes: the SQ kept one behind its consumer */
+	atomic_bool		sq_wrap, wrap_stuck;
+	struct roxe_engine	*eng;		/* whose turns count the wrap */
+	unsigned long		wrap_epoch;
+	unsigned		wrap_in_turn;
 };
+
+/* More completions of the wrapped SQ than this in one engine turn: the
+ * engine is held by one QP's ring (a turn spends at most ROXE_TX_BUDGET
+ * WQEs of a QP). */
+#define WRAP_TURN_MAX	256
 
 static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 {
@@ -47,6 +57,27 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 					 __atomic_load_n(&b->consumer_index, __ATOMIC_RELAXED) - 1,
 					 __ATOMIC_RELEASE);
 		/* and the CQ has room again */
+		__atomic_store_n(&a->r.cqb->consumer_index,
+				 __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_RELAXED),
+				 __ATOMIC_RELEASE);
+	}
+	if (atomic_load(&a->sq_wrap)) {
+		unsigned long ep = atomic_load(&a->eng->epoch);
+
+		if (ep != a->wrap_epoch) {
+			a->wrap_epoch = ep;
+			a->wrap_in_turn = 0;
+		}
+		if (++a->wrap_in_turn > WRAP_TURN_MAX) {
+			/* stuck in one turn: stop, so the test ends and says so */
+			atomic_store(&a->wrap_stuck, true);
+			atomic_store(&a->sq_wrap, false);
+		} else {
+			__atomic_store_n(&a->r.sq->producer_index,
+					 __atomic_load_n(&a->r.sq->consumer_index, __ATOMIC_RELAXED) - 1,
+					 __ATOMIC_RELEASE);
+			app_doorbell(&a->r.ring, NULL, APP_QPN);	/* and rings */
+		}
 		__atomic_store_n(&a->r.cqb->consumer_index,
 				 __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_RELAXED),
 				 __ATOMIC_RELEASE);
@@ -614,6 +645,69 @@ TEST_F_TIMEOUT(served, hostile_producer_index, 60)
 	}
 	EXPECT_GT(atomic_load(&a->events), 6 * 63);
 	EXPECT_EQ(IBV_QPS_RESET, roxe_qp_state(a->qp));
+}
+
+/*
+ * A send queue of nothing but local WQEs (type 1 unbinds: they always
+ * succeed and retire at once) while the application keeps its producer
+ * index one behind the consumer, so every WQE the engine retires shows it
+ * another. The engine must not be held by that ring: a turn spends at
+ * most a QP's budget on it, and another tenant's verified WRITEs on the
+ * same engine finish while the games go on.
+ */
+TEST_F_TIMEOUT(served, hostile_sq_wrap_local_wqes, 60)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	const uint32_t mw_key = (ROXE_MW_INDEX_BASE + 9u) << 8 | 0x21;
+	struct app *a = &self->a;
+	struct roxe_qp *x0;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, roxe_served_mw_add(s1->pd, mw_key, IBV_MW_TYPE_1, &mw));
+	/* every slot an unbind of the window, signalled: each retires with
+	 * a CQE, whose hook moves the producer index */
+	for (uint32_t i = 0; i <= a->r.sq_prod.mask; i++) {
+		struct rxe_send_wqe *w = roxe_queue_slot(&a->r.sq_prod, i);
+
+		memset(w, 0, 1u << a->r.sqg.log2_elem);
+		w->wr.wr_id = 60;
+		w->wr.opcode = IBV_WR_BIND_MW;
+		w->wr.send_flags = IBV_SEND_SIGNALED;
+		w->wr.wr.mw.mw_rkey = mw_key;
+		w->wr.wr.mw.rkey = mw_key;
+	}
+	/* the other tenant: an embedded QP on the same engine and its peer */
+	ASSERT_EQ(0, qp_create(s0, IBV_QPT_RC, &x0));
+	ASSERT_EQ(0, qp_create(s1, IBV_QPT_RC, &s1->qp));
+	ASSERT_EQ(0, qp_connect(x0, s1->dev, roxe_qp_num(s1->qp), IBV_QPT_RC, IBV_MTU_1024,
+				300, 400, 14, 7, 7));
+	ASSERT_EQ(0, qp_connect(s1->qp, s0->dev, roxe_qp_num(x0), IBV_QPT_RC, IBV_MTU_1024,
+				400, 300, 14, 7, 7));
+
+	a->eng = &s1->dev->engines[0];
+	atomic_store(&a->sq_wrap, true);
+	app_post(a, s1->dev);
+	for (uint32_t i = 0; i < 64 && atomic_load(&a->sq_wrap); i++) {
+		fill_pattern(s0->buf, 4096, i);
+		ASSERT_EQ(0, post_send1(x0, IBV_WR_RDMA_WRITE, i, s0->buf, 4096, s0->mr->lkey,
+					(uintptr_t)s1->buf + 4096 * (i % 8), s1->mr->rkey,
+					IBV_SEND_SIGNALED));
+		ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 5000));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(0, memcmp(s1->buf + 4096 * (i % 8), s0->buf, 4096));
+	}
+	/* the games ran all along, and never held a turn */
+	EXPECT_TRUE(atomic_load(&a->sq_wrap));
+	atomic_store(&a->sq_wrap, false);
+	EXPECT_FALSE(atomic_load(&a->wrap_stuck));
+	TH_LOG("%d unbinds retired beside 64 WRITEs", atomic_load(&a->events));
+	EXPECT_GT(atomic_load(&a->events), 64);
+	roxe_destroy_qp(x0);
+	/* the hostile QP goes while its ring still looks full */
+	roxe_destroy_qp(a->qp);
+	a->qp = NULL;
+	EXPECT_EQ(0, roxe_dealloc_mw(mw));
 }
 
 /* A storm of doorbells for one QP in ERR, the queue kept looking full (the

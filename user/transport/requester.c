@@ -375,15 +375,38 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 	return may_send(qp, w->wr.opcode == IBV_WR_RDMA_READ ? roxe_qp_send_wqe_psns(qp, w) : 1);
 }
 
+/*
+ * Slots the requester may walk this call: those posted when it starts
+ * (one read of the application's producer index) and not taken yet. The
+ * application may move its index at any time, backwards too; what it posts
+ * later comes with its own doorbell, and a producer that appears behind
+ * the requester (req.wqe - sq.index taken of the ring) posted nothing new.
+ */
+static uint32_t sq_untaken(const struct roxe_qp *qp)
+{
+	uint32_t posted = (roxe_queue_producer_index(&qp->sq) - qp->sq.index) & qp->sq.mask;
+	uint32_t taken = (qp->req.wqe - qp->sq.index) & qp->sq.mask;
+
+	return posted > taken ? posted - taken : 0;
+}
+
+/*
+ * Send what the QP has posted: every WQE costs the turn's budget, a local
+ * one (BIND_MW, LOCAL_INV, REG_MR) that retires at once as much as a
+ * packet, so one QP's ring never holds the engine longer than one budget
+ * (hostile_verbs: sq_wrap_bind_mw).
+ */
 void roxe_requester(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;
 	unsigned budget = ROXE_TX_BUDGET < e->tx_left ? ROXE_TX_BUDGET : e->tx_left;
 	int st = qp->eng_state;
+	uint32_t end;
 
 	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->req.rnr_wait)
 		return;
-	while (budget && qp->req.wqe != roxe_queue_producer_index(&qp->sq)) {
+	end = (qp->req.wqe + sq_untaken(qp)) & qp->sq.mask;
+	while (budget && qp->req.wqe != end) {
 		struct rxe_send_wqe *w = roxe_sq_take(qp, qp->req.wqe);
 		uint32_t op = w->wr.opcode, npsn;
 
@@ -413,11 +436,13 @@ void roxe_requester(struct roxe_qp *qp)
 				w->state = ROXE_WQE_SENT;
 				qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
 				roxe_completer_progress(qp);
+				budget--;
 				continue;
 			}
 		} else if (roxe_wqe_is_local(op)) {
 			/* Walked again after go-back-N: it already took effect. */
 			qp->req.wqe = roxe_queue_next(&qp->sq, qp->req.wqe);
+			budget--;
 			continue;
 		}
 		/* the window, packet by packet: an ACK reopens it (rearm);
