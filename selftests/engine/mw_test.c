@@ -39,6 +39,7 @@ FIXTURE_TEARDOWN(mw)
 {
 	if (self->wmr)
 		EXPECT_EQ(0, roxe_dereg_mr(self->wmr));
+
 	pair_close(&self->p);
 	EXPECT_EQ(0, leak_check());
 }
@@ -336,6 +337,33 @@ TEST_F(mw, type2_zero_based)
 	EXPECT_EQ(0, roxe_dealloc_mw(mw));
 }
 
+/*
+ * An atomic whose wire address is aligned but whose host word is not (a
+ * zero-based window 4 bytes into the MR): refused as rxe refuses it
+ * (invalid request), never run as a split-lock atomic in the engine.
+ */
+TEST_F(mw, atomic_misaligned_in_host_is_refused)
+{
+	struct ibv_mw *mw;
+	uint32_t key;
+	uint64_t before;
+
+	ASSERT_EQ(0, roxe_alloc_mw(self->p.s[1].pd, IBV_MW_TYPE_2, &mw));
+	key = ibv_inc_rkey(mw->rkey);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_wr(&self->p, mw, key, self->wmr, va(self->w) + 4, 64,
+					  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED));
+	memcpy(&before, self->w + 4, sizeof(before));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, fetch_add(&self->p, 0, key, 1));
+	EXPECT_EQ(0, memcmp(&before, self->w + 4, sizeof(before)));
+	ASSERT_EQ(0, reconnect(&self->p));
+	/* the same window at an aligned host word works */
+	key = ibv_inc_rkey(key);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_wr(&self->p, mw, key, self->wmr, va(self->w) + 8, 64,
+					  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED));
+	EXPECT_EQ(IBV_WC_SUCCESS, fetch_add(&self->p, 0, key, 1));
+	EXPECT_EQ(0, roxe_dealloc_mw(mw));
+}
+
 /* Every bind rxe refuses: IBV_WC_MW_BIND_ERR, the QP stops, nothing bound. */
 TEST_F(mw, bind_refusals)
 {
@@ -440,6 +468,36 @@ TEST_F(mw, bind_refusals)
 	EXPECT_EQ(0, roxe_dealloc_mw(other));
 	EXPECT_EQ(0, roxe_dereg_mr(nobind));
 	EXPECT_EQ(0, roxe_dereg_mr(ro));
+	EXPECT_EQ(0, roxe_dealloc_pd(pd2));
+}
+
+/*
+ * C10-72 for type 1 windows too: a QP of one PD cannot bind, widen or
+ * unbind a window of another PD, even over that PD's own MR (another
+ * tenant's window: its keys are guessable). rxe checks type 2 only.
+ */
+TEST_F(mw, type1_bind_from_another_pd)
+{
+	struct side *b = &self->p.s[1];
+	uint64_t w = va(self->w);
+	struct roxe_pd *pd2;
+	struct roxe_mr *mr2;
+	struct ibv_mw *o1;
+
+	ASSERT_EQ(0, roxe_alloc_pd(b->dev, &pd2));
+	ASSERT_EQ(0, roxe_reg_mr(pd2, self->w, WLEN, IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_MW_BIND, &mr2));
+	ASSERT_EQ(0, roxe_alloc_mw(pd2, IBV_MW_TYPE_1, &o1));
+	/* b's QP binds pd2's window over pd2's MR, writable from the wire */
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_wr(&self->p, o1, ibv_inc_rkey(o1->rkey), mr2, w, 64,
+					      IBV_ACCESS_REMOTE_WRITE));
+	ASSERT_EQ(0, reconnect(&self->p));
+	/* nor the unbind of it */
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, bind_wr(&self->p, o1, ibv_inc_rkey(o1->rkey), NULL, 0, 0, 0));
+	ASSERT_EQ(0, reconnect(&self->p));
+	/* nothing was bound: the MR goes, the window and the PD too */
+	EXPECT_EQ(0, roxe_dereg_mr(mr2));
+	EXPECT_EQ(0, roxe_dealloc_mw(o1));
 	EXPECT_EQ(0, roxe_dealloc_pd(pd2));
 }
 

@@ -47,10 +47,16 @@ static void mw_clear(struct roxe_mw_priv *mw, enum roxe_mw_state state)
 	mw->state = state;
 }
 
-/* rxe_check_bind_mw's rules, in its order; 0 or -EINVAL. */
+/* rxe_check_bind_mw's rules, in its order, and the PD rule for both types; 0 or -EINVAL. */
 static int bind_check(const struct roxe_mw_priv *mw, const struct roxe_pd *qp_pd,
 		      const struct roxe_mr_priv *mr, uint64_t addr, uint64_t len, uint32_t access)
 {
+	/* C10-72: the QP and the window in one PD, for both types. rxe
+	 * checks it for type 2 only; a type 1 window's keys are guessable,
+	 * so without it any QP could bind, widen or unbind another
+	 * process's window (mw_test: type1_bind_from_another_pd). */
+	if (qp_pd != mw->pd)
+		return -EINVAL;
 	if (mw->type == IBV_MW_TYPE_1) {
 		if (mw->state != ROXE_MW_VALID)
 			return -EINVAL;
@@ -58,8 +64,6 @@ static int bind_check(const struct roxe_mw_priv *mw, const struct roxe_pd *qp_pd
 			return -EINVAL;
 	} else {
 		if (mw->state != ROXE_MW_FREE)		/* o10-37.2.30 */
-			return -EINVAL;
-		if (qp_pd != mw->pd)			/* C10-72 */
 			return -EINVAL;
 		if (!mr || !len)			/* o10-37.2.40 */
 			return -EINVAL;

@@ -588,23 +588,48 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	queue_reply(qp, r, h->psn);
 }
 
+/*
+ * The 64-bit word an atomic (or ATOMIC WRITE) of h works on, mapped through
+ * h's rkey (len: what the RETH asks for), or NULL once answered with a NAK.
+ * The host address must be aligned, not only the wire's: the application
+ * picks an MR's iova, so an aligned va can map to a misaligned word, and a
+ * locked instruction across a cache line (a split lock) stalls every core
+ * or traps (responder_test: atomic_misaligned_in_host_is_refused).
+ */
+static uint64_t *atomic_word(struct roxe_qp *qp, const struct roxe_frame_hdr *h, uint32_t len,
+			     uint32_t access, struct roxe_mr_access *acc)
+{
+	uint64_t *p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, len, access, acc);
+
+	if (!p) {
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+		return NULL;
+	}
+	if ((uintptr_t)p & 7) {
+		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
+		return NULL;
+	}
+	return p;
+}
+
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	struct roxe_mr_access acc;
 	struct roxe_rd_res *r;
-	uint64_t *p = NULL;
+	uint64_t *p;
 	uint64_t orig;
 
 	if (h->va & 7) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	if (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)
-		p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
-	if (!p) {
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
 	}
+	p = atomic_word(qp, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
+	if (!p)
+		return;
 	/* Atomic against every engine and the local CPU alike. */
 	if (h->opcode == ROXE_OP_RC_COMPARE_SWAP) {
 		orig = h->compare;
@@ -653,18 +678,12 @@ static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const stru
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	p = roxe_mr_map(qp->dev, qp->pd, qp->qpn, h->rkey, h->va, h->dma_len, IBV_ACCESS_REMOTE_WRITE, &acc);
-	if (!p) {
-		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+	p = atomic_word(qp, h, h->dma_len, IBV_ACCESS_REMOTE_WRITE, &acc);
+	if (!p)
 		return;
-	}
 	/* the parser let exactly 8 bytes through; the RETH must agree */
 	if (h->dma_len != ROXE_ATOMIC_WRITE_LEN || pkt->payload_len != ROXE_ATOMIC_WRITE_LEN) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
-		return;
-	}
-	if ((uintptr_t)p & 7) {
-		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
 	memcpy(&value, frame + pkt->payload_off, sizeof(value));
