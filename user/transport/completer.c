@@ -126,9 +126,15 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
 	return true;
 }
 
+/*
+ * w, the oldest WQE, fails with st and the QP goes to ERR. The state moves
+ * first and the flush completes w with its own status (flush_sq keeps a
+ * failed WQE's status): an application that polls the error completion
+ * finds the QP in ERR already (errors_test: rnr_retry_exceeded).
+ */
 static void fatal(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
-	roxe_complete_wqe(qp, w, st);
+	w->status = st;
 	roxe_qp_to_error(qp, IBV_EVENT_QP_FATAL);
 }
 
