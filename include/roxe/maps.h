@@ -125,7 +125,9 @@ struct roxe_engine_stats {
 				 * added here by the engine: handoff.c) */
 	__u64	credit_waits;	/* RC packets held for the engine's PSN credit
 				 * (credit.c) */
-	__u64	reserved[4];
+	__u64	credit_lapses;	/* QPs whose charge lapsed: no answer for the
+				 * hold time (credit.c) */
+	__u64	reserved[3];
 } __attribute__((aligned(64)));
 
 /*

@@ -6,7 +6,8 @@
  * wire (a budget of 32), the test running each turn: many QPs' READs and
  * WRITEs wait their turn and complete without a frame lost to a full
  * ring; the count agrees with the QPs after every turn (through losses,
- * go-backs and READ restarts); a READ larger than the budget goes alone;
+ * go-backs and READ restarts); a READ larger than the per-QP cap goes in
+ * parts, and a QP that never hears back cannot keep the credit;
  * flush, reset and destroy give the credit back, and the QPs that waited
  * go on.
  */
@@ -167,9 +168,9 @@ TEST_F(credit, many_qps_writes_wait_for_credit_and_nothing_overflows)
 	EXPECT_EQ(NULL, e->credit_wait_head);
 }
 
-/* A READ of 64 responses (twice the budget) goes alone, the small READs
- * of other QPs before and after it. */
-TEST_F(credit, read_larger_than_the_budget_goes_alone)
+/* A READ of 64 responses (twice the budget) goes in parts of the per-QP
+ * cap (16), the small READs of other QPs before, beside and after it. */
+TEST_F(credit, read_larger_than_the_cap_goes_in_parts)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct roxe_engine *e = eng(a);
@@ -186,8 +187,48 @@ TEST_F(credit, read_larger_than_the_budget_goes_alone)
 	EXPECT_EQ(0, memcmp(a->buf + 4096, b->buf + 4096, 7 * 4096));
 	EXPECT_EQ(0, memcmp(a->buf + 65536, b->buf + 65536, 65536));
 	EXPECT_EQ(0, memcmp(a->buf + 2 * 65536 + 4096, b->buf + 2 * 65536 + 4096, 7 * 4096));
-	EXPECT_EQ(64u, most);	/* it went, and alone */
+	EXPECT_EQ(16u, e->credit_qp_cap);
+	EXPECT_LE(most, e->credit_budget);	/* never alone past the budget */
 	EXPECT_EQ(0u, e->credit_out);
+}
+
+/*
+ * Two QPs with no timer (timeout 0) READ 64 KiB each from peers that never
+ * answer (their QPs are gone): each holds at most the cap (16), and their
+ * charges lapse after ROXE_CREDIT_HOLD_NS without an answer, so a third
+ * QP's READ on the same engine, which found the credit spent, completes.
+ * Without the cap the first READ went alone with all 64 of its PSNs
+ * charged, forever; without the lapse the two held all 32 forever.
+ */
+TEST_F(credit, one_qp_cannot_hold_the_credit)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct roxe_engine *e = eng(a);
+	uint32_t most = 0;
+
+	ASSERT_EQ(0, connect_n(self, 3, 0));
+	for (unsigned i = 0; i < 2; i++) {
+		ASSERT_EQ(0, roxe_destroy_qp(self->qb[i]));
+		self->qb[i] = NULL;
+	}
+	fill_pattern(b->buf, BUF, 21);
+	ASSERT_EQ(0, read1(self, 0, 1, 0, 65536));
+	ASSERT_EQ(0, read1(self, 1, 2, 65536, 65536));
+	for (int t = 0; t < 4; t++) {
+		ASSERT_EQ(0, roxe_poll_cq(a->cq, 0, NULL));
+		ASSERT_EQ(0, roxe_poll_cq(b->cq, 0, NULL));
+	}
+	ASSERT_EQ(0u, roxe_credit_check(e));
+	EXPECT_EQ(16u, self->qa[0]->req.credit);
+	EXPECT_EQ(16u, self->qa[1]->req.credit);
+	ASSERT_EQ(32u, e->credit_out);
+	/* the credit is spent: the third QP's READ waits for the lapse */
+	ASSERT_EQ(0, read1(self, 2, 3, 2 * 65536, 4096));
+	usleep(ROXE_CREDIT_HOLD_NS / 1000 + 10000);
+	ASSERT_EQ(1, run(_metadata, self, 1, &most));
+	EXPECT_EQ(0, memcmp(a->buf + 2 * 65536, b->buf + 2 * 65536, 4096));
+	EXPECT_LE(2u, e->stats->credit_lapses);
+	EXPECT_LE(most, e->credit_budget);
 }
 
 /*

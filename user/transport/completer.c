@@ -248,7 +248,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 			     const struct roxe_pkt *pkt, uint32_t psn)
 {
 	struct rxe_send_wqe *w;
-	uint32_t offset;
+	uint32_t offset, part_end;
 
 	if (!ack_below(qp, psn))
 		return;
@@ -280,10 +280,12 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		return;
 	}
 	offset = (uint32_t)roxe_psn_diff(psn, w->first_psn) * qp->mtu;
-	/* Every response but the last carries exactly one MTU. */
-	if (offset + pkt->payload_len > w->dma.length ||
+	/* Every response but a request's last carries exactly one MTU; the
+	 * last ends its part (roxe_read_part_end). */
+	part_end = roxe_read_part_end(qp, w, offset);
+	if (offset + pkt->payload_len > part_end ||
 	    (!(pkt->flags & ROXE_OPF_LAST) && pkt->payload_len != qp->mtu) ||
-	    ((pkt->flags & ROXE_OPF_LAST) && offset + pkt->payload_len != w->dma.length)) {
+	    ((pkt->flags & ROXE_OPF_LAST) && offset + pkt->payload_len != part_end)) {
 		fatal(qp, w, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -294,8 +296,10 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		return;
 	}
 	qp->comp.psn = roxe_psn_add(psn, 1);
-	if (pkt->flags & ROXE_OPF_LAST)
+	if ((pkt->flags & ROXE_OPF_LAST) && part_end == w->dma.length)
 		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
+	else if ((pkt->flags & ROXE_OPF_LAST) && qp->req.rd_atomic)
+		qp->req.rd_atomic--;	/* a part answered: room for the next */
 	rearm(qp);
 }
 

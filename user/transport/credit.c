@@ -35,12 +35,28 @@
  * check is made every turn while anyone waits, and while the credit is
  * short something is outstanding whose answer (or timer) turns the
  * engine. A woken QP that then finds no room (another took it) goes back
- * to the head. A READ larger than the whole budget goes when nothing else
- * is outstanding: alone, never deadlocked. Outstanding PSNs come back only
+ * to the head. A packet goes when nothing else is outstanding, whatever it
+ * takes: alone, never deadlocked. Outstanding PSNs come back only
  * with an ACK, and a responder acknowledges only what asked for one (at
  * the latest every ROXE_ACKREQ_EVERY packets): while the credit is low
  * (roxe_credit_low) every packet asks, so that the PSNs that hold it can
  * always be acknowledged, even with every QP held mid-message.
+ *
+ * Fair shares, so that no QP (no tenant of roxed's shared engines) can
+ * hold the credit others wait for:
+ *  - a QP may have at most e->credit_qp_cap PSNs outstanding, half the
+ *    budget: its send window never opens past that (requester.c may_send),
+ *    so it waits for its own ACKs there, like any full window, not on the
+ *    engine's list; a READ larger than the cap goes out as several READ
+ *    requests of at most the cap each (roxe_read_part_end), as a READ
+ *    restarted after a loss does;
+ *  - a charge lapses once its QP has had no answer for ROXE_CREDIT_HOLD_NS: what
+ *    has not come back by then comes back on the peer's schedule, not as
+ *    a burst of ours, and a QP without a timer (timeout 0) or with a timer
+ *    of hours must not keep the credit that long. Its PSNs up to req.psn
+ *    are no longer charged (credit_from); what it sends after is, and a
+ *    go-back-N (roxe_requester_retry) charges everything again.
+ * credit_test: one_qp_cannot_hold_the_credit.
  */
 #include "transport/transport.h"
 #include "roxe/psn.h"
@@ -50,6 +66,8 @@
 #define CREDIT_MIN		16
 /* A port that does not say what its ring holds (a UDP socket's buffer). */
 #define CREDIT_DEFAULT		512
+/* One QP's cap: this share (1/n) of the budget. */
+#define CREDIT_QP_SHARE		2
 
 void roxe_credit_init(struct roxe_engine *e)
 {
@@ -57,8 +75,11 @@ void roxe_credit_init(struct roxe_engine *e)
 	uint32_t b = ring ? ring / CREDIT_SHARE : CREDIT_DEFAULT;
 
 	e->credit_budget = b < CREDIT_MIN ? CREDIT_MIN : b;
+	e->credit_qp_cap = e->credit_budget / CREDIT_QP_SHARE;
 	e->credit_out = 0;
 	e->credit_wait_head = e->credit_wait_tail = NULL;
+	e->credit_charged = NULL;
+	e->credit_scan_at = 0;
 }
 
 static bool fits(const struct roxe_engine *e, uint32_t free, uint32_t n)
@@ -134,19 +155,58 @@ bool roxe_credit_ok(struct roxe_qp *qp, uint32_t n)
 	return false;
 }
 
-/* What qp should be charged now. */
+/* What qp should be charged now: its outstanding PSNs, from credit_from
+ * after a lapse. */
 static uint32_t charge_of(const struct roxe_qp *qp)
 {
+	uint32_t n;
+
 	if (qp->type != IBV_QPT_RC ||
 	    (qp->eng_state != IBV_QPS_RTS && qp->eng_state != IBV_QPS_SQD))
 		return 0;
-	return roxe_req_inflight(qp, qp->req.psn);
+	n = roxe_req_inflight(qp, qp->req.psn);
+	if (qp->req.credit_lapsed) {
+		int32_t d = roxe_psn_diff(qp->req.psn, qp->req.credit_from);
+
+		if (d <= 0)
+			return 0;
+		if ((uint32_t)d < n)
+			n = (uint32_t)d;
+	}
+	return n;
+}
+
+static void charged_link(struct roxe_engine *e, struct roxe_qp *qp)
+{
+	qp->credit_next = e->credit_charged;
+	if (e->credit_charged)
+		e->credit_charged->credit_pprev = &qp->credit_next;
+	e->credit_charged = qp;
+	qp->credit_pprev = &e->credit_charged;
+}
+
+static void charged_unlink(struct roxe_qp *qp)
+{
+	*qp->credit_pprev = qp->credit_next;
+	if (qp->credit_next)
+		qp->credit_next->credit_pprev = qp->credit_pprev;
+	qp->credit_next = NULL;
+	qp->credit_pprev = NULL;
 }
 
 static void charge_set(struct roxe_qp *qp, uint32_t n)
 {
 	struct roxe_engine *e = qp->eng;
 
+	/* an answer, or a first charge: the hold starts again */
+	if (!qp->req.credit || qp->req.credit_comp != qp->comp.psn) {
+		qp->req.credit_comp = qp->comp.psn;
+		qp->req.credit_at = e->now;
+	}
+	if (n && !qp->credit_pprev)
+		charged_link(e, qp);
+	else if (!n && qp->credit_pprev)
+		charged_unlink(qp);
 	e->credit_out = e->credit_out - qp->req.credit + n;
 	qp->req.credit = n;
 }
@@ -154,24 +214,61 @@ static void charge_set(struct roxe_qp *qp, uint32_t n)
 /* req.psn or comp.psn moved: the charge follows. */
 void roxe_credit_sync(struct roxe_qp *qp)
 {
+	/* answered past the lapse: nothing lapsed is outstanding any more */
+	if (qp->req.credit_lapsed && roxe_psn_diff(qp->comp.psn, qp->req.credit_from) >= 0)
+		qp->req.credit_lapsed = false;
 	charge_set(qp, charge_of(qp));
+}
+
+/* go-back-N: what goes again is charged again, lapsed or not */
+void roxe_credit_recharge(struct roxe_qp *qp)
+{
+	qp->req.credit_lapsed = false;
+	roxe_credit_sync(qp);
 }
 
 /* Let go of everything: flush, reset, destroy. */
 void roxe_credit_drop(struct roxe_qp *qp)
 {
 	charge_set(qp, 0);
+	qp->req.credit_lapsed = false;
 	if (qp->credit_waiting)
 		wait_unlink(qp->eng, qp);
 	qp->credit_woken = false;
 }
 
+/* A waiter does not fit: the charges held ROXE_CREDIT_HOLD_NS without an answer
+ * lapse (bounded: one walk of the charged QPs, every quarter hold). */
+static void lapse_stale(struct roxe_engine *e)
+{
+	struct roxe_qp *qp, *n;
+
+	if (e->now - e->credit_scan_at < ROXE_CREDIT_HOLD_NS / 4)
+		return;
+	e->credit_scan_at = e->now;
+	for (qp = e->credit_charged; qp; qp = n) {
+		n = qp->credit_next;
+		if (e->now - qp->req.credit_at < ROXE_CREDIT_HOLD_NS)
+			continue;
+		qp->req.credit_lapsed = true;
+		qp->req.credit_from = qp->req.psn;
+		charge_set(qp, 0);
+		e->stats->credit_lapses++;
+	}
+}
+
 /* Turn's end: the waiters that fit what is free go on the ready list. */
 void roxe_credit_turn(struct roxe_engine *e)
 {
-	uint32_t free = credit_free(e);
-	bool idle = !e->credit_out;
+	uint32_t free;
+	bool idle;
 	struct roxe_qp *qp;
+
+	if (e->credit_wait_head && e->credit_out &&
+	    e->credit_wait_head->credit_need > credit_free(e))
+		lapse_stale(e);
+	free = credit_free(e);
+	idle = !e->credit_out;
 
 	/* bounded: each pass takes one QP off the list */
 	while ((qp = e->credit_wait_head)) {
@@ -213,6 +310,21 @@ unsigned roxe_credit_check(struct roxe_engine *e)
 	     qp = qp->credit_wait_next)
 		waiters++;
 	if (sum != e->credit_out || waiters > ROXE_MAX_QPS)
+		bad++;
+	/* the charged list: every QP with a charge, and only those */
+	waiters = 0;
+	for (struct roxe_qp *qp = e->credit_charged; qp && waiters <= ROXE_MAX_QPS;
+	     qp = qp->credit_next, waiters++)
+		if (!qp->req.credit || qp->eng != e)
+			bad++;
+	sum = 0;
+	for (uint32_t qpn = 0; qpn < ROXE_MAX_QPS; qpn++) {
+		struct roxe_qp *qp = atomic_load(&dev->qps[qpn]);
+
+		if (qp && qp->eng == e && qp->req.credit)
+			sum++;
+	}
+	if (sum != waiters)
 		bad++;
 	return bad;
 }

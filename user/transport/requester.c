@@ -57,6 +57,12 @@ uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_w
 	}
 }
 
+/* PSNs of a READ's responses for its first end bytes. */
+static uint32_t read_psns(const struct roxe_qp *qp, uint32_t end)
+{
+	return end ? (end + qp->mtu - 1) / qp->mtu : 1;
+}
+
 /* LOCAL_INV, BIND_MW and (roxe.ko's kernel QPs) REG_MR: their IBV_WC_*
  * status. */
 static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
@@ -237,8 +243,12 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	qp->req.probe = false;
 	if (h.ackreq)
 		qp->req.since_ackreq = 0;
-	if (op == IBV_WR_RDMA_READ || (first && (op == IBV_WR_RDMA_WRITE ||
-						  op == IBV_WR_RDMA_WRITE_WITH_IMM))) {
+	if (op == IBV_WR_RDMA_READ) {
+		/* one part of it (roxe_read_part_end) */
+		h.va = w->iova + off;
+		h.rkey = w->wr.wr.rdma.rkey;
+		h.dma_len = roxe_read_part_end(qp, w, off) - off;
+	} else if (first && (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)) {
 		h.va = w->iova + off;
 		h.rkey = w->wr.wr.rdma.rkey;
 		h.dma_len = len - off;
@@ -314,8 +324,8 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 		qp->req.rtt_sent = e->now;
 	}
 	if (op == IBV_WR_RDMA_READ) {
-		qp->req.psn = roxe_psn_add(w->first_psn, roxe_qp_send_wqe_psns(qp, w));
-		qp->req.offset = len;
+		qp->req.offset = roxe_read_part_end(qp, w, off);
+		qp->req.psn = roxe_psn_add(w->first_psn, read_psns(qp, qp->req.offset));
 	} else {
 		qp->req.psn = roxe_psn_add(qp->req.psn, 1);
 		qp->req.offset = off + payload;
@@ -341,24 +351,38 @@ static bool may_send(struct roxe_qp *qp, uint32_t npsn)
 {
 	/* An ACK may run ahead of a go-back-N pass: nothing is in flight then. */
 	uint32_t inflight = roxe_req_inflight(qp, qp->req.psn);
+	/* The window: the congestion window, never past the engine's per-QP
+	 * share of its PSN credit (credit.c). */
+	uint32_t window = qp->comp.cwnd.cwnd < qp->eng->credit_qp_cap ? qp->comp.cwnd.cwnd :
+			  qp->eng->credit_qp_cap;
 
 	if (qp->req.cc.limited && !roxe_pace_ok(qp))
 		return false;
 	if (qp->type != IBV_QPT_RC)
 		return true;
-	/* A READ bigger than the window may go alone. */
-	if (!inflight || inflight + npsn <= qp->comp.cwnd.cwnd)
+	/* A READ part bigger than the window may go alone. */
+	if (!inflight || inflight + npsn <= window)
 		return true;
 	roxe_retrans_stalled(qp);
 	return false;
 }
 
-/* PSNs the next packet of w takes. */
+/* PSNs the next packet of w takes: a READ request, the responses of its
+ * part (the requester's offset is at a response's first byte). */
 static uint32_t next_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
-	if (w->wr.opcode == IBV_WR_RDMA_READ)
-		return (uint32_t)roxe_psn_diff(roxe_psn_add(w->last_psn, 1), qp->req.psn);
-	return 1;
+	uint32_t end;
+
+	if (w->wr.opcode != IBV_WR_RDMA_READ)
+		return 1;
+	end = roxe_psn_add(w->first_psn, read_psns(qp, roxe_read_part_end(qp, w, qp->req.offset)));
+	return (uint32_t)roxe_psn_diff(end, qp->req.psn);
+}
+
+/* Room for one more READ/ATOMIC request (max_rd_atomic)? */
+static bool rd_atomic_room(const struct roxe_qp *qp)
+{
+	return qp->req.rd_atomic < (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1);
 }
 
 /* May w start now? Checks the rd_atomic and fence limits. */
@@ -368,11 +392,12 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 		return true;
 	if ((w->wr.send_flags & IBV_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	if (roxe_wqe_is_read_or_atomic(w->wr.opcode) &&
-	    qp->req.rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
+	if (roxe_wqe_is_read_or_atomic(w->wr.opcode) && !rd_atomic_room(qp))
 		return false;
-	/* its first packet: the rest goes packet by packet (roxe_requester) */
-	return may_send(qp, w->wr.opcode == IBV_WR_RDMA_READ ? roxe_qp_send_wqe_psns(qp, w) : 1);
+	/* its first packet (a READ: its first part's responses); the rest goes
+	 * packet by packet (roxe_requester) */
+	return may_send(qp, w->wr.opcode == IBV_WR_RDMA_READ ?
+			read_psns(qp, roxe_read_part_end(qp, w, 0)) : 1);
 }
 
 /*
@@ -449,6 +474,10 @@ void roxe_requester(struct roxe_qp *qp)
 		 * then the engine's PSN credit (credit.c), last, since a QP
 		 * refused it waits on the engine's list */
 		npsn = next_psns(qp, w);
+		/* a READ's next part is a request of its own */
+		if (op == IBV_WR_RDMA_READ && qp->req.offset && w->state == ROXE_WQE_SENDING &&
+		    !rd_atomic_room(qp))
+			return;
 		if (!may_send(qp, npsn))
 			return;
 		if (qp->type == IBV_QPT_RC && !roxe_credit_ok(qp, npsn))
@@ -469,7 +498,8 @@ void roxe_requester(struct roxe_qp *qp)
 		if (qp->type == IBV_QPT_RC && !qp->comp.deadline && qp->timeout_ns)
 			roxe_retrans_timer_start(qp);
 		e->tx_left--;
-		if (qp->req.offset < w->dma.length && !roxe_wqe_is_read_or_atomic(op))
+		if (qp->req.offset < w->dma.length &&
+		    (op == IBV_WR_RDMA_READ || !roxe_wqe_is_read_or_atomic(op)))
 			continue;
 		/* Last packet of w queued. */
 		w->state = ROXE_WQE_SENT;
@@ -509,7 +539,7 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn)
 		qp->req.rd_atomic = 0;
 		qp->req.since_ackreq = 0;
 		qp->req.rtt_timing = false;	/* Karn: the timed PSN may go again */
-		roxe_credit_sync(qp);	/* req.psn went back: so does the charge */
+		roxe_credit_recharge(qp);	/* req.psn went back: so does the charge */
 		qp->stats->retransmits++;
 		roxe_engine_ready(qp->eng, qp);
 		return;

@@ -184,6 +184,8 @@ struct roxe_qp {
 	uint32_t		credit_need;	/* PSNs its next packet takes */
 	bool			credit_waiting;	/* on the list */
 	bool			credit_woken;	/* taken off it: may use the credit freed */
+	/* the engine's list of QPs charged (credit.c: their charges lapse) */
+	struct roxe_qp		*credit_next, **credit_pprev;
 	int			eng_state;	/* state the engine acted on */
 	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
 
@@ -194,6 +196,10 @@ struct roxe_qp {
 		uint32_t	offset;		/* bytes of that WQE already sent */
 		unsigned	rd_atomic;	/* READ/ATOMIC requests in flight */
 		uint32_t	credit;		/* PSNs charged to the engine (credit.c) */
+		uint32_t	credit_from;	/* charged from here (after a lapse) */
+		uint32_t	credit_comp;	/* comp.psn when the charge last moved */
+		uint64_t	credit_at;	/* ... and when (e->now) */
+		bool		credit_lapsed;	/* PSNs before credit_from not charged */
 		unsigned	since_ackreq;
 		bool		fenced;		/* waiting for READ/ATOMIC to finish */
 		bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
@@ -287,7 +293,10 @@ struct roxe_engine {
 	 * the most they may, the QPs waiting for room */
 	uint32_t		credit_out;
 	uint32_t		credit_budget;
+	uint32_t		credit_qp_cap;	/* the most one QP may hold */
 	struct roxe_qp		*credit_wait_head, *credit_wait_tail;
+	struct roxe_qp		*credit_charged;	/* QPs holding credit */
+	uint64_t		credit_scan_at;	/* last look for lapsed charges */
 	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
 	/* tx batch */
 	struct roxe_buf		tx[ROXE_RX_BURST];
@@ -326,11 +335,15 @@ void roxe_engine_tx_flush(struct roxe_engine *e);	/* everything, held ACKs too *
 void roxe_engine_tx_turn_end(struct roxe_engine *e, bool rx_idle);
 
 /* --- credit.c: the engine's limit on the PSNs its requesters have out --- */
+/* A charge with no answer for this long lapses; looked for at most every
+ * quarter of it, and only while a QP waits for credit. */
+#define ROXE_CREDIT_HOLD_NS	100000000ull
 void roxe_credit_init(struct roxe_engine *e);	/* from its port's ring */
 bool roxe_credit_ok(struct roxe_qp *qp, uint32_t n);	/* false: it waits */
 bool roxe_credit_low(const struct roxe_engine *e);	/* packets ask for ACKs */
 void roxe_credit_sync(struct roxe_qp *qp);	/* req.psn or comp.psn moved */
 void roxe_credit_drop(struct roxe_qp *qp);
+void roxe_credit_recharge(struct roxe_qp *qp);	/* go-back-N: charge all again */
 void roxe_credit_turn(struct roxe_engine *e);
 unsigned roxe_credit_check(struct roxe_engine *e);	/* tests: disagreements */
 
@@ -488,6 +501,21 @@ static inline uint32_t roxe_req_inflight(const struct roxe_qp *qp, uint32_t upto
 	int32_t d = roxe_psn_diff(upto, qp->comp.psn);
 
 	return d > 0 ? (uint32_t)d : 0;
+}
+/*
+ * A READ goes out as requests of at most the engine's per-QP credit cap
+ * (credit.c) of responses each, in parts aligned from its first byte: the
+ * end of the part holding byte off of w, where that request's last
+ * response ends. The requester asks for it, the completer expects a LAST
+ * response there.
+ */
+static inline uint32_t roxe_read_part_end(const struct roxe_qp *qp, const struct rxe_send_wqe *w,
+					  uint32_t off)
+{
+	uint64_t part = (uint64_t)qp->eng->credit_qp_cap * qp->mtu;
+	uint64_t end = (off / part + 1) * part;
+
+	return end < w->dma.length ? (uint32_t)end : w->dma.length;
 }
 void roxe_completer(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_completer_timeout(struct roxe_qp *qp);
