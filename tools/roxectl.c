@@ -316,7 +316,7 @@ struct stats_opts {
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
 	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr) \
-	X(cnp_sent) X(cnp_received) X(cc_rate_mbps)
+	X(cnp_sent) X(cnp_received) X(cc_rate_mbps) X(rx_drop_opcode)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {

@@ -111,6 +111,8 @@ struct roxe_qp_stats {
 	__u64	cnp_received;	/* valid CNPs from the peer's QP */
 	__u64	cc_rate_mbps;	/* a gauge: the rate DCQCN holds the QP to,
 				 * Mbit/s; 0: not limited (the line rate) */
+	__u64	rx_drop_opcode;	/* an opcode of another transport than the
+				 * QP's (IBA 9.6.1.5: silently dropped) */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct roxe_qp_stats) == 256, "roxe_qp_stats grew past 256 B");
 

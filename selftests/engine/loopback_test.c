@@ -308,6 +308,81 @@ TEST_F(loop, wire_frame_from_own_address_dropped)
 	rc_ops(_metadata, s, a, b);
 }
 
+/*
+ * Another QP of the same device (another tenant of one roxed) poses as a
+ * looped peer: connected to b's QPN, at b's expected PSN, it WRITEs into
+ * b's memory. Addresses cannot tell it from a: both are the device's own.
+ * The hand-off names the sending QP, and b takes looped frames only from
+ * a: the WRITE is dropped and counted, b's memory stays as it was, and a
+ * UD frame whose DETH names another source QP than the one that sent it
+ * is dropped too.
+ */
+TEST_F(loop, forged_looped_frames_are_dropped)
+{
+	struct side *s = &self->s;
+	struct roxe_qp *a, *b, *x;
+	struct ibv_wc wc;
+	uint64_t drops = 0;
+
+	if (variant->polled)
+		SKIP(return, "the engine must run by itself");
+	ASSERT_EQ(0, qp_pair(self, IBV_QPT_RC, true, &a, &b));
+	ASSERT_EQ(0, qp_create(s, IBV_QPT_RC, &self->qp[self->nqp]));
+	x = self->qp[self->nqp++];
+	/* b expects PSN 100 from a; x sends it, once, with a 1 ms timer */
+	ASSERT_EQ(0, qp_connect(x, s->dev, roxe_qp_num(b), IBV_QPT_RC, IBV_MTU_1024, 100, 7777,
+				8, 0, 0));
+	memset(s->buf + 8192, 0, 64);
+	fill_pattern(s->buf, 64, 3);
+	ASSERT_EQ(0, post_send1(x, IBV_WR_RDMA_WRITE, 66, s->buf, 64, s->mr->lkey,
+				(uintptr_t)s->buf + 8192, s->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(s->cq, &wc, 1, 5000));
+	EXPECT_EQ(66u, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status);	/* nobody answered x */
+	for (int i = 0; i < 5000 && !drops; i++, usleep(1000))
+		drops = __atomic_load_n(&s->dev->qp_stats[roxe_qp_num(b)].rx_drop_addr,
+					__ATOMIC_RELAXED);
+	EXPECT_EQ(1u, drops);
+	EXPECT_EQ(0, s->buf[8192]);
+	/* a and b go on, PSN 100 still theirs */
+	rc_ops(_metadata, s, a, b);
+
+	/* UD: a datagram to QP b' claiming source QP 1 (the CM's), handed
+	 * over as sent by QP 1001 */
+	{
+		struct roxe_frame_addr fa = { .hop_limit = 64, .sport = 0xc000 };
+		struct roxe_frame_hdr h = { .opcode = ROXE_OP_UD_SEND_ONLY, .pkey = 0xffff,
+					    .qkey = 0x11111111, .src_qpn = 1 };
+		struct roxe_qp *u, *v;
+		struct roxe_pkt pkt;
+		uint8_t frame[512], pay[64] = { 0 };
+		int len;
+
+		self->nqp = 0;		/* the RC QPs go now: room for two more */
+		for (int i = 0; i < 3; i++)
+			roxe_destroy_qp(self->qp[i]);
+		ASSERT_EQ(0, qp_pair(self, IBV_QPT_UD, true, &u, &v));
+		ASSERT_EQ(0, post_recv1(v, 9, s->buf + 65536, 1040, s->mr->lkey));
+		memcpy(fa.sgid, s->dev->gid, 16);
+		memcpy(fa.dgid, s->dev->gid, 16);
+		h.dqpn = roxe_qp_num(v);
+		len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
+		ASSERT_GT(len, 0);
+		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001));
+		drops = 0;
+		for (int i = 0; i < 5000 && !drops; i++, usleep(1000))
+			drops = __atomic_load_n(&s->dev->qp_stats[roxe_qp_num(v)].rx_drop_addr,
+						__ATOMIC_RELAXED);
+		EXPECT_EQ(1u, drops);
+		EXPECT_EQ(0, roxe_poll_cq(s->cq, 1, &wc));
+		/* the same datagram from QP 1 itself is taken */
+		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1));
+		ASSERT_EQ(1, poll_n(s->cq, &wc, 1, 5000));
+		EXPECT_EQ(9u, wc.wr_id);
+		EXPECT_EQ(1u, wc.src_qp);
+	}
+}
+
 /* Many WRITEs posted at once, several QPs' worth of frames looping through
  * one engine: every byte arrives. */
 TEST_F(loop, burst)
@@ -387,7 +462,7 @@ TEST_F(loop, full_ring_drops_and_counts)
 	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
 	ASSERT_GT(len, 0);
 	for (int i = 0; i < ROXE_HANDOFF_SLOTS + 44; i++) {
-		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len);
+		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001);
 
 		if (r == 0)
 			ok++;
@@ -396,7 +471,7 @@ TEST_F(loop, full_ring_drops_and_counts)
 	}
 	EXPECT_EQ((unsigned)ROXE_HANDOFF_SLOTS, ok);
 	EXPECT_EQ(44u, full);
-	EXPECT_EQ(-EINVAL, roxe_loop_deliver(s->dev, frame, 20));	/* not a whole frame */
+	EXPECT_EQ(-EINVAL, roxe_loop_deliver(s->dev, frame, 20, 1001));	/* not a whole frame */
 	EXPECT_TRUE(roxe_handoff_pending(&s->dev->engines[0]));
 	/* The engine's stats have one writer: it counts the ring's drops on
 	 * its next turn. */

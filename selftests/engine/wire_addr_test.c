@@ -187,6 +187,40 @@ TEST_F(wire, rc_forged_source_or_destination_dropped)
 	EXPECT_EQ(3u, qp_drops(b->qp));
 }
 
+/* From the peer's own address, at the expected PSN, opcodes of UC and UD:
+ * IBA's header validation drops them (counted in rx_drop_opcode) before
+ * the PSN is looked at. Taken as an RC invalid request they put the QP
+ * in ERR, one forged frame ending the connection. */
+TEST_F(wire, rc_wrong_transport_opcode_dropped)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_qp_attr at;
+	uint64_t dropped = 0;
+	uint32_t bqpn;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 100, 200, 14, 7, 7));
+	bqpn = roxe_qp_num(b->qp);
+	ASSERT_EQ(0, forge(&self->p, "10.99.0.1", "10.99.0.2", ROXE_OP_UC_SEND_ONLY,
+			   bqpn, 100, 0, 0, 64));
+	ASSERT_EQ(0, forge(&self->p, "10.99.0.1", "10.99.0.2", ROXE_OP_UD_SEND_ONLY,
+			   bqpn, 100, 0, 0, 64));
+	/* side 1's engine takes them by itself: wait for the count */
+	for (int i = 0; i < 5000 && dropped < 2; i++, usleep(1000))
+		dropped = __atomic_load_n(&b->qp->stats->rx_drop_opcode, __ATOMIC_RELAXED);
+	EXPECT_EQ(2u, dropped);
+	ASSERT_EQ(0, roxe_query_qp(b->qp, &at, IBV_QP_STATE, NULL));
+	EXPECT_EQ(IBV_QPS_RTS, at.qp_state);
+	/* PSN 100 is still the peer's */
+	fill_pattern(a->buf, 128, 6);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 128, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 128));
+	EXPECT_EQ(0u, qp_drops(b->qp));
+}
+
 /* UD takes datagrams from anyone, but only to one of the port's own
  * addresses; the genuine datagram gets the receive WQE. */
 TEST_F(wire, ud_not_to_a_local_address_dropped)

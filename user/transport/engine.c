@@ -126,10 +126,14 @@ static uint64_t timers_turn(struct roxe_engine *e)
  * knowing only a QPN and a PSN, could write into the QP. A frame from one
  * of the port's own addresses comes only through loopback (looped), never
  * from the port: one that does is a third host posing as this one (to a
- * QP connected to its own device, or to QP1 as the own rdma_cm).
+ * QP connected to its own device, or to QP1 as the own rdma_cm). A looped
+ * frame also names the QP that sent it (src_qpn, loopback.c): RC and UC
+ * take it only from their peer QP, UD only with the sender as the DETH's
+ * source QP, so no other QP of this host (another tenant of roxed) can
+ * pose as a local peer.
  */
 static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct roxe_buf *b,
-		       const struct roxe_pkt *pkt, bool looped)
+		       const struct roxe_pkt *pkt, bool looped, uint32_t src_qpn)
 {
 	uint8_t sgid[16], dgid[16];
 
@@ -138,13 +142,37 @@ static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct 
 	if (!looped && roxe_dev_is_local(qp->dev, sgid))
 		return false;
 	if (qp->type == IBV_QPT_UD)
-		return roxe_dev_is_local(qp->dev, dgid);
+		return roxe_dev_is_local(qp->dev, dgid) &&
+		       (!looped || !(pkt->flags & ROXE_HDR_DETH) ||
+			roxe_deth_sqp((const struct roxe_deth *)(f + pkt->bth_off +
+								 ROXE_BTH_LEN)) == src_qpn);
+	if (looped && src_qpn != qp->attr.dest_qp_num)
+		return false;
 	return !memcmp(sgid, qp->path.dgid, 16) && !memcmp(dgid, qp->path.sgid, 16);
 }
 
+/* Header validation (IBA 9.6.1.5): an opcode of another transport than
+ * the QP's is dropped, whatever its PSN, before any state moves: an RC QP
+ * that took a UC or UD opcode at its expected PSN as an invalid request
+ * went to ERR on one forged frame (wire_addr_test: rc_wrong_transport_opcode_dropped). */
+static bool rx_transport_ok(const struct roxe_qp *qp, uint8_t opcode)
+{
+	uint8_t t = roxe_opcode_info(opcode)->qpt;
+
+	switch (qp->type) {
+	case IBV_QPT_RC:
+		return t == ROXE_WQPT_RC;
+	case IBV_QPT_UC:
+		return t == ROXE_WQPT_UC;
+	default:
+		return t == ROXE_WQPT_UD;	/* UD, and QP1 */
+	}
+}
+
 /* looped: from this host (loopback.c, through handoff.c), not the port:
- * XDP never saw it. */
-static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool looped)
+ * XDP never saw it; src_qpn sent it. */
+static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool looped,
+		     uint32_t src_qpn)
 {
 	struct roxe_device *dev = e->dev;
 	struct roxe_pkt pkt;
@@ -170,7 +198,7 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 		qp->stats->icrc_errors++;
 		return;
 	}
-	if (!rx_addr_ok(qp, b->data, b, &pkt, looped)) {
+	if (!rx_addr_ok(qp, b->data, b, &pkt, looped, src_qpn)) {
 		qp->stats->rx_drop_addr++;
 		e->stats->rx_drop_addr++;
 		return;
@@ -189,6 +217,10 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 		roxe_cnp_rx(qp);
 		return;
 	}
+	if (!rx_transport_ok(qp, pkt.opcode)) {
+		qp->stats->rx_drop_opcode++;
+		return;
+	}
 	if (pkt.flags & ROXE_OPF_REQUEST)
 		roxe_responder(qp, b->data, &pkt);
 	else
@@ -198,14 +230,15 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 /* A frame another engine handed e (handoff.c): a looped frame gets every
  * check a frame from the port gets; a multicast copy was checked by the
  * engine that received it and goes to e's attached QPs only. */
-static void rx_handed(struct roxe_engine *e, const struct roxe_buf *b, enum roxe_handoff_kind kind)
+static void rx_handed(struct roxe_engine *e, const struct roxe_buf *b, enum roxe_handoff_kind kind,
+		      uint32_t src_qpn)
 {
 	if (kind == ROXE_HO_VERIFIED) {
 		roxe_mcast_copy_rx(e, b->data, b->len);
 		return;
 	}
 	e->stats->loopback++;
-	rx_frame(e, b, true);
+	rx_frame(e, b, true, src_qpn);
 }
 
 static bool rx_turn(struct roxe_engine *e)
@@ -214,7 +247,7 @@ static bool rx_turn(struct roxe_engine *e)
 	unsigned n = roxe_port_rx(e->port, bufs, ROXE_RX_BURST);
 
 	for (unsigned i = 0; i < n; i++)
-		rx_frame(e, &bufs[i], false);
+		rx_frame(e, &bufs[i], false, ROXE_LOOP_NO_QPN);
 	if (n)
 		roxe_port_rx_release(e->port, bufs, n);
 	/* Handed frames cost no syscall: take more of them per turn. */

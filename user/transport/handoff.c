@@ -6,7 +6,8 @@
  *   - loopback (loopback.c): a frame this host built for one of its own
  *     addresses goes to the engine owning its destination QP, of this or
  *     another device of the process (ROXE_HO_CHECK: rx_frame's full checks,
- *     as a frame from the wire, ICRC included);
+ *     as a frame from the wire, ICRC included, and the QPN of the QP that
+ *     sent it, which the wire cannot tell);
  *   - multicast (mcast.c): the engine that received a group datagram (or
  *     sent one: the host's local copy) hands one copy to each other engine
  *     with an attached QP (ROXE_HO_VERIFIED: its ICRC was checked, or made,
@@ -46,6 +47,7 @@
 struct ho_slot {
 	_Atomic uint32_t	seq;
 	uint32_t		len;
+	uint32_t		src_qpn;	/* the sending QP (ROXE_HO_CHECK) */
 	uint8_t			kind;		/* enum roxe_handoff_kind */
 };
 
@@ -91,7 +93,7 @@ static void wake(struct roxe_engine *e)
 }
 
 bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
-		       enum roxe_handoff_kind kind)
+		       enum roxe_handoff_kind kind, uint32_t src_qpn)
 {
 	struct roxe_handoff *r = e->handoff;
 	uint32_t pos;
@@ -111,6 +113,7 @@ bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 			memcpy(r->data[pos % HO_SLOTS], f, len);
 			s->len = len;
 			s->kind = (uint8_t)kind;
+			s->src_qpn = src_qpn;
 			atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
 			wake(e);
 			return true;
@@ -138,7 +141,7 @@ bool roxe_handoff_pending(const struct roxe_engine *e)
 
 unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
 			 void (*rx)(struct roxe_engine *e, const struct roxe_buf *b,
-				    enum roxe_handoff_kind kind))
+				    enum roxe_handoff_kind kind, uint32_t src_qpn))
 {
 	struct roxe_handoff *r = e->handoff;
 	unsigned long dropped;
@@ -156,7 +159,7 @@ unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
 		b.len = s->len <= HO_SLOT_BYTES ? s->len : 0;
 		b.cap = HO_SLOT_BYTES;
 		b.priv = 0;
-		rx(e, &b, (enum roxe_handoff_kind)s->kind);
+		rx(e, &b, (enum roxe_handoff_kind)s->kind, s->src_qpn);
 		atomic_store_explicit(&s->seq, r->tail + HO_SLOTS, memory_order_release);
 		r->tail++;
 	}

@@ -14,7 +14,12 @@
  *
  * The frame goes through the owning engine's hand-off ring (handoff.c) as
  * ROXE_HO_CHECK: that engine checks it as a frame from the wire, ICRC and
- * all. A full ring drops it and counts it, as a full wire would, and the
+ * all, and more: the ring carries the QPN of the QP that sent it, so an RC
+ * or UC QP takes it only from its own peer QP and a UD QP only with the
+ * sender's QPN as the DETH's source. On the wire addresses are all a
+ * receiver can check; between two QPs of one host (tenants of one roxed)
+ * any other local QP could otherwise inject into a connection, PSN and
+ * all (loopback_test: forged_looped_frames_are_dropped). A full ring drops it and counts it, as a full wire would, and the
  * transport retransmits.
  *
  * Devices that may receive from other devices are in a process-wide
@@ -122,7 +127,8 @@ struct roxe_device *roxe_loop_target_qp(struct roxe_qp *qp, const uint8_t *frame
 	return qp->loop_to;
 }
 
-int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len)
+int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len,
+		      uint32_t src_qpn)
 {
 	struct roxe_pkt pkt;
 	uint32_t qpn;
@@ -131,7 +137,8 @@ int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t le
 		return -EINVAL;
 	qpn = roxe_bth_qpn((const struct roxe_bth *)(frame + pkt.bth_off));
 	/* The QPN says which engine (verbs/qp.c). */
-	if (!roxe_handoff_push(&dev->engines[qpn % dev->nengines], frame, len, ROXE_HO_CHECK))
+	if (!roxe_handoff_push(&dev->engines[qpn % dev->nengines], frame, len, ROXE_HO_CHECK,
+			       src_qpn))
 		return -ENOBUFS;
 	return 0;
 }

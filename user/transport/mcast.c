@@ -154,7 +154,8 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 	/* A full ring drops the copy and counts it (handoff.c). */
 	for (unsigned id = 0; fwd && others && id < dev->nengines; id++)
 		if (others & (1ull << id))
-			roxe_handoff_push(&dev->engines[id], f, len, ROXE_HO_VERIFIED);
+			roxe_handoff_push(&dev->engines[id], f, len, ROXE_HO_VERIFIED,
+					  ROXE_LOOP_NO_QPN);
 }
 
 void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,

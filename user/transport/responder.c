@@ -749,7 +749,8 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		return;
 	}
 	qp->resp.nak_sent = false;
-	if (info->qpt != ROXE_WQPT_RC || !sequence_ok(qp, pkt, info->kind) ||
+	/* the opcode is RC's: rx_frame dropped any other transport's */
+	if (!sequence_ok(qp, pkt, info->kind) ||
 	    ((info->kind == ROXE_OPK_SEND || info->kind == ROXE_OPK_WRITE) && !length_ok(qp, pkt))) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;

@@ -26,8 +26,11 @@
  * held replaces the first); what is not kept is dropped as before (the
  * requester resends it). Like TCP's out-of-order queue, this widens what a
  * host able to forge the peer's address must guess from one PSN to the
- * span; the newest copy winning means a frame it planted ahead is
- * replaced when the peer's own comes. Slots are
+ * span; the newest copy winning replaces a frame it planted ahead only if
+ * the peer's own copy comes before the gap is filled (else the planted one
+ * runs, as one planted at the expected PSN would without the stash).
+ * Looped frames cannot be planted: the hand-off names the sending QP
+ * (loopback.c). Slots are
  * found by (QP, PSN) through a small hash of chains. A QP's slots go when
  * it runs them, when it resets, enters ERR or is destroyed, and, when the
  * pool is full, if they have fallen behind its expected PSN. A peer can
@@ -180,7 +183,7 @@ bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	}
 	/* A second copy replaces the first: the requester's resend is the
 	 * same bytes, and a frame forged ahead by someone posing as the peer
-	 * gives way to the peer's own, which comes later. */
+	 * gives way to the peer's own if that comes before the gap fills. */
 	memcpy(s->data[i], frame, pkt->frame_len);
 	s->slot[i].pkt = *pkt;
 	return true;

@@ -369,6 +369,8 @@ void roxe_stash_release(struct roxe_engine *e, int slot);
 void roxe_stash_drop(struct roxe_qp *qp);	/* all the QP's frames */
 
 /* --- handoff.c: frames one engine hands another (the contract is there) --- */
+/* No QP sent it (a multicast copy): no RC, UC or UD QP takes it as looped. */
+#define ROXE_LOOP_NO_QPN	0xffffffffu
 enum roxe_handoff_kind {
 	ROXE_HO_CHECK,		/* built by this host (loopback): rx_frame's full checks */
 	ROXE_HO_VERIFIED,	/* a multicast copy, ICRC checked by the handing engine:
@@ -376,22 +378,25 @@ enum roxe_handoff_kind {
 };
 int roxe_handoff_init(struct roxe_engine *e);
 void roxe_handoff_fini(struct roxe_engine *e);
-/* Copy frame f (len bytes) into e's ring; any thread, never blocks, takes
- * no lock. false: dropped (full) and counted in e's loopback_drop. */
+/* Copy frame f (len bytes), sent by QP src_qpn of this host, into e's
+ * ring; any thread, never blocks, takes no lock. false: dropped (full) and
+ * counted in e's loopback_drop. */
 bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
-		       enum roxe_handoff_kind kind);
+		       enum roxe_handoff_kind kind, uint32_t src_qpn);
 bool roxe_handoff_pending(const struct roxe_engine *e);	/* frames, or drops to count */
 /* The engine: take up to budget frames, each through rx. */
 unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
 			 void (*rx)(struct roxe_engine *e, const struct roxe_buf *b,
-				    enum roxe_handoff_kind kind));
+				    enum roxe_handoff_kind kind, uint32_t src_qpn));
 
 /* --- loopback.c: frames for the host's own addresses --- */
 /*
  * roxe_loop_deliver: hand frame (len bytes, a whole frame as built for the
  * wire: Ethernet header to ICRC) to the receive path of dev's engine that
  * owns its destination QPN (QPN modulo the engine count), as if it had
- * arrived on dev's port; dev is the RECEIVING device. The frame is copied
+ * arrived on dev's port; dev is the RECEIVING device; src_qpn is the QP
+ * that sent it (an RC/UC QP takes a looped frame only from its peer QP, a
+ * UD QP only with that number as the DETH's source). The frame is copied
  * (roxe_handoff_push, ROXE_HO_CHECK): the caller keeps its buffer. Any
  * thread; never blocks, takes no lock. Returns 0 (queued: the engine
  * verifies, counts as `loopback` and processes it on its next turn),
@@ -399,7 +404,8 @@ unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
  * ring is full: dropped and counted in loopback_drop on the engine's next
  * turn, as a full wire would; the transport retransmits).
  */
-int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len);
+int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len,
+		      uint32_t src_qpn);
 /* The local device whose own address gid is: dev itself, else another
  * device of this process in dev's network namespace; NULL: none. */
 struct roxe_device *roxe_loop_find(struct roxe_device *dev, const uint8_t gid[16]);
