@@ -426,7 +426,7 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	in.cap.max_recv_sge = k->max_recv_sge;
 	in.cap.max_inline_data = k->max_inline;
 	in.sq_sig_all = k->sq_sig_all;
-	in.kernel_av = k->flags & ROXE_KABI_QP_KERNEL;
+	in.kernel_ulp = k->flags & ROXE_KABI_QP_KERNEL;
 	err = roxe_served_qp_create(pd, &in, &q->qp);
 	if (err)
 		goto fail;

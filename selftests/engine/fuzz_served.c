@@ -133,7 +133,7 @@ static int setup(void)
 	CHECK(roxe_served_mw_add(s1->pd, APP_MW_KEY(0), IBV_MW_TYPE_1, &g.mw[0]) == 0);
 	CHECK(roxe_served_mw_add(s1->pd, APP_MW_KEY(1), IBV_MW_TYPE_2, &g.mw[1]) == 0);
 	CHECK(app_served_qp(&g.r, s1->pd, APP_QPN, IBV_QPT_RC, g.cq,
-			    (struct ibv_qp_cap){ 15, 15, 4, 2, 64 }, &g.qp) == 0);
+			    (struct ibv_qp_cap){ 15, 15, 4, 2, 64 }, true, &g.qp) == 0);
 	roxe_engine_set_kdb(&s1->dev->engines[0], &g.r.ring);
 	CHECK(qp_create_cap(s0, IBV_QPT_RC, 64, 64, &s0->qp) == 0);
 	roxe_query_gid(s1->dev, 0, (union ibv_gid *)g.sgid);

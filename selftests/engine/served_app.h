@@ -52,15 +52,17 @@ static inline void app_rings_free(struct app_rings *r)
 }
 
 /* The served QP over the rings, as roxed creates it for the module: number
- * qpn, both queues completing on cq. */
+ * qpn, both queues completing on cq; kernel: a kernel ULP's QP (its WQEs
+ * written by the module: address vectors, fast registration), else an
+ * application's. */
 static inline int app_served_qp(struct app_rings *r, struct roxe_pd *pd, uint32_t qpn,
 				enum ibv_qp_type type, struct roxe_cq *cq, struct ibv_qp_cap cap,
-				struct roxe_qp **qp)
+				bool kernel, struct roxe_qp **qp)
 {
 	struct roxe_served_qp_init in = {
 		.qpn = qpn, .type = type, .send_cq = cq, .recv_cq = cq,
 		.sq_buf = r->sq, .rq_buf = r->rq, .sq_geom = r->sqg, .rq_geom = r->rqg,
-		.cap = cap,
+		.cap = cap, .kernel_ulp = kernel,
 	};
 
 	return roxe_served_qp_create(pd, &in, qp);

@@ -193,7 +193,7 @@ FIXTURE_SETUP(served)
 					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 					a->buf, &a->mr));
 	ASSERT_EQ(0, app_served_qp(&a->r, s1->pd, APP_QPN, IBV_QPT_RC, a->cq,
-				   (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 }, &a->qp));
+				   (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 }, false, &a->qp));
 	ASSERT_EQ(APP_QPN, roxe_qp_num(a->qp));
 	roxe_engine_set_kdb(&s1->dev->engines[0], &a->r.ring);
 
@@ -786,9 +786,9 @@ TEST_F(served, gsi_qp1_is_ud)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, app_rings_alloc(&gr, 15, 1, 1, 0));
-	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, 0, IBV_QPT_UD, a->cq, cap, &gsi));
-	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_RC, a->cq, cap, &gsi));
-	ASSERT_EQ(0, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_UD, a->cq, cap, &gsi));
+	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, 0, IBV_QPT_UD, a->cq, cap, true, &gsi));
+	EXPECT_EQ(-EINVAL, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_RC, a->cq, cap, true, &gsi));
+	ASSERT_EQ(0, app_served_qp(&gr, s1->pd, ROXE_QPN_GSI, IBV_QPT_UD, a->cq, cap, true, &gsi));
 	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
 	ASSERT_EQ(0, app_ud_up(gsi, ROXE_QKEY_GSI, sgid, dmac));
 
@@ -861,6 +861,25 @@ static int window_fn(void *ctx, uint32_t key, bool map)
 	return 0;
 }
 
+/* The fixture's QP made again as a kernel ULP's (its rings fresh, nothing
+ * posted yet), connected as before. */
+static int app_qp_kernel(FIXTURE_DATA(served) *self)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	int err;
+
+	roxe_destroy_qp(self->a.qp);
+	err = app_served_qp(&self->a.r, s1->pd, APP_QPN, IBV_QPT_RC, self->a.cq,
+			    (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 }, true, &self->a.qp);
+	if (err) {
+		self->a.qp = NULL;
+		return err;
+	}
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	return served_connect(self->a.qp, s0, roxe_qp_num(s0->qp), sgid, dmac);
+}
+
 /* A REG_MR WQE as roxe.ko writes it for a kernel QP (include/roxe/kabi.h). */
 static void app_reg_mr(struct app *a, uint64_t id, uint32_t key, uint64_t iova, uint64_t len,
 		       uint32_t page_off, uint32_t access)
@@ -896,6 +915,7 @@ TEST_F(served, fast_reg_window)
 	struct ibv_wc wc;
 
 	ASSERT_TRUE(window != NULL);
+	ASSERT_EQ(0, app_qp_kernel(self));
 	ASSERT_EQ(0, roxe_served_mr_fast(s1->pd, key, window, 4 * 4096, window_fn, &calls, &mr));
 	fill_pattern(window + 0x123, 8000, 7);
 
@@ -959,6 +979,32 @@ TEST_F(served, fast_reg_window)
 }
 
 /* Outstanding CQEs of the application's CQ ring within timeout_ms: n. */
+/* The module's REG_MR opcode in an application's WQE (a uverbs user can
+ * write any opcode into its ring): refused as an unknown opcode, the MR
+ * stays invalid and its window untouched. Only a kernel ULP's QP, whose
+ * ring the module alone writes, registers. */
+TEST_F(served, reg_mr_wqe_from_an_application_qp)
+{
+	struct side *s1 = &self->p.s[1];
+	const uint32_t key = 89u << 8 | 1;
+	struct window_calls calls = { 0 };
+	uint8_t *window = aligned_alloc(4096, 4096);
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+	struct roxe_mr *mr;
+
+	ASSERT_TRUE(window != NULL);
+	ASSERT_EQ(0, roxe_served_mr_fast(s1->pd, key, window, 4096, window_fn, &calls, &mr));
+	app_reg_mr(a, 43, key, 0x5000, 100, 0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	app_post(a, s1->dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(43u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, uwc.status);
+	EXPECT_EQ(0, calls.maps);
+	EXPECT_EQ(0, roxe_dereg_mr(mr));
+	free(window);
+}
+
 static bool cq_holds(const struct rxe_queue_buf *b, struct roxe_queue_geom g, uint32_t n,
 		     int timeout_ms)
 {

@@ -336,7 +336,7 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	ASSERT_EQ(0, roxe_served_mr_add(b->pd, APP_KEY, APP_IOVA, 4096, IBV_ACCESS_LOCAL_WRITE,
 					host, &mr));
 	ASSERT_EQ(0, app_served_qp(&r, b->pd, APP_QPN, IBV_QPT_UD, cq,
-				   (struct ibv_qp_cap){ 15, 15, 1, 1, 0 }, &qp));
+				   (struct ibv_qp_cap){ 15, 15, 1, 1, 0 }, false, &qp));
 	roxe_engine_set_kdb(&b->dev->engines[0], &r.ring);
 	roxe_query_gid(b->dev, 0, (union ibv_gid *)sgid);
 	ASSERT_EQ(0, app_ud_up(qp, QKEY, sgid, dmac));

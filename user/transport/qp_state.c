@@ -212,9 +212,12 @@ enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct
 	uint32_t op = w->wr.opcode, len = w->dma.length;
 	bool rd_at = roxe_wqe_is_read_or_atomic(op);
 
-	/* the module's fast registration, for kernel ULPs' QPs */
+	/* the module's fast registration, for kernel ULPs' QPs only: an
+	 * application's WQE with this opcode is an unknown one (served_test:
+	 * reg_mr_wqe_from_an_application_qp) */
 	if (op == ROXE_KABI_WR_REG_MR)
-		return qp->type == IBV_QPT_UD ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_SUCCESS;
+		return qp->type == IBV_QPT_UD || !qp->kernel_ulp ? IBV_WC_LOC_QP_OP_ERR :
+								   IBV_WC_SUCCESS;
 	if (!roxe_qp_opcode_ok(qp->type, (enum ibv_wr_opcode)op))
 		return IBV_WC_LOC_QP_OP_ERR;
 	if ((w->wr.send_flags & IBV_SEND_INLINE) && !rd_at) {

@@ -151,7 +151,7 @@ static enum ibv_wc_status ud_addr(struct roxe_qp *qp, const struct rxe_send_wqe 
 	/* w is the engine's copy of the WQE (roxe_sq_take): the application
 	 * cannot change it under us. */
 	memset(a, 0, sizeof(*a));
-	if (qp->served && !qp->kernel_av) {
+	if (qp->served && !qp->kernel_ulp) {
 		uint32_t num = w->wr.wr.ud.ah_num;
 		const struct roxe_served_ah *ah;
 

@@ -137,9 +137,10 @@ struct roxe_qp {
 	 * what a slot holds. */
 	struct rxe_send_wqe	*swqe;
 	/* A kernel ULP's QP (roxe.ko writes its WQEs, in a ring only the
-	 * module and roxed map): UD WQEs may carry the address vector. An
-	 * application's UD WQEs name a served AH by number instead. */
-	bool			kernel_av;
+	 * module and roxed map): UD WQEs may carry the address vector, and
+	 * REG_MR WQEs (fast registration) are its alone. An application's UD
+	 * WQEs name a served AH by number instead. */
+	bool			kernel_ulp;
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;

@@ -21,7 +21,8 @@ struct roxe_served_qp_init {
 	struct roxe_queue_geom	sq_geom, rq_geom;	/* the module's word on their shape */
 	struct ibv_qp_cap	cap;
 	bool			sq_sig_all;
-	bool			kernel_av;	/* a kernel ULP's QP: UD WQEs carry AVs */
+	bool			kernel_ulp;	/* a kernel ULP's QP: UD WQEs carry AVs,
+							 * REG_MR WQEs are allowed */
 };
 int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
 			  struct roxe_qp **qp);
