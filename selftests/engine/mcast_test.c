@@ -369,9 +369,10 @@ TEST_F(mc, loopback_to_senders_host)
 }
 
 /* Inject one frame into B's second engine (wire 2, whose far end no
- * device holds): to dgid, opcode op, DQPN dqpn; bad_icrc spoils it. */
-static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, uint32_t dqpn,
-		  uint32_t qkey, uint32_t seed, bool bad_icrc)
+ * device holds): from sgid (NULL: A's address) to dgid, opcode op, DQPN
+ * dqpn; bad_icrc spoils it. */
+static int inject_from(FIXTURE_DATA(mc) *self, const uint8_t *sgid, const uint8_t dgid[16],
+		       uint8_t op, uint32_t dqpn, uint32_t qkey, uint32_t seed, bool bad_icrc)
 {
 	struct roxe_port *p = roxe_loop_port(self->w2, 0);
 	struct roxe_frame_hdr h = { .opcode = op, .pkey = ROXE_DEFAULT_PKEY, .dqpn = dqpn,
@@ -383,7 +384,11 @@ static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, ui
 	int len;
 
 	fill_pattern(payload, sizeof(payload), seed);
-	roxe_query_gid(self->a.dev, roxe_device_gid_index(self->a.dev), (union ibv_gid *)a.sgid);
+	if (sgid)
+		memcpy(a.sgid, sgid, 16);
+	else
+		roxe_query_gid(self->a.dev, roxe_device_gid_index(self->a.dev),
+			       (union ibv_gid *)a.sgid);
 	memcpy(a.dgid, dgid, 16);
 	roxe_gid_mcast_mac(dgid, a.dmac);
 	a.smac[0] = 0x02;
@@ -400,6 +405,40 @@ static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, ui
 	roxe_port_tx(p, &b, 1);
 	roxe_port_flush(p);
 	return 0;
+}
+
+static int inject(FIXTURE_DATA(mc) *self, const uint8_t dgid[16], uint8_t op, uint32_t dqpn,
+		  uint32_t qkey, uint32_t seed, bool bad_icrc)
+{
+	return inject_from(self, NULL, dgid, op, dqpn, qkey, seed, bad_icrc);
+}
+
+/* A group's datagram from the port with B's own address as its source: a
+ * third host posing as B (B's own datagrams reach its members through
+ * loopback, never through the port). Dropped and counted, as unicast. */
+TEST_F(mc, wire_datagram_from_own_address_dropped)
+{
+	uint8_t self_gid[16];
+	uint64_t drops = 0;
+	int i;
+
+	roxe_query_gid(self->b.dev, roxe_device_gid_index(self->b.dev), (union ibv_gid *)self_gid);
+	for (i = 0; i < NQ; i++) {
+		ASSERT_EQ(0, post_rx(&self->b, &self->rx[i], i));
+		ASSERT_EQ(0, roxe_attach_mcast(self->rx[i].qp, &self->grp));
+	}
+	ASSERT_EQ(0, inject_from(self, self_gid, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff,
+				 QKEY, 5, false));
+	for (int t = 0; t < 5000 && !drops; t++, usleep(1000))
+		drops = __atomic_load_n(&self->b.dev->engines[1].stats->rx_drop_addr,
+					__ATOMIC_RELAXED);
+	EXPECT_EQ(1u, drops);
+	for (i = 0; i < NQ; i++)
+		EXPECT_TRUE(none(&self->rx[i]));
+	/* from A, the same datagram reaches every member */
+	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
+	for (i = 0; i < NQ; i++)
+		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 6));
 }
 
 /* Frames from a peer are hostile: only a UD request to a joined group,

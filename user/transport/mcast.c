@@ -158,9 +158,19 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 					  ROXE_LOOP_NO_QPN);
 }
 
+/* A group's datagram from the port. As for unicast (engine.c rx_addr_ok),
+ * one from an address of this device's is a third host posing as it: the
+ * host's own datagrams reach its members through roxe_mcast_loop, never
+ * through the port (mcast_test: wire_datagram_from_own_address_dropped). */
 void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 		   const struct roxe_pkt *pkt)
 {
+	uint8_t sgid[16];
+
+	if (roxe_pkt_gids(f, f + len, pkt, sgid, NULL) || roxe_dev_is_local(e->dev, sgid)) {
+		e->stats->rx_drop_addr++;
+		return;
+	}
 	if (roxe_icrc_check(f, pkt) != ROXE_PKT_OK)
 		return;
 	deliver(e, f, len, pkt, true);
