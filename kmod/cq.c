@@ -35,6 +35,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->kernel = !udata;
 	spin_lock_init(&cq->poll_lock);
 	spin_lock_init(&cq->flush_lock);
+	mutex_init(&cq->resize_lock);
 	cq->cons = 0;
 
 	id = ida_alloc_max(&rdev->cqn_ida, ROXE_MAX_CQ - 1, GFP_KERNEL);
@@ -99,12 +100,10 @@ int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * engines to the new ring and lets go of the old one (ROXE_KOP_RESIZE_CQ)
  * before we swap ours under flush_lock (the death flush produces there)
  * and free the old one. The application holds its CQ lock meanwhile, so
- * its consumer index stays put. Kernel CQs: not supported.
+ * its consumer index stays put. Under the CQ's resize_lock.
  */
-int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+static int resize(struct roxe_dev *rdev, struct roxe_cq *cq, int cqe, struct ib_udata *udata)
 {
-	struct roxe_dev *rdev = to_rdev(ibcq->device);
-	struct roxe_cq *cq = to_rcq(ibcq);
 	struct rxe_resize_cq_resp resp = {};
 	struct roxe_kabi_cmd cmd = {};
 	struct roxe_kqueue nq = {}, old;
@@ -112,10 +111,6 @@ int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	u32 entries, prod, cons, mask;
 	int err;
 
-	if (cq->kernel || !udata)
-		return -EOPNOTSUPP;
-	if (cqe < 1 || cqe > ROXE_MAX_CQE || udata->outlen < sizeof(resp))
-		return -EINVAL;
 	/* early answer; roxed checks again where no CQE can come in between */
 	mask = cq->q.slots - 1;
 	prod = smp_load_acquire(&cq->q.buf->producer_index) & mask;
@@ -141,13 +136,31 @@ int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	old = cq->q;
 	cq->q = nq;
 	spin_unlock_irqrestore(&cq->flush_lock, flags);
-	ibcq->cqe = entries;
+	cq->ibcq.cqe = entries;
 	roxe_kqueue_free(rdev, &old);
 	return 0;
 
 free_new:
 	/* a mapping roxed or the application made keeps its pages */
 	roxe_kqueue_free(rdev, &nq);
+	return err;
+}
+
+/* Kernel CQs: not supported. uverbs holds only a read lock on the CQ, so
+ * two threads may resize one CQ at once: without resize_lock one read
+ * cq->q.buf while the other freed it, and the rings were swapped twice. */
+int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct roxe_cq *cq = to_rcq(ibcq);
+	int err;
+
+	if (cq->kernel || !udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > ROXE_MAX_CQE || udata->outlen < sizeof(struct rxe_resize_cq_resp))
+		return -EINVAL;
+	mutex_lock(&cq->resize_lock);
+	err = resize(to_rdev(ibcq->device), cq, cqe, udata);
+	mutex_unlock(&cq->resize_lock);
 	return err;
 }
 

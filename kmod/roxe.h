@@ -139,6 +139,9 @@ struct roxe_cq {
 	spinlock_t		flush_lock;
 	bool			flushed;	/* got flush completions */
 	u32			lost;		/* flush completions that did not fit */
+	/* one resize at a time: uverbs runs RESIZE_CQ under a read lock,
+	 * so two threads may resize one CQ at once (cq.c) */
+	struct mutex		resize_lock;
 };
 
 struct roxe_ksrq;
