@@ -140,6 +140,20 @@ static struct roxe_pd *pd_get(struct roxe_kserve *ks, uint32_t pdn)
 	return ks->pd[pdn];
 }
 
+/* The module freed PD pdn: its number may name another PD next. Nothing of
+ * it may be left (the module destroys a PD's objects first, and every
+ * destroy reaches us before this); -EBUSY, logged, if something is. */
+static int pd_forget(struct roxe_kserve *ks, uint32_t pdn)
+{
+	int err = ks->pd[pdn] ? roxe_dealloc_pd(ks->pd[pdn]) : 0;
+
+	if (!err)
+		ks->pd[pdn] = NULL;
+	if (ks->verbose)
+		ks->log(LOG_DEBUG, "dealloc pd %u%s%s", pdn, err ? ": " : "", err ? strerror(-err) : "");
+	return err;
+}
+
 /* --- completion events and asynchronous events -------------------------------- */
 /* A CQE went in (roxe_cq_post fenced already): raise the module's
  * completion event if the application armed the CQ for this one. */
@@ -662,6 +676,10 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 		mw_forget(&ks->mw[(c->id >> 8) - ROXE_MW_INDEX_BASE]);
 		what = "dealloc mw 0x%x";
 		break;
+	case ROXE_KOP_DEALLOC_PD:
+		if (c->id >= ROXE_MAX_PD)
+			return -EINVAL;
+		return pd_forget(ks, c->id);
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -137,11 +137,13 @@ int roxe_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 	if (!ah->ah_num)
 		return 0;
-	/* Waiting bounds the number's reuse; where we may not sleep, the
-	 * command still goes ahead of any CREATE_AH reusing the number. */
+	/* Waiting bounds the number's reuse; a wait that times out leaves
+	 * the command queued (as every destroy's), and where we may not
+	 * sleep it is posted: either way it goes ahead of any CREATE_AH
+	 * reusing the number, and roxed never keeps an AH the module freed. */
 	cmd.id = ah->ah_num;
 	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
-		roxe_chan_call(&rdev->chan, &cmd);
+		roxe_chan_call_destroy(&rdev->chan, &cmd);
 	else
 		roxe_chan_post(&rdev->chan, &cmd);
 	ida_free(&rdev->ah_ida, ah->ah_num);

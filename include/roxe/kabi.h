@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	7
+#define ROXE_KABI_VERSION	8
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -88,6 +88,7 @@ enum roxe_kabi_op {
 	ROXE_KOP_RESIZE_CQ,	/* struct roxe_kabi_cq: cqn and its new queue */
 	ROXE_KOP_ALLOC_MW,	/* struct roxe_kabi_mw */
 	ROXE_KOP_DEALLOC_MW,	/* id: the window's key as allocated */
+	ROXE_KOP_DEALLOC_PD,	/* id: the PD's number, free for reuse */
 };
 
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
