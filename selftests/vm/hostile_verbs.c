@@ -32,6 +32,19 @@
  *           a flush that followed the moving index; meanwhile other verbs
  *           (create and destroy a CQ and a QP, register and deregister an
  *           MR) must keep being answered within the module's 2 s;
+ *   bindwrap  every slot of an RC QP's send queue a type 1 unbind (always
+ *           taken, retired at once), its producer index kept one short of
+ *           the consumer and the doorbell rung on every move for SECONDS:
+ *           another tenant's (a second context's) 20 verified WRITEs over
+ *           loopback on the same engine must arrive, and the QP's destroy
+ *           return within the module's 2 s;
+ *   credit  an RC QP with no timer (timeout 0) READs 2 MiB (2048 responses,
+ *           past an engine's PSN credit) from a peer that never answers
+ *           (a QP of PEER_DEV's, destroyed): the other tenant's 20 verified
+ *           WRITEs must arrive while it waits, its destroy return promptly;
+ *   mwpd    a second context binds the first one's type 1 window over the
+ *           first one's MR, by their keys, with remote write: refused
+ *           (IBV_WC_MW_BIND_ERR), and the victim's window and MR go freely;
  *   header  the ring headers (SQ, RQ and CQ) rewritten (index_mask
  *           0xffffffff with element sizes 2^24 and 2^200, 0x7fffffff with
  *           2^0), producer indices set far out, the QP moved to RESET, INIT,
@@ -994,6 +1007,334 @@ static void phase_wqe(const char *dev, int rgidx, const char *pdev, int pgidx, u
 	common_fini(&p.c);
 }
 
+/* --- tenants: another application's verified traffic on the same engine --- */
+/* A second context (another tenant: its own uverbs file, PD and QPs): two
+ * RC QPs of roxe0 connected to each other through loopback. */
+struct tenant {
+	struct common c;
+	struct ibv_qp *a, *b;
+};
+
+static void tenant_init(struct tenant *t, const char *dev, int gidx)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	union ibv_gid gid;
+	int err;
+
+	common_init(&t->c, dev, 63);
+	ia.send_cq = ia.recv_cq = t->c.cq;
+	t->a = ibv_create_qp(t->c.pd, &ia);
+	t->b = ibv_create_qp(t->c.pd, &ia);
+	if (!t->a || !t->b)
+		die("the other tenant's ibv_create_qp", errno);
+	err = ibv_query_gid(t->c.ctx, 1, gidx, &gid);
+	if (!err)
+		err = rc_connect(t->a, t->b->qp_num, &gid, gidx, 500, 600, &patient);
+	if (!err)
+		err = rc_connect(t->b, t->a->qp_num, &gid, gidx, 600, 500, &patient);
+	if (err)
+		die("the other tenant's loopback connection", err);
+}
+
+static void tenant_fini(struct tenant *t)
+{
+	ibv_destroy_qp(t->a);
+	ibv_destroy_qp(t->b);
+	common_fini(&t->c);
+}
+
+/* The other tenant's RDMA WRITEs of 4 KiB, a to b, each checked byte for
+ * byte and each given 20 s (a guest under TCG is slow, an engine that
+ * serves only the attacker never answers): how many arrived whole. */
+static unsigned tenant_writes(struct tenant *t, unsigned n)
+{
+	uint8_t *src = t->c.buf, *dst = (uint8_t *)t->c.buf + 32768;
+	unsigned good;
+
+	for (good = 0; good < n; good++) {
+		struct ibv_sge sge = { (uintptr_t)src, 4096, t->c.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 0x7e0000 + good, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct tally tl = { 0 };
+
+		for (unsigned i = 0; i < 4096; i++)
+			src[i] = (uint8_t)(i * 7 + good);
+		wr.wr.rdma.remote_addr = (uintptr_t)dst;
+		wr.wr.rdma.rkey = t->c.mr->rkey;
+		if (ibv_post_send(t->a, &wr, &bad))
+			break;
+		poll_for(t->c.cq, 20000, 1, &tl, NULL, NULL);
+		if (tl.n != 1 || tl.by[IBV_WC_SUCCESS] != 1 || memcmp(src, dst, 4096))
+			break;
+	}
+	return good;
+}
+
+/* ibv_destroy_qp of the attacker's QP, timed: roxed must not be held. */
+static void destroy_promptly(struct ibv_qp *qp, const char *what)
+{
+	uint64_t t0 = now_ms();
+	int err = ibv_destroy_qp(qp);
+
+	if (err)
+		fail("ibv_destroy_qp of %s: %s", what, strerror(err));
+	else if (now_ms() - t0 >= 2000)
+		fail("ibv_destroy_qp of %s took %" PRIu64 " ms (the module's 2 s)", what,
+		     now_ms() - t0);
+	else
+		ok("%s destroyed in %" PRIu64 " ms", what, now_ms() - t0);
+}
+
+/* --- bindwrap: a send queue of local WQEs kept full by its producer index --- */
+struct wrap {
+	struct ring *sq;
+	struct ibv_qp *qp;
+	atomic_bool stop;
+	uint64_t moves, retired;
+};
+
+/* Every slot an unbind of the window, the producer index kept one short of
+ * the consumer (a full ring, moved past it), the doorbell rung each move:
+ * every WQE roxed retires shows it another. */
+static void *wrap_play(void *arg)
+{
+	struct wrap *w = arg;
+	uint32_t last = ld(&w->sq->b->consumer_index);
+
+	while (!atomic_load(&w->stop)) {
+		uint32_t ci = ld(&w->sq->b->consumer_index);
+
+		w->retired += (ci - last) & w->sq->mask;
+		last = ci;
+		st(&w->sq->b->producer_index, ci - 1);
+		doorbell(w->qp);
+		w->moves++;
+		sched_yield();
+	}
+	st(&w->sq->b->producer_index, ld(&w->sq->b->consumer_index));
+	return NULL;
+}
+
+static void phase_bindwrap(const char *dev, int gidx, unsigned secs)
+{
+	struct common c;
+	struct tenant other;
+	struct wrap w = { 0 };
+	struct hqp h;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *peer;
+	struct ibv_mw *mw;
+	union ibv_gid gid;
+	pthread_t th;
+	unsigned got;
+	int err;
+
+	common_init(&c, dev, 255);
+	create_qp_rings(c.pd, c.cq, IBV_QPT_RC, 63, 15, 0, c.mr, &h);
+	ia.send_cq = ia.recv_cq = c.cq;
+	peer = ibv_create_qp(c.pd, &ia);
+	mw = ibv_alloc_mw(c.pd, IBV_MW_TYPE_1);
+	if (!peer || !mw)
+		die("bindwrap: a peer QP and a type 1 window", errno);
+	err = ibv_query_gid(c.ctx, 1, gidx, &gid);
+	if (!err)
+		err = rc_connect(h.qp, peer->qp_num, &gid, gidx, 100, 200, &patient);
+	if (!err)
+		err = rc_connect(peer, h.qp->qp_num, &gid, gidx, 200, 100, &patient);
+	if (err)
+		die("bindwrap: connect", err);
+	for (uint32_t i = 0; i <= h.sq.mask; i++) {
+		struct rxe_send_wqe *q = slot(&h.sq, i);
+
+		memset(q, 0, 1u << h.sq.log2);
+		q->wr.wr_id = 0xb1d;
+		q->wr.opcode = IBV_WR_BIND_MW;	/* length 0: an unbind, always taken */
+		q->wr.wr.mw.mw_rkey = mw->rkey;
+		q->wr.wr.mw.rkey = mw->rkey;
+	}
+	tenant_init(&other, dev, gidx);
+	w.sq = &h.sq;
+	w.qp = h.qp;
+	if (pthread_create(&th, NULL, wrap_play, &w))
+		die("pthread_create", EAGAIN);
+	/* the other tenant's traffic on the same engine, while the games run */
+	got = tenant_writes(&other, 20);
+	for (uint64_t end = now_ms() + secs * 1000ull; now_ms() < end;)
+		usleep(10000);
+	atomic_store(&w.stop, true);
+	pthread_join(th, NULL);
+	if (got == 20)
+		ok("the other tenant's 20 verified WRITEs arrived while roxed retired %" PRIu64
+		   " unbinds of a wrapped send queue", w.retired);
+	else
+		fail("the other tenant's WRITE %u of 20 did not arrive whole while the send queue "
+		     "wrapped (%" PRIu64 " unbinds retired): the engine was held", got + 1, w.retired);
+	if (!w.retired)
+		fail("no unbind was retired: the attack did not run");
+	destroy_promptly(h.qp, "the wrapping QP");
+	ibv_destroy_qp(peer);
+	ibv_dealloc_mw(mw);
+	tenant_fini(&other);
+	common_fini(&c);
+}
+
+/* --- credit: a READ larger than the engine's credit, no timer, silent peer --- */
+#define BIG_READ	(2u << 20)	/* 2048 responses at MTU 1024: past any budget */
+
+static void phase_credit(const char *dev, int gidx, const char *pdev, int pgidx)
+{
+	struct ibv_context *pctx = open_dev(pdev);
+	struct ibv_pd *ppd = ibv_alloc_pd(pctx);
+	struct ibv_cq *pcq = ibv_create_cq(pctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr at = { .timeout = 0 };	/* IBA: no timer, ever */
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 0xbead, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct tenant other;
+	struct common c;
+	struct ibv_qp *qp, *gone;
+	struct ibv_mr *big;
+	union ibv_gid pgid;
+	void *buf = aligned_alloc(4096, BIG_READ);
+	uint32_t silent;
+	unsigned got;
+	int err;
+
+	(void)dev;
+	common_init(&c, dev, 15);
+	ia.send_cq = ia.recv_cq = c.cq;
+	qp = ibv_create_qp(c.pd, &ia);
+	if (!ppd || !pcq || !buf || !qp)
+		die("credit: setup", errno);
+	ia.send_cq = ia.recv_cq = pcq;
+	/* the silent peer: a QP of rxe0's, gone before anything reaches it */
+	gone = ibv_create_qp(ppd, &ia);
+	if (!gone)
+		die("credit: the peer's QP", errno);
+	silent = gone->qp_num;
+	ibv_destroy_qp(gone);
+	big = ibv_reg_mr(c.pd, buf, BIG_READ, IBV_ACCESS_LOCAL_WRITE);
+	if (!big)
+		die("credit: ibv_reg_mr", errno);
+	err = ibv_query_gid(pctx, 1, pgidx, &pgid);
+	if (!err)
+		err = rc_connect(qp, silent, &pgid, gidx, 100, 200, &patient);
+	if (!err)
+		err = ibv_modify_qp(qp, &at, IBV_QP_TIMEOUT);
+	if (err)
+		die("credit: connect to the silent peer", err);
+	sge = (struct ibv_sge){ (uintptr_t)buf, BIG_READ, big->lkey };
+	wr.wr.rdma.remote_addr = 0x100000;
+	wr.wr.rdma.rkey = 0x1234;
+	if (ibv_post_send(qp, &wr, &bad))
+		die("credit: the READ", errno);
+	info("a READ of %u B (%u responses) from a silent peer (rxe0 QP %u), no timer",
+	     BIG_READ, BIG_READ / 1024, silent);
+	usleep(200000);		/* it has gone out, alone or in parts */
+	tenant_init(&other, dev, gidx);
+	got = tenant_writes(&other, 20);
+	if (got == 20)
+		ok("the other tenant's 20 verified WRITEs arrived while the READ waits for ever");
+	else
+		fail("the other tenant's WRITE %u of 20 did not arrive whole while a timer-less "
+		     "READ held the engine's credit", got + 1);
+	destroy_promptly(qp, "the READ's QP");
+	tenant_fini(&other);
+	ibv_dereg_mr(big);
+	free(buf);
+	common_fini(&c);
+	ibv_destroy_cq(pcq);
+	ibv_dealloc_pd(ppd);
+	ibv_close_device(pctx);
+}
+
+/* --- mwpd: binding another process's type 1 window by its keys ------------ */
+static void phase_mwpd(const char *dev, int gidx)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct common victim, c;
+	struct ibv_mr *vmr;
+	struct ibv_mw *vmw;
+	struct ibv_qp *peer;
+	struct wqe_buf wb;
+	struct tally t = { 0 };
+	union ibv_gid gid;
+	struct hqp h;
+	char s[256];
+	int err;
+
+	/* the victim: a type 1 window over its MR, never bound by it */
+	common_init(&victim, dev, 15);
+	vmr = ibv_reg_mr(victim.pd, victim.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_MW_BIND);
+	vmw = vmr ? ibv_alloc_mw(victim.pd, IBV_MW_TYPE_1) : NULL;
+	if (!vmw)
+		die("mwpd: the victim's MR and window", errno);
+	/* the attacker: another context (its own PD), an RC QP in RTS */
+	common_init(&c, dev, 63);
+	create_qp_rings(c.pd, c.cq, IBV_QPT_RC, 15, 15, 0, c.mr, &h);
+	ia.send_cq = ia.recv_cq = c.cq;
+	peer = ibv_create_qp(c.pd, &ia);
+	if (!peer)
+		die("mwpd: peer QP", errno);
+	err = ibv_query_gid(c.ctx, 1, gidx, &gid);
+	if (!err)
+		err = rc_connect(h.qp, peer->qp_num, &gid, gidx, 100, 200, &patient);
+	if (!err)
+		err = rc_connect(peer, h.qp->qp_num, &gid, gidx, 200, 100, &patient);
+	if (err)
+		die("mwpd: connect", err);
+	/* a BIND_MW WQE naming the victim's window and MR by their keys:
+	 * remote write over the victim's memory, under a key of our choice */
+	make_wqe(&wb, 0x3a1, IBV_WR_BIND_MW, IBV_SEND_SIGNALED, 0, 0, 0, 0, 0);
+	{
+		struct rxe_send_wqe *q = (void *)wb.raw;
+
+		q->wr.wr.mw.addr = (uintptr_t)victim.buf;
+		q->wr.wr.mw.length = 4096;
+		q->wr.wr.mw.mr_lkey = vmr->lkey;
+		q->wr.wr.mw.mw_rkey = vmw->rkey;
+		q->wr.wr.mw.rkey = (vmw->rkey & ~0xffu) | 0x5a;
+		q->wr.wr.mw.access = IBV_ACCESS_REMOTE_WRITE;
+	}
+	if (put_wqe(&h.sq, wb.raw, sizeof(struct rxe_send_wqe)) || doorbell(h.qp))
+		die("mwpd: post the bind", EIO);
+	poll_for(c.cq, 10000, 1, &t, NULL, NULL);
+	if (t.n == 1 && t.by[IBV_WC_MW_BIND_ERR] == 1)
+		ok("binding another PD's type 1 window by its keys: refused (%s)",
+		   tally_str(&t, s, sizeof(s)));
+	else
+		fail("binding another PD's type 1 window by its keys: %s",
+		     tally_str(&t, s, sizeof(s)));
+	destroy_promptly(h.qp, "the binding QP");
+	ibv_destroy_qp(peer);
+	common_fini(&c);
+	/* nothing was bound over the victim's MR: it goes at once */
+	err = ibv_dealloc_mw(vmw);
+	if (err)
+		fail("the victim's ibv_dealloc_mw: %s", strerror(err));
+	err = ibv_dereg_mr(vmr);
+	if (err)
+		fail("the victim's ibv_dereg_mr (a window still bound over it?): %s",
+		     strerror(err));
+	common_fini(&victim);
+}
+
 /* --- pi: producer-index games while the QP flushes --------------------------- */
 struct games {
 	struct ring *rings[2];
@@ -1272,7 +1613,8 @@ int main(int argc, char **argv)
 	unsigned secs;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: %s state|wqe|pi|header ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
+		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd ROXE_DEV "
+			"ROXE_GID PEER_DEV PEER_GID "
 			"[SECONDS]\n", argv[0]);
 		return 1;
 	}
@@ -1293,6 +1635,12 @@ int main(int argc, char **argv)
 		phase_pi(argv[2], secs, true);
 	else if (!strcmp(phase, "header"))
 		phase_header(argv[2]);
+	else if (!strcmp(phase, "bindwrap"))
+		phase_bindwrap(argv[2], atoi(argv[3]), secs);
+	else if (!strcmp(phase, "credit"))
+		phase_credit(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]));
+	else if (!strcmp(phase, "mwpd"))
+		phase_mwpd(argv[2], atoi(argv[3]));
 	else
 		die("unknown phase", EINVAL);
 	printf("%s: %s\n", phase, fails ? "FAILED" : "done");

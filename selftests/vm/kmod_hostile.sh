@@ -16,7 +16,10 @@
 #     under the doorbell; producer-index games while its QP flushes (roxed
 #     must take at most a ring per look, and other verbs must still be
 #     answered); ring headers rewritten (index_mask, element size) before
-#     RESET and ERR;
+#     RESET and ERR; a send queue of unbinds kept full by its producer
+#     index, a timer-less READ past the engine's PSN credit from a silent
+#     peer (both while another tenant's verified WRITEs must arrive), and
+#     a bind of another context's type 1 window by its keys (refused);
 #   - after every phase roxed must be alive; at the end every pingpong run
 #     passed, a new connection still works, roxed stops cleanly on SIGTERM,
 #     ASan/UBSan reported nothing (their log files are grepped), and dmesg
@@ -31,7 +34,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.2.1 B=10.77.2.2
 WQE_SECS=${ROXE_HOSTILE_WQE_SECS:-8}
 PI_SECS=${ROXE_HOSTILE_PI_SECS:-5}
-PHASES=${ROXE_HOSTILE_PHASES:-state wqe pi header}
+PHASES=${ROXE_HOSTILE_PHASES:-state wqe pi header bindwrap credit mwpd}
 
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
@@ -155,7 +158,7 @@ guest_main() {
 	for p in $PHASES; do
 		case $p in
 		wqe) run_phase wqe "$WQE_SECS" ;;
-		pi | pidb) run_phase "$p" "$PI_SECS" ;;
+		pi | pidb | bindwrap) run_phase "$p" "$PI_SECS" ;;
 		*) run_phase "$p" ;;
 		esac
 	done
