@@ -1197,7 +1197,7 @@ static void phase_credit(const char *dev, int gidx, const char *pdev, int pgidx)
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr at = { .timeout = 0 };	/* IBA: no timer, ever */
+	static const struct patience never = { .timeout = 0, .retry_cnt = 7 };	/* no timer */
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { .wr_id = 0xbead, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
@@ -1230,9 +1230,7 @@ static void phase_credit(const char *dev, int gidx, const char *pdev, int pgidx)
 		die("credit: ibv_reg_mr", errno);
 	err = ibv_query_gid(pctx, 1, pgidx, &pgid);
 	if (!err)
-		err = rc_connect(qp, silent, &pgid, gidx, 100, 200, &patient);
-	if (!err)
-		err = ibv_modify_qp(qp, &at, IBV_QP_TIMEOUT);
+		err = rc_connect(qp, silent, &pgid, gidx, 100, 200, &never);
 	if (err)
 		die("credit: connect to the silent peer", err);
 	sge = (struct ibv_sge){ (uintptr_t)buf, BIG_READ, big->lkey };
