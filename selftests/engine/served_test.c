@@ -38,6 +38,8 @@ struct app {
 	struct roxe_engine	*eng;		/* whose turns count the wrap */
 	unsigned long		wrap_epoch;
 	unsigned		wrap_in_turn;
+	/* the QP's state when an error CQE went in (-1: none yet) */
+	atomic_int		state_at_error;
 };
 
 /* More completions of the wrapped SQ than this in one engine turn: the
@@ -81,6 +83,15 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 		__atomic_store_n(&a->r.cqb->consumer_index,
 				 __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_RELAXED),
 				 __ATOMIC_RELEASE);
+	}
+	{
+		/* engine thread: the CQE just produced */
+		uint32_t prod = __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_ACQUIRE);
+		const struct ib_uverbs_wc *wc = (const void *)(a->r.cqb->data +
+			((size_t)((prod - 1) & a->r.cqg.mask) << a->r.cqg.log2_elem));
+
+		if (wc->status != IBV_WC_SUCCESS && a->qp && atomic_load(&a->state_at_error) < 0)
+			atomic_store(&a->state_at_error, roxe_qp_state(a->qp));
 	}
 	atomic_fetch_add(&a->events, 1);
 	if (solicited)
@@ -181,6 +192,7 @@ FIXTURE_SETUP(served)
 	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
 
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
+	atomic_init(&a->state_at_error, -1);
 	ASSERT_EQ(0, app_rings_alloc(&a->r, 63, SQ_SGE, RQ_SGE, 255));
 	a->buf = aligned_alloc(4096, BUF);
 	ASSERT_TRUE(a->buf);
@@ -523,6 +535,24 @@ TEST_F(served, mw_bind_through_ring)
 	EXPECT_EQ(0, roxe_dealloc_mw(other));
 	EXPECT_EQ(0, roxe_dereg_mr(mr2));
 	EXPECT_EQ(0, roxe_dealloc_pd(pd2));
+}
+
+/* A fatal transport error (the peer's NAK for a bad rkey): when its error
+ * completion goes in, the QP is in ERR already, so an application that
+ * polls the completion and then asks finds ERR (rxe's order). The CQ hook
+ * runs on the engine thread at the CQE: no race for the test to lose. */
+TEST_F(served, qp_in_err_before_its_error_completion)
+{
+	struct app *a = &self->a;
+	struct ib_uverbs_wc uwc;
+
+	app_wqe(a, IBV_WR_RDMA_WRITE, 61, APP_IOVA, 64, (uintptr_t)self->p.s[0].buf,
+		self->p.s[0].mr->rkey ^ 0x100);
+	app_post(a, self->p.s[1].dev);
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 5000));
+	EXPECT_EQ(61u, uwc.wr_id);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, uwc.status);
+	EXPECT_EQ(IBV_QPS_ERR, atomic_load(&a->state_at_error));
 }
 
 /* Inline bytes beyond what the slot holds. */

@@ -130,7 +130,8 @@ static bool ack_below(struct roxe_qp *qp, uint32_t psn)
  * w, the oldest WQE, fails with st and the QP goes to ERR. The state moves
  * first and the flush completes w with its own status (flush_sq keeps a
  * failed WQE's status): an application that polls the error completion
- * finds the QP in ERR already (errors_test: rnr_retry_exceeded).
+ * finds the QP in ERR already (errors_test: rnr_retry_exceeded; served_test:
+ * qp_in_err_before_its_error_completion).
  */
 static void fatal(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
