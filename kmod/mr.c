@@ -21,14 +21,22 @@
  * more than ROXE_KABI_TIMEOUT_MS behind) revokes while roxed may still use
  * the MR, and an invalidation (LOCAL_INV, a peer's SEND_WITH_INV) empties
  * a fast-reg window while another engine is inside it. A fault that finds
- * no MR page there (revoked, unknown token, beyond the pages behind the
- * window) therefore maps the device's scrap page instead of SIGBUS: one
- * zeroed page allocated with the device, never an application's and never
- * shown to one, writable because roxed writes into MRs. A racing engine
- * reads bytes of no one's (zeros, or what roxed itself stored there) and
- * writes into nothing; deciding that such an access failed (a protection
- * error for its WQE) is the engine's job, which checks the MR's state
- * after the copy. We chose this over keeping the pages until roxed
+ * no MR page there therefore maps a scrap page instead of SIGBUS, never an
+ * application's page and never shown to one, writable because roxed writes
+ * into MRs:
+ *  - beyond the pages behind a fast-reg window: the device's scrap page,
+ *    one zeroed page allocated with the device. The engine reads bytes of
+ *    no one's and writes into nothing, and finds the MR invalidated after
+ *    the copy (its state is checked then): a protection error, nothing
+ *    read there is ever sent;
+ *  - in a revoked MR (a dereg whose DEREG_MR timed out: roxed does not
+ *    know yet): the MR's own scrap page, allocated at revocation. roxed
+ *    still takes the MR's old rkey until it reads the queued DEREG_MR, so
+ *    what a WRITE through it leaves there a READ through it may return:
+ *    one page per MR keeps that within the MR (the holders of its rkey),
+ *    where a shared page let a WRITE through one tenant's stale rkey reach
+ *    a READ through another's. The MR, and its scrap page, live as long as
+ *    roxed's mapping of it (the VMA holds a reference). We chose this over keeping the pages until roxed
  * acknowledges: a fast-reg MR's pages belong to the kernel ULP, which may
  * reuse them the moment the invalidation completes, and a dereg must not
  * wait on a daemon that may never answer. Each scrap fault is counted and
@@ -85,7 +93,11 @@ void roxe_key_free(struct roxe_dev *rdev, u32 key)
 
 static void mr_free(struct kref *ref)
 {
-	kfree(container_of(ref, struct roxe_mr, ref));
+	struct roxe_mr *mr = container_of(ref, struct roxe_mr, ref);
+
+	if (mr->scrap)
+		__free_page(mr->scrap);
+	kfree(mr);
 }
 
 /* An MR that roxed may map by token: referenced once, not yet mapped. */
@@ -144,11 +156,13 @@ static struct roxe_mr *mr_get(struct roxe_dev *rdev, unsigned long pgoff)
 	return mr;
 }
 
-/* Where roxed's mapping has no MR page: the device's scrap page (see the
- * top), one page at a time, so whatever comes to that range later (a new
- * registration zaps it) is faulted in afresh.
+/* Where roxed's mapping has no MR page: scrap (a revoked MR's own), else
+ * the device's scrap page (see the top), one page at a time, so whatever
+ * comes to that range later (a new registration zaps it) is faulted in
+ * afresh.
  */
-static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev)
+static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev,
+				 struct page *scrap)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vma->vm_start +
@@ -158,25 +172,27 @@ static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev)
 	pr_notice_ratelimited("%s: roxed touched MR memory with no pages behind it (revoked or invalidated): scrap page, %lld so far\n",
 			      dev_name(&rdev->ib.dev),
 			      (long long)atomic64_read(&rdev->scrap_faults));
-	return vmf_insert_pfn(vma, addr, page_to_pfn(rdev->scrap));
+	return vmf_insert_pfn(vma, addr, page_to_pfn(scrap ? scrap : rdev->scrap));
 }
 
 static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct roxe_dev *rdev = vma->vm_private_data;
-	struct roxe_mr *mr = mr_get(rdev, vmf->pgoff);
+	struct roxe_mr *mr = vma->vm_private_data;	/* the VMA's reference */
+	struct roxe_dev *rdev = mr->rdev;
 	unsigned long first, idx, end, addr;
 	vm_fault_t ret;
 
-	if (!mr)		/* revoked: gone from the token table */
-		return mr_fault_scrap(vmf, rdev);
 	down_read(&mr->map_sem);
 	first = mr->token >> PAGE_SHIFT;
 	idx = vmf->pgoff - first;
-	if (mr->revoked || vmf->pgoff < first || idx >= mr->npages) {
-		/* revoked, or beyond the pages behind a fast-reg window */
-		ret = mr_fault_scrap(vmf, rdev);
+	if (mr->revoked) {
+		ret = mr_fault_scrap(vmf, rdev, mr->scrap);
+		goto out;
+	}
+	if (vmf->pgoff < first || idx >= mr->npages) {
+		/* beyond the pages behind a fast-reg window */
+		ret = mr_fault_scrap(vmf, rdev, NULL);
 		goto out;
 	}
 	/* a window from the faulting page: one fault per 2 MiB, not per page */
@@ -193,11 +209,26 @@ static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 	}
 out:
 	up_read(&mr->map_sem);
-	kref_put(&mr->ref, mr_free);
 	return ret;
 }
 
+/* The VMA holds the MR (and a revoked one's scrap page) for as long as it
+ * maps it: a split VMA takes a reference of its own. */
+static void roxe_mr_vm_open(struct vm_area_struct *vma)
+{
+	struct roxe_mr *mr = vma->vm_private_data;
+
+	kref_get(&mr->ref);
+}
+
+static void roxe_mr_vm_close(struct vm_area_struct *vma)
+{
+	roxe_mr_put(vma->vm_private_data);
+}
+
 static const struct vm_operations_struct roxe_mr_vm_ops = {
+	.open = roxe_mr_vm_open,
+	.close = roxe_mr_vm_close,
 	.fault = roxe_mr_fault,
 };
 
@@ -223,8 +254,10 @@ int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma)
 	roxe_vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
 			       VM_DONTCOPY);
 	vma->vm_ops = &roxe_mr_vm_ops;
-	vma->vm_private_data = rdev;	/* the VMA holds the file, the file rdev */
-	err = 0;
+	/* mr_get()'s reference becomes the VMA's (roxe_mr_vm_close) */
+	vma->vm_private_data = mr;
+	up_read(&mr->map_sem);
+	return 0;
 out:
 	up_read(&mr->map_sem);
 	kref_put(&mr->ref, mr_free);
@@ -236,10 +269,17 @@ out:
  */
 void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr)
 {
+	/* its own scrap page (see the top); without one, the device's */
+	struct page *scrap = alloc_page(GFP_KERNEL | __GFP_ZERO);
+
 	xa_erase(&roxe_mr_maps, mr->map_id);	/* no new lookups */
 	down_write(&mr->map_sem);		/* waits out faults in progress */
 	mr->revoked = true;
+	if (!mr->scrap)
+		swap(mr->scrap, scrap);
 	up_write(&mr->map_sem);
+	if (scrap)
+		__free_page(scrap);
 	unmap_mapping_range(rdev->daemon_mapping, mr->token, mr->map_bytes, 1);
 }
 

@@ -234,6 +234,7 @@ struct roxe_mr {
 	struct page		**pages;	/* the umem's pages, in order */
 	struct rw_semaphore	map_sem;	/* faults read; revoke writes */
 	bool			revoked;
+	struct page		*scrap;		/* revoked: what roxed's faults map */
 	struct kref		ref;		/* the MR, faults in progress */
 	/* fast registration (fastreg.c): ib_map_mr_sg()'s pages, which
 	 * ROXE_IOC_MR_WINDOW puts behind the window (pages, npages)
