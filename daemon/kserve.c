@@ -343,6 +343,8 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 		return -EINVAL;
 	c = &ks->cq[k->cqn];
 	cq_forget(c);		/* a create we answered too late, undone since */
+	if (c->cq)
+		return -EBUSY;	/* still a QP's: kept, not overwritten (fuzz_kserve) */
 	err = map_queue(ks, &k->q, sizeof(struct ib_uverbs_wc), &c->map);
 	if (!err)
 		err = roxe_served_cq_create(ks->dev, k->cqn, c->map.p, queue_geom(&k->q), cq_event,
@@ -391,6 +393,8 @@ static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 		return -EINVAL;
 	s = &ks->srq[k->srqn];
 	srq_forget(s);
+	if (s->srq)
+		return -EBUSY;	/* still a QP's: kept, not overwritten */
 	err = map_queue(ks, &k->q, sizeof(struct rxe_recv_wqe), &s->map);
 	if (!err)
 		err = roxe_served_srq_create(pd, k->srqn, s->map.p, queue_geom(&k->q), k->max_sge,
