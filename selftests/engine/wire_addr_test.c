@@ -123,6 +123,21 @@ static int ud_send(struct roxe_qp *qp, struct ibv_ah *ah, uint32_t rqpn, void *a
 	return roxe_post_send(qp, &wr, &bad);
 }
 
+/* a's RDMA WRITE of 128 bytes (pattern seed) to the start of b's buffer
+ * completes and lands: the victim's own traffic after a forgery. */
+static void peer_write_lands(struct __test_metadata *_metadata, struct pair *p, uint32_t seed)
+{
+	struct side *a = &p->s[0], *b = &p->s[1];
+	struct ibv_wc wc;
+
+	fill_pattern(a->buf, 128, seed);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 128, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 128));
+}
+
 FIXTURE(wire) {
 	struct pair p;
 };
@@ -168,12 +183,7 @@ TEST_F(wire, rc_forged_source_or_destination_dropped)
 	EXPECT_EQ(3u, eng_drops(b->dev));
 
 	/* the victim's own traffic at that PSN */
-	fill_pattern(a->buf, 128, 4);
-	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 128, a->mr->lkey,
-				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, 128));
+	peer_write_lands(_metadata, &self->p, 4);
 	fill_pattern(a->buf + 512, 64, 5);
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 2, a->buf + 512, 64, a->mr->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
@@ -193,11 +203,10 @@ TEST_F(wire, rc_forged_source_or_destination_dropped)
  * in ERR, one forged frame ending the connection. */
 TEST_F(wire, rc_wrong_transport_opcode_dropped)
 {
-	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct side *b = &self->p.s[1];
 	struct ibv_qp_attr at;
 	uint64_t dropped = 0;
 	uint32_t bqpn;
-	struct ibv_wc wc;
 
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 100, 200, 14, 7, 7));
 	bqpn = roxe_qp_num(b->qp);
@@ -212,12 +221,7 @@ TEST_F(wire, rc_wrong_transport_opcode_dropped)
 	ASSERT_EQ(0, roxe_query_qp(b->qp, &at, IBV_QP_STATE, NULL));
 	EXPECT_EQ(IBV_QPS_RTS, at.qp_state);
 	/* PSN 100 is still the peer's */
-	fill_pattern(a->buf, 128, 6);
-	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 128, a->mr->lkey,
-				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf, 128));
+	peer_write_lands(_metadata, &self->p, 6);
 	EXPECT_EQ(0u, qp_drops(b->qp));
 }
 

@@ -1012,6 +1012,31 @@ static void phase_wqe(const char *dev, int rgidx, const char *pdev, int pgidx, u
 }
 
 /* --- tenants: another application's verified traffic on the same engine --- */
+/* A second RC QP of c's, and it and qp connected to each other through
+ * roxe0's own address (loopback): the peer. */
+static struct ibv_qp *loopback_peer(struct common *c, struct ibv_qp *qp, int gidx,
+				    const char *what)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *peer = ibv_create_qp(c->pd, &ia);
+	union ibv_gid gid;
+	int err;
+
+	if (!peer)
+		die(what, errno);
+	err = ibv_query_gid(c->ctx, 1, gidx, &gid);
+	if (!err)
+		err = rc_connect(qp, peer->qp_num, &gid, gidx, 100, 200, &patient);
+	if (!err)
+		err = rc_connect(peer, qp->qp_num, &gid, gidx, 200, 100, &patient);
+	if (err)
+		die(what, err);
+	return peer;
+}
+
 /* A second context (another tenant: its own uverbs file, PD and QPs): two
  * RC QPs of roxe0 connected to each other through loopback. */
 struct tenant {
@@ -1025,22 +1050,13 @@ static void tenant_init(struct tenant *t, const char *dev, int gidx)
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	union ibv_gid gid;
-	int err;
 
 	common_init(&t->c, dev, 63);
 	ia.send_cq = ia.recv_cq = t->c.cq;
 	t->a = ibv_create_qp(t->c.pd, &ia);
-	t->b = ibv_create_qp(t->c.pd, &ia);
-	if (!t->a || !t->b)
+	if (!t->a)
 		die("the other tenant's ibv_create_qp", errno);
-	err = ibv_query_gid(t->c.ctx, 1, gidx, &gid);
-	if (!err)
-		err = rc_connect(t->a, t->b->qp_num, &gid, gidx, 500, 600, &patient);
-	if (!err)
-		err = rc_connect(t->b, t->a->qp_num, &gid, gidx, 600, 500, &patient);
-	if (err)
-		die("the other tenant's loopback connection", err);
+	t->b = loopback_peer(&t->c, t->a, gidx, "the other tenant's loopback connection");
 }
 
 static void tenant_fini(struct tenant *t)
@@ -1137,31 +1153,17 @@ static void phase_bindwrap(const char *dev, int gidx, unsigned secs)
 	struct tenant other;
 	struct wrap w = { 0 };
 	struct hqp h;
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct ibv_qp *peer;
 	struct ibv_mw *mw;
-	union ibv_gid gid;
 	pthread_t th;
 	unsigned got;
-	int err;
 
 	common_init(&c, dev, 255);
 	create_qp_rings(c.pd, c.cq, IBV_QPT_RC, 63, 15, 0, c.mr, &h);
-	ia.send_cq = ia.recv_cq = c.cq;
-	peer = ibv_create_qp(c.pd, &ia);
 	mw = ibv_alloc_mw(c.pd, IBV_MW_TYPE_1);
-	if (!peer || !mw)
-		die("bindwrap: a peer QP and a type 1 window", errno);
-	err = ibv_query_gid(c.ctx, 1, gidx, &gid);
-	if (!err)
-		err = rc_connect(h.qp, peer->qp_num, &gid, gidx, 100, 200, &patient);
-	if (!err)
-		err = rc_connect(peer, h.qp->qp_num, &gid, gidx, 200, 100, &patient);
-	if (err)
-		die("bindwrap: connect", err);
+	if (!mw)
+		die("bindwrap: a type 1 window", errno);
+	peer = loopback_peer(&c, h.qp, gidx, "bindwrap: connect");
 	for (uint32_t i = 0; i <= h.sq.mask; i++) {
 		struct rxe_send_wqe *q = slot(&h.sq, i);
 
@@ -1273,17 +1275,12 @@ static void phase_credit(const char *dev, int gidx, const char *pdev, int pgidx)
 /* --- mwpd: binding another process's type 1 window by its keys ------------ */
 static void phase_mwpd(const char *dev, int gidx)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct common victim, c;
 	struct ibv_mr *vmr;
 	struct ibv_mw *vmw;
 	struct ibv_qp *peer;
 	struct wqe_buf wb;
 	struct tally t = { 0 };
-	union ibv_gid gid;
 	struct hqp h;
 	char s[256];
 	int err;
@@ -1298,17 +1295,7 @@ static void phase_mwpd(const char *dev, int gidx)
 	/* the attacker: another context (its own PD), an RC QP in RTS */
 	common_init(&c, dev, 63);
 	create_qp_rings(c.pd, c.cq, IBV_QPT_RC, 15, 15, 0, c.mr, &h);
-	ia.send_cq = ia.recv_cq = c.cq;
-	peer = ibv_create_qp(c.pd, &ia);
-	if (!peer)
-		die("mwpd: peer QP", errno);
-	err = ibv_query_gid(c.ctx, 1, gidx, &gid);
-	if (!err)
-		err = rc_connect(h.qp, peer->qp_num, &gid, gidx, 100, 200, &patient);
-	if (!err)
-		err = rc_connect(peer, h.qp->qp_num, &gid, gidx, 200, 100, &patient);
-	if (err)
-		die("mwpd: connect", err);
+	peer = loopback_peer(&c, h.qp, gidx, "mwpd: connect");
 	/* a BIND_MW WQE naming the victim's window and MR by their keys:
 	 * remote write over the victim's memory, under a key of our choice */
 	make_wqe(&wb, 0x3a1, IBV_WR_BIND_MW, IBV_SEND_SIGNALED, 0, 0, 0, 0, 0);
