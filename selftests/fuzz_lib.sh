@@ -5,9 +5,13 @@
 # (a crash, a sanitizer report, a hang or too few inputs fails).
 
 # fuzz_prepare FUZZER WORK: skip (exit 4) when FUZZER is not built; else an
-# empty WORK with seeds/, corpus/ and crashes/.
+# empty WORK with seeds/, corpus/ and crashes/. The inputs that once failed
+# (selftests/*/NAME.regress/, each named for what it found) are seeds: the
+# fuzzer runs every one of them first, every time.
 fuzz_prepare()
 {
+	local regress
+
 	if [ ! -x "$1" ]; then
 		echo "# SKIP: $1 not built: clang's libFuzzer is missing" \
 		     "(apt-get install libclang-rt-14-dev)"
@@ -15,6 +19,10 @@ fuzz_prepare()
 	fi
 	rm -rf "$2"
 	mkdir -p "$2/seeds" "$2/corpus" "$2/crashes"
+	for regress in "${TOP:-$(dirname "${BASH_SOURCE[0]}")/..}"/selftests/*/"$(basename "$1")".regress/*; do
+		[ -f "$regress" ] && cp "$regress" "$2/seeds/regress-$(basename "$regress")"
+	done
+	return 0
 }
 
 # fuzz_run NAME FUZZER WORK SECS MIN_RUNS [libFuzzer options]: fuzz for SECS

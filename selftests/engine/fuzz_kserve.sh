@@ -18,9 +18,6 @@ fuzz_prepare "$fuzzer" "$work"
 printf '\004\001\000\001\002\000\002\000\001\002\000\001\000\003\001\000\000\000\000\000\001\002\000\011' >"$work/seeds/cq_qp"
 printf '\002\004\000\003\000\001\000\000\000\001\000\000\004\000\001\000\013\003\003' >"$work/seeds/mr"
 printf '\003\007\002\005\003\001\005\001\002\006\001\021\003\002' >"$work/seeds/mw_ah_mcast"
-# Inputs that once failed (fuzz_kserve.regress/: each named for what it
-# found) run first, every time.
-cp "${TOP:-$here/../..}/selftests/engine/fuzz_kserve.regress/"* "$work/seeds/"
 echo "# fuzzing for ${secs}s"
 fuzz_run fuzz_kserve "$fuzzer" "$work" "$secs" 3 \
 	-rss_limit_mb=2048 -timeout=20 -max_len=2048 -len_control=0
