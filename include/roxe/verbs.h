@@ -321,11 +321,14 @@ int roxe_post_srq_recv(struct roxe_srq *srq, struct ibv_recv_wr *wr, struct ibv_
  *   IBV_EVENT_SQ_DRAINED        SQD's drain is over (if asked for)
  *   IBV_EVENT_CQ_ERR            a CQ overran
  *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ fell below its armed limit
- * Up to ROXE_ASYNC_EVENTS wait to be read; later ones are lost and counted
+ * Up to ROXE_ASYNC_EVENTS wait to be read, at most ROXE_ASYNC_EVENTS_PER_OBJECT
+ * of them one object's (one QP, CQ or SRQ, of one tenant of roxed, cannot
+ * crowd out everyone else's); later ones are lost and counted
  * (roxe_async_lost). Destroying an object drops its events not yet read,
  * so an event never names an object that is gone.
  */
-#define ROXE_ASYNC_EVENTS	256
+#define ROXE_ASYNC_EVENTS		256
+#define ROXE_ASYNC_EVENTS_PER_OBJECT	8
 struct roxe_async_event {
 	enum ibv_event_type	type;	/* IBV_EVENT_QP_FATAL, CQ_ERR, SRQ_LIMIT_REACHED, ... */
 	uint32_t		id;	/* the object's number: its QPN; a served CQ's
@@ -339,7 +342,8 @@ struct roxe_async_event {
 int roxe_async_fd(const struct roxe_device *dev);
 /* -EAGAIN when none is pending. */
 int roxe_get_async_event(struct roxe_device *dev, struct roxe_async_event *ev);
-/* Events lost because ROXE_ASYNC_EVENTS were waiting. */
+/* Events lost because ROXE_ASYNC_EVENTS, or ROXE_ASYNC_EVENTS_PER_OBJECT of
+ * the object's, were waiting. */
 uint64_t roxe_async_lost(const struct roxe_device *dev);
 
 #ifdef __cplusplus

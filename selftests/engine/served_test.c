@@ -779,10 +779,19 @@ TEST_F(served, events_by_number)
 	struct side *s1 = &self->p.s[1];
 	struct app *a = &self->a;
 	struct roxe_async_event ev;
+	struct roxe_qp *more[ROXE_ASYNC_EVENTS / ROXE_ASYNC_EVENTS_PER_OBJECT + 6];
 
-	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
-		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
-	EXPECT_EQ(44u, roxe_async_lost(s1->dev));
+	/* a full ring: events of many QPs, ROXE_ASYNC_EVENTS_PER_OBJECT each */
+	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++) {
+		ASSERT_EQ(0, qp_create(&self->p.s[1], IBV_QPT_RC, &more[q]));
+		for (int i = 0; i < ROXE_ASYNC_EVENTS_PER_OBJECT; i++)
+			roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, more[q], 1000 + q);
+	}
+	EXPECT_EQ(6u * ROXE_ASYNC_EVENTS_PER_OBJECT, roxe_async_lost(s1->dev));
+	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++)
+		EXPECT_EQ(0, roxe_destroy_qp(more[q]));	/* and their events go */
+	ASSERT_EQ(-EAGAIN, roxe_get_async_event(s1->dev, &ev));
+	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(APP_QPN, ev.id);
@@ -793,6 +802,28 @@ TEST_F(served, events_by_number)
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);
 	EXPECT_EQ(APP_CQN, ev.id);
 	EXPECT_EQ(-EAGAIN, roxe_get_async_event(s1->dev, &ev));
+}
+
+/* One QP's events beyond ROXE_ASYNC_EVENTS_PER_OBJECT are its own loss: a
+ * QP driven through error after error by one tenant leaves room in the
+ * device's ring for another tenant's CQ's event. */
+TEST_F(served, one_object_cannot_fill_the_event_ring)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_async_event ev;
+	int n = 0;
+
+	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
+		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
+	EXPECT_EQ((uint64_t)ROXE_ASYNC_EVENTS + 44 - ROXE_ASYNC_EVENTS_PER_OBJECT,
+		  roxe_async_lost(s1->dev));
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
+	while (roxe_get_async_event(s1->dev, &ev) == 0 && ev.type == IBV_EVENT_QP_FATAL)
+		n++;
+	EXPECT_EQ(ROXE_ASYNC_EVENTS_PER_OBJECT, n);
+	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);		/* the other object's came */
+	EXPECT_EQ(APP_CQN, ev.id);
 }
 
 /* QP1 as roxed serves it for ib_mad (roxe.ko's GSI QP): a UD QP numbered 1
