@@ -50,12 +50,13 @@
  *    engine's list; a READ larger than the cap goes out as several READ
  *    requests of at most the cap each (roxe_read_part_end), as a READ
  *    restarted after a loss does;
- *  - a charge lapses once its QP has had no answer for ROXE_CREDIT_HOLD_NS: what
- *    has not come back by then comes back on the peer's schedule, not as
- *    a burst of ours, and a QP without a timer (timeout 0) or with a timer
- *    of hours must not keep the credit that long. Its PSNs up to req.psn
- *    are no longer charged (credit_from); what it sends after is, and a
- *    go-back-N (roxe_requester_retry) charges everything again.
+ *  - a charge lapses once its QP has had no answer for
+ *    ROXE_CREDIT_HOLD_NS: what has not come back by then comes back on the
+ *    peer's schedule, not as a burst of ours, and a QP without a timer
+ *    (timeout 0) or with a timer of hours must not keep the credit that
+ *    long. Its PSNs up to req.psn are no longer charged (credit_from);
+ *    what it sends after is, and a go-back-N (roxe_requester_retry)
+ *    charges everything again.
  * credit_test: one_qp_cannot_hold_the_credit.
  */
 #include "transport/transport.h"

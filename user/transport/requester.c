@@ -419,7 +419,7 @@ static uint32_t sq_untaken(const struct roxe_qp *qp)
  * Send what the QP has posted: every WQE costs the turn's budget, a local
  * one (BIND_MW, LOCAL_INV, REG_MR) that retires at once as much as a
  * packet, so one QP's ring never holds the engine longer than one budget
- * (hostile_verbs: sq_wrap_bind_mw).
+ * (served_test: hostile_sq_wrap_local_wqes).
  */
 void roxe_requester(struct roxe_qp *qp)
 {
