@@ -36,10 +36,11 @@
  *    one page per MR keeps that within the MR (the holders of its rkey),
  *    where a shared page let a WRITE through one tenant's stale rkey reach
  *    a READ through another's. The MR, and its scrap page, live as long as
- *    roxed's mapping of it (the VMA holds a reference). We chose this over keeping the pages until roxed
- * acknowledges: a fast-reg MR's pages belong to the kernel ULP, which may
- * reuse them the moment the invalidation completes, and a dereg must not
- * wait on a daemon that may never answer. Each scrap fault is counted and
+ *    roxed's mapping of it (the VMA holds a reference).
+ * We chose this over keeping the pages until roxed acknowledges: a
+ * fast-reg MR's pages belong to the kernel ULP, which may reuse them the
+ * moment the invalidation completes, and a dereg must not wait on a
+ * daemon that may never answer. Each scrap fault is counted and
  * logged (rate-limited). Queue, bounce and shared-area mappings never
  * fault: their pages are inserted at mmap with references of their own
  * (queue.c, datapath.c), valid until roxed unmaps them.

@@ -19,8 +19,8 @@
  * sender's QPN as the DETH's source. On the wire addresses are all a
  * receiver can check; between two QPs of one host (tenants of one roxed)
  * any other local QP could otherwise inject into a connection, PSN and
- * all (loopback_test: forged_looped_frames_are_dropped). A full ring drops it and counts it, as a full wire would, and the
- * transport retransmits.
+ * all (loopback_test: forged_looped_frames_are_dropped). A full ring drops
+ * it and counts it, as a full wire would, and the transport retransmits.
  *
  * Devices that may receive from other devices are in a process-wide
  * registry, read without locks on the packet path. A device leaves it

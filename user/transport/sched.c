@@ -211,7 +211,8 @@ static bool tx_looped(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf
 	if (!to)
 		return false;
 	count_tx(e, qp, b);
-	roxe_loop_deliver(to, b->data, b->len, qp ? qp->qpn : ROXE_LOOP_NO_QPN); /* a full ring counted it */
+	/* a full ring counted it */
+	roxe_loop_deliver(to, b->data, b->len, qp ? qp->qpn : ROXE_LOOP_NO_QPN);
 	roxe_port_tx_free(e->port, b, 1);
 	return true;
 }
