@@ -922,7 +922,7 @@ static int window_fn(void *ctx, uint32_t key, bool map)
 	return 0;
 }
 
-/* The fixture's QP made again as a kernel ULP's (its rings fresh, nothing
+/* The fixture's QP replaced by a kernel ULP's (its rings fresh, nothing
  * posted yet), connected as before. */
 static int app_qp_kernel(FIXTURE_DATA(served) *self)
 {
