@@ -238,8 +238,8 @@ void roxe_credit_drop(struct roxe_qp *qp)
 	qp->credit_woken = false;
 }
 
-/* A waiter does not fit: the charges held ROXE_CREDIT_HOLD_NS without an answer
- * lapse (bounded: one walk of the charged QPs, every quarter hold). */
+/* A waiter does not fit: the charges held ROXE_CREDIT_HOLD_NS without an
+ * answer lapse (bounded: one walk of the charged QPs, every quarter hold). */
 static void lapse_stale(struct roxe_engine *e)
 {
 	struct roxe_qp *qp, *n;
@@ -286,13 +286,14 @@ void roxe_credit_turn(struct roxe_engine *e)
 /*
  * Does the engine's count agree with its QPs? Returns the number of
  * disagreements (QPs charged other than their outstanding PSNs, the total,
- * a waiter in a state that never sends). Only while the engine is still
- * (a polled device between turns, or a stopped one): it reads its state.
+ * a waiter in a state that never sends, the list of charged QPs). Only
+ * while the engine is still (a polled device between turns, or a stopped
+ * one): it reads its state.
  */
 unsigned roxe_credit_check(struct roxe_engine *e)
 {
 	struct roxe_device *dev = e->dev;
-	unsigned bad = 0, waiters = 0;
+	unsigned bad = 0, waiters = 0, charged = 0, listed = 0;
 	uint64_t sum = 0;
 
 	for (uint32_t qpn = 0; qpn < ROXE_MAX_QPS; qpn++) {
@@ -301,6 +302,7 @@ unsigned roxe_credit_check(struct roxe_engine *e)
 		if (!qp || qp->eng != e)
 			continue;
 		sum += qp->req.credit;
+		charged += qp->req.credit != 0;
 		if (qp->req.credit != charge_of(qp))
 			bad++;
 		if (qp->credit_waiting && qp->eng_state != IBV_QPS_RTS &&
@@ -313,19 +315,11 @@ unsigned roxe_credit_check(struct roxe_engine *e)
 	if (sum != e->credit_out || waiters > ROXE_MAX_QPS)
 		bad++;
 	/* the charged list: every QP with a charge, and only those */
-	waiters = 0;
-	for (struct roxe_qp *qp = e->credit_charged; qp && waiters <= ROXE_MAX_QPS;
-	     qp = qp->credit_next, waiters++)
+	for (struct roxe_qp *qp = e->credit_charged; qp && listed <= ROXE_MAX_QPS;
+	     qp = qp->credit_next, listed++)
 		if (!qp->req.credit || qp->eng != e)
 			bad++;
-	sum = 0;
-	for (uint32_t qpn = 0; qpn < ROXE_MAX_QPS; qpn++) {
-		struct roxe_qp *qp = atomic_load(&dev->qps[qpn]);
-
-		if (qp && qp->eng == e && qp->req.credit)
-			sum++;
-	}
-	if (sum != waiters)
+	if (listed != charged)
 		bad++;
 	return bad;
 }

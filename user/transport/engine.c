@@ -154,7 +154,8 @@ static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct 
 /* Header validation (IBA 9.6.1.5): an opcode of another transport than
  * the QP's is dropped, whatever its PSN, before any state moves: an RC QP
  * that took a UC or UD opcode at its expected PSN as an invalid request
- * went to ERR on one forged frame (wire_addr_test: rc_wrong_transport_opcode_dropped). */
+ * went to ERR on one forged frame (wire_addr_test:
+ * rc_wrong_transport_opcode_dropped). */
 static bool rx_transport_ok(const struct roxe_qp *qp, uint8_t opcode)
 {
 	uint8_t t = roxe_opcode_info(opcode)->qpt;

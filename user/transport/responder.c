@@ -594,7 +594,7 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
  * The host address must be aligned, not only the wire's: the application
  * picks an MR's iova, so an aligned va can map to a misaligned word, and a
  * locked instruction across a cache line (a split lock) stalls every core
- * or traps (responder_test: atomic_misaligned_in_host_is_refused).
+ * or traps (mw_test: atomic_misaligned_in_host_is_refused).
  */
 static uint64_t *atomic_word(struct roxe_qp *qp, const struct roxe_frame_hdr *h, uint32_t len,
 			     uint32_t access, struct roxe_mr_access *acc)
