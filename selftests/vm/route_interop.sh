@@ -146,18 +146,22 @@ run() {
 
 # capture_start IF SRC FILE: RoCE frames from SRC arriving at rt's IF
 capture_start() {
-	in_rt tcpdump -i "$1" -nn -v -l --immediate-mode -Z root "udp port 4791 and src host $2" \
+	# not in_rt: $! must be tcpdump itself (ip execs it), not a subshell.
+	# Immediate mode gives each frame a slot of the snap length: with
+	# the default (256 KiB) and buffer (2 MiB) the ring holds 7 frames,
+	# and the kernel drops what -v's printing is too slow to take.
+	$IP netns exec rt tcpdump -i "$1" -nn -v -l --immediate-mode -s 128 -B 4096 -Z root "udp port 4791 and src host $2" \
 		>"$3" 2>"$3.err" &
-	CAP_PIDS="${CAP_PIDS:-} $!"
+	CAP_PIDS="${CAP_PIDS:-} $!:$3"
 	vm_wait_for 20 grep -q listening "$3.err" || bad "tcpdump on $1 did not start"
 }
 
 capture_stop() {
-	local p
-	sleep 0.5
-	# SIGTERM: a background job of a script ignores SIGINT
-	for p in $CAP_PIDS; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in $CAP_PIDS; do wait "$p" 2>/dev/null || true; done
+	local p f
+	for p in $CAP_PIDS; do
+		f=${p#*:}
+		tcpdump_stop "${p%%:*}" "$f.err" || bad "tcpdump into $f stopped before it wrote every frame"
+	done
 	CAP_PIDS=
 }
 

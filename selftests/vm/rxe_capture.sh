@@ -70,7 +70,9 @@ run_pair() {
 	local srv=("$@" "$gid" "$G0") cli=("$@" "$gid" "$G1")
 	local pcap=/tmp/rxe-$name.pcap logf=$ROXE_VM_OUT/rxe-$name.log
 	: >"$logf"
-	tcpdump -i rxa -nn -U --immediate-mode -s 0 -Z root -w "$pcap" udp port 4791 2>/tmp/tcpdump.err &
+	# -s/-B: immediate mode gives each frame a slot of the snap length;
+	# tcpdump's default (256 KiB) in its 2 MiB would leave room for 7
+	tcpdump -i rxa -nn -U --immediate-mode -s 9216 -B 16384 -Z root -w "$pcap" udp port 4791 2>/tmp/tcpdump.err &
 	dpid=$!
 	vm_wait_for 20 capturing /tmp/tcpdump.err || { log "$name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
 
@@ -92,17 +94,8 @@ run_pair() {
 		rc=1
 	fi
 	wait $spid || { log "$name: server failed"; rc=1; }
-	# tcpdump runs on the guest's one vCPU after the programs: stop it
-	# once its file stopped growing (SIGINT drops what it has not read)
-	local size=-1 now
-	for n in $(seq 50); do
-		sleep 0.2
-		now=$(stat -c %s "$pcap")
-		[ "$now" = "$size" ] && break
-		size=$now
-	done
-	kill -INT $dpid
-	wait $dpid || true
+	# tcpdump runs on the guest's one vCPU after the programs
+	tcpdump_stop $dpid /tmp/tcpdump.err || { log "$name: capture incomplete"; rc=1; }
 	cp "$pcap" "$ROXE_VM_OUT/"
 	log "$name: $([ $rc = 0 ] && echo ok || echo FAILED), $(stat -c %s "$pcap") bytes captured"
 	[ $rc = 0 ] || sed 's/^/    /' "$logf"

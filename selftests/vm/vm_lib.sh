@@ -186,6 +186,35 @@ vm_verify_capture() {
 		[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
 }
 
+# tcpdump_stop PID ERR [WANT]: stop the tcpdump PID (its stderr in ERR)
+# once it has written every frame its socket took in. A signal that stops it
+# earlier loses the frames it received but had not written yet, so first ask
+# (SIGUSR1: "N packets captured, M packets received by filter") until N
+# reaches M, or WANT where given (on lo libpcap drops the outgoing copy of
+# each frame, so M counts it twice). At most 20 s; 1 (with the counts on
+# stderr) if it never got there.
+tcpdump_stop() {
+	local pid=$1 err=$2 want=${3:-} asked i line cap= rcv=
+	for asked in $(seq 100); do
+		kill -USR1 "$pid" 2>/dev/null || break
+		# its answer is the asked-th counts line of ERR
+		for i in $(seq 20); do
+			[ "$(grep -c ' captured, ' "$err")" -ge "$asked" ] && break
+			sleep 0.01
+		done
+		line=$(grep ' captured, ' "$err" | tail -n1)
+		[[ $line =~ ([0-9]+)\ packets?\ captured,\ ([0-9]+)\ packets?\ received ]] || continue
+		cap=${BASH_REMATCH[1]} rcv=${BASH_REMATCH[2]}
+		[ "$cap" -ge "${want:-$rcv}" ] && break
+	done
+	# SIGTERM: a background job of a script ignores SIGINT
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	[ -n "$cap" ] && [ "$cap" -ge "${want:-$rcv}" ] && return 0
+	echo "tcpdump_stop: ${cap:-no} frames written of ${want:-${rcv:-?}}: ${line:-no counts}" >&2
+	return 1
+}
+
 # --- guest only ---------------------------------------------------------------
 
 # (no grep -q after a pipe: with pipefail an early exit fails the pipeline)

@@ -143,9 +143,8 @@ live() {	# live NAME TCPDUMP_ARGS...
 			sleep 0.05
 		done
 		python3 "'"$here"'/send_frames.py" lo <live.hex >"$0.sent"
-		sleep 0.3
-		kill -INT $pid
-		wait $pid
+		. "'"$top"'/selftests/vm/vm_lib.sh"	# tcpdump_stop
+		tcpdump_stop $pid "$0.tcpdump" "$(cat "$0.sent")"
 	' "$name" "$@" >/dev/null 2>&1
 	sent=$(cat "$name.sent" 2>/dev/null)
 	"$pcap" verify "$name.pcap" >"$name.out" 2>"$name.err"
