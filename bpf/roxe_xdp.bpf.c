@@ -80,15 +80,12 @@ struct {
 	__type(value, struct roxe_engine_stats);
 } roxe_eng_stats SEC(".maps");
 
-/* Largest BTH offset the parser can return: Ethernet, two tags, IPv6, UDP. */
-#define BTH_OFF_MAX	(14 + 8 + 40 + 8)
-
 /* The destination QPN of a frame whose BTH is in the first buffer, or -1. */
 static __always_inline long frame_dqpn(void *data, void *data_end, __u32 bth_off)
 {
 	const struct roxe_bth *bth;
 
-	if (bth_off > BTH_OFF_MAX)
+	if (bth_off > ROXE_BTH_OFF_MAX)
 		return -1;
 	bth = data + bth_off;
 	if ((void *)(bth + 1) > data_end)

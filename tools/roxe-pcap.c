@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * roxe-pcap: check the RoCE v2 frames of a capture with roxe's own parser
- * and ICRC, one line per frame and a summary; see usage_text.
+ * and ICRC, one line per frame and a summary; see usage_text. The reader
+ * is tools/lib/pcapcheck.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <arpa/inet.h>
 #include <pcap/pcap.h>
-#include "roxe/frame.h"
+#include "pcapcheck.h"
 
 static const char usage_text[] =
 "NAME\n"
@@ -77,149 +77,10 @@ static const char usage_text[] =
 "\n"
 "      tcpdump -i any -U -s 0 -w - udp port 4791 | roxe-pcap verify -q -\n";
 
-struct counts {
-	unsigned long frames;
-	unsigned long roce;
-	unsigned long icrc_ok;
-	unsigned long icrc_bad;
-	unsigned long malformed;
-	unsigned long skipped;
-};
-
-/* Linux cooked headers (pcap-linktype(7)): where protocol and address sit. */
-#define SLL_LEN		16
-#define SLL_HALEN	4
-#define SLL_ADDR	6
-#define SLL_PROTO	14
-#define SLL2_LEN	20
-#define SLL2_PROTO	0
-#define SLL2_HALEN	11
-#define SLL2_ADDR	12
-
-/*
- * An Ethernet frame for the parser from a cooked record of at least the
- * cooked header's length (NULL: out of memory): the protocol
- * becomes the EtherType, the link address (if 6 bytes) the source MAC, the
- * destination MAC is unknown (zero). The frame then counts as what it was
- * on the wire, 14 bytes of Ethernet header instead of the cooked one.
- */
-static const uint8_t *from_cooked(int dlt, const uint8_t *rec, uint32_t caplen,
-				  uint32_t *cap, uint32_t *wire, uint8_t **buf,
-				  size_t *buf_len)
-{
-	uint32_t hdr = dlt == DLT_LINUX_SLL ? SLL_LEN : SLL2_LEN;
-	uint32_t halen, proto_off, addr_off;
-	uint8_t *f;
-
-	if (dlt == DLT_LINUX_SLL) {
-		halen = (uint32_t)rec[SLL_HALEN] << 8 | rec[SLL_HALEN + 1];
-		proto_off = SLL_PROTO;
-		addr_off = SLL_ADDR;
-	} else {
-		halen = rec[SLL2_HALEN];
-		proto_off = SLL2_PROTO;
-		addr_off = SLL2_ADDR;
-	}
-	if (*buf_len < caplen - hdr + 14) {
-		free(*buf);
-		*buf_len = caplen - hdr + 14;
-		*buf = malloc(*buf_len);
-		if (!*buf) {
-			*buf_len = 0;
-			return NULL;
-		}
-	}
-	f = *buf;
-	memset(f, 0, 6);
-	if (halen == 6)
-		memcpy(f + 6, rec + addr_off, 6);
-	else
-		memset(f + 6, 0, 6);
-	memcpy(f + 12, rec + proto_off, 2);
-	memcpy(f + 14, rec + hdr, caplen - hdr);
-	*cap = caplen - hdr + 14;
-	*wire = *wire >= hdr ? *wire - hdr + 14 : *cap;
-	return f;
-}
-
-static void gid_port(char *out, size_t len, const uint8_t gid[16], int port)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	roxe_gid_ntop(gid, ip, sizeof(ip));
-	if (roxe_gid_is_v4(gid))
-		snprintf(out, len, port < 0 ? "%s" : "%s:%d", ip, port);
-	else
-		snprintf(out, len, port < 0 ? "[%s]" : "[%s]:%d", ip, port);
-}
-
-/* "N SRC:SPORT -> DST OPCODE qp 0xQPN psn PSN len LEN " */
-static void print_frame(unsigned long n, const uint8_t *f, const struct roxe_pkt *pkt)
-{
-	struct roxe_frame_addr a;
-	struct roxe_bth bth;
-	char src[INET6_ADDRSTRLEN + 16], dst[INET6_ADDRSTRLEN + 16];
-
-	roxe_frame_addr_get(f, pkt, &a);
-	memcpy(&bth, f + pkt->bth_off, sizeof(bth));
-	gid_port(src, sizeof(src), a.sgid, a.sport);
-	gid_port(dst, sizeof(dst), a.dgid, -1);
-	printf("%lu %s -> %s %s qp 0x%06x psn %u len %u ", n, src, dst,
-	       roxe_opcode_name(bth.opcode), roxe_bth_qpn(&bth),
-	       roxe_bth_psn(&bth), pkt->payload_len);
-}
-
-/* Check one Ethernet frame of which cap bytes were captured out of wire. */
-static void check_frame(unsigned long n, const uint8_t *f, uint32_t cap,
-			uint32_t wire, bool quiet, struct counts *c)
-{
-	struct roxe_pkt pkt;
-	uint32_t want, got;
-	int v;
-
-	memset(&pkt, 0, sizeof(pkt));
-	v = roxe_parse(f, f + cap, wire > cap ? wire : cap, &pkt);
-	if (v == ROXE_PKT_NOT_ROCE) {
-		c->skipped++;
-		return;
-	}
-	c->roce++;
-	if (v != ROXE_PKT_OK) {
-		c->malformed++;
-		printf("%lu malformed %s (%u bytes)\n", n, roxe_verdict_name(v),
-		       wire > cap ? wire : cap);
-		return;
-	}
-	if (cap < pkt.frame_len) {
-		/* Only the headers up to the BTH are sure to be there. */
-		c->malformed++;
-		print_frame(n, f, &pkt);
-		printf("truncated (captured %u of %u bytes)\n", cap, wire);
-		return;
-	}
-	want = roxe_icrc_compute(f, &pkt);
-	got = roxe_icrc_stored(f, &pkt);
-	if (want == got) {
-		c->icrc_ok++;
-		if (quiet)
-			return;
-		print_frame(n, f, &pkt);
-		printf("icrc ok\n");
-	} else {
-		c->icrc_bad++;
-		print_frame(n, f, &pkt);
-		printf("icrc BAD (want 0x%08x got 0x%08x)\n", want, got);
-	}
-}
-
 static int verify(const char *file, bool quiet)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
-	struct pcap_pkthdr *ph;
-	const uint8_t *rec;
-	struct counts c = { 0 };
-	uint8_t *buf = NULL;
-	size_t buf_len = 0;
+	struct pcapcheck k;
 	struct stat st;
 	pcap_t *p;
 	int dlt, r;
@@ -235,7 +96,7 @@ static int verify(const char *file, bool quiet)
 		return 2;
 	}
 	dlt = pcap_datalink(p);
-	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) {
+	if (!pcapcheck_dlt_ok(dlt)) {
 		const char *name = pcap_datalink_val_to_name(dlt);
 
 		fprintf(stderr, "roxe-pcap: %s: unsupported link type %s (%d): "
@@ -246,41 +107,29 @@ static int verify(const char *file, bool quiet)
 		return 2;
 	}
 
-	while ((r = pcap_next_ex(p, &ph, &rec)) == 1) {
-		const uint8_t *f = rec;
-		uint32_t cap = ph->caplen, wire = ph->len;
-
-		c.frames++;
-		if (dlt != DLT_EN10MB) {
-			if (cap < (dlt == DLT_LINUX_SLL ? SLL_LEN : SLL2_LEN)) {
-				c.skipped++;	/* not even a cooked header */
-				continue;
-			}
-			f = from_cooked(dlt, rec, ph->caplen, &cap, &wire, &buf, &buf_len);
-			if (!f) {
-				fprintf(stderr, "roxe-pcap: out of memory\n");
-				pcap_close(p);
-				return 2;
-			}
-		}
-		check_frame(c.frames, f, cap, wire, quiet, &c);
+	pcapcheck_init(&k, dlt, stdout, quiet);
+	r = pcapcheck_run(&k, p);
+	pcapcheck_fini(&k);
+	if (r == -ENOMEM) {
+		fprintf(stderr, "roxe-pcap: out of memory\n");
+		pcap_close(p);
+		return 2;
 	}
-	free(buf);
 	if (r == PCAP_ERROR)
 		fprintf(stderr, "roxe-pcap: %s: damaged after %lu frames: %s\n",
-			file, c.frames, pcap_geterr(p));
+			file, k.c.frames, pcap_geterr(p));
 	pcap_close(p);
 
 	printf("%s: %lu frames, %lu roce, %lu icrc ok, %lu icrc bad, %lu malformed, "
-	       "%lu non-roce skipped\n", file, c.frames, c.roce, c.icrc_ok,
-	       c.icrc_bad, c.malformed, c.skipped);
+	       "%lu non-roce skipped\n", file, k.c.frames, k.c.roce, k.c.icrc_ok,
+	       k.c.icrc_bad, k.c.malformed, k.c.skipped);
 	if (fflush(stdout)) {
 		perror("roxe-pcap: stdout");
 		return 2;
 	}
 	if (r == PCAP_ERROR)
 		return 2;
-	return c.icrc_bad || c.malformed ? 1 : 0;
+	return k.c.icrc_bad || k.c.malformed ? 1 : 0;
 }
 
 static int usage_error(const char *why)

@@ -112,6 +112,10 @@ _Static_assert(sizeof(struct roxe_ipv4_hdr) == 20, "IPv4 header size");
 _Static_assert(sizeof(struct roxe_ipv6_hdr) == 40, "IPv6 header size");
 _Static_assert(sizeof(struct roxe_udp_hdr) == 8, "UDP header size");
 
+/* The largest bth_off roxe_parse returns: Ethernet, two VLAN tags, an IPv4
+ * header with 40 bytes of options (IHL 15: larger than IPv6's 40), UDP. */
+#define ROXE_BTH_OFF_MAX	(14 + 4 * ROXE_MAX_VLANS + 15 * 4 + 8)
+
 /*
  * Parse the frame in [data, data_end) whose full length is frame_total
  * (equal to data_end - data except in XDP multi-buffer frames).
