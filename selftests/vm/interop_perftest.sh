@@ -14,9 +14,10 @@
 # one before.
 #
 # A case passes when both programs exit 0 and roxe-perf printed a result
-# row (a latency case that failed is judged on one retry, see retry_case). The boot passes when, in addition, the capture of the link (QEMU's
-# filter-dump) holds RoCE v2 frames from both sides, every one with a valid
-# ICRC (roxe-pcap verify), and rxe's error counters stayed at 0.
+# row; each runs once. The boot passes when, in addition, the capture of
+# the link (QEMU's filter-dump) holds RoCE v2 frames from both sides, every
+# one with a valid ICRC (roxe-pcap verify), and rxe's error counters
+# stayed at 0.
 #
 # ROXE_INTEROP_CASES="name ..." runs only those cases.
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
@@ -26,9 +27,9 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
 # name, link MTU, the side that is the server, the perftest program, then
 # the options both ends get (roxe-perf takes perftest's). perftest in the
-# guest also gets -d rxe0 -x GID -F --report_gbits, and -e where it has it
-# (a polling process starves rxe under TCG); roxe-perf gets -d tap0
-# --perftest -e. Multi-packet messages everywhere but the small ones.
+# guest also gets -d rxe0 -x GID -F --report_gbits, and -e in the bw tests
+# that have it (see guest_case); roxe-perf gets -d tap0 --perftest -e.
+# Multi-packet messages everywhere but the small ones.
 cases='
 write_bw_gsrv    1500 guest ib_write_bw  -s 4096  -n 100 -m 1024
 write_bw_hsrv    1500 host  ib_write_bw  -s 4096  -n 100 -m 1024
@@ -62,26 +63,9 @@ boot_cases() {
 	done <<<"$cases"
 }
 
-# A latency case that did not end well on both sides runs again, up to
-# RETRIES times, under its name with "-retry", "-retry2", ...: rxe's
-# ib_send_lat in the guest (event mode, one TCG vCPU) at times stops
-# answering at a random iteration, in about half of its 100-iteration runs
-# here: the capture then shows roxe's last SEND ACKed by rxe and no reply,
-# with rxe's error counters at 0, whether roxe waits on events or polls.
-# Latency cases are therefore short (20 iterations; their figures under TCG
-# mean nothing) and get LAT_TIMEOUT, so a stalled run costs little. Both
-# halves decide alike, from the two exit files; the case is judged on its
-# last run, and every earlier run is reported.
-RETRIES=4
+# Latency cases are short (20 iterations; their figures under TCG mean
+# nothing) and get LAT_TIMEOUT, so a stalled one costs little.
 case_timeout() { case "$1" in *_lat) echo $LAT_TIMEOUT ;; *) echo $CASE_TIMEOUT ;; esac; }
-attempt_name() { [ "$2" = 0 ] && echo "$1" || echo "$1-retry${2#1}"; }
-retry_case() {
-	local name=$1 prog=$2 o=$ROXE_VM_OUT
-	case "$prog" in *_lat) ;; *) return 1 ;; esac
-	[ "$(cat "$o/$name.guest-rc" 2>/dev/null)" = 0 ] &&
-		[ "$(cat "$o/$name.host-rc" 2>/dev/null)" = 0 ] && return 1
-	return 0
-}
 
 # "ib_read_bw" -> "read bw"
 perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
@@ -90,13 +74,22 @@ perf_test() { local t=${1#ib_}; echo "${t%_*} ${t##*_}"; }
 IP=/usr/sbin/ip
 
 guest_case() {
-	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid i
+	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid
 	shift 3
 	local args=(-d rxe0 -x "$GID" -F --report_gbits -p "$PORT" "$@")
 
 	local t; t=$(case_timeout "$prog")
 
-	[ "$prog" = ib_write_bw ] || args+=(-e)
+	# -e (completion events) in the bw tests, not in the latency ones:
+	# Debian 12's perftest (4.5-0.17) waits for send and receive
+	# completions on one channel, and ib_send_lat then sleeps for good when
+	# the peer's reply comes before its ACK of the request (perftest's
+	# commit e2eac0f, "Use separate completion channels for send and
+	# receive", 23.07). roxe sends in that order on purpose (sched.c: a
+	# ping-pong's held ACK leaves right after the reply); rxe ACKs first, so
+	# rxe to rxe never shows it. Seen here: about 1 run in 3 of
+	# send_lat_hsrv stopped after rxe ACKed roxe's reply.
+	case "$prog" in ib_write_bw | *_lat) ;; *) args+=(-e) ;; esac
 	if [ "$server" = guest ]; then
 		timeout "$t" "$prog" "${args[@]}" >"$o/$name.guest.log" 2>&1 &
 		pid=$!
@@ -115,7 +108,7 @@ guest_case() {
 }
 
 guest_main() {
-	local o=$ROXE_VM_OUT i f line
+	local o=$ROXE_VM_OUT line
 
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	[ "$CASE_MTU" = 1500 ] || $IP link set eth0 mtu "$CASE_MTU"
@@ -128,11 +121,6 @@ guest_main() {
 		# shellcheck disable=SC2086 # the case's options, split on purpose
 		set -- $line
 		guest_case "$@"
-		for ((i = 1; i <= RETRIES; i++)); do
-			retry_case "$(attempt_name "$1" $((i - 1)))" "$3" || break
-			log "$1: retrying"
-			guest_case "$(attempt_name "$1" $i)" "${@:2}"
-		done
 	done <<<"$(boot_cases "$CASE_MTU")"
 	vm_rxe_counters rxe0 >"$o/rxe-counters.txt"
 	return 0
@@ -140,7 +128,7 @@ guest_main() {
 
 # ============================ host side: peer =============================
 peer_case() {
-	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid i
+	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid
 	shift 3
 	# shellcheck disable=SC2046 # "write bw": two words
 	local cmd=("$ROXE_TOP/build/bin/roxe-perf" $(perf_test "$prog") -d "$ROXE_VM_TAP"
@@ -165,7 +153,7 @@ peer_case() {
 }
 
 peer_main() {
-	local line i
+	local line
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	ip link set "$ROXE_VM_TAP" mtu "$CASE_MTU"
 	while read -r line; do
@@ -173,28 +161,16 @@ peer_main() {
 		# shellcheck disable=SC2086
 		set -- $line
 		peer_case "$@"
-		for ((i = 1; i <= RETRIES; i++)); do
-			retry_case "$(attempt_name "$1" $((i - 1)))" "$3" || break
-			peer_case "$(attempt_name "$1" $i)" "${@:2}"
-		done
 	done <<<"$(boot_cases "$CASE_MTU")"
 }
 
 # ============================ host side: judge ============================
-host_skip() { echo "interop-perftest: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "interop-perftest: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 # check_boot DIR MTU: every case of the boot, then capture and counters
 check_boot() {
-	local d=$1 mtu=$2 bad=0 name server prog args grc hrc rows f i a
+	local d=$1 mtu=$2 bad=0 name server prog args grc hrc rows f
 	while read -r name server prog args; do
-		for ((i = 1; i <= RETRIES; i++)); do
-			a=$(attempt_name "$name" $i)
-			[ -e "$d/$a.guest-rc" ] || [ -e "$d/$a.host-rc" ] || break
-			f=$(attempt_name "$name" $((i - 1)))
-			log "$f: $prog (guest) exit $(cat "$d/$f.guest-rc" 2>/dev/null)," \
-				"roxe-perf (host) exit $(cat "$d/$f.host-rc" 2>/dev/null); run again as $a"
-		done
-		name=$(attempt_name "$name" $((i - 1)))
 		grc=$(cat "$d/$name.guest-rc" 2>/dev/null || echo none)
 		hrc=$(cat "$d/$name.host-rc" 2>/dev/null || echo none)
 		rows=$(grep -c -E '^ [0-9]+ +[0-9]+ ' "$d/$name.host.log" 2>/dev/null || true)
@@ -230,17 +206,15 @@ check_boot() {
 }
 
 run_boot() {
-	local mtu=$1 d=$OUTDIR/mtu$1 rc=0 t0=$SECONDS n slots peer
+	local mtu=$1 d=$OUTDIR/mtu$1 rc=0 t0=$SECONDS n peer
 	n=$(boot_cases "$mtu" | wc -l)
 	[ "$n" -gt 0 ] || return 0
-	# room for the retries of each latency case
-	slots=$((n + RETRIES * $(boot_cases "$mtu" | grep -c '_lat ' || true)))
 	rm -rf "$d"
 	mkdir -p "$d"
 	peer=$(printf '%q ' env CASE_MTU="$mtu" ROXE_INTEROP_PEER=1 \
 		ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" "$SELF")
 	log "link mtu $mtu: $n cases"
-	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((slots * (CASE_TIMEOUT + 20) + 60)) --out "$d" \
+	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((n * (CASE_TIMEOUT + 20) + 60)) --out "$d" \
 		--pcap "$d/wire.pcap" --env CASE_MTU="$mtu" --add "$TOPDIR/selftests/vm/vm_lib.sh" \
 		--env ROXE_INTEROP_CASES="${ROXE_INTEROP_CASES:-}" \
 		--script "$SELF" --host-cmd "exec $peer" &
@@ -260,17 +234,17 @@ host_main() {
 	local fail=0 p
 
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	OUTDIR=$TOPDIR/build/vm/interop-perftest
 	vm_host_ready
 	for p in roxe-perf roxe-pcap; do
-		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
+		[ -x "$TOPDIR/build/bin/$p" ] || host_missing "build/bin/$p missing: run make"
 	done
 	RUN_PID=
 	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
 	[ -n "$(boot_cases 1500)$(boot_cases 9000)" ] ||
-		host_skip "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
+		host_missing "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
 	run_boot 1500 || fail=1
 	run_boot 9000 || fail=1
 	if [ $fail != 0 ]; then
