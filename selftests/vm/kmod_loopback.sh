@@ -31,8 +31,6 @@ log() { echo "kmod_loopback: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-rping_listening() { rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"; }
-
 # run NAME PROG ARGS...: PROG's server and client on roxe0, the
 # client towards roxe0's own address B. pingpong takes -g, perftest -x.
 PORT=19000
@@ -49,7 +47,7 @@ step_rping() {
 	command -v rping >/dev/null || { bad "rping missing (rdmacm-utils)"; return; }
 	rping -s -a $B -p 7174 -C 10 -V >"$logf.srv" 2>&1 &
 	spid=$!
-	vm_wait_for 20 rping_listening 7174 || { bad "rping: server did not listen"; kill $spid; return; }
+	vm_wait_for 20 vm_cm_listening 7174 || { bad "rping: server did not listen"; kill $spid; return; }
 	timeout 60 rping -c -a $B -p 7174 -C 10 -V -v >"$logf.cli" 2>&1 || rc=$?
 	timeout 20 tail --pid=$spid -f /dev/null || kill -KILL $spid 2>/dev/null || true
 	wait $spid || rc=$((rc ? rc : 1))
@@ -163,15 +161,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_loopback: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_loopback: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out extra=()
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-loopback
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	# rping (rdmacm-utils, tools/scripts/install-deps.sh): not in the
 	# harness's image; the guest fails its step without it
 	# (and libgcc_s, which glibc loads when rping's threads exit)

@@ -41,7 +41,6 @@ log() { echo "kmod_rdma_apps: [$PEER] $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\b"; }
 tcp_listening() { vm_listening "$1"; }
 
 # app_pair LABEL READY PORT SERVER-CMD CLIENT-CMD: the server (in the
@@ -84,7 +83,7 @@ app_pair() {
 # the other end; 20 pings of 64 bytes, verified (-V) on both ends.
 step_rping() {
 	local s=$1 who=$2 n
-	app_pair "rping-$who-server" cm_listening 7174 \
+	app_pair "rping-$who-server" vm_cm_listening 7174 \
 		"rping -s -a $s -p 7174 -C 20 -S 64 -V" \
 		"rping -c -a $s -p 7174 -C 20 -S 64 -V -v" || return 0
 	n=$(grep -c 'ping data' "$APP_CLI" || true)
@@ -95,7 +94,7 @@ step_rping() {
 # ucmatose: 4 RC connections, 10 messages of 1000 bytes each way on each.
 step_ucmatose() {
 	local s=$1 who=$2
-	app_pair "ucmatose-$who-server" cm_listening 7471 \
+	app_pair "ucmatose-$who-server" vm_cm_listening 7471 \
 		"ucmatose -b $s -c 4 -C 10 -S 1000" \
 		"ucmatose -s $s -c 4 -C 10 -S 1000" || return 0
 	grep -q 'data transfers complete' "$APP_CLI" &&
@@ -108,7 +107,7 @@ step_ucmatose() {
 # udaddy: 4 UD paths, 10 datagrams of 100 bytes each way.
 step_udaddy() {
 	local s=$1 who=$2
-	app_pair "udaddy-$who-server" cm_listening 7174 \
+	app_pair "udaddy-$who-server" vm_cm_listening 7174 \
 		"udaddy -b $s -c 4 -C 10 -S 100" \
 		"udaddy -s $s -c 4 -C 10 -S 100" || return 0
 	grep -q 'return status 0' "$APP_CLI" &&
@@ -122,7 +121,7 @@ step_udaddy() {
 # says how many bytes went.
 step_rsocket() {
 	local prog=$1 s=$2 who=$3 size=$4 count=$5 iters=$6 want line
-	app_pair "$prog-$who-server" cm_listening 7481 \
+	app_pair "$prog-$who-server" vm_cm_listening 7481 \
 		"$prog -b $s -p 7481 -S $size -C $count -I $iters -T v" \
 		"$prog -s $s -p 7481 -S $size -C $count -I $iters -T v" || return 0
 	# name bytes xfers iters total time Gb/sec usec/xfer: total counts both
@@ -165,7 +164,7 @@ step_cmtime() {
 	local s=$1 who=$2 sdev=$3 cdev=$4 c0 s0 s1 i spid logf=$ROXE_VM_OUT/$PEER-cmtime-$2-server
 	stdbuf -oL cmtime -b "$s" -p 7491 >"$logf.srv" 2>&1 &
 	spid=$!
-	vm_wait_for 20 cm_listening 7491 || { bad "cmtime: server did not listen"; kill $spid; return 0; }
+	vm_wait_for 20 vm_cm_listening 7491 || { bad "cmtime: server did not listen"; kill $spid; return 0; }
 	c0=$(res_dev $cdev) s0=$(res_dev $sdev)
 	for i in 1 2 3; do
 		if ! timeout 60 stdbuf -oL cmtime -s "$s" -p 7491 -c 128 >"$logf.cli$i" 2>&1; then
@@ -280,7 +279,7 @@ step_fio() {
 		bad "fio: the verify of a zeroed buffer passed"
 		return 0
 	fi
-	app_pair "fio-write-check-$who-server" cm_listening 7500 \
+	app_pair "fio-write-check-$who-server" vm_cm_listening 7500 \
 		"$FIO_SRV --name=srv $FIO_BLK --mem=mmapshared:$f" \
 		"$(fio_cli "$s" chk "--verb=write $FIO_BLK --verify=crc32c --do_verify=0")" || return 0
 	fio_ok "fio verb=write check, $who the server" || return 0
@@ -289,7 +288,7 @@ step_fio() {
 		sed 's/^/    chk: /' "$ROXE_VM_OUT/$PEER-fio-check.log" | grep -i 'verify\|err' | head -5
 		return 0
 	fi
-	app_pair "fio-read-check-$who-server" cm_listening 7500 \
+	app_pair "fio-read-check-$who-server" vm_cm_listening 7500 \
 		"$FIO_SRV --name=srv $FIO_BLK --mem=mmapshared:$f" \
 		"$(fio_cli "$s" rd "--verb=read $FIO_BLK --zero_buffers --mem=mmapshared:$g")" || return 0
 	fio_ok "fio verb=read check, $who the server" || return 0
@@ -301,7 +300,7 @@ step_fio() {
 	ok "fio rdma, $who the server: 1 MiB with crc32c headers RDMA-written (verb=write) into the server's buffer and RDMA-read (verb=read) back, both verified by fio (a zeroed buffer fails it)"
 	rm -f $f $g
 	for v in write read; do
-		app_pair "fio-$v-$who-server" cm_listening 7500 \
+		app_pair "fio-$v-$who-server" vm_cm_listening 7500 \
 			"$FIO_SRV --name=srv --bs=64k --size=8m --iodepth=8" \
 			"$(fio_cli "$s" bw "--verb=$v --bs=64k --size=8m --iodepth=8")" || continue
 		fio_ok "fio verb=$v, $who the server" || continue
@@ -369,14 +368,14 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_rdma_apps: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_rdma_apps: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top p peers=${ROXE_APPS_PEERS:-rxe roxe} extra=() missing=()
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	# the programs (rdmacm-utils, qperf, fio: tools/scripts/install-deps.sh)
 	# are not in the harness's image; libgcc_s: glibc dlopen()s it when a
 	# thread exits
@@ -384,7 +383,7 @@ host_main() {
 		command -v $p >/dev/null || missing+=("$p")
 		extra+=(--add "$(command -v $p || true)")
 	done
-	[ ${#missing[@]} = 0 ] || host_skip "missing ${missing[*]} (tools/scripts/install-deps.sh)"
+	[ ${#missing[@]} = 0 ] || host_missing "missing ${missing[*]} (tools/scripts/install-deps.sh)"
 	extra+=(--add /lib/x86_64-linux-gnu/libgcc_s.so.1)
 	# stdbuf: line-buffered logs, so a program that hangs and is killed
 	# still shows how far it got

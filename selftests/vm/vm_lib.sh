@@ -40,7 +40,7 @@ vm_run_guest() {
 }
 
 # vm_host_ready: what booting the VM takes on the host (root, QEMU, the
-# guest's kernel image, /dev/net/tun); the caller's host_skip when something
+# guest's kernel image, /dev/net/tun); the caller's host_missing when something
 # is missing. Resolves KVER (a name: 6.1, the default, 6.12 or a release;
 # tools/vm/kver.sh; a test run as NAME-SERIES.sh takes SERIES) to the
 # release the guest boots and exports it, for
@@ -53,17 +53,17 @@ vm_host_ready() {
 	case "$self" in
 	*-[0-9]*.[0-9]*.sh) self=${self%.sh} KVER=${self##*-} ;;
 	esac
-	[ "$(id -u)" = 0 ] || host_skip "needs root"
-	command -v qemu-system-x86_64 >/dev/null || host_skip "qemu-system-x86_64 missing"
+	[ "$(id -u)" = 0 ] || host_missing "needs root"
+	command -v qemu-system-x86_64 >/dev/null || host_missing "qemu-system-x86_64 missing"
 	k=$("$(find_top)/tools/vm/kver.sh" "${KVER:-6.1}" 2>/dev/null) ||
-		host_skip "no Debian ${KVER:-6.1} kernel image"
+		host_missing "no Debian ${KVER:-6.1} kernel image"
 	export KVER=$k
-	[ -c /dev/net/tun ] || host_skip "/dev/net/tun missing"
+	[ -c /dev/net/tun ] || host_missing "/dev/net/tun missing"
 }
 
 # vm_need_kmod TOP [FILE...]: build/kmod/$KVER/roxe.ko and the other FILEs
 # under TOP (the test ULPs in build/kmod-test/$KVER/) for the guest, from
-# make kmod when one is missing; the caller's host_skip when they cannot be
+# make kmod when one is missing; the caller's host_missing when they cannot be
 # built.
 vm_need_kmod() {
 	local top=$1 f
@@ -71,7 +71,7 @@ vm_need_kmod() {
 	for f in "build/kmod/$KVER/roxe.ko" "$@"; do
 		[ -f "$top/$f" ] && continue
 		make -s -C "$top" kmod VM_KERNELS="$KVER" >/dev/null ||
-			host_skip "cannot build roxe.ko for $KVER (make kmod)"
+			host_missing "cannot build roxe.ko for $KVER (make kmod)"
 		return 0
 	done
 }
@@ -216,6 +216,27 @@ tcpdump_stop() {
 }
 
 # --- guest only ---------------------------------------------------------------
+
+# vm_cm_listening PORT: an rdma_cm server listens on PORT on every RDMA
+# device, in ib_cm too. rdma_listen() shows the id LISTEN before it has
+# listened: a wildcard id gets one child per device, each LISTEN before its
+# ib_cm listener exists (drivers/infiniband/core/cma.c), and a client early
+# in that window gets a reject (SIDR: "unsupported"). So: a LISTEN child on
+# every device, and every thread of the server asleep where a server waits
+# for its clients (the rdma_cm event read, a futex or a poll), which
+# it cannot be while rdma_listen() runs.
+vm_cm_listening() {
+	local ids pid devs t w
+	ids=$(rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN .*:$1( |\$)") || return 1
+	devs=$(ls /sys/class/infiniband | wc -l)
+	[ "$(grep -c '^link ' <<<"$ids")" -ge "$devs" ] || return 1
+	pid=$(awk '{ for (i = 1; i < NF; i++) if ($i == "pid") { print $(i + 1); exit } }' <<<"$ids")
+	[ -n "$pid" ] && [ -d "/proc/$pid/task" ] || return 1
+	for t in /proc/"$pid"/task/*; do
+		w=$(cat "$t/wchan" 2>/dev/null) || return 1
+		case "$w" in ucma_get_event | futex_* | do_sys_poll | do_select | ep_poll) ;; *) return 1 ;; esac
+	done
+}
 
 # (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
 vm_listening() { netstat -ltn | grep ":$1 " >/dev/null; }
