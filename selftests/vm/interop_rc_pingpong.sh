@@ -136,7 +136,7 @@ peer_main() {
 }
 
 # ============================ host side: judge ============================
-host_skip() { echo "interop: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "interop: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 # check_case NAME DIR MODE SIZE PMTU ITERS: judge one finished run; 0 = pass
 check_case() {
@@ -167,9 +167,12 @@ check_case() {
 		bad=1
 	fi
 	vm_check_rxe_counters "$d/rxe-counters.txt" "interop: $name" || bad=1
+	# rxe complains in the kernel log about frames it refuses (a bad ICRC,
+	# a malformed header): any such line is roxe's frame
 	if [ -s "$d/dmesg-rxe.txt" ] && grep -i -E 'icrc|bad|drop|err' "$d/dmesg-rxe.txt" >/dev/null; then
-		log "$name: guest kernel said:"
+		log "$name: FAIL: rxe complained in the guest's kernel log:"
 		sed 's/^/    /' "$d/dmesg-rxe.txt" | tail -n 10
+		bad=1
 	fi
 
 	if [ $bad != 0 ]; then
@@ -223,12 +226,12 @@ host_main() {
 	local fail=0 name mode mtu server size pmtu iters only=${ROXE_INTEROP_CASES:-} n=0
 
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	OUTDIR=$TOPDIR/build/vm/interop
 	vm_host_ready
 	for p in roxe-pingpong roxe-pcap; do
-		[ -x "$TOPDIR/build/bin/$p" ] || host_skip "build/bin/$p missing: run make"
+		[ -x "$TOPDIR/build/bin/$p" ] || host_missing "build/bin/$p missing: run make"
 	done
 
 	# kselftest's runner times out with SIGTERM: pass it on so the harness
@@ -241,7 +244,7 @@ host_main() {
 		n=$((n + 1))
 		run_case "$name" "$mode" "$mtu" "$server" "$size" "$pmtu" "$iters" || fail=1
 	done <<<"$cases"
-	[ $n -gt 0 ] || host_skip "no case matches ROXE_INTEROP_CASES=$only"
+	[ $n -gt 0 ] || host_missing "no case matches ROXE_INTEROP_CASES=$only"
 	if [ $fail != 0 ]; then
 		log "FAIL: results in $OUTDIR/<case>/"
 		exit $KSFT_FAIL

@@ -168,15 +168,22 @@ part_rxe() {
 	# and roxe0: rxe's completions say nothing of the packet type
 	# (sl 0), UCX reads the GRH area as IPv6 and drops each datagram:
 	# the run ends in "unhandled timeout error" (the UD timeout cut to
-	# 3 s for it)
+	# 3 s for it). Expected to fail, then, when the control run between
+	# two rxe devices in this boot fails too; a failure the control does
+	# not share is roxe's.
 	SENV=(UCX_UD_VERBS_TIMEOUT=3s) CENV=(UCX_UD_VERBS_TIMEOUT=3s)
+	local r
 	if perf "tag_lat ud_verbs rxe0-roxe0 default" roxe0 rxe0 ud_verbs,self -t tag_lat -n 100; then
-		log "note: UCP over ud_verbs passed between rxe0 and roxe0 with rxe's defaults: $RESULT"
+		ok "UCP over ud_verbs rxe0->roxe0 with rxe's defaults: $RESULT"
 	else
-		log "as expected with kernel rxe: UCP over ud_verbs rxe0->roxe0: $RESULT"
+		r=$RESULT
+		if perf "tag_lat ud_verbs rxe1-rxe2 default" rxe2 rxe1 ud_verbs,self -t tag_lat -n 100; then
+			bad "UCP over ud_verbs rxe0->roxe0 with rxe's defaults: $r; rxe1->rxe2 passed: $RESULT"
+		else
+			log "XFAIL: UCP over ud_verbs rxe0->roxe0 with rxe's defaults: $r;" \
+				"rxe's UD completions carry no packet type (control rxe1->rxe2: $RESULT)"
+		fi
 	fi
-	perf "tag_lat ud_verbs rxe1-rxe2 default" rxe2 rxe1 ud_verbs,self -t tag_lat -n 100 || true
-	log "the same between two rxe devices, rxe1->rxe2: $RESULT"
 	# rxe's side with the check off: roxe0 against rxe0 both ways round
 	for t in "ud_verbs,self tag_lat" "rc_v,self tag_bw"; do
 		set -- $t
@@ -238,7 +245,7 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "ucx_mpi: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "ucx_mpi: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 # What the guest needs of UCX and Open MPI: the programs, the plugins both
 # dlopen() (ldd cannot see them), Open MPI's help and configuration files;
@@ -257,15 +264,15 @@ ompi_files() {
 
 host_main() {
 	local top out f adds=()
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/ucx-mpi
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	for f in /usr/bin/ucx_info /usr/bin/ucx_perftest /usr/bin/orterun /usr/bin/orted; do
-		[ -x $f ] || host_skip "$f missing (tools/scripts/install-deps.sh)"
+		[ -x $f ] || host_missing "$f missing (tools/scripts/install-deps.sh)"
 	done
-	command -v mpicc >/dev/null || host_skip "mpicc missing (libopenmpi-dev)"
+	command -v mpicc >/dev/null || host_missing "mpicc missing (libopenmpi-dev)"
 	if [ ! -x "$top/build/vm/mpi_check" ] || [ "$top/selftests/vm/mpi_check.c" -nt "$top/build/vm/mpi_check" ]; then
 		mkdir -p "$top/build/vm"
 		mpicc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$top/build/vm/mpi_check" \
