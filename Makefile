@@ -194,8 +194,11 @@ $(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(LIBROXE_SAN)
 # from Debian's linux-source-6.1 tarball, extracted once into build/.
 include selftests/selftests.mk
 
+# roxe.ko for the guest kernels first: a module that does not build fails
+# check here, and no VM test can pass or skip without it.
 check: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kmod
 	@$(MAKE) --no-print-directory kselftest
 
 # The VM suite alone (kernel rxe under QEMU), and its guest as a shell.

@@ -16,8 +16,8 @@ top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
 man=$top/man bin=$top/build/bin
 log() { echo "# $*"; }
 
-command -v groff >/dev/null || { log "SKIP: groff is missing (tools/scripts/install-deps.sh)"; exit $KSFT_SKIP; }
-[ -d "$bin" ] || { log "SKIP: $bin not built (make)"; exit $KSFT_SKIP; }
+command -v groff >/dev/null || { log "FAIL: missing: groff is missing (tools/scripts/install-deps.sh)"; exit $KSFT_FAIL; }
+[ -d "$bin" ] || { log "FAIL: missing: $bin not built (make)"; exit $KSFT_FAIL; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -212,7 +212,7 @@ peer_main() {
 }
 
 # ============================ host side: judge ============================
-host_skip() { echo "interop-faults: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "interop-faults: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 counter() { awk -v n="$1" '$1 == n { print $2 }' "$2" 2>/dev/null; }
 
@@ -301,17 +301,17 @@ host_main() {
 	local fail=0 p d rc=0 t0=$SECONDS n line faults seed
 
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	TOPDIR=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
 	d=$TOPDIR/build/vm/interop-faults
 	vm_host_ready
-	command -v ethtool >/dev/null || host_skip "ethtool missing"
+	command -v ethtool >/dev/null || host_missing "ethtool missing"
 	for p in bin/roxe-pingpong bin/roxe-perf bin/roxe-pcap bin/roxectl bin/faultwire \
 		lib/roxe-linger.so; do
-		[ -e "$TOPDIR/build/$p" ] || host_skip "build/$p missing: run make"
+		[ -e "$TOPDIR/build/$p" ] || host_missing "build/$p missing: run make"
 	done
 	n=$(run_cases | wc -l)
-	[ "$n" -gt 0 ] || host_skip "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
+	[ "$n" -gt 0 ] || host_missing "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
 	faults=${ROXE_FAULTS:-$FAULTS_DEFAULT}
 	if [[ "$faults" =~ (^|,)seed=([0-9]+) ]]; then
 		seed=${BASH_REMATCH[2]}

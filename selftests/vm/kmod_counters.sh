@@ -161,15 +161,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_counters: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_counters: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-counters
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_build_prog kmod_counters "$top" kmod_resize_cq
 	vm_build_prog kmod_counters "$top" kmod_mw
 	vm_run_guest kmod_counters "$out" 300 \

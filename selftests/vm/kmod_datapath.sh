@@ -66,12 +66,12 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_datapath: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_datapath: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod_datapath.out
 
 	vm_host_ready

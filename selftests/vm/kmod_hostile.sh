@@ -220,11 +220,11 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_hostile: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_hostile: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-hostile
 	vm_host_ready
 	vm_need_kmod "$top"

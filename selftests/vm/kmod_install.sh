@@ -154,7 +154,7 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_install: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_install: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 # filter_set ITEM...: SystemCallFilter's items, groups expanded
 filter_set() {
@@ -215,11 +215,11 @@ host_dkms_build() {
 
 host_main() {
 	local top root kdir kver ver
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	vm_host_ready
-	[ -x /usr/bin/setpriv ] || host_skip "setpriv (util-linux) missing"
+	[ -x /usr/bin/setpriv ] || host_missing "setpriv (util-linux) missing"
 	kdir=$(ls -d /usr/src/linux-headers-6.1.[0-9]*-amd64 2>/dev/null | sort -V | tail -1)
-	[ -f "$kdir/Makefile" ] || host_skip "no Debian 6.1 kernel headers"
+	[ -f "$kdir/Makefile" ] || host_missing "no Debian 6.1 kernel headers"
 	kver=${kdir#/usr/src/linux-headers-}
 	root=$top/build/vm/install-root
 	rm -rf "$root"

@@ -97,17 +97,17 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_mcast: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_mcast: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-mcast
 	vm_host_ready
-	command -v mckey >/dev/null || host_skip "mckey missing (rdmacm-utils)"
+	command -v mckey >/dev/null || host_missing "mckey missing (rdmacm-utils)"
 	vm_need_kmod "$top"
 	vm_build_prog kmod_mcast "$top" mcast_verbs
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_run_guest kmod_mcast "$out" 240 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$(command -v mckey)" --add "$top/build/vm/mcast_verbs" \

@@ -310,15 +310,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_netns: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_netns: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod_netns
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_run_guest kmod_netns "$out" 240 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/build/bin/roxe-pingpong" --add "$top/selftests/vm/vm_lib.sh"

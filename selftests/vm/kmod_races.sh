@@ -129,15 +129,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "kmod_races: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "kmod_races: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/kmod-races
 	vm_host_ready
 	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_build_prog kmod_races "$top" kmod_revoke
 	vm_build_prog kmod_races "$top" kmod_caps
 	vm_run_guest kmod_races "$out" 280 \

@@ -210,15 +210,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "route_interop: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "route_interop: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/route-interop
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_run_guest route_interop "$out" 300 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/selftests/vm/vm_lib.sh"

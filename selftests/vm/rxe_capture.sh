@@ -119,17 +119,17 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "rxe_capture: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "rxe_capture: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 
 host_main() {
 	local top out name min n bad=0
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/rxe_capture
 
 	vm_host_ready
-	command -v tcpdump >/dev/null || host_skip "tcpdump missing"
+	command -v tcpdump >/dev/null || host_missing "tcpdump missing"
 
 	vm_run_guest rxe_capture "$out" 240 --add "$top/selftests/vm/vm_lib.sh"
 

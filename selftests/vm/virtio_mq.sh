@@ -139,19 +139,19 @@ peer_main() {
 }
 
 # ============================ host side: judge ============================
-host_skip() { echo "virtio_mq: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "virtio_mq: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out self peer p
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	self=$(readlink -f "$0")
 	out=$top/build/vm/virtio_mq
 	# virtio-net's AF_XDP zero-copy is the point: the 6.12 guest by default
 	: "${KVER:=6.12}"
 	vm_host_ready
 	for p in roxe-pingpong roxectl; do
-		[ -x "$top/build/bin/$p" ] || host_skip "build/bin/$p missing (make)"
+		[ -x "$top/build/bin/$p" ] || host_missing "build/bin/$p missing (make)"
 	done
 	log "guest kernel $KVER, virtio-net with $Q queue pairs"
 	peer=$(printf '%q ' env ROXE_MQ_PEER=1 MQ_QUEUES="$Q" MQ_SIZE="$SIZE" MQ_ITERS="$ITERS" "$self")

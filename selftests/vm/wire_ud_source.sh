@@ -53,15 +53,15 @@ guest_main() {
 }
 
 # ============================ host side ===================================
-host_skip() { echo "wire_ud_source: SKIP: $*"; exit $KSFT_SKIP; }
+host_missing() { echo "wire_ud_source: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
 host_main() {
 	local top out
-	top=$(find_top) || host_skip "cannot find the roxe tree (tools/vm/run.sh)"
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	out=$top/build/vm/wire-ud-source
 	vm_host_ready
 	vm_need_kmod "$top"
-	[ -x "$top/build/bin/roxed" ] || host_skip "build/bin/roxed missing (make)"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_build_prog wire_ud_source "$top" wire_ud_source
 	vm_run_guest wire_ud_source "$out" 200 --add "$top/build/kmod/$KVER/roxe.ko" \
 		--add "$top/build/bin/roxed" --add "$top/build/vm/wire_ud_source" \

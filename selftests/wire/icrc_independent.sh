@@ -6,8 +6,8 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 out=${OUTPUT:-$here/../../build/selftests/wire}
 
 if ! command -v python3 >/dev/null; then
-	echo "# SKIP: python3 is missing (tools/scripts/install-deps.sh installs it)"
-	exit 4
+	echo "# FAIL: missing: python3 (tools/scripts/install-deps.sh installs it)"
+	exit 1
 fi
 if [ ! -x "$out/frame_dump" ]; then
 	echo "# frame_dump is not built: $out/frame_dump"

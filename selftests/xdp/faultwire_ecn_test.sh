@@ -33,14 +33,14 @@ a=$name-a b=$name-b m=$name-m
 
 ksft_need_root
 wire=$bin/faultwire
-[ -x "$wire" ] || { log "SKIP: $wire not built (make)"; exit $KSFT_SKIP; }
-command -v python3 >/dev/null || { log "SKIP: python3 is missing"; exit $KSFT_SKIP; }
+[ -x "$wire" ] || { log "FAIL: missing: $wire not built (make)"; exit $KSFT_FAIL; }
+command -v python3 >/dev/null || { log "FAIL: missing: python3 is missing"; exit $KSFT_FAIL; }
 
 . "$top/tools/scripts/netns.sh"
 netns_up "$name" --middle >/dev/null
 for h in "$a" "$b"; do
 	ip netns exec "$h" ethtool -K "$h" tx off tso off gso off >/dev/null 2>&1 ||
-		{ log "SKIP: cannot turn offloads off on $h"; exit $KSFT_SKIP; }
+		{ log "FAIL: missing: cannot turn offloads off on $h"; exit $KSFT_FAIL; }
 done
 ip -n "$m" link set "$name-ma" nomaster
 ip -n "$m" link set "$name-mb" nomaster

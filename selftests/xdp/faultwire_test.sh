@@ -24,7 +24,7 @@ a=$name-a b=$name-b m=$name-m
 
 ksft_need_root
 wire=$bin/faultwire
-[ -x "$wire" ] || { log "SKIP: $wire not built (make)"; exit $KSFT_SKIP; }
+[ -x "$wire" ] || { log "FAIL: missing: $wire not built (make)"; exit $KSFT_FAIL; }
 
 . "$top/tools/scripts/netns.sh"
 netns_up "$name" --middle >/dev/null
@@ -33,7 +33,7 @@ netns_up "$name" --middle >/dev/null
 # checksums and segments (no offload to a NIC that is not there).
 for h in "$a" "$b"; do
 	ip netns exec "$h" ethtool -K "$h" tx off tso off gso off >/dev/null 2>&1 ||
-		{ log "SKIP: cannot turn offloads off on $h"; exit $KSFT_SKIP; }
+		{ log "FAIL: missing: cannot turn offloads off on $h"; exit $KSFT_FAIL; }
 done
 # faultwire takes the bridge's place: 2% loss, 1% duplication, 2%
 # reordering, 1% corruption, each way.

@@ -17,9 +17,9 @@ name=${name:0:12}
 a=$name-a b=$name-b
 
 ksft_need_root
-command -v jq >/dev/null || { log "SKIP: jq is missing (tools/scripts/install-deps.sh)"; exit $KSFT_SKIP; }
+command -v jq >/dev/null || { log "FAIL: missing: jq is missing (tools/scripts/install-deps.sh)"; exit $KSFT_FAIL; }
 for t in roxe-perf roxe-rawperf roxectl roxe-microbench; do
-	[ -x "$bin/$t" ] || { log "SKIP: $bin/$t not built"; exit $KSFT_SKIP; }
+	[ -x "$bin/$t" ] || { log "FAIL: missing: $bin/$t not built"; exit $KSFT_FAIL; }
 done
 . "$top/tools/scripts/netns.sh"
 netns_up "$name" >/dev/null || exit $KSFT_FAIL

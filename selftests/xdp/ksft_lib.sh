@@ -7,4 +7,4 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 top=${TOP:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)}
 log() { echo "# $*"; }
 fail() { log "FAIL: $*"; exit $KSFT_FAIL; }
-ksft_need_root() { [ "$(id -u)" = 0 ] || { log "SKIP: needs root"; exit $KSFT_SKIP; }; }
+ksft_need_root() { [ "$(id -u)" = 0 ] || { log "FAIL: missing: needs root"; exit $KSFT_FAIL; }; }

@@ -18,7 +18,7 @@ bin=${ROXE_BIN:-$top/build/bin}
 ns=lt$$ x=lt$$x y=lt$$y
 
 ksft_need_root
-[ -x "$bin/roxe-perf" ] || { log "SKIP: $bin/roxe-perf not built"; exit $KSFT_SKIP; }
+[ -x "$bin/roxe-perf" ] || { log "FAIL: missing: $bin/roxe-perf not built"; exit $KSFT_FAIL; }
 . "$top/tools/scripts/netns.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"; ip netns del $ns 2>/dev/null || true' EXIT

@@ -17,7 +17,7 @@ name=${name:0:12}
 a=$name-a b=$name-b
 
 ksft_need_root
-[ -x "$perf" ] || { log "SKIP: $perf not built"; exit $KSFT_SKIP; }
+[ -x "$perf" ] || { log "FAIL: missing: $perf not built"; exit $KSFT_FAIL; }
 . "$top/tools/scripts/netns.sh"
 netns_up "$name" --mtu 9000 >/dev/null
 out=$(mktemp -d)
