@@ -44,8 +44,10 @@
 # (retry_exceeded_err and the RNR counters stay 0).
 #
 # ROXE_FAULTS="drop=2,reorder=2,dup=1" sets the faults (run.sh --faults;
-# with seed=N faultwire makes the same choices for the same sequence of
-# frames, though timing still varies; a failure prints the seed it used);
+# each run boots once per seed: FAULT_SEEDS, then one drawn anew and
+# printed; with seed=N faultwire makes the same choices for the same
+# sequence of frames, though timing still varies, and ROXE_FAULTS with a
+# seed runs that boot alone);
 # ROXE_INTEROP_CASES="name ..." runs only those cases; ROXE_INTEROP_TRACE=1
 # puts roxe's per-frame trace in <case>.host.log.
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
@@ -297,34 +299,13 @@ check_boot() {
 	return $bad
 }
 
-host_main() {
-	local fail=0 p d rc=0 t0=$SECONDS n line faults seed
-
-	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
-	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	SELF=$(readlink -f "$0")
-	d=$TOPDIR/build/vm/interop-faults
-	vm_host_ready
-	command -v ethtool >/dev/null || host_missing "ethtool missing"
-	for p in bin/roxe-pingpong bin/roxe-perf bin/roxe-pcap bin/roxectl bin/faultwire \
-		lib/roxe-linger.so; do
-		[ -e "$TOPDIR/build/$p" ] || host_missing "build/$p missing: run make"
-	done
-	n=$(run_cases | wc -l)
-	[ "$n" -gt 0 ] || host_missing "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
-	faults=${ROXE_FAULTS:-$FAULTS_DEFAULT}
-	if [[ "$faults" =~ (^|,)seed=([0-9]+) ]]; then
-		seed=${BASH_REMATCH[2]}
-	else
-		seed=$(( (RANDOM << 15 | RANDOM) + 1 ))
-		faults+=,seed=$seed
-	fi
-
+# faults_boot FAULTS DIR: one boot, every case, through faultwire with
+# FAULTS (a seed=N in it); 0 = pass
+faults_boot() {
+	local faults=$1 d=$2 fail=0 rc=0 t0=$SECONDS line
 	rm -rf "$d"
 	mkdir -p "$d"
 	log "$n cases, link mtu $LINK_MTU, faults $faults (each way, RoCE v2 frames only)"
-	RUN_PID=
-	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
 	"$TOPDIR/tools/vm/run.sh" --quiet --timeout $((n * (PP_TIMEOUT + 5) + 40)) --out "$d" \
 		--add "$TOPDIR/selftests/vm/vm_lib.sh" \
 		--pcap "$d/wire.pcap" --faults "$faults" \
@@ -348,10 +329,44 @@ host_main() {
 	check_boot "$d" || fail=1
 	log "$((SECONDS - t0)) s"
 	if [ $fail != 0 ]; then
-		log "FAIL: results in $d/ (faultwire seed $seed: ROXE_FAULTS=$faults repeats its choices)"
-		exit $KSFT_FAIL
+		log "FAIL: results in $d/ (ROXE_FAULTS=$faults repeats faultwire's choices)"
+		return 1
 	fi
-	log "PASS: $n cases; capture in $d/wire.pcap"
+	log "PASS: $n cases with $faults; capture in $d/wire.pcap"
+}
+
+# Fixed seeds, the same in every run, and one drawn anew each run (printed,
+# so that a failure can be replayed): each a boot of its own.
+FAULT_SEEDS="1 2"
+
+host_main() {
+	local fail=0 p faults seed seeds
+
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
+	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
+	SELF=$(readlink -f "$0")
+	vm_host_ready
+	command -v ethtool >/dev/null || host_missing "ethtool missing"
+	for p in bin/roxe-pingpong bin/roxe-perf bin/roxe-pcap bin/roxectl bin/faultwire \
+		lib/roxe-linger.so; do
+		[ -e "$TOPDIR/build/$p" ] || host_missing "build/$p missing: run make"
+	done
+	n=$(run_cases | wc -l)
+	[ "$n" -gt 0 ] || host_missing "no case matches ROXE_INTEROP_CASES=${ROXE_INTEROP_CASES:-}"
+	faults=${ROXE_FAULTS:-$FAULTS_DEFAULT}
+	# ROXE_FAULTS with a seed: that boot alone
+	if [[ "$faults" =~ (^|,)seed=([0-9]+) ]]; then
+		seeds=${BASH_REMATCH[2]}
+		faults=$(sed -E 's/(^|,)seed=[0-9]+//; s/^,//' <<<"$faults")
+	else
+		seeds="$FAULT_SEEDS $(( (RANDOM << 15 | RANDOM) + 1 ))"
+	fi
+	RUN_PID=
+	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
+	for seed in $seeds; do
+		faults_boot "$faults,seed=$seed" "$TOPDIR/build/vm/interop-faults/seed-$seed" || fail=1
+	done
+	[ $fail = 0 ] || exit $KSFT_FAIL
 	exit $KSFT_PASS
 }
 

@@ -36,19 +36,24 @@ attached() { grep -q "attach qp [0-9]* to $1\$" "$ROXE_VM_OUT/roxed.log"; }
 # rxe0's side joined GROUP: rdma_cm joins the IP group on the netdev
 joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -qE "inet +$1\$"; }
 
-# mckey_case LABEL GROUP RECV_ADDR SEND_ADDR WAIT_FN: a receiver bound to
-# RECV_ADDR (its device), then, once WAIT_FN GROUP says it joined, a sender
-# bound to SEND_ADDR; the receiver must get all 10 messages.
+# mckey_case LABEL GROUP RECV_ADDR SEND_ADDR JOINED_FN: a receiver bound to
+# RECV_ADDR (its device), then, once it says it joined (librdmacm attaches
+# its QP before it hands mckey the join event), a sender bound to
+# SEND_ADDR; JOINED_FN GROUP must agree on the receiver's side; the
+# receiver must get all 10 messages.
 mckey_case() {
 	local label=$1 grp=$2 raddr=$3 saddr=$4 ready=$5 rpid rc=0
 	local logf=$ROXE_VM_OUT/mckey_${label// /_}
 	# line-buffered: a receiver killed by the timeout still shows how far it got
 	timeout 90 stdbuf -oL mckey -m "$grp" -b "$raddr" -C 10 -S 200 >"$logf.recv" 2>&1 &
 	rpid=$!
-	if ! vm_wait_for 30 $ready "$grp"; then
+	if ! vm_wait_for 30 grep -q "^mckey: joined dgid" "$logf.recv"; then
 		bad "$label: the receiver did not join $grp"
 		rc=1
-	elif ! sleep 2 || ! timeout 60 stdbuf -oL mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
+	elif ! $ready "$grp"; then
+		bad "$label: the receiver joined $grp, but not on its device"
+		rc=1
+	elif ! timeout 60 stdbuf -oL mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
 		bad "$label: the sender failed"
 		rc=1
 	fi
