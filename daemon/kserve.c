@@ -73,6 +73,7 @@ struct roxe_kserve {
 	uint64_t		commands, command_errors, async_events, async_lost;
 	_Atomic uint64_t	cq_events;	/* the engines' threads raise them */
 	struct roxe_qp_stats	retired;	/* counters of destroyed QPs */
+	uint64_t		stats_updates;	/* roxe_kserve_push_stats calls */
 };
 
 static const char *const state_names[] = {
@@ -869,7 +870,11 @@ void roxe_kserve_push_stats(struct roxe_kserve *ks)
 	v[ROXE_KSTAT_ECN_MARKED] = t.ecn_marked;
 	v[ROXE_KSTAT_CNP_SENT] = t.cnp_sent;
 	v[ROXE_KSTAT_CNP_RCVD] = t.cnp_received;
-	/* the module reads each value on its own: aligned 64-bit stores */
-	for (unsigned i = 0; i < ROXE_KSTAT__COUNT; i++)
+	/* the module reads each value on its own: aligned 64-bit stores;
+	 * the count of updates last, so that a reader who sees it grow by
+	 * two knows every value is from after it first looked */
+	for (unsigned i = 0; i < ROXE_KSTAT_UPDATES; i++)
 		__atomic_store_n(&ks->shared->stats.val[i], v[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&ks->shared->stats.val[ROXE_KSTAT_UPDATES], ++ks->stats_updates,
+			 __ATOMIC_RELEASE);
 }

@@ -329,6 +329,8 @@ enum roxe_kabi_stat {
 	ROXE_KSTAT_ECN_MARKED,		/* ecn_marked: arrived with CE */
 	ROXE_KSTAT_CNP_SENT,		/* cnp_sent */
 	ROXE_KSTAT_CNP_RCVD,		/* cnp_received */
+	ROXE_KSTAT_UPDATES,		/* stats_updates: stores so far, each
+					 * after the values it covers */
 	ROXE_KSTAT__COUNT
 };
 #define ROXE_KABI_MAX_STATS	32

@@ -122,7 +122,7 @@ guest_main() {
 		ok "ibv_rc_pingpong -c -n $N: $(grep -h 'iters in' "$ROXE_VM_OUT/pp.cli")"
 	fi
 
-	sleep 2.5	# roxed pushes its totals once a second
+	vm_roxe_stats_fresh roxe0 || bad "roxed stored no counters"
 	{ rdma statistic show link roxe0/1 2>&1 || true; } | sed 's/^/    /'
 	s1=$(counter sent_pkts) r1=$(counter rcvd_pkts)
 	lb=$(counter loopback_pkts) lbc=$(roxectl_loopback)

@@ -148,7 +148,7 @@ step_cnp() {
 		return
 	fi
 	m0=$(qps_sum ecn_marked) s0=$(qps_sum cnp_sent)
-	sleep 1.5	# roxed publishes roxe0's port counters about once a second
+	vm_roxe_stats_fresh roxe0 || bad "cnp: roxed stored no counters"
 	vm_rxe_counters roxe0 >"$ROXE_VM_OUT/roxe-cnp-before"
 	vm_rxe_counters rxe0 >"$before"
 	run "rc_pingpong CE-marked" ibv_rc_pingpong -c -s 4096 -n 50
@@ -159,7 +159,7 @@ step_cnp() {
 		ok "cnp: roxe0 took $marked CE frames from rxe0, sent it $sent CNPs" ||
 		bad "cnp: roxe0 counted $marked CE frames, sent $sent CNPs"
 	# the same on roxe0's port (rdma statistic show link roxe0/1)
-	sleep 1.5
+	vm_roxe_stats_fresh roxe0 || bad "cnp: roxed stored no counters"
 	vm_rxe_counters roxe0 >"$ROXE_VM_OUT/roxe-cnp-after"
 	pm=$(( $(counter_of ecn_marked "$ROXE_VM_OUT/roxe-cnp-after") -
 	       $(counter_of ecn_marked "$ROXE_VM_OUT/roxe-cnp-before") ))
@@ -423,7 +423,7 @@ guest_main() {
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
 	vm_rxe_counters rxe0 >"$after"
-	sleep 1.5	# roxed publishes roxe0's port counters about once a second
+	vm_roxe_stats_fresh roxe0 || bad "roxed stored no counters"
 	vm_rxe_counters roxe0 >"$ROXE_AFTER"
 	check_counters "$after"
 	step_cnp

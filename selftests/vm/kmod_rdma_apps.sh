@@ -316,7 +316,7 @@ ROXE_ERR_COUNTERS='icrc_err rx_drop_malformed rcvd_seq_err send_seq_err out_of_s
 duplicate_request rcvd_rnr_err send_rnr_err'
 check_roxe_counters() {
 	local st c n
-	sleep 1.5	# roxed's totals are ~1 s old
+	vm_roxe_stats_fresh "$1" || bad "$1: roxed stored no counters"
 	st=$(rdma statistic show link "$1/1" 2>/dev/null | tr -s ' ')
 	log "$1 counters: ${st#link }"
 	[ -n "$st" ] || { bad "$1: no counters (rdma statistic)"; return; }

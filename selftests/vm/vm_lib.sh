@@ -238,6 +238,17 @@ vm_cm_listening() {
 	done
 }
 
+# vm_roxe_stats_fresh DEV: wait (10 s at most) until every port counter of
+# roxed's DEV is newer than this call: roxed stores them about once a
+# second, stats_updates last, so two more stores than now will do; 1 if
+# they do not come.
+vm_roxe_stats_fresh() {
+	local f=/sys/class/infiniband/$1/ports/1/hw_counters/stats_updates u
+	u=$(cat "$f" 2>/dev/null) || { echo "no $f" >&2; return 1; }
+	vm_wait_for 10 stats_past "$f" $((u + 2))
+}
+stats_past() { [ "$(cat "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+
 # (no grep -q after a pipe: with pipefail an early exit fails the pipeline)
 vm_listening() { netstat -ltn | grep ":$1 " >/dev/null; }
 vm_have_dev() { [ -e "/sys/class/infiniband/$1" ]; }
