@@ -123,6 +123,9 @@ check_counters() {
 		retry_rnr_exceeded_err link_downed || bad "rxe counted errors"
 }
 
+HWC=/sys/class/infiniband/roxe0/ports/1/hw_counters
+sent_past() { [ "$(cat "$HWC/sent_pkts" 2>/dev/null || echo 0)" -ge "$1" ]; }
+
 # counter_of NAME FILE: a "name value" line's value (0 if none).
 counter_of() {
 	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$2"
@@ -354,7 +357,7 @@ step_roxectl() {
 
 # SIGKILL to roxed under traffic: the roxe0 side must end, not hang.
 step_kill() {
-	local spid cpid rc=0 n out mark cm=0
+	local spid cpid rc=0 n out mark cm=0 sent
 	# a kernel rdma_cm ULP connected roxe0 -> rxe0 that stays, holding
 	# receives on roxe0, until roxe0 goes
 	mark=$(dmesg | wc -l)
@@ -369,9 +372,12 @@ step_kill() {
 	ib_write_bw -d rxe0 -x "$GX" -p $PORT -D 30 >"$ROXE_VM_OUT/kill.srv" 2>&1 &
 	spid=$!
 	vm_wait_for 20 vm_listening $PORT || { bad "kill: server did not listen"; return; }
+	sent=$(cat "$HWC/sent_pkts")
 	ib_write_bw -d roxe0 -x "$GR" -p $PORT -D 30 $A >"$ROXE_VM_OUT/kill.cli" 2>&1 &
 	cpid=$!
-	sleep 3
+	# roxed dies in the middle of the traffic: once roxe0 stored 1000
+	# frames sent more than before
+	vm_wait_for 20 sent_past $((sent + 1000)) || bad "kill: roxe0 sent no traffic"
 	kill -0 $cpid 2>/dev/null || { bad "kill: ib_write_bw ended early"; sed 's/^/    /' "$ROXE_VM_OUT/kill.cli"; }
 	kill -KILL "$ROXED_PID"
 	wait "$ROXED_PID" 2>/dev/null || true
