@@ -7,9 +7,11 @@
  * halves the gap to the target in F stages, then additive and hyper
  * increase, the min rate floor, the line rate cap (and the release there),
  * bounded catch-up after a long idle or a clock gone back, hostile
- * parameter text; the token bucket's rate and burst. Then the engine: a
- * CNP slows a QP's WRITE to its rate (the pacer wakes it on its timer:
- * nothing lost, nothing resent), and its READ responses too; without CNPs
+ * parameter text; the token bucket's rate and burst. Then the engine, on
+ * the virtual clock (vclock.h): a CNP slows a QP's WRITE to its rate (the
+ * pacer wakes it on its timer: nothing lost, nothing resent, the time taken
+ * exactly the bytes' at the rate), and its READ responses too; the rate
+ * rises when its timer runs out, not a nanosecond before; without CNPs
  * nothing is paced.
  */
 #include <arpa/inet.h>
@@ -17,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "vclock.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -565,6 +568,9 @@ FIXTURE(eng)
 
 FIXTURE_SETUP(eng)
 {
+	/* Time moves only when the test moves it: to the pacer's deadline
+	 * once the pair has done all it can before it. */
+	vc_start();
 	/* side 0 polled: the test runs its turns, so it may act as its
 	 * engine (deliver a CNP) between them */
 	ASSERT_EQ(0, pair_open_polled(&self->p, 1024, 1 << 20, 1));
@@ -577,25 +583,41 @@ FIXTURE_TEARDOWN(eng)
 	EXPECT_EQ(0, leak_check());
 }
 
-static uint64_t mono_ns(void)
+/* A WRITE of len bytes from side 0, completed; the clock moved to the
+ * next deadline (the pacer's) whenever the pair had done all it could
+ * before it: *steps times. */
+static int write_all(struct pair *p, uint32_t len, unsigned *steps)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static int write_all(struct pair *p, uint32_t len)
-{
-	struct ibv_wc wc;
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	int n;
 
 	n = post_send1(p->s[0].qp, IBV_WR_RDMA_WRITE, 1, p->s[0].buf, len, p->s[0].mr->lkey,
 		       (uintptr_t)p->s[1].buf, p->s[1].mr->rkey, IBV_SEND_SIGNALED);
 	if (n)
 		return n;
-	n = poll_n(p->s[0].cq, &wc, 1, 5000);
+	n = vc_poll(p, p->s[0].cq, &wc, 1, 100000, steps);
 	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* What n bytes take at mbps: the pacer's arithmetic (bits / (kbit/s)). */
+static uint64_t at_rate_ns(uint64_t n, uint32_t mbps)
+{
+	return n * 8000000ull / (mbps * 1000ull);
+}
+
+/* A paced transfer that took `took` from the CNP on: every frame but the
+ * last waited for the ones before it, no longer; the last (1 KiB of data
+ * and its headers, under 128 B) left as the one before it had gone. */
+static void last_frame_ends_it(struct __test_metadata *_metadata,
+			       const struct roxe_qp_stats *st, uint64_t took, uint32_t mbps)
+{
+	uint64_t all = at_rate_ns(st->tx_bytes, mbps);
+
+	ASSERT_LE(took, all);
+	EXPECT_GE(all - took, at_rate_ns(1024, mbps));
+	EXPECT_LT(all - took, at_rate_ns(1024 + 128, mbps))
+		TH_LOG("%llu ns at the rate, %llu taken", (unsigned long long)all,
+		       (unsigned long long)took);
 }
 
 /* A turn: the engine takes the QP's RTS (which starts it unlimited); then
@@ -610,7 +632,7 @@ static void limit(struct __test_metadata *_metadata, struct pair *p, uint32_t mb
 	qp->eng->cc.rate_on_first_cnp = mbps;
 	qp->eng->cc.time_reset_us = ROXE_DCQCN_TIME_MAX;
 	qp->eng->cc.byte_reset = 0;
-	qp->eng->now = mono_ns();
+	qp->eng->now = vc_now();
 	roxe_dcqcn_qp_cnp(qp);
 	ASSERT_TRUE(qp->req.cc.limited);
 }
@@ -621,25 +643,30 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 	struct roxe_qp *qp = self->p.s[0].qp;
 	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
 	uint64_t t0, took;
+	unsigned steps = 0;
 
 	limit(_metadata, &self->p, 80);		/* 10 MB/s: 1 MiB in ~110 ms */
 	EXPECT_EQ(80u, st->cc_rate_mbps);
 	fill_pattern(self->p.s[0].buf, LEN, 5);
-	t0 = mono_ns();
-	ASSERT_EQ(0, write_all(&self->p, LEN));
-	took = mono_ns() - t0;
-	TH_LOG("1 MiB at 80 Mbit/s: %.1f ms (%llu bytes in %llu frames, %llu resent)",
+	t0 = vc_now();
+	ASSERT_EQ(0, write_all(&self->p, LEN, &steps));
+	took = vc_now() - t0;
+	TH_LOG("1 MiB at 80 Mbit/s: %.1f ms (%llu bytes in %llu frames, %llu resent, %u steps)",
 	       took / 1e6, (unsigned long long)st->tx_bytes,
-	       (unsigned long long)st->tx_packets, (unsigned long long)st->retransmits);
+	       (unsigned long long)st->tx_packets, (unsigned long long)st->retransmits, steps);
 	EXPECT_EQ(0, memcmp(self->p.s[0].buf, self->p.s[1].buf, LEN));
-	/* never faster than the rate (the frames carry more than 1 MiB;
-	 * the burst leaves at once); a lost wake-up would hang it */
+	EXPECT_EQ(0u, st->retransmits);
+	EXPECT_EQ(0u, st->timeouts);
+	/* never faster than the rate (the frames carry more than 1 MiB) */
 	EXPECT_GE(took, (uint64_t)(LEN - ROXE_PACE_BURST_BYTES) * 8000000 / 80000);
-	EXPECT_LT(took, 5000 * MS);
-	/* still limited, far below the line; a slow run may have seen
-	 * timer stages (131 ms each: + 5 Mbit/s) */
-	EXPECT_GE(st->cc_rate_mbps, 80u);
-	EXPECT_LE(st->cc_rate_mbps, 400u);
+	/* and no slower: each frame left when the bytes before it had, at the
+	 * rate, from the CNP on; the last one's ACK ends it */
+	last_frame_ends_it(_metadata, st, took, 80);
+	/* one step of the clock per frame the pacer held */
+	EXPECT_EQ(st->tx_packets - 1, steps);
+	/* still limited, at the CNP's rate: the recovery timer
+	 * (time_reset_us, 131 ms) has not run out in the ~110 ms it took */
+	EXPECT_EQ(80u, st->cc_rate_mbps);
 }
 
 /* DCQCN limits what the QP sends, READ responses too (a NIC's rate limiter
@@ -652,29 +679,28 @@ TEST_F(eng, a_cnp_paces_the_qp_s_read_responses)
 	struct roxe_qp *qp = self->p.s[0].qp;
 	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
 	struct side *b = &self->p.s[1];
-	struct ibv_wc wc;
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	uint64_t t0, took;
-	int n = 0;
+	unsigned steps = 0;
 
 	limit(_metadata, &self->p, 80);		/* 10 MB/s: 1 MiB in ~110 ms */
 	fill_pattern(self->p.s[0].buf, LEN, 7);
-	t0 = mono_ns();
+	t0 = vc_now();
 	ASSERT_EQ(0, post_send1(b->qp, IBV_WR_RDMA_READ, 1, b->buf, LEN, b->mr->lkey,
 				(uintptr_t)self->p.s[0].buf, self->p.s[0].mr->rkey,
 				IBV_SEND_SIGNALED));
-	/* side 0 is polled: its turns run here, bounded */
-	while (!n && mono_ns() - t0 < 5000 * MS) {
-		ASSERT_LE(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));
-		n = roxe_poll_cq(b->cq, 1, &wc);
-		ASSERT_LE(0, n);
-	}
-	took = mono_ns() - t0;
-	ASSERT_EQ(1, n) TH_LOG("the READ did not complete in 5 s");
+	/* side 0 is polled: vc_poll runs its turns */
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, &wc, 1, 100000, &steps))
+		TH_LOG("the READ did not complete");
+	took = vc_now() - t0;
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(self->p.s[0].buf, b->buf, LEN));
-	TH_LOG("1 MiB of READ responses at 80 Mbit/s: %.1f ms (%llu frames)", took / 1e6,
-	       (unsigned long long)st->tx_packets);
+	TH_LOG("1 MiB of READ responses at 80 Mbit/s: %.1f ms (%llu frames, %u steps)",
+	       took / 1e6, (unsigned long long)st->tx_packets, steps);
 	EXPECT_GE(took, (uint64_t)(LEN - ROXE_PACE_BURST_BYTES) * 8000000 / 80000);
+	/* each response left when the ones before it had, at the rate */
+	last_frame_ends_it(_metadata, st, took, 80);
+	EXPECT_EQ(0u, self->p.s[1].dev->qp_stats[roxe_qp_num(b->qp)].timeouts);
 }
 
 /* When the pacer holds the QP: its timer is armed for the time the next
@@ -685,34 +711,72 @@ TEST_F(eng, a_held_qp_waits_on_its_timer_and_asked_for_an_ack)
 {
 	enum { LEN = 256 * 1024 };
 	struct roxe_qp *qp = self->p.s[0].qp;
+	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	struct roxe_engine *e;
-	struct ibv_wc wc;
-	int held = 0;
+	int held = 0, n = 0;
 
 	limit(_metadata, &self->p, 20);
 	e = qp->eng;
 	ASSERT_EQ(0, post_send1(qp, IBV_WR_RDMA_WRITE, 1, self->p.s[0].buf, LEN,
 				self->p.s[0].mr->lkey, (uintptr_t)self->p.s[1].buf,
 				self->p.s[1].mr->rkey, IBV_SEND_SIGNALED));
-	for (int i = 0; i < 100000; i++) {
-		int n = roxe_poll_cq(self->p.s[0].cq, 1, &wc);
-
+	/* a frame a step at most: bounded by the frames, not by time */
+	for (int i = 0; i < 4 * LEN / 1024 && !n; i++) {
+		ASSERT_EQ(0, vc_settle(&self->p));
+		n = roxe_poll_cq(self->p.s[0].cq, 1, &wc);
 		ASSERT_LE(0, n);
 		if (n)
 			break;
-		if (qp->req.pace_wait) {
-			held++;
-			EXPECT_NE(NULL, qp->timer_pprev);	/* on the timer list */
-			EXPECT_NE(0u, e->next_timer);
-			EXPECT_LE(e->next_timer, qp->req.pace_deadline);
-			EXPECT_GT(qp->req.pace_deadline, e->now);
-			EXPECT_EQ(0u, qp->req.since_ackreq);
-		}
-		struct timespec nap = { 0, 50000 };
-		nanosleep(&nap, NULL);
+		/* settled and not done: only the pacer holds it */
+		ASSERT_TRUE(qp->req.pace_wait);
+		held++;
+		EXPECT_NE(NULL, qp->timer_pprev);	/* on the timer list */
+		EXPECT_NE(0u, e->next_timer);
+		EXPECT_LE(e->next_timer, qp->req.pace_deadline);
+		EXPECT_GT(qp->req.pace_deadline, e->now);
+		EXPECT_EQ(0u, qp->req.since_ackreq);
+		/* the deadline it waits for is the earliest there is */
+		ASSERT_EQ(qp->req.pace_deadline, vc_next_deadline(&self->p));
+		roxe_clock_advance(qp->req.pace_deadline - vc_now());
 	}
+	ASSERT_EQ(1, n) TH_LOG("not complete after %d steps", held);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_GT(held, 0);
+	EXPECT_EQ(0u, st->retransmits);
+}
+
+/* The rate increase timer (time_reset_us) runs on the engine's clock: a
+ * nanosecond short of its period the QP still sends at the cut rate, on
+ * it at the first recovery stage's, which the arithmetic above pins. */
+TEST_F(eng, the_rate_rises_when_its_timer_runs_out)
+{
+	struct roxe_qp *qp = self->p.s[0].qp;
+	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
+	struct roxe_dcqcn expect;
+	struct ibv_wc wc;
+	unsigned steps = 0;
+	uint64_t cut;
+
+	ASSERT_EQ(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));	/* RTS taken */
+	qp->eng->cc.time_reset_us = 1000;
+	qp->eng->cc.byte_reset = 0;		/* the timer alone */
+	qp->eng->now = vc_now();
+	roxe_dcqcn_qp_cnp(qp);			/* a cut from the line rate */
+	ASSERT_TRUE(qp->req.cc.limited);
+	cut = st->cc_rate_mbps;
+	expect = qp->req.cc;
+	roxe_dcqcn_advance(&expect, &qp->eng->cc, vc_now() + 1000 * US);
+	ASSERT_GT(roxe_dcqcn_rate_mbps(&expect), cut);	/* a stage shows */
+	ASSERT_EQ(0, vc_advance(&self->p, 1000 * US - 1));
+	ASSERT_EQ(0, write_all(&self->p, 1024, &steps));
+	EXPECT_EQ(cut, st->cc_rate_mbps);
+	ASSERT_EQ(0, vc_advance(&self->p, 1));
+	ASSERT_EQ(0, write_all(&self->p, 1024, &steps));
+	EXPECT_EQ(roxe_dcqcn_rate_mbps(&expect), st->cc_rate_mbps);
+	EXPECT_EQ(0u, steps);			/* the pacer held neither */
+	TH_LOG("cut to %llu Mbit/s, %llu after one period", (unsigned long long)cut,
+	       (unsigned long long)st->cc_rate_mbps);
 }
 
 TEST_F(eng, without_cnps_nothing_is_paced)
@@ -720,8 +784,10 @@ TEST_F(eng, without_cnps_nothing_is_paced)
 	enum { LEN = 1 << 20 };
 	struct roxe_qp *qp = self->p.s[0].qp;
 	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
+	unsigned steps = 0;
 
-	ASSERT_EQ(0, write_all(&self->p, LEN));
+	ASSERT_EQ(0, write_all(&self->p, LEN, &steps));
+	EXPECT_EQ(0u, steps);		/* nothing waited on a timer */
 	EXPECT_FALSE(qp->req.cc.limited);
 	EXPECT_FALSE(qp->req.pace_wait);
 	EXPECT_EQ(0u, st->cc_rate_mbps);

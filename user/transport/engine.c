@@ -11,7 +11,9 @@
  *   4. fires due timers (retransmit, RNR wait), wakes the QPs that wait for
  *      PSN credit if it is free (credit.c), flushes its transmit batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
- * its doorbell eventfd until traffic, a post, or the next timer.
+ * its doorbell eventfd until traffic, a post, or the next timer. On a
+ * test's virtual clock (transport.h) it sleeps at once and with no timeout:
+ * only the test's roxe_clock_advance brings a deadline.
  *
  * A polled device (roxe_device_attr.polled) has no engine threads: the
  * application's roxe_poll_cq() calls run the turns (run-to-completion), so
@@ -32,12 +34,81 @@
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
 
+/* The virtual clock (transport.h). vclock_on is set once, before any
+ * engine thread exists, and only read after: the branch costs the real
+ * clock nothing. The list of engines to wake is touched only when one
+ * starts or stops and on an advance, never in a turn. */
+static bool vclock_on;
+static _Atomic uint64_t vclock_ns;
+static pthread_mutex_t vclock_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct roxe_engine *vclock_engines;
+
 uint64_t roxe_now_ns(void)
 {
 	struct timespec ts;
 
+	if (__builtin_expect(vclock_on, 0))
+		return atomic_load_explicit(&vclock_ns, memory_order_acquire);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void roxe_clock_virtual(uint64_t start_ns)
+{
+	/* 0 is "never" to the timers and the loss memory */
+	atomic_store(&vclock_ns, start_ns ? start_ns : 1);
+	vclock_on = true;
+}
+
+void roxe_clock_advance(uint64_t ns)
+{
+	uint64_t one = 1;
+
+	atomic_fetch_add_explicit(&vclock_ns, ns, memory_order_release);
+	/* Each engine looks at the clock on waking: its due timers fire in
+	 * that turn. (Polled engines turn when their poller says.) */
+	pthread_mutex_lock(&vclock_lock);
+	for (struct roxe_engine *e = vclock_engines; e; e = e->vclock_next)
+		if (write(e->efd, &one, sizeof(one)) < 0)
+			perror("roxe: clock advance");
+	pthread_mutex_unlock(&vclock_lock);
+}
+
+static void vclock_join(struct roxe_engine *e)
+{
+	pthread_mutex_lock(&vclock_lock);
+	e->vclock_next = vclock_engines;
+	vclock_engines = e;
+	pthread_mutex_unlock(&vclock_lock);
+}
+
+static void vclock_leave(struct roxe_engine *e)
+{
+	struct roxe_engine **pp;
+
+	pthread_mutex_lock(&vclock_lock);
+	for (pp = &vclock_engines; *pp; pp = &(*pp)->vclock_next) {
+		if (*pp == e) {
+			*pp = e->vclock_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&vclock_lock);
+}
+
+bool roxe_engine_parked(struct roxe_engine *e)
+{
+	return atomic_load_explicit(&e->parked, memory_order_acquire);
+}
+
+bool roxe_engine_wake_pending(struct roxe_engine *e)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = e->efd, .events = POLLIN },
+		{ .fd = e->port->wait_fd, .events = POLLIN },
+	};
+
+	return poll(pfd, e->port->wait_fd >= 0 ? 2 : 1, 0) != 0;
 }
 
 /* --- doorbells: lock-free push by any thread, take-all by the engine ------ */
@@ -82,6 +153,27 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 	}
 }
 
+/* The QP's earliest armed deadline; 0: none. */
+static inline uint64_t qp_next_deadline(const struct roxe_qp *qp, uint64_t next)
+{
+	if (qp->comp.deadline && (!next || qp->comp.deadline < next))
+		next = qp->comp.deadline;
+	if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
+		next = qp->req.rnr_deadline;
+	if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
+		next = qp->req.pace_deadline;
+	return next;
+}
+
+uint64_t roxe_engine_next_deadline(const struct roxe_engine *e)
+{
+	uint64_t next = 0;
+
+	for (const struct roxe_qp *qp = e->timers; qp; qp = qp->timer_next)
+		next = qp_next_deadline(qp, next);
+	return next;
+}
+
 /* Fire what is due; returns the earliest deadline still pending (0: none). */
 static uint64_t timers_turn(struct roxe_engine *e)
 {
@@ -104,12 +196,7 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			roxe_timer_disarm(qp);
 			continue;
 		}
-		if (qp->comp.deadline && (!next || qp->comp.deadline < next))
-			next = qp->comp.deadline;
-		if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
-			next = qp->req.rnr_deadline;
-		if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
-			next = qp->req.pace_deadline;
+		next = qp_next_deadline(qp, next);
 		qfine = roxe_timer_fine(qp);
 		if (qfine && (!fine || qfine < fine))
 			fine = qfine;
@@ -390,7 +477,9 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	 * left on the ready list are served before sleeping. */
 	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_handoff_pending(e) &&
 	    !atomic_load(&e->stop)) {
-		if (next_timer) {
+		/* On the virtual clock, no timeout: a deadline comes only
+		 * with roxe_clock_advance, which wakes us. */
+		if (next_timer && !vclock_on) {
 			uint64_t now = roxe_now_ns(), d = next_timer > now ? next_timer - now : 0;
 
 			/* A paced QP's next frame or a stall probe,
@@ -406,7 +495,11 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 			ts.tv_nsec = (long)(d % 1000000000ull);
 			timeout = &ts;
 		}
+		if (vclock_on)
+			atomic_store_explicit(&e->parked, true, memory_order_release);
 		ppoll(pfd, e->port->wait_fd >= 0 ? 2 : 1, timeout, NULL);
+		if (vclock_on)
+			atomic_store(&e->parked, false);
 	}
 	atomic_store(&e->sleeping, false);
 	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -449,9 +542,10 @@ static void *engine_main(void *arg)
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
 		if (engine_turn(e)) {
 			idle_since = 0;
-		} else if (!idle_since) {
+		} else if (!idle_since && !vclock_on) {
 			idle_since = e->now;
-		} else if (e->now - idle_since >= SPIN_NS) {
+		} else if (vclock_on || e->now - idle_since >= SPIN_NS) {
+			/* (a virtual clock stands still: no spin, sleep) */
 			roxe_engine_tx_flush(e);		/* held ACKs leave before we sleep */
 			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
@@ -475,15 +569,11 @@ bool roxe_engine_poll(struct roxe_engine *e)
 	return busy;
 }
 
-int roxe_engine_start(struct roxe_engine *e)
+static int engine_thread_create(struct roxe_engine *e)
 {
 	pthread_attr_t ta;
 	int err;
 
-	if (roxe_trace < 0)
-		roxe_trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
-	if (e->dev->polled)
-		return 0;
 	if (!e->dev->rt_priority)
 		return -pthread_create(&e->thread, NULL, engine_main, e);
 	/* Created with the policy, not switched after: it never runs at the
@@ -499,6 +589,22 @@ int roxe_engine_start(struct roxe_engine *e)
 		pthread_attr_destroy(&ta);
 	}
 	return -err;
+}
+
+int roxe_engine_start(struct roxe_engine *e)
+{
+	int err;
+
+	if (roxe_trace < 0)
+		roxe_trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
+	if (e->dev->polled)
+		return 0;
+	if (vclock_on)
+		vclock_join(e);
+	err = engine_thread_create(e);
+	if (err && vclock_on)
+		vclock_leave(e);
+	return err;
 }
 
 void roxe_engine_stop(struct roxe_engine *e)
@@ -518,6 +624,8 @@ void roxe_engine_stop(struct roxe_engine *e)
 	if (write(e->efd, &one, sizeof(one)) < 0)
 		perror("roxe: engine stop");
 	pthread_join(e->thread, NULL);
+	if (vclock_on)
+		vclock_leave(e);
 	roxe_engine_tx_flush(e);		/* held ACKs */
 	atomic_store(&e->exited, true);
 }

@@ -274,6 +274,10 @@ struct roxe_engine {
 	atomic_bool		sleeping;
 	atomic_bool		driving;	/* polled device: a thread runs a turn */
 	atomic_bool		exited;		/* stopped: runs no turn any more */
+	/* Virtual clock only: asleep with nothing to do until a frame, a
+	 * doorbell or roxe_clock_advance (roxe_engine_parked) */
+	atomic_bool		parked;
+	struct roxe_engine	*vclock_next;	/* engines roxe_clock_advance wakes */
 	struct roxe_handoff	*handoff;	/* frames other engines hand it (handoff.c) */
 	struct roxe_stash	*stash;		/* out-of-sequence frames (stash.c); lazily */
 	/* At most the earliest deadline of the armed timers (roxe_timer_arm
@@ -298,7 +302,7 @@ struct roxe_engine {
 	struct roxe_qp		*credit_wait_head, *credit_wait_tail;
 	struct roxe_qp		*credit_charged;	/* QPs holding credit */
 	uint64_t		credit_scan_at;	/* last look for lapsed charges */
-	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per turn */
+	uint64_t		now;		/* ns, roxe_now_ns(), per turn */
 	/* tx batch */
 	struct roxe_buf		tx[ROXE_RX_BURST];
 	unsigned		ntx;
@@ -624,5 +628,24 @@ static inline int roxe_qp_state(const struct roxe_qp *qp)
 }
 
 uint64_t roxe_now_ns(void);
+
+/*
+ * The engines' clock is CLOCK_MONOTONIC, or, for tests, a virtual clock:
+ * roxe_clock_virtual() switches the process to it before any engine
+ * starts. Time then moves only in roxe_clock_advance(), which wakes every
+ * engine thread, so a timer fires when the test says and never because the
+ * host was slow; an idle engine sleeps with no timeout meanwhile.
+ */
+void roxe_clock_virtual(uint64_t start_ns);
+void roxe_clock_advance(uint64_t ns);
+/* For a test on the virtual clock that waits for the engines to settle:
+ * has the engine thread parked (asleep, nothing queued)? Is a wakeup
+ * pending on its eventfd or port? (Parked across a look at wake_pending
+ * with epoch unchanged: it stays asleep until the clock or a frame moves.) */
+bool roxe_engine_parked(struct roxe_engine *e);
+bool roxe_engine_wake_pending(struct roxe_engine *e);
+/* The earliest deadline armed on e's QPs (0: none): e parked, or polled
+ * and not turning. */
+uint64_t roxe_engine_next_deadline(const struct roxe_engine *e);
 
 #endif /* ROXE_TRANSPORT_H */

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A pair's engines on the virtual clock (transport.h: roxe_clock_virtual):
+ * time stands still unless the test moves it, so a retransmission, RNR,
+ * pacing or DCQCN timer fires when the test says and never because the
+ * host was slow. The test lets the engines settle (everything that can
+ * happen at this instant has happened), looks, then moves the clock to
+ * the next deadline or by an amount of its choosing.
+ */
+#ifndef ROXE_TEST_VCLOCK_H
+#define ROXE_TEST_VCLOCK_H
+
+#include <sched.h>
+#include "pair.h"
+#include "transport/transport.h"
+
+/* Far past 0, which the timers and the loss memory read as "never". */
+#define VC_START_NS	(1000ull * 1000000000ull)
+
+/* Before the pair opens: its engines start on the virtual clock. */
+static inline void vc_start(void)
+{
+	roxe_clock_virtual(VC_START_NS);
+}
+
+static inline uint64_t vc_now(void)
+{
+	return roxe_now_ns();
+}
+
+/* Turn p's polled engines until idle (this thread is their only poller),
+ * a bounded number of turns (an engine that never idles is vc_settle's to
+ * report); true if one found work. */
+static inline bool vc_turn_polled(struct pair *p)
+{
+	bool busy = false;
+
+	for (int i = 0; i < 2; i++) {
+		struct roxe_device *dev = p->s[i].dev;
+
+		if (!dev || !dev->polled)
+			continue;
+		for (unsigned k = 0; k < dev->nengines; k++)
+			for (int t = 0; t < 100000 && roxe_engine_poll(&dev->engines[k]); t++)
+				busy = true;
+	}
+	return busy;
+}
+
+/* One look: every engine thread parked, no wakeup pending anywhere, and
+ * no thread turned meanwhile (the epochs): then nothing moves until the
+ * test does. Parked before and after the look at the wakeups, every
+ * thread slept through all of it. */
+static inline bool vc_quiet(struct pair *p)
+{
+	unsigned long ep[2][ROXE_MAX_ENGINES];
+	bool quiet = true;
+
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 0; k < p->s[i].dev->nengines; k++) {
+			struct roxe_engine *e = &p->s[i].dev->engines[k];
+
+			ep[i][k] = atomic_load(&e->epoch);
+			if (!p->s[i].dev->polled && !roxe_engine_parked(e))
+				quiet = false;
+		}
+	for (int i = 0; i < 2 && quiet; i++)
+		for (unsigned k = 0; k < p->s[i].dev->nengines; k++)
+			if (roxe_engine_wake_pending(&p->s[i].dev->engines[k]))
+				quiet = false;
+	for (int i = 0; i < 2 && quiet; i++)
+		for (unsigned k = 0; k < p->s[i].dev->nengines; k++) {
+			struct roxe_engine *e = &p->s[i].dev->engines[k];
+
+			if ((!p->s[i].dev->polled && !roxe_engine_parked(e)) ||
+			    atomic_load(&e->epoch) != ep[i][k])
+				quiet = false;
+		}
+	return quiet;
+}
+
+/* Until the pair is settled at the current time: 0, or -ETIMEDOUT when
+ * it never is (an engine that runs for ever, say a timer that fires
+ * again and again at one instant: a hang guard, 20 s of real time). */
+static inline int vc_settle(struct pair *p)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		bool busy = vc_turn_polled(p);
+
+		if (!busy && vc_quiet(p))
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+}
+
+/* The earliest timer armed in the pair (0: none); settled engines only. */
+static inline uint64_t vc_next_deadline(struct pair *p)
+{
+	uint64_t next = 0;
+
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 0; k < p->s[i].dev->nengines; k++) {
+			uint64_t d = roxe_engine_next_deadline(&p->s[i].dev->engines[k]);
+
+			if (d && (!next || d < next))
+				next = d;
+		}
+	return next;
+}
+
+/* Move the clock by ns and let the pair settle: through each deadline on
+ * the way in turn, settling at each, as a real clock would meet them (one
+ * leap would show an engine a timer and a frame of later at once, in the
+ * order of its turn rather than of time). */
+static inline int vc_advance(struct pair *p, uint64_t ns)
+{
+	uint64_t end = vc_now() + ns, now, next;
+	int err = vc_settle(p);
+
+	while (!err && (next = vc_next_deadline(p)) && next < end &&
+	       next > (now = vc_now())) {
+		roxe_clock_advance(next - now);
+		err = vc_settle(p);
+	}
+	if (err)
+		return err;
+	roxe_clock_advance(end - vc_now());
+	return vc_settle(p);
+}
+
+/* Move the clock to the pair's next deadline and settle: the time moved,
+ * 0 if no timer was armed (nothing moved). A settled engine has fired
+ * whatever was due, so a deadline is always in the future. */
+static inline uint64_t vc_step(struct pair *p)
+{
+	uint64_t now = vc_now(), next = vc_next_deadline(p);
+
+	if (next <= now)
+		return 0;
+	roxe_clock_advance(next - now);
+	return vc_settle(p) ? 0 : next - now;
+}
+
+/*
+ * poll_n on the virtual clock: n completions from cq. Whenever the pair
+ * is settled without them, the clock moves to the next deadline, at most
+ * max_steps times (*steps counts them; NULL: none allowed). Returns the
+ * completions got.
+ */
+static inline int vc_poll(struct pair *p, struct roxe_cq *cq, struct ibv_wc *wc, int n,
+			  unsigned max_steps, unsigned *steps)
+{
+	unsigned dummy = 0;
+	int got = 0;
+
+	if (!steps)
+		steps = &dummy;
+	for (;;) {
+		int r = roxe_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+		if (got >= n)
+			return got;
+		if (r)
+			continue;
+		if (vc_settle(p))
+			return got;
+		r = roxe_poll_cq(cq, n - got, wc + got);	/* what settling brought */
+		if (r < 0)
+			return r;
+		got += r;
+		if (got >= n || r)
+			continue;
+		if (*steps >= max_steps || !vc_step(p))
+			return got;
+		(*steps)++;
+	}
+}
+
+#endif /* ROXE_TEST_VCLOCK_H */
