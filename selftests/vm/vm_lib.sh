@@ -260,23 +260,25 @@ vm_verbs_dev() { grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/
 # vm_run_pair LABEL READY PORT PROG SDEV SGID CDEV CGID SADDR GOPT ARGS...:
 # a verbs/perftest server on SDEV (GID index SGID) and its client on CDEV
 # towards SADDR, port PORT; READY PORT says the server listens. GOPT is
-# the program's GID option (-g for the pingpongs, -x for perftest). The
-# caller's ok/bad report; logs under $ROXE_VM_OUT. 0 when both succeeded.
+# the program's GID option (-g for the pingpongs, -x for perftest). Both run
+# with VM_PAIR_ENV (NAME=VALUE words) in their environment. The caller's
+# ok/bad report; logs under $ROXE_VM_OUT. 0 when both succeeded.
 vm_run_pair() {
 	local label=$1 ready=$2 port=$3 prog=$4 sdev=$5 sg=$6 cdev=$7 cg=$8 saddr=$9 gopt=${10}
 	local rc=0 spid n logf=$ROXE_VM_OUT/${1// /_}.log cal=()
+	local run=(env ${VM_PAIR_ENV[@]+"${VM_PAIR_ENV[@]}"})
 	shift 10
 	# perftest fits the CPU's cycle counter against the clock to report;
 	# in a TCG guest the fit can fail (r^2 < 0.9), and without -F it then
 	# exits 1 with no figures ("Can't produce a report") whatever the
 	# transport did (kmod_loopback: 3 runs in 24)
 	case $prog in ib_*_bw | ib_*_lat) cal=(-F) ;; esac
-	"$prog" -d "$sdev" "$gopt" "$sg" -p "$port" "${cal[@]}" "$@" >"$logf.srv" 2>&1 &
+	"${run[@]}" "$prog" -d "$sdev" "$gopt" "$sg" -p "$port" "${cal[@]}" "$@" >"$logf.srv" 2>&1 &
 	spid=$!
 	if ! vm_wait_for 20 "$ready" "$port"; then
 		bad "$label: server did not listen"
 		rc=1
-	elif ! timeout 120 "$prog" -d "$cdev" "$gopt" "$cg" -p "$port" "${cal[@]}" "$@" "$saddr" \
+	elif ! timeout 120 "${run[@]}" "$prog" -d "$cdev" "$gopt" "$cg" -p "$port" "${cal[@]}" "$@" "$saddr" \
 		>"$logf.cli" 2>&1; then
 		bad "$label: client failed"
 		rc=1
@@ -409,3 +411,10 @@ vm_rxe_roxe_pair() {
 	GR=$(vm_gid_index roxe0 "$b")
 	ok "rxe0 on rxa ($a, gid $GX), roxe0 on rxb ($b, gid $GR), roxed pid $ROXED_PID"
 }
+
+# Run as a command, "vm_lib.sh cm_wait PORT": vm_cm_listening PORT, for
+# 20 s at most (roxe-linger.so's ROXE_CONNECT_WAIT, in the guest).
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = cm_wait ]; then
+	vm_wait_for 20 vm_cm_listening "$2"
+	exit
+fi

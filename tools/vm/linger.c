@@ -1,23 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * roxe-linger.so: roxe-pingpong's --linger for stock verbs programs in the
- * VM's guest (ibv_rc_pingpong, perftest), through LD_PRELOAD:
+ * roxe-linger.so: roxe-pingpong's --linger, a floor under the local ACK
+ * timeout and a wait for the peer's listener, for stock verbs programs in
+ * the VM's guest (ibv_rc_pingpong, perftest), through LD_PRELOAD:
  *
  *   LD_PRELOAD=$ROXE_TOP/build/lib/roxe-linger.so ROXE_LINGER_MS=1000 \
  *       ibv_rc_pingpong -d rxe0 ...
  *
  * ibv_destroy_qp() first sleeps ROXE_LINGER_MS milliseconds (unset or 0: no
- * delay; a line on stderr says when it does), so the QP goes on acknowledging the peer's retransmissions after
- * the program's last exchange. On a lossy link the ACK of the peer's last
+ * delay; a line on stderr says when it does), so the QP goes on
+ * acknowledging the peer's retransmissions after the program's last
+ * exchange. On a lossy link the ACK of the peer's last
  * message may be lost; a ping-pong program that destroys its QP as soon as
  * its own counts are complete leaves the peer retrying into a QP that is no
  * longer there, until it gives up (retry counter exceeded). rxe answers in
  * the kernel, so a sleeping process is enough to keep the QP alive.
+ *
+ * ROXE_MIN_TIMEOUT=N (1..31) raises every local ACK timeout a program sets
+ * below N (IBA: 4.096 us << N) to N; 0, infinite, stays. Stock programs set
+ * 14 (67 ms), and a TCG guest on a loaded host stalls longer than that:
+ * the tests give the QPs the timeout the emulator needs instead of
+ * excusing the retransmissions a stall causes.
+ *
+ * ROXE_CONNECT_WAIT=CMD: rdma_connect() first runs CMD with the peer's
+ * port appended (sh -c) and waits for it. perftest -R (4.5-0.17) connects
+ * its data QPs right after a handshake that its server leaves only to
+ * start listening for them: a REQ that comes first is rejected (no
+ * listener: REJECTED 8, or SIDR "unsupported"), rxe to rxe as well (6 in
+ * 50). With client and server in one guest, CMD can see the listener.
  */
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 
 int ibv_destroy_qp(struct ibv_qp *qp)
@@ -40,4 +60,62 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 			;
 	}
 	return real(qp);
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	static int (*real)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	const char *env = getenv("ROXE_MIN_TIMEOUT");
+	long min = env ? strtol(env, NULL, 10) : 0;
+	struct ibv_qp_attr raised;
+
+	if (!real)
+		real = (int (*)(struct ibv_qp *, struct ibv_qp_attr *, int))
+			dlvsym(RTLD_NEXT, "ibv_modify_qp", "IBVERBS_1.1");
+	if (!real)
+		real = (int (*)(struct ibv_qp *, struct ibv_qp_attr *, int))
+			dlsym(RTLD_NEXT, "ibv_modify_qp");
+	if (!real)
+		return -1;
+	if ((attr_mask & IBV_QP_TIMEOUT) && min > 0 && min <= 31 && attr->timeout &&
+	    attr->timeout < min) {
+		raised = *attr;
+		raised.timeout = (uint8_t)min;
+		return real(qp, &raised, attr_mask);
+	}
+	return real(qp, attr, attr_mask);
+}
+
+extern char **environ;
+
+/* librdmacm's, looked up at run time: this library is built without its
+ * headers and preloaded into programs that do not use it */
+int rdma_connect(void *id, void *conn_param)
+{
+	static int (*real)(void *id, void *conn_param);
+	static uint16_t (*dst_port)(void *id);
+	const char *cmd = getenv("ROXE_CONNECT_WAIT");
+	char line[512];
+	pid_t pid;
+	int st;
+
+	if (!real)
+		real = (int (*)(void *, void *))dlsym(RTLD_NEXT, "rdma_connect");
+	if (!dst_port)
+		dst_port = (uint16_t (*)(void *))dlsym(RTLD_DEFAULT, "rdma_get_dst_port");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (cmd && *cmd && dst_port) {
+		char *argv[] = { "sh", "-c", line, NULL };
+
+		snprintf(line, sizeof(line), "%s %u", cmd, ntohs(dst_port(id)));
+		/* spawn, not fork: nothing of the process's registered memory
+		 * is copied */
+		if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) ||
+		    waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			fprintf(stderr, "roxe-linger: '%s' failed: connecting anyway\n", line);
+	}
+	return real(id, conn_param);
 }
