@@ -74,6 +74,22 @@ fuzz_fail()
 	exit 1
 }
 
+# fuzz_pass LOG OPTIONS...: one run of $fuzzer over $work's corpus and seeds
+# (fuzz_run's variables), its summary shown; fails the test on a crash.
+fuzz_pass()
+{
+	local log=$1 rc
+	shift
+	"$fuzzer" "$@" -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+		"$work/corpus" "$work/seeds" >"$log" 2>&1
+	rc=$?
+	grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::number_of_executed_units|stat::peak_rss_mb" \
+		"$log" | sed 's/^/# /'
+	if [ $rc -ne 0 ] || [ -n "$(ls "$work/crashes")" ]; then
+		fuzz_fail "$name" "$work" "$log" "exit $rc"
+	fi
+}
+
 # fuzz_run NAME FUZZER WORK SECS MIN [libFuzzer options]: replay each
 # regression input alone (any failure fails, naming it), then fuzz for SECS
 # from WORK/seeds and WORK/corpus into WORK/corpus; past SECS, go on until
@@ -117,15 +133,7 @@ fuzz_run()
 	files=$(fuzz_files "$work/seeds" "$work/corpus")
 	echo "# $(fuzz_files "$work/seeds") seeds, $(fuzz_files "$work/corpus") kept" \
 	     "corpus inputs; fuzzing for ${secs}s, then to $min new inputs"
-	"$fuzzer" -max_total_time="$secs" "$@" -print_final_stats=1 \
-		-artifact_prefix="$work/crashes/" "$work/corpus" "$work/seeds" \
-		>"$work/log" 2>&1
-	rc=$?
-	grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::number_of_executed_units|stat::peak_rss_mb" \
-		"$work/log" | sed 's/^/# /'
-	if [ $rc -ne 0 ] || [ -n "$(ls "$work/crashes")" ]; then
-		fuzz_fail "$name" "$work" "$work/log" "exit $rc"
-	fi
+	fuzz_pass "$work/log" -max_total_time="$secs" "$@"
 	stat=$(fuzz_stat "$work/log")
 	inited=${stat% *} total=${stat#* }
 	# INITED counts each seed and corpus input, and one empty input first.
@@ -139,15 +147,7 @@ fuzz_run()
 		# Short of inputs: more, by count (-runs counts the replay too).
 		echo "# $new new inputs in ${secs}s: fuzzing on to $min"
 		files=$(fuzz_files "$work/seeds" "$work/corpus")
-		"$fuzzer" -runs=$((files + 1 + min - new)) "$@" -print_final_stats=1 \
-			-artifact_prefix="$work/crashes/" "$work/corpus" "$work/seeds" \
-			>"$work/log.more" 2>&1
-		rc=$?
-		grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::number_of_executed_units" \
-			"$work/log.more" | sed 's/^/# /'
-		if [ $rc -ne 0 ] || [ -n "$(ls "$work/crashes")" ]; then
-			fuzz_fail "$name" "$work" "$work/log.more" "exit $rc"
-		fi
+		fuzz_pass "$work/log.more" -runs=$((files + 1 + min - new)) "$@"
 		stat=$(fuzz_stat "$work/log.more")
 		new=$((new + ${stat#* } - ${stat% *}))
 		total=$((total + ${stat#* }))
