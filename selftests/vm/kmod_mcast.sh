@@ -31,6 +31,9 @@ log() { echo "kmod_mcast: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
+# frames rxe0 sent so far (its hw counter)
+rxe_sent() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts; }
+
 # roxed attached a QP to GROUP (its -v log)
 attached() { grep -q "attach qp [0-9]* to $1\$" "$ROXE_VM_OUT/roxed.log"; }
 # rxe0's side joined GROUP: rdma_cm joins the IP group on the netdev
@@ -42,8 +45,9 @@ joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -qE "inet +$1\$"; }
 # SEND_ADDR; JOINED_FN GROUP must agree on the receiver's side; the
 # receiver must get all 10 messages.
 mckey_case() {
-	local label=$1 grp=$2 raddr=$3 saddr=$4 ready=$5 rpid rc=0
+	local label=$1 grp=$2 raddr=$3 saddr=$4 ready=$5 rpid rc=0 sent0 sent
 	local logf=$ROXE_VM_OUT/mckey_${label// /_}
+	sent0=$(rxe_sent)
 	# line-buffered: a receiver killed by the timeout still shows how far it got
 	timeout 90 stdbuf -oL mckey -m "$grp" -b "$raddr" -C 10 -S 200 >"$logf.recv" 2>&1 &
 	rpid=$!
@@ -56,6 +60,18 @@ mckey_case() {
 	elif ! timeout 60 stdbuf -oL mckey -m "$grp" -b "$saddr" -s -C 10 -S 200 >"$logf.send" 2>&1; then
 		bad "$label: the sender failed"
 		rc=1
+	fi
+	sent=$(( $(rxe_sent) - sent0 ))	# final: the sender's QP is gone
+	if [ $rc = 0 ] && [ "$saddr" = $A ] && [ "$sent" -lt 10 ]; then
+		# mckey posts its sends unsignaled and exits without waiting
+		# for them; 6.12's rxe sends from a workqueue, and what it had
+		# not sent when the QP went is flushed. Frames never sent are
+		# none for roxe0 to receive: rxe0's own count says so.
+		log "XFAIL: $label: rxe0 sent $sent of mckey's 10 messages (its sent_pkts):" \
+			"mckey exits without waiting for its sends"
+		kill $rpid 2>/dev/null || true
+		wait $rpid 2>/dev/null || true
+		return
 	fi
 	if [ $rc = 0 ]; then
 		wait $rpid || { bad "$label: the receiver failed or timed out"; rc=1; }

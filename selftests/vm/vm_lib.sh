@@ -217,24 +217,28 @@ tcpdump_stop() {
 
 # --- guest only ---------------------------------------------------------------
 
-# vm_cm_listening PORT: an rdma_cm server listens on PORT on every RDMA
-# device, in ib_cm too. rdma_listen() shows the id LISTEN before it has
-# listened: a wildcard id gets one child per device, each LISTEN before its
-# ib_cm listener exists (drivers/infiniband/core/cma.c), and a client early
-# in that window gets a reject (SIDR: "unsupported"). So: a LISTEN child on
-# every device, and every thread of the server asleep where a server waits
-# for its clients (the rdma_cm event read, a futex or a poll), which
-# it cannot be while rdma_listen() runs.
+# vm_cm_listening PORT: an rdma_cm server listens on PORT, in ib_cm too.
+# rdma_listen() shows the id LISTEN before it has listened: a wildcard id
+# gets one child per device, each LISTEN before its ib_cm listener exists
+# (drivers/infiniband/core/cma.c), and a client early in that window gets
+# a reject (SIDR: "unsupported"). So: a LISTEN id on the port (a wildcard's
+# child on every device), and no thread of the server inside a command on
+# /dev/infiniband/rdma_cm (a write) but the wait for an event. (The guest
+# has one vCPU: no thread of the server runs while this looks.)
 vm_cm_listening() {
-	local ids pid devs t w
+	local ids pid t sc nr fd
 	ids=$(rdma resource show cm_id 2>/dev/null | grep -E "state LISTEN .*:$1( |\$)") || return 1
-	devs=$(ls /sys/class/infiniband | wc -l)
-	[ "$(grep -c '^link ' <<<"$ids")" -ge "$devs" ] || return 1
+	if grep -qE "src-addr (0\.0\.0\.0|\[?::\]?):$1( |\$)" <<<"$ids"; then
+		[ "$(grep -c '^link ' <<<"$ids")" -ge "$(ls /sys/class/infiniband | wc -l)" ] || return 1
+	fi
 	pid=$(awk '{ for (i = 1; i < NF; i++) if ($i == "pid") { print $(i + 1); exit } }' <<<"$ids")
 	[ -n "$pid" ] && [ -d "/proc/$pid/task" ] || return 1
 	for t in /proc/"$pid"/task/*; do
-		w=$(cat "$t/wchan" 2>/dev/null) || return 1
-		case "$w" in ucma_get_event | futex_* | do_sys_poll | do_select | ep_poll) ;; *) return 1 ;; esac
+		sc=$(cat "$t/syscall" 2>/dev/null) || return 1
+		read -r nr fd _ <<<"$sc"
+		[ "$nr" = 1 ] || continue	# not in write(2)
+		[ "$(readlink "/proc/$pid/fd/$((fd))" 2>/dev/null)" = /dev/infiniband/rdma_cm ] || continue
+		[ "$(cat "$t/wchan" 2>/dev/null)" = ucma_get_event ] || return 1
 	done
 }
 
