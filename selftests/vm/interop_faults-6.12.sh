@@ -1,1 +1,0 @@
-interop_faults.sh

@@ -1,1 +1,0 @@
-kmod_mcast.sh
