@@ -121,7 +121,6 @@ check_counters() {
 }
 
 HWC=/sys/class/infiniband/roxe0/ports/1/hw_counters
-sent_past() { [ "$(cat "$HWC/sent_pkts" 2>/dev/null || echo 0)" -ge "$1" ]; }
 
 # counter_of NAME FILE: a "name value" line's value (0 if none).
 counter_of() {
@@ -374,7 +373,7 @@ step_kill() {
 	cpid=$!
 	# roxed dies in the middle of the traffic: once roxe0 stored 1000
 	# frames sent more than before
-	vm_wait_for 20 sent_past $((sent + 1000)) || bad "kill: roxe0 sent no traffic"
+	vm_wait_for 20 stats_past "$HWC/sent_pkts" $((sent + 1000)) || bad "kill: roxe0 sent no traffic"
 	kill -0 $cpid 2>/dev/null || { bad "kill: ib_write_bw ended early"; sed 's/^/    /' "$ROXE_VM_OUT/kill.cli"; }
 	kill -KILL "$ROXED_PID"
 	wait "$ROXED_PID" 2>/dev/null || true
