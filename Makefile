@@ -75,7 +75,9 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 DAEMONS  := $(BIN)/roxed
 
 # The VM harness's LD_PRELOAD shim that gives stock verbs programs in the
-# guest a linger (tools/vm/linger.c).
+# guest a linger (tools/vm/linger.c). Linked with libibverbs so that its
+# own verbs calls bind to IBVERBS_1.1: an unversioned reference takes the
+# 1.0 compat symbols, which read another struct ibv_qp.
 VM_LINGER := $(BUILD)/lib/roxe-linger.so
 
 # BPF: bpf/NAME.bpf.c -> build/bpf/NAME.bpf.o -> build/include/NAME.skel.h
@@ -161,7 +163,7 @@ $(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE_SO)
 
 $(VM_LINGER): tools/vm/linger.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $< -libverbs
 
 define tool_dir
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE_SO)

@@ -40,6 +40,84 @@
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
+/* how long a drain may take, and how often it looks */
+#define DRAIN_LOOKS	10000
+#define DRAIN_LOOK_NS	1000000
+
+static struct ibv_pd *ah_pd;		/* the last AH made, and on which PD */
+static struct ibv_ah_attr ah_last;
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	static struct ibv_ah *(*real)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+
+	if (!real)
+		real = (struct ibv_ah *(*)(struct ibv_pd *, struct ibv_ah_attr *))
+			dlvsym(RTLD_NEXT, "ibv_create_ah", "IBVERBS_1.1");
+	if (!real)
+		real = (struct ibv_ah *(*)(struct ibv_pd *, struct ibv_ah_attr *))
+			dlsym(RTLD_NEXT, "ibv_create_ah");
+	if (!real)
+		return NULL;
+	if (attr && attr->is_global) {
+		ah_pd = pd;
+		ah_last = *attr;
+	}
+	return real(pd, attr);
+}
+
+static void look_pause(void)
+{
+	struct timespec ts = { .tv_nsec = DRAIN_LOOK_NS };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The fence described above; 0 once it completed. */
+static int drain_ud(struct ibv_qp *qp)
+{
+	const uint64_t tag = 0x726f78652d6472ull;	/* "roxe-dr" */
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_ah_attr self;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	int i, n, ret = -1;
+
+	if (ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_QKEY | IBV_QP_PORT, &qia))
+		return -1;
+	if (qa.qp_state != IBV_QPS_RTS || ah_pd != qp->pd)
+		return -1;
+	self = ah_last;
+	self.port_num = qa.port_num;
+	if (ibv_query_gid(qp->context, qa.port_num, self.grh.sgid_index, &self.grh.dgid))
+		return -1;
+	ah = ibv_create_ah(qp->pd, &self);
+	if (!ah)
+		return -1;
+	wr.wr_id = tag;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qp->qp_num;
+	wr.wr.ud.remote_qkey = qa.qkey;
+	/* a full send queue (ENOMEM) has room once its sends are done */
+	for (i = 0; i < DRAIN_LOOKS && ibv_post_send(qp, &wr, &bad) == ENOMEM; i++)
+		look_pause();
+	for (; i < DRAIN_LOOKS && ret; i++) {
+		n = ibv_poll_cq(qp->send_cq, 1, &wc);
+		if (n < 0)
+			break;
+		if (n == 1 && wc.wr_id == tag)
+			ret = wc.status == IBV_WC_SUCCESS ? 0 : -1;
+		else if (n == 0)
+			look_pause();
+	}
+	ibv_destroy_ah(ah);
+	return ret;
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	static int (*real)(struct ibv_qp *qp);
@@ -52,6 +130,11 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		real = (int (*)(struct ibv_qp *))dlsym(RTLD_NEXT, "ibv_destroy_qp");
 	if (!real)
 		return -1;
+	env = getenv("ROXE_DRAIN_SENDS");
+	if (env && *env == '1' && qp->qp_type == IBV_QPT_UD)
+		fprintf(stderr, "roxe-linger: QP 0x%06x %s\n", qp->qp_num,
+			drain_ud(qp) ? "could not drain its send queue" :
+				       "sent what was posted to it");
 	if (ms > 0) {
 		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 };
 
