@@ -41,6 +41,7 @@ struct host_attr {
 	bool			b_udp;		/* b on the UDP backend, whatever a's */
 	bool			no_ecn;		/* the devices' ECN settings */
 	unsigned		cnp_interval_us;
+	const char		*cc;		/* roxe_device_attr.cc; NULL: DCQCN on */
 	uint8_t			timeout;	/* the QPs' local ACK timeout; 0: 12 (16.8 ms) */
 };
 
@@ -70,7 +71,7 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 {
 	struct roxe_device_attr da = { .ifname = ifname, .backend = ha->backend,
 				       .engines = ha->engines, .no_ecn = ha->no_ecn,
-				       .cnp_interval_us = ha->cnp_interval_us };
+				       .cnp_interval_us = ha->cnp_interval_us, .cc = ha->cc };
 	int err;
 
 	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))
