@@ -10,6 +10,7 @@
 #include <sched.h>
 #include "kselftest_harness.h"
 #include "pair.h"
+#include "core/core.h"
 
 #define BUF (1u << 20)
 
@@ -88,9 +89,11 @@ TEST_F(err, remote_access_errors)
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
 	/* The responder's QP went to error too (class C), without a completion
-	 * (no receive WQE was involved). */
-	usleep(20000);
+	 * (no receive WQE was involved). b's engine moves it, not this thread:
+	 * wait for the state itself. */
+	wait_until(qp_state(b->qp) == IBV_QPS_ERR, 5000);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(b->qp));
+	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));
 }
 
 TEST_F(err, read_past_the_region)
@@ -309,7 +312,10 @@ TEST_F(api, cq_overrun_is_reported)
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(0, post_send1(qa, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 8, a->mr->lkey,
 					(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
-	usleep(100000);
+	/* All four completions made: the first fitted, the other three found
+	 * the CQ full (the first of them queued the event). */
+	wait_until(atomic_load(&small->lost) >= 3, 5000);
+	EXPECT_EQ(3u, atomic_load(&small->lost));
 	r = roxe_poll_cq(small, 8, wc);
 	EXPECT_EQ(1, r);		/* what fitted */
 	EXPECT_EQ(-EOVERFLOW, roxe_poll_cq(small, 8, wc));
@@ -317,6 +323,7 @@ TEST_F(api, cq_overrun_is_reported)
 	ASSERT_EQ(0, roxe_get_async_event(a->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);
 	EXPECT_EQ(small, ev.element.cq);
+	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));	/* once here too */
 	roxe_destroy_qp(qa);
 	roxe_destroy_qp(qb);
 	roxe_destroy_cq(small);

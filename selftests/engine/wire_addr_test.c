@@ -19,7 +19,6 @@
  */
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "served_app.h"
@@ -28,10 +27,12 @@
 #define QKEY		0x11111111u
 #define FORGED		0xeeu
 
-/* Frames side 1's engine has had time to take. */
-static void settle(void)
+/* Side 1's engine is past the turn that made the completion just polled
+ * (two turns on, or asleep with nothing queued): that turn's frames are on
+ * the wire, since a turn's frames leave at its end (held ACKs aside). */
+static void sent_all(struct pair *p)
 {
-	usleep(100 * 1000);
+	roxe_dev_quiesce(p->s[1].dev);
 }
 
 /* A RoCE v2 frame from src to dst (dotted quads) onto side 1's wire, as
@@ -105,6 +106,11 @@ static uint64_t qp_drops(struct roxe_qp *qp)
 	return __atomic_load_n(&qp->stats->rx_drop_addr, __ATOMIC_RELAXED);
 }
 
+static uint64_t opcode_drops(struct roxe_qp *qp)
+{
+	return __atomic_load_n(&qp->stats->rx_drop_opcode, __ATOMIC_RELAXED);
+}
+
 static uint64_t eng_drops(struct roxe_device *dev)
 {
 	return __atomic_load_n(&dev->engines[0].stats->rx_drop_addr, __ATOMIC_RELAXED);
@@ -176,7 +182,8 @@ TEST_F(wire, rc_forged_source_or_destination_dropped)
 	ASSERT_EQ(0, post_recv1(b->qp, 9, b->buf + 1024, 256, b->mr->lkey));
 	ASSERT_EQ(0, forge(&self->p, "10.99.0.66", "10.99.0.2", ROXE_OP_RC_SEND_ONLY,
 			   bqpn, 100, 0, 0, 64));
-	settle();
+	/* the engine counts each as it drops it: then it is done with it */
+	wait_until(qp_drops(b->qp) >= 3 && eng_drops(b->dev) >= 3, 5000);
 	EXPECT_EQ(0, memcmp(b->buf, zero, sizeof(zero)));
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));
 	EXPECT_EQ(3u, qp_drops(b->qp));
@@ -205,7 +212,6 @@ TEST_F(wire, rc_wrong_transport_opcode_dropped)
 {
 	struct side *b = &self->p.s[1];
 	struct ibv_qp_attr at;
-	uint64_t dropped = 0;
 	uint32_t bqpn;
 
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 100, 200, 14, 7, 7));
@@ -215,9 +221,8 @@ TEST_F(wire, rc_wrong_transport_opcode_dropped)
 	ASSERT_EQ(0, forge(&self->p, "10.99.0.1", "10.99.0.2", ROXE_OP_UD_SEND_ONLY,
 			   bqpn, 100, 0, 0, 64));
 	/* side 1's engine takes them by itself: wait for the count */
-	for (int i = 0; i < 5000 && dropped < 2; i++, usleep(1000))
-		dropped = __atomic_load_n(&b->qp->stats->rx_drop_opcode, __ATOMIC_RELAXED);
-	EXPECT_EQ(2u, dropped);
+	wait_until(opcode_drops(b->qp) >= 2, 5000);
+	EXPECT_EQ(2u, opcode_drops(b->qp));
 	ASSERT_EQ(0, roxe_query_qp(b->qp, &at, IBV_QP_STATE, NULL));
 	EXPECT_EQ(IBV_QPS_RTS, at.qp_state);
 	/* PSN 100 is still the peer's */
@@ -238,7 +243,7 @@ TEST_F(wire, ud_not_to_a_local_address_dropped)
 	ASSERT_EQ(0, post_recv1(b->qp, 7, b->buf, 40 + 256, b->mr->lkey));
 	ASSERT_EQ(0, forge(&self->p, "10.99.0.1", "10.99.0.9", ROXE_OP_UD_SEND_ONLY,
 			   roxe_qp_num(b->qp), 0, 0, 0, 64));
-	settle();
+	wait_until(qp_drops(b->qp) >= 1 && eng_drops(b->dev) >= 1, 5000);
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));
 	EXPECT_EQ(1u, qp_drops(b->qp));
 	EXPECT_EQ(1u, eng_drops(b->dev));
@@ -279,7 +284,7 @@ TEST_F(wire, ud_forged_av_source_fails)
 	ASSERT_EQ(0, ud_send(b->qp, ah, roxe_qp_num(a->qp), b->buf, 64, b->mr->lkey));
 	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status);
-	settle();
+	sent_all(&self->p);
 	EXPECT_EQ(0, frames_from(&self->p, "10.99.0.66", &total));
 
 	/* its own address is fine (the QP is in SQE now: a fresh one) */
@@ -291,7 +296,7 @@ TEST_F(wire, ud_forged_av_source_fails)
 	ASSERT_EQ(0, ud_send(b->qp, ah, roxe_qp_num(a->qp), b->buf, 64, b->mr->lkey));
 	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	settle();
+	sent_all(&self->p);
 	EXPECT_EQ(1, frames_from(&self->p, "10.99.0.2", &total));
 	EXPECT_EQ(1, total);
 	EXPECT_EQ(0, roxe_destroy_ah(ah));
@@ -379,7 +384,7 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 		app_doorbell(&r.ring, b->dev, APP_QPN);
 		ASSERT_EQ(1, app_poll(&r.cq_cons, &uwc, 5000));
 		EXPECT_EQ(100u + i, uwc.wr_id);
-		settle();
+		sent_all(&self->p);
 		EXPECT_EQ(0, frames_from(&self->p, "10.99.0.66", &total));
 		if (i == 0) {
 			EXPECT_EQ(IBV_WC_SUCCESS, uwc.status);

@@ -18,6 +18,12 @@
  *     CNP's, to an unknown QP) change no counter but the drop ones, and
  *     neither CE frames nor CNPs disturb the QPs: the traffic goes on,
  *     its data verified, no NAK, no timeout.
+ * The engines run on the virtual clock (transport.h): "within the
+ * interval" and "after it" are the test's to say, never the host's
+ * speed. Marks injected together meet b at one instant; the clock moves
+ * by the interval between batches. DCQCN's reaction is off: a frozen
+ * clock would hold a paced QP for ever, and the reaction point is
+ * dcqcn_test's and congestion_test.sh's; a still counts the CNPs.
  */
 #include <poll.h>
 #include <sched.h>
@@ -28,10 +34,13 @@
 #include "roxe/verbs.h"
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
+#include "transport/transport.h"
 
 #define BUF	(1u << 16)
 #define PSN_A	300u
 #define MARKS	10
+/* The virtual clock's start: far past 0, which the timers read as "never". */
+#define VC_START_NS	(1000ull * 1000000000ull)
 
 FIXTURE(ecn) {
 	struct topo	t;
@@ -45,7 +54,6 @@ FIXTURE_VARIANT(ecn) {
 	unsigned	cnp_interval_us;	/* 0: the default, 50 */
 };
 
-/* An interval no test run can overrun between back-to-back marks. */
 FIXTURE_VARIANT_ADD(ecn, long_interval) { .cnp_interval_us = 300000 };
 FIXTURE_VARIANT_ADD(ecn, default_interval) { .cnp_interval_us = 0 };
 FIXTURE_VARIANT_ADD(ecn, ecn_off) { .no_ecn = true, .cnp_interval_us = 300000 };
@@ -76,10 +84,12 @@ FIXTURE_SETUP(ecn)
 		.buf_len = BUF, .access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 		.rd_atomic = 1, .psn_a = PSN_A, .psn_b = 900,
 		.no_ecn = variant->no_ecn, .cnp_interval_us = variant->cnp_interval_us,
+		.cc = "off",
 	};
 	int err;
 
 	self->cap = -1;
+	roxe_clock_virtual(VC_START_NS);	/* before any engine starts */
 	ASSERT_EQ(0, topo_up_middle(&self->t, "e", 1, 1500, true));
 	self->up = true;
 	err = host_pair_open(&self->t, self->h, &ha);
@@ -154,11 +164,11 @@ static void capture_read(int fd, uint32_t a_qpn, struct seen *s)
 
 /* From namespace m onto the port towards b, as if from a: count copies of
  * one RoCE v2 frame (ICRC valid) from src to b with the given tclass,
- * opcode, destination QP and PSN; a WRITE_ONLY carries 64 bytes of a's
- * buffer to the same place again. gap_us between copies. */
+ * opcode, destination QP and PSN, back to back; a WRITE_ONLY carries 64
+ * bytes of a's buffer to the same place again. */
 static int inject(const struct topo *t, const char *src, uint8_t tclass, uint8_t opcode,
 		  uint32_t dqpn, uint32_t psn, const void *payload, uint32_t len, uint64_t va,
-		  uint32_t rkey, int count, unsigned gap_us)
+		  uint32_t rkey, int count)
 {
 	struct roxe_frame_addr a = { .sport = 0xc0de, .hop_limit = 64, .tclass = tclass };
 	struct roxe_frame_hdr h = { .opcode = opcode, .pkey = ROXE_DEFAULT_PKEY, .dqpn = dqpn,
@@ -188,12 +198,9 @@ static int inject(const struct topo *t, const char *src, uint8_t tclass, uint8_t
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0 || !ll.sll_ifindex)
 		return -errno;
-	for (int i = 0; i < count && !err; i++) {
-		if (i && gap_us)
-			usleep(gap_us);
+	for (int i = 0; i < count && !err; i++)
 		if (sendto(fd, frame, (size_t)n, 0, (struct sockaddr *)&ll, sizeof(ll)) != n)
 			err = -errno;
-	}
 	close(fd);
 	return err;
 }
@@ -253,6 +260,34 @@ static int write_ab(struct host *a, struct host *b, const struct topo *t, uint32
 	return write_ns(a, b, t->ns_a, off, len, seed);
 }
 
+/* The virtual clock moves by ns, and every engine of both hosts has parked
+ * (waits for work) since: each turn from then on begins at the new time,
+ * so a frame injected next meets it (a turn begun before the move could
+ * still take it, at the old time). */
+static bool clock_advance(struct host h[2], uint64_t ns)
+{
+	roxe_clock_advance(ns);
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 0; k < h[i].dev->nengines; k++)
+			if (!wait_until(roxe_engine_parked(&h[i].dev->engines[k]), 5000))
+				return false;
+	return true;
+}
+
+/* Until b's engine has taken dups duplicates of a's WRITE in all (a mark
+ * is one: its CE is counted, and its CNP made, before its duplicate is,
+ * rx_frame), then until a has counted every CNP b had sent by then: what
+ * the marks made is all there, at b, at a, and at m (on its way to a). */
+static bool marks_taken(const struct topo *t, struct host h[2], uint64_t dups)
+{
+	uint64_t sent;
+
+	if (!wait_until(qp_stats(t, 'b', h[1].qp[0]).duplicates >= dups, 5000))
+		return false;
+	sent = qp_stats(t, 'b', h[1].qp[0]).cnp_sent;
+	return wait_until(qp_stats(t, 'a', h[0].qp[0]).cnp_received >= sent, 5000);
+}
+
 static uint64_t naks_rcvd(const struct roxe_qp_stats *s)
 {
 	return s->nak_seq_err_rcvd + s->nak_inv_req_rcvd + s->nak_rem_access_rcvd +
@@ -272,13 +307,15 @@ TEST_F(ecn, marks_make_cnps)
 	uint8_t ecn = variant->no_ecn ? ROXE_ECN_NOT_ECT : ROXE_ECN_ECT0;
 	struct roxe_qp_stats qa, qb;
 	struct seen s;
+	uint64_t dup0;
 	unsigned cnps;
 
 	/* Traffic, unmarked: every frame leaves with the device's ECN bits,
-	 * whatever the traffic class (host.h's AV: 0). */
+	 * whatever the traffic class (host.h's AV: 0). m saw each of a's
+	 * frames before b took it, and b's last ACK before a completed: the
+	 * completions say the capture holds them all. */
 	ASSERT_EQ(0, write_ab(a, b, &self->t, 0, 64, 1));	/* PSN_A, one packet */
 	ASSERT_EQ(0, write_ab(a, b, &self->t, 4096, 8192, 2));	/* 8 more */
-	usleep(50 * 1000);
 	capture_read(self->cap, aqpn, &s);
 	EXPECT_EQ(9u, s.a_ecn[ecn]);
 	EXPECT_EQ(s.from_a, s.a_ecn[ecn]);
@@ -288,23 +325,31 @@ TEST_F(ecn, marks_make_cnps)
 	qb = qp_stats(&self->t, 'b', b->qp[0]);
 	EXPECT_EQ(0u, qb.ecn_marked);
 	EXPECT_EQ(0u, qb.cnp_sent);
+	dup0 = qb.duplicates;
 
 	/* MARKS CE copies of a's first WRITE (PSN_A: a duplicate now) */
 	if (variant->cnp_interval_us) {
-		/* back to back, well within the interval: one CNP */
+		/* back to back, at one instant: one CNP */
 		ASSERT_EQ(0, inject(&self->t, "10.99.0.1", 0xb8 | ROXE_ECN_CE,
 				    ROXE_OP_RC_RDMA_WRITE_ONLY, bqpn, PSN_A, a->buf, 64,
-				    (uintptr_t)b->buf, b->mr->rkey, MARKS, 0));
-		usleep(100 * 1000);
+				    (uintptr_t)b->buf, b->mr->rkey, MARKS));
 		cnps = 1;
 	} else {
 		/* 5 ms apart, a hundred intervals: one CNP each */
-		ASSERT_EQ(0, inject(&self->t, "10.99.0.1", 0xb8 | ROXE_ECN_CE,
-				    ROXE_OP_RC_RDMA_WRITE_ONLY, bqpn, PSN_A, a->buf, 64,
-				    (uintptr_t)b->buf, b->mr->rkey, MARKS, 5000));
-		usleep(100 * 1000);
+		for (int i = 0; i < MARKS; i++) {
+			if (i)
+				ASSERT_TRUE(clock_advance(self->h, 5000000));
+			ASSERT_EQ(0, inject(&self->t, "10.99.0.1", 0xb8 | ROXE_ECN_CE,
+					    ROXE_OP_RC_RDMA_WRITE_ONLY, bqpn, PSN_A, a->buf, 64,
+					    (uintptr_t)b->buf, b->mr->rkey, 1));
+			ASSERT_TRUE(marks_taken(&self->t, self->h, dup0 + (uint64_t)i + 1))
+				TH_LOG("mark %d: b sent %llu CNPs, a counted %llu", i,
+				       (unsigned long long)qp_stats(&self->t, 'b', b->qp[0]).cnp_sent,
+				       (unsigned long long)qp_stats(&self->t, 'a', a->qp[0]).cnp_received);
+		}
 		cnps = MARKS;
 	}
+	marks_taken(&self->t, self->h, dup0 + MARKS);	/* the counts below tell */
 	qb = qp_stats(&self->t, 'b', b->qp[0]);
 	qa = qp_stats(&self->t, 'a', a->qp[0]);
 	EXPECT_EQ((uint64_t)MARKS, qb.ecn_marked);
@@ -318,12 +363,13 @@ TEST_F(ecn, marks_make_cnps)
 	EXPECT_EQ(ROXE_CNP_DSCP << 2 | ecn, s.cnp_tclass);
 
 	if (variant->cnp_interval_us) {
-		/* the interval over, the next marks make one more */
-		usleep(variant->cnp_interval_us + 50 * 1000);
+		/* the interval over (to the nanosecond), the next marks make
+		 * one more */
+		ASSERT_TRUE(clock_advance(self->h, variant->cnp_interval_us * 1000ull));
 		ASSERT_EQ(0, inject(&self->t, "10.99.0.1", ROXE_ECN_CE,
 				    ROXE_OP_RC_RDMA_WRITE_ONLY, bqpn, PSN_A, a->buf, 64,
-				    (uintptr_t)b->buf, b->mr->rkey, MARKS, 0));
-		usleep(100 * 1000);
+				    (uintptr_t)b->buf, b->mr->rkey, MARKS));
+		marks_taken(&self->t, self->h, dup0 + 2 * MARKS);
 		qb = qp_stats(&self->t, 'b', b->qp[0]);
 		qa = qp_stats(&self->t, 'a', a->qp[0]);
 		EXPECT_EQ(2u * MARKS, qb.ecn_marked);
@@ -340,6 +386,17 @@ TEST_F(ecn, marks_make_cnps)
 	EXPECT_EQ(0u, naks_rcvd(&qa) + naks_sent(&qa) + naks_rcvd(&qb) + naks_sent(&qb));
 	EXPECT_EQ(0u, qa.timeouts + qa.retransmits + qb.timeouts + qb.icrc_errors);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, 64));
+}
+
+/* Have b's engine and XDP program counted each of the frames below? */
+static bool hostile_counted(const struct topo *t, struct roxe_qp *qp,
+			    const struct roxe_stats *g0)
+{
+	struct roxe_qp_stats qb = qp_stats(t, 'b', qp);
+	struct roxe_stats g = xdp_stats(t);
+
+	return qb.cnp_received >= 3 && qb.rx_drop_addr >= 1 && qb.rx_drop_malformed >= 1 &&
+	       g.bad_payload - g0->bad_payload >= 1 && g.unknown_qp - g0->unknown_qp >= 1;
 }
 
 /* CNPs into b: one from a's address counts; one from a third host, one a
@@ -363,13 +420,13 @@ TEST_F(ecn, cnps_received_and_hostile)
 
 	/* from a: valid */
 	ASSERT_EQ(0, inject(&self->t, "10.99.0.1", 0, ROXE_OP_CNP, bqpn, 0, zero, sizeof(zero),
-			    0, 0, 3, 0));
+			    0, 0, 3));
 	/* from a third host on the link: not the QP's path */
 	ASSERT_EQ(0, inject(&self->t, "10.99.0.66", 0, ROXE_OP_CNP, bqpn, 0, zero, sizeof(zero),
-			    0, 0, 1, 0));
+			    0, 0, 1));
 	/* to a QP nobody owns */
 	ASSERT_EQ(0, inject(&self->t, "10.99.0.1", 0, ROXE_OP_CNP, bqpn + 100, 0, zero,
-			    sizeof(zero), 0, 0, 1, 0));
+			    sizeof(zero), 0, 0, 1));
 	/* 4 bytes too many: a UD SEND of 12 bytes (DETH + 12 = 20) made a CNP */
 	{
 		struct roxe_frame_addr fa = { .sport = 0xc0de, .hop_limit = 64 };
@@ -397,7 +454,9 @@ TEST_F(ecn, cnps_received_and_hostile)
 		EXPECT_EQ(n, sendto(fd, frame, (size_t)n, 0, (struct sockaddr *)&ll, sizeof(ll)));
 		close(fd);
 	}
-	usleep(100 * 1000);
+	/* each frame counted where it ended: b's engine (the CNPs, the third
+	 * host's), b's XDP program (the unknown QP, the malformed one) */
+	wait_until(hostile_counted(&self->t, b->qp[0], &g0), 5000);
 
 	qb = qp_stats(&self->t, 'b', b->qp[0]);
 	g = xdp_stats(&self->t);

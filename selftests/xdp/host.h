@@ -8,6 +8,7 @@
 #define ROXE_SELFTEST_HOST_H
 
 #include <ifaddrs.h>
+#include <time.h>
 #include "topo.h"
 #include "roxe/verbs.h"
 
@@ -40,6 +41,7 @@ struct host_attr {
 	bool			b_udp;		/* b on the UDP backend, whatever a's */
 	bool			no_ecn;		/* the devices' ECN settings */
 	unsigned		cnp_interval_us;
+	const char		*cc;		/* roxe_device_attr.cc; NULL: DCQCN on */
 	uint8_t			timeout;	/* the QPs' local ACK timeout; 0: 12 (16.8 ms) */
 };
 
@@ -69,7 +71,7 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 {
 	struct roxe_device_attr da = { .ifname = ifname, .backend = ha->backend,
 				       .engines = ha->engines, .no_ecn = ha->no_ecn,
-				       .cnp_interval_us = ha->cnp_interval_us };
+				       .cnp_interval_us = ha->cnp_interval_us, .cc = ha->cc };
 	int err;
 
 	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))
@@ -191,6 +193,32 @@ static inline int host_pair_open(struct topo *t, struct host h[2], const struct 
 	}
 	return err;
 }
+
+/* Milliseconds since t0 (CLOCK_MONOTONIC). */
+static inline long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Until cond (an expression, looked at again every 100 us) holds: true, or
+ * false once timeout_ms passed without it. A wait on the very thing the
+ * test asserts next (a counter, a state), never a guess at how long the
+ * kernel or an engine takes: the bound (seconds) is met only by a run that
+ * fails anyway. (selftests/engine/pair.h has the same for the loop wire.)
+ */
+#define wait_until(cond, timeout_ms) ({						\
+	struct timespec wu_t0_;							\
+	bool wu_ok_;								\
+										\
+	clock_gettime(CLOCK_MONOTONIC, &wu_t0_);				\
+	while (!(wu_ok_ = (cond)) && ms_since(&wu_t0_) <= (timeout_ms))	\
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);		\
+	wu_ok_;									\
+})
 
 static inline int wait_wc(struct roxe_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {

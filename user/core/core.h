@@ -125,6 +125,8 @@ struct roxe_cq {
 	atomic_bool		overflow;	/* lost a CQE: reported once, then error */
 	bool			overflow_reported;	/* async event queued (engines) */
 	atomic_bool		overflow_polled;	/* -EOVERFLOW returned (poller) */
+	atomic_uint		lost;		/* CQEs the overrun cost: counted after
+						 * its event is queued (tests wait on it) */
 	atomic_uint		users;		/* QPs */
 	atomic_uint		events_unacked;
 	/* Served CQs (roxed): the ring is another process's; a CQE that may

@@ -33,6 +33,7 @@ bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solici
 			cq->overflow_reported = true;
 			roxe_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq, cq->id);
 		}
+		atomic_fetch_add_explicit(&cq->lost, 1, memory_order_release);
 		return false;
 	}
 	/* Store (the CQE) then load (armed), against the application's store
