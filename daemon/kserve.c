@@ -242,7 +242,7 @@ static void qp_stats_add(struct roxe_qp_stats *sum, const struct roxe_qp_stats *
 	ADD(nak_seq_err_rcvd) ADD(nak_inv_req_rcvd) ADD(nak_rem_access_rcvd)
 	ADD(nak_rem_op_rcvd) ADD(rnr_nak_sent) ADD(rnr_nak_rcvd) ADD(duplicates)
 	ADD(out_of_sequence) ADD(timeouts) ADD(icrc_errors) ADD(ecn_marked) ADD(cnp_sent)
-	ADD(cnp_received)
+	ADD(cnp_received) ADD(cc_rate_cuts)
 #undef ADD
 }
 
@@ -870,11 +870,13 @@ void roxe_kserve_push_stats(struct roxe_kserve *ks)
 	v[ROXE_KSTAT_ECN_MARKED] = t.ecn_marked;
 	v[ROXE_KSTAT_CNP_SENT] = t.cnp_sent;
 	v[ROXE_KSTAT_CNP_RCVD] = t.cnp_received;
+	v[ROXE_KSTAT_CC_RATE_CUTS] = t.cc_rate_cuts;
 	/* the module reads each value on its own: aligned 64-bit stores;
 	 * the count of updates last, so that a reader who sees it grow by
 	 * two knows every value is from after it first looked */
-	for (unsigned i = 0; i < ROXE_KSTAT_UPDATES; i++)
-		__atomic_store_n(&ks->shared->stats.val[i], v[i], __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < ROXE_KSTAT__COUNT; i++)
+		if (i != ROXE_KSTAT_UPDATES)	/* counters past it too */
+			__atomic_store_n(&ks->shared->stats.val[i], v[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&ks->shared->stats.val[ROXE_KSTAT_UPDATES], ++ks->stats_updates,
 			 __ATOMIC_RELEASE);
 }

@@ -33,6 +33,7 @@ static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_CNP_SENT].name		= "cnp_sent",
 	[ROXE_KSTAT_CNP_RCVD].name		= "cnp_received",
 	[ROXE_KSTAT_UPDATES].name		= "stats_updates",
+	[ROXE_KSTAT_CC_RATE_CUTS].name		= "cc_rate_cuts",
 };
 
 static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_KSTAT__COUNT);

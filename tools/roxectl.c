@@ -79,9 +79,10 @@ static const char usage[] =
 "    sequence, timeouts, ICRC errors and address drops from the engine that\n"
 "    owns the QP; ecn_marked (frames that arrived with ECN CE, counted by the\n"
 "    XDP program before steering), cnp_sent (CNPs the QP sent its peer for\n"
-"    them) and cnp_received (CNPs from the peer); cc_rate_mbps, not a\n"
-"    counter: the rate DCQCN holds the QP to after CNPs, Mbit/s (0: not\n"
-"    limited, the line rate). The same counters: bpftool map dump name roxe_stats |\n"
+"    them), cnp_received (CNPs from the peer) and cc_rate_cuts (CNPs on\n"
+"    which DCQCN lowered the QP's rate); cc_rate_mbps, not a counter: the\n"
+"    rate DCQCN holds the QP to after CNPs, Mbit/s (0: not limited, the\n"
+"    line rate). The same counters: bpftool map dump name roxe_stats |\n"
 "    roxe_eng_stats | roxe_qp_stats.\n"
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
@@ -316,7 +317,7 @@ struct stats_opts {
 	X(nak_rem_access_sent) X(nak_rem_op_sent) X(nak_seq_err_rcvd) X(nak_inv_req_rcvd) \
 	X(nak_rem_access_rcvd) X(nak_rem_op_rcvd) X(rnr_nak_sent) X(rnr_nak_rcvd) \
 	X(duplicates) X(out_of_sequence) X(timeouts) X(icrc_errors) X(rx_drop_addr) \
-	X(cnp_sent) X(cnp_received) X(cc_rate_mbps) X(rx_drop_opcode)
+	X(cnp_sent) X(cnp_received) X(cc_rate_mbps) X(rx_drop_opcode) X(cc_rate_cuts)
 
 static bool qp_nonzero(const struct roxe_qp_stats *s)
 {
@@ -398,11 +399,11 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 		if (roxe_xdp_read_qp_stats(x, q, &qs) || !qp_nonzero(&qs))
 			continue;
 		if (!rows++)
-			printf("  %8s %12s %14s %10s %10s %12s %14s %8s %6s %6s %6s %6s %6s %8s %8s %8s\n",
+			printf("  %8s %12s %14s %10s %10s %12s %14s %8s %6s %6s %6s %6s %6s %8s %8s %8s %8s\n",
 			       "qpn", "rx_pkts", "rx_bytes", "rx_nosock", "rx_malf",
 			       "tx_pkts", "tx_bytes", "retrans", "naks_s", "naks_r",
-			       "rnr_s", "rnr_r", "icrc", "ecn_ce", "cnp_s", "cnp_r");
-		printf("  %8u %12llu %14llu %10llu %10llu %12llu %14llu %8llu %6llu %6llu %6llu %6llu %6llu %8llu %8llu %8llu\n",
+			       "rnr_s", "rnr_r", "icrc", "ecn_ce", "cnp_s", "cnp_r", "cc_cuts");
+		printf("  %8u %12llu %14llu %10llu %10llu %12llu %14llu %8llu %6llu %6llu %6llu %6llu %6llu %8llu %8llu %8llu %8llu\n",
 		       q, (unsigned long long)qs.rx_packets, (unsigned long long)qs.rx_bytes,
 		       (unsigned long long)qs.rx_drop_no_socket,
 		       (unsigned long long)qs.rx_drop_malformed,
@@ -414,7 +415,8 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 					    qs.nak_rem_access_rcvd + qs.nak_rem_op_rcvd),
 		       (unsigned long long)qs.rnr_nak_sent, (unsigned long long)qs.rnr_nak_rcvd,
 		       (unsigned long long)qs.icrc_errors, (unsigned long long)qs.ecn_marked,
-		       (unsigned long long)qs.cnp_sent, (unsigned long long)qs.cnp_received);
+		       (unsigned long long)qs.cnp_sent, (unsigned long long)qs.cnp_received,
+		       (unsigned long long)qs.cc_rate_cuts);
 	}
 	if (!rows)
 		printf("  (no QP has counted anything)\n");

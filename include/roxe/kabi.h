@@ -331,6 +331,8 @@ enum roxe_kabi_stat {
 	ROXE_KSTAT_CNP_RCVD,		/* cnp_received */
 	ROXE_KSTAT_UPDATES,		/* stats_updates: stores so far, each
 					 * after the values it covers */
+	ROXE_KSTAT_CC_RATE_CUTS,	/* cc_rate_cuts (after UPDATES: indexes
+					 * keep their meaning) */
 	ROXE_KSTAT__COUNT
 };
 #define ROXE_KABI_MAX_STATS	32

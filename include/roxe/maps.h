@@ -113,6 +113,10 @@ struct roxe_qp_stats {
 				 * Mbit/s; 0: not limited (the line rate) */
 	__u64	rx_drop_opcode;	/* an opcode of another transport than the
 				 * QP's (IBA 9.6.1.5: silently dropped) */
+	__u64	cc_rate_cuts;	/* CNPs on which DCQCN lowered the QP's rate
+				 * (the cumulative twin of cc_rate_mbps: a
+				 * cut that recovered before a reader looked
+				 * still counts) */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct roxe_qp_stats) == 256, "roxe_qp_stats grew past 256 B");
 

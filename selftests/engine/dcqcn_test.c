@@ -244,6 +244,84 @@ TEST(min_rate_floor_and_min_dec_fac)
 	EXPECT_FALSE(d.limited);
 }
 
+/* What roxe_dcqcn_cnp says (the QP's cc_rate_cuts counts it): true
+ * exactly when the rate after the CNP is below the rate it found. */
+TEST(cnp_says_whether_it_lowered_the_rate)
+{
+	struct roxe_dcqcn_params p;
+	struct roxe_dcqcn d;
+	uint64_t now = 12 * MS, rc, t;
+	unsigned cuts = 0, n;
+
+	params(&p);
+	p.alpha_period_us = 1000000;		/* no decay */
+	p.time_reset_us = ROXE_DCQCN_TIME_MAX;	/* no increase */
+	p.byte_reset = 0;
+	roxe_dcqcn_init(&d, &p);
+	/* off: nothing */
+	p.enabled = false;
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, now));
+	p.enabled = true;
+	/* from the line rate: a cut */
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now));
+	rc = d.rc;
+	/* within the monitor period: absorbed, no cut */
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, now + 3 * US));
+	EXPECT_EQ(rc, d.rc);
+	/* past it: a cut */
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now + 5 * US));
+	EXPECT_LT(d.rc, rc);
+	/* down to the floor: every CNP a cut until Rc sits on min_rate,
+	 * none after */
+	p.min_rate = 1000;
+	for (n = 0, t = now + 10 * US; n < 100; n++, t += 10 * US) {
+		rc = d.rc;
+		if (roxe_dcqcn_cnp(&d, &p, t)) {
+			cuts++;
+			EXPECT_LT(d.rc, rc);
+		} else {
+			EXPECT_EQ(rc, d.rc);
+		}
+	}
+	EXPECT_EQ(1000000u, d.rc);
+	EXPECT_GT(cuts, 0u);
+	EXPECT_LT(cuts, 100u);
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, t));
+	/* a first CNP's rate_on_first_cnp: below the line, lower; at or
+	 * above it, not (the QP stays unlimited) */
+	p.min_rate = 1;
+	p.rate_on_first_cnp = 1000;
+	roxe_dcqcn_init(&d, &p);
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now));
+	p.rate_on_first_cnp = p.line_rate;
+	roxe_dcqcn_init(&d, &p);
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, now));
+	EXPECT_FALSE(d.limited);
+	p.rate_on_first_cnp = 0;
+	/* min_dec_fac 100: a cut of nothing */
+	p.min_dec_fac = 100;
+	roxe_dcqcn_init(&d, &p);
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, now));
+	p.min_dec_fac = 50;
+	/* alpha decayed to nothing while limited: a cut of nothing too */
+	p.alpha_period_us = 1;
+	roxe_dcqcn_init(&d, &p);
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now));
+	rc = d.rc;
+	EXPECT_FALSE(roxe_dcqcn_cnp(&d, &p, now + 10 * MS));
+	EXPECT_EQ(rc, d.rc);
+	EXPECT_TRUE(d.limited);
+	/* released by the timers, then a CNP: from the line rate again */
+	params(&p);
+	p.byte_reset = 0;
+	roxe_dcqcn_init(&d, &p);
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now));
+	roxe_dcqcn_advance(&d, &p, now + 100 * MS);
+	ASSERT_FALSE(d.limited);
+	EXPECT_TRUE(roxe_dcqcn_cnp(&d, &p, now + 100 * MS));
+	EXPECT_TRUE(d.limited);
+}
+
 TEST(recovers_to_the_line_rate_and_releases)
 {
 	struct roxe_dcqcn_params p;
@@ -647,6 +725,7 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 
 	limit(_metadata, &self->p, 80);		/* 10 MB/s: 1 MiB in ~110 ms */
 	EXPECT_EQ(80u, st->cc_rate_mbps);
+	EXPECT_EQ(1u, st->cc_rate_cuts);	/* from the line rate to 80 */
 	fill_pattern(self->p.s[0].buf, LEN, 5);
 	t0 = vc_now();
 	ASSERT_EQ(0, write_all(&self->p, LEN, &steps));
@@ -667,6 +746,7 @@ TEST_F(eng, a_cnp_paces_the_qp_to_its_rate)
 	/* still limited, at the CNP's rate: the recovery timer
 	 * (time_reset_us, 131 ms) has not run out in the ~110 ms it took */
 	EXPECT_EQ(80u, st->cc_rate_mbps);
+	EXPECT_EQ(1u, st->cc_rate_cuts);
 }
 
 /* DCQCN limits what the QP sends, READ responses too (a NIC's rate limiter
@@ -795,6 +875,61 @@ TEST_F(eng, without_cnps_nothing_is_paced)
 	qp->eng->cc.enabled = false;
 	roxe_dcqcn_qp_cnp(qp);
 	EXPECT_FALSE(qp->req.cc.limited);
+}
+
+/* cc_rate_cuts, the QP's count of CNPs that lowered its rate: a CNP
+ * within the monitor period, the increase timer's stages and a CNP with
+ * congestion control off leave it; each CNP that cut adds one, whatever
+ * the rate was when anyone looked (cnp_received counts every CNP). */
+TEST_F(eng, cc_rate_cuts_counts_the_cnps_that_cut)
+{
+	struct roxe_qp *qp = self->p.s[0].qp;
+	struct roxe_qp_stats *st = &self->p.s[0].dev->qp_stats[roxe_qp_num(qp)];
+	struct ibv_wc wc;
+	unsigned steps = 0;
+	uint64_t cut;
+
+	ASSERT_EQ(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));	/* RTS taken */
+	qp->eng->cc.time_reset_us = 1000;
+	qp->eng->cc.byte_reset = 0;		/* the timer alone */
+	EXPECT_EQ(0u, st->cc_rate_cuts);
+	/* a cut from the line rate */
+	qp->eng->now = vc_now();
+	roxe_cnp_received(qp);
+	EXPECT_EQ(1u, st->cnp_received);
+	EXPECT_EQ(1u, st->cc_rate_cuts);
+	cut = st->cc_rate_mbps;
+	ASSERT_NE(0u, cut);
+	/* the same instant: within the monitor period, no cut */
+	roxe_cnp_received(qp);
+	EXPECT_EQ(2u, st->cnp_received);
+	EXPECT_EQ(1u, st->cc_rate_cuts);
+	EXPECT_EQ(cut, st->cc_rate_mbps);
+	/* a timer stage raises the rate: no cut */
+	ASSERT_EQ(0, vc_advance(&self->p, 1000 * US));
+	ASSERT_EQ(0, write_all(&self->p, 1024, &steps));
+	EXPECT_GT(st->cc_rate_mbps, cut);
+	EXPECT_EQ(1u, st->cc_rate_cuts);
+	/* past the period: a cut again */
+	cut = st->cc_rate_mbps;
+	qp->eng->now = vc_now();
+	roxe_cnp_received(qp);
+	EXPECT_LT(st->cc_rate_mbps, cut);
+	cut = st->cc_rate_mbps;
+	EXPECT_EQ(3u, st->cnp_received);
+	EXPECT_EQ(2u, st->cc_rate_cuts);
+	/* off: counted as received, no cut */
+	qp->eng->cc.enabled = false;
+	ASSERT_EQ(0, vc_advance(&self->p, 10 * US));
+	qp->eng->now = vc_now();
+	roxe_cnp_received(qp);
+	EXPECT_EQ(4u, st->cnp_received);
+	EXPECT_EQ(2u, st->cc_rate_cuts);
+	/* ten more stages: the rate rises, the count stays */
+	ASSERT_EQ(0, vc_advance(&self->p, 10 * MS));
+	ASSERT_EQ(0, write_all(&self->p, 1024, &steps));
+	EXPECT_GT(st->cc_rate_mbps, cut);
+	EXPECT_EQ(2u, st->cc_rate_cuts);
 }
 
 TEST(device_cc_text_is_checked)

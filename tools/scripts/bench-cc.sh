@@ -14,11 +14,16 @@
 # ROXE_BENCH_CC_LINE Mbit/s, default 200: the port's) and once with --cc off
 # (ROXE_BENCH_CC_MODES, default "on off"). Every 200 ms it
 # reads each QP's tx_bytes, cc_rate_mbps and cnp_received (roxectl stats
-# --json: cnp_received exists once #21's CNP part is in; else 0).
+# --json), for the plot; once the sender is gone, each QP's final counters
+# (roxectl attaches host a's roxe before each run and detaches it after, so
+# the counters outlive roxe-perf's QPs): cnp_received and cc_rate_cuts, the
+# CNPs that lowered its rate, which no sampling can miss.
 # Output: OUTDIR/cc.tsv (mode, seconds, qpn, Mbit/s sent in the interval,
-# the DCQCN rate, CNPs so far), OUTDIR/cc-summary.tsv (mode, each QP's mean
-# Mbit/s over the second half, Jain's fairness index of the two, faultwire's
-# marks and tail drops, CNPs), OUTDIR/cc.png (gnuplot: bench-plot.gp with
+# the DCQCN rate, CNPs so far), OUTDIR/cc-qps.tsv (mode, qpn, and the QP's
+# final tx_bytes, cnp_received and cc_rate_cuts), OUTDIR/cc-summary.tsv
+# (mode, each QP's mean Mbit/s over the second half, Jain's fairness index
+# of the two, faultwire's marks and tail drops, the QPs' final CNPs and
+# rate cuts), OUTDIR/cc.png (gnuplot: bench-plot.gp with
 # cctsv: rate against time, a panel per mode, a line per sender) and the
 # table on stdout. What the plot shows with CC on: each sender's rate cut
 # on CNPs and recovering, both around half the port, few drops; with CC
@@ -55,13 +60,16 @@ done
 ip -n "$m" link set "$name-ma" nomaster
 ip -n "$m" link set "$name-mb" nomaster
 
-tsv=$out/cc.tsv summary=$out/cc-summary.tsv
+tsv=$out/cc.tsv summary=$out/cc-summary.tsv qps=$out/cc-qps.tsv
 printf '# mode\tseconds\tqpn\tmbps\tcc_rate_mbps\tcnp_received\n' > "$tsv"
-printf '# mode\tqp_a_mbps\tqp_b_mbps\tjain\tmarked\tqueue_drops\tcnps\n' > "$summary"
+printf '# mode\tqpn\ttx_bytes\tcnp_received\tcc_rate_cuts\n' > "$qps"
+printf '# mode\tqp_a_mbps\tqp_b_mbps\tjain\tmarked\tqueue_drops\tcnps\tcuts\n' > "$summary"
 
 # One run: MODE (on|off)
 run() {
-	local mode=$1 wire server client t0 samples=$out/cc-$1.samples log=$out/cc-$1
+	local mode=$1 wire server client t0 samples=$out/cc-$1.samples log=$out/cc-$1 cnps cuts
+	# attached here, not by roxe-perf: the QPs' counters stay after it exits
+	ip netns exec "$a" "$bin/roxectl" attach "$a" --engines 1 >/dev/null
 	ip netns exec "$m" "$bin/faultwire" "$name-ma" "$name-mb" --rate "$rate" --mark 32k \
 		--limit 256k > "$log.wire.log" 2>&1 &
 	wire=$!
@@ -89,7 +97,16 @@ run() {
 	kill $server 2>/dev/null || true
 	wait $server || true
 	kill $wire && wait $wire || true
-	awk -v mode="$mode" -v secs="$secs" -v tsv="$tsv" -v wirelog="$log.wire.log" '
+	# the QPs' final counts (the sender's QPs: those that sent)
+	ip netns exec "$a" "$bin/roxectl" stats "$a" --json |
+		jq -r --arg mode "$mode" '.qps[] | select(.tx_bytes > 0) |
+		   [$mode, .qpn, .tx_bytes, .cnp_received, .cc_rate_cuts] | @tsv' > "$log.qps"
+	ip netns exec "$a" "$bin/roxectl" detach "$a" >/dev/null
+	cat "$log.qps" >> "$qps"
+	read -r cnps cuts < <(awk -F '\t' '{ n += $4; c += $5 } END { print n + 0, c + 0 }' \
+		"$log.qps")
+	awk -v mode="$mode" -v secs="$secs" -v tsv="$tsv" -v wirelog="$log.wire.log" \
+		-v cnps="$cnps" -v cuts="$cuts" '
 		BEGIN {
 			while ((getline l < wirelog) > 0)
 				if (l ~ /queue at/) {
@@ -104,14 +121,14 @@ run() {
 				printf "%s\t%.2f\t%d\t%.1f\t%d\t%d\n", mode, t, q, mbps, $4, $5 >> tsv
 				if (t > secs / 2) { sum[q] += mbps; n[q]++ }
 			}
-			last_t[q] = t; last_b[q] = $3; cnp[q] = $5
+			last_t[q] = t; last_b[q] = $3
 		}
 		END {
 			k = 0
-			for (q in sum) { mean[k++] = sum[q] / n[q]; cnps += cnp[q] }
+			for (q in sum) mean[k++] = sum[q] / n[q]
 			s = mean[0] + mean[1]; s2 = mean[0] ^ 2 + mean[1] ^ 2
-			printf "%s\t%.1f\t%.1f\t%.3f\t%d\t%d\t%d\n", mode, mean[0], mean[1],
-			       s2 ? s * s / (2 * s2) : 0, marked, qdrop, cnps
+			printf "%s\t%.1f\t%.1f\t%.3f\t%d\t%d\t%d\t%d\n", mode, mean[0], mean[1],
+			       s2 ? s * s / (2 * s2) : 0, marked, qdrop, cnps, cuts
 		}' "$samples" >> "$summary"
 }
 
@@ -123,9 +140,11 @@ netns_down "$name"
 
 printf '\ntwo senders through a %s port (marks above 32 KiB, drops above 256 KiB), %s s each:\n' \
 	"$rate" "$secs"
-printf '  %-4s %10s %10s %7s %8s %8s %8s\n' cc "QP Mbit/s" "QP Mbit/s" jain marked drops cnps
-grep -v '^#' "$summary" | while IFS=$'\t' read -r mode qa qb jain marked drops cnps; do
-	printf '  %-4s %10s %10s %7s %8s %8s %8s\n' "$mode" "$qa" "$qb" "$jain" "$marked" "$drops" "$cnps"
+printf '  %-4s %10s %10s %7s %8s %8s %8s %8s\n' cc "QP Mbit/s" "QP Mbit/s" jain marked drops cnps \
+	cuts
+grep -v '^#' "$summary" | while IFS=$'\t' read -r mode qa qb jain marked drops cnps cuts; do
+	printf '  %-4s %10s %10s %7s %8s %8s %8s %8s\n' "$mode" "$qa" "$qb" "$jain" "$marked" \
+		"$drops" "$cnps" "$cuts"
 done
 if command -v gnuplot >/dev/null; then
 	gnuplot -e "cctsv='$tsv'; outdir='$out'" "$top/tools/scripts/bench-plot.gp" 2>/dev/null &&

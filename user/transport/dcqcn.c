@@ -276,16 +276,16 @@ void roxe_dcqcn_sent(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, ui
 	}
 }
 
-void roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uint64_t now)
+bool roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uint64_t now)
 {
-	uint64_t line = kbps(p->line_rate), floor = kbps(p->min_rate), dec, maxdec;
+	uint64_t line = kbps(p->line_rate), floor = kbps(p->min_rate), dec, maxdec, from;
 	uint32_t shift = p->gd < ROXE_DCQCN_GD_MIN ? ROXE_DCQCN_GD_MIN :
 			 p->gd > ROXE_DCQCN_GD_MAX ? ROXE_DCQCN_GD_MAX : p->gd;
 	uint32_t g = p->g > ROXE_DCQCN_G_MAX ? ROXE_DCQCN_G_MAX : p->g;
 	uint32_t fac = p->min_dec_fac > 100 ? 100 : p->min_dec_fac;
 
 	if (!p->enabled)
-		return;
+		return false;
 	d->cnps++;
 	if (floor > line)
 		floor = line;
@@ -293,11 +293,13 @@ void roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uin
 		uint32_t a0 = p->initial_alpha > ROXE_DCQCN_ALPHA_MAX ? ROXE_DCQCN_ALPHA_MAX :
 			      p->initial_alpha;
 
+		from = line;
 		d->limited = true;
 		d->alpha = a0 << 10;
 		d->rc = d->rt = line;
 		if (p->rate_on_first_cnp) {
-			/* the first CNP sets both rates, no cut */
+			/* the first CNP sets both rates, no cut by alpha
+			 * (a lower rate all the same, below the line) */
 			d->rc = d->rt = kbps(p->rate_on_first_cnp) < line ?
 					kbps(p->rate_on_first_cnp) : line;
 			if (d->rc < floor)
@@ -309,7 +311,9 @@ void roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uin
 		roxe_dcqcn_advance(d, p, now);
 		if (d->limited && now >= d->cut_at &&
 		    now - d->cut_at < (uint64_t)p->reduce_period_us * US_NS)
-			return;		/* one cut per monitor period */
+			return false;	/* one cut per monitor period */
+		/* the rate the CNP found, the timers' stages up to now included */
+		from = d->limited ? d->rc : line;
 		if (!d->limited) {
 			/* the timers released it just now: as a first CNP */
 			d->limited = true;
@@ -335,6 +339,9 @@ restart:
 	d->time_inc = false;
 	if (d->rc >= line)
 		release(d, p);	/* no cut (min_dec_fac 100): nothing to pace */
+	/* not at the floor already, nor a cut of nothing (alpha decayed to
+	 * 0, min_dec_fac 100) */
+	return d->limited && d->rc < from;
 }
 
 /* --- the pacer -------------------------------------------------------------------- */

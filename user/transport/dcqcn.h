@@ -82,8 +82,11 @@ struct roxe_dcqcn {
 };
 
 void roxe_dcqcn_init(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p);
-/* A CNP for the QP at now (ns). */
-void roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uint64_t now);
+/* A CNP for the QP at now (ns). True when it lowered the QP's rate (the
+ * line rate while unlimited): a cut, or a first CNP's rate_on_first_cnp
+ * below the line; false when off, within the monitor period, at
+ * min_rate already, or a cut of nothing. */
+bool roxe_dcqcn_cnp(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uint64_t now);
 /* The timers up to now: alpha's decay and the timer stages. */
 void roxe_dcqcn_advance(struct roxe_dcqcn *d, const struct roxe_dcqcn_params *p, uint64_t now);
 /* bytes (frames as on the wire) sent at now: the byte stages. */

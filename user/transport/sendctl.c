@@ -93,7 +93,10 @@ void roxe_dcqcn_qp_cnp(struct roxe_qp *qp)
 	struct roxe_engine *e = qp->eng;
 	bool was = qp->req.cc.limited;
 
-	roxe_dcqcn_cnp(&qp->req.cc, &e->cc, e->now);
+	/* counted here, not in struct roxe_dcqcn: roxe_recovery_reset starts
+	 * that afresh on each RTS, the QP's counters stay */
+	if (roxe_dcqcn_cnp(&qp->req.cc, &e->cc, e->now))
+		qp->stats->cc_rate_cuts++;
 	if (!was && qp->req.cc.limited)
 		roxe_pace_init(&qp->req.pace, e->now);
 	cc_publish(qp);
