@@ -68,14 +68,17 @@ guest_main() {
 		"$(ibv_devinfo -d rxe0 | grep -o 'active_mtu:.*' | tr -s '\t ' ' ')"
 	args+=(-g "$gid")
 
+	# the ACK timeout the emulator needs (1 s, not ibv_rc_pingpong's 67
+	# ms): rxe's retries (completer_retry_err) must stay 0
+	pp=(env LD_PRELOAD="$ROXE_TOP/build/lib/roxe-linger.so" ROXE_MIN_TIMEOUT=18 "$pp")
 	if [ "$CASE_SERVER" = guest ]; then
-		timeout $PP_TIMEOUT "$pp" "${args[@]}" >"$o/guest.log" 2>&1 &
+		timeout $PP_TIMEOUT "${pp[@]}" "${args[@]}" >"$o/guest.log" 2>&1 &
 		pid=$!
 		vm_wait_for 10 vm_listening "$PORT" || true
 		touch "$o/guest-ready"
 		wait $pid || rc=$?
 	elif vm_wait_file 60 "$o/host-ready"; then
-		timeout $PP_TIMEOUT "$pp" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
+		timeout $PP_TIMEOUT "${pp[@]}" "${args[@]}" "$ROXE_VM_HOST_ADDR" \
 			>"$o/guest.log" 2>&1 || rc=$?
 	else
 		log "the host side never got ready"

@@ -154,7 +154,9 @@ guest_main() {
 
 	traffic >"$OUT/traffic.log" 2>&1 &
 	tpid=$!
-	sleep 1
+	# the phases start once the other applications' traffic flows
+	vm_wait_for 60 grep -q "^pass 1 " "$OUT/traffic.log" ||
+		bad "the traffic's first pingpong did not pass: $(head -3 "$OUT/traffic.log")"
 	for p in $PHASES; do
 		case $p in
 		wqe) run_phase wqe "$WQE_SECS" ;;

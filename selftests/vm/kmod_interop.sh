@@ -83,29 +83,8 @@ run_once() {
 	[ "$d" = 0 ] || bad "$1: the veth pair dropped $d frames ($(veth_drop_counts))"
 }
 
-# Frames the veth pair dropped. With roxed's XDP program on rxb, veth
-# queues what rxa sends in a 256-frame ring that rxb's NAPI drains (its XDP
-# program then redirects into roxed's AF_XDP ring, or drops when that is
-# full: rxb's rx_dropped); a fuller ring drops (rxa's tx_dropped) and
-# rxe's send fails (its send_err).
-veth_drops() {
-	local n=0 d f
-	for d in rxa rxb; do
-		for f in tx_dropped rx_dropped; do
-			n=$((n + $(cat "/sys/class/net/$d/statistics/$f")))
-		done
-	done
-	echo $n
-}
-veth_drop_counts() {
-	local d f
-	for d in rxa rxb; do
-		for f in tx_dropped rx_dropped; do
-			echo -n "$d $f $(cat "/sys/class/net/$d/statistics/$f"), "
-		done
-	done
-	echo -n "rxe0 send_err $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/send_err)"
-}
+veth_drops() { vm_veth_drops rxa rxb; }
+veth_drop_counts() { vm_veth_drop_counts rxa rxb; }
 
 # After the clean runs no error on either side: rxe's error counters and
 # roxe0's ack_timeouts must be 0 (the QPs have a timeout the emulator

@@ -121,6 +121,7 @@ guest_main() {
 	[ "$v" -gt 0 ] && [ "$v" = "$x" ] && kill -0 "$ROXED_PID" &&
 		ok "roxed: $v attaches to 239.9.9.9, as many detaches, still serving" ||
 		bad "roxed: $v attaches to 239.9.9.9, $x detaches"
+	vm_check_veth_drops kmod_mcast rxa rxb || fail=1
 	vm_check_dmesg
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
 	exit $fail

@@ -43,6 +43,11 @@ bad() { log "FAIL: $*"; fail=1; }
 
 tcp_listening() { vm_listening "$1"; }
 
+# Every RDMA program runs with the ACK timeout the emulator needs (1 s;
+# rdma_cm's default is shorter): rxe's retries (completer_retry_err) must
+# stay 0 (vm_check_rxe_counters).
+APP_ENV=(env LD_PRELOAD="${ROXE_TOP:-}/build/lib/roxe-linger.so" ROXE_MIN_TIMEOUT=18)
+
 # app_pair LABEL READY PORT SERVER-CMD CLIENT-CMD: the server (in the
 # background) and then its client, each through bash -c; READY PORT says
 # the server listens. Both must exit 0 (the server within 30 s of its
@@ -52,7 +57,7 @@ app_pair() {
 	local label=$1 ready=$2 port=$3 srv=$4 cli=$5 spid rc=0 src=0 n
 	local logf=$ROXE_VM_OUT/$PEER-${label//[^A-Za-z0-9_.-]/_}
 	APP_CLI=$logf.cli
-	stdbuf -oL bash -c "$srv" >"$logf.srv" 2>&1 &
+	stdbuf -oL "${APP_ENV[@]}" bash -c "$srv" >"$logf.srv" 2>&1 &
 	spid=$!
 	if ! vm_wait_for 20 "$ready" "$port"; then
 		bad "$label: server did not listen ($srv)"
@@ -61,7 +66,7 @@ app_pair() {
 		sed 's/^/    srv: /' "$logf.srv" | tail -8
 		return 1
 	fi
-	timeout 60 stdbuf -oL bash -c "$cli" >"$logf.cli" 2>&1 || rc=$?
+	timeout 60 stdbuf -oL "${APP_ENV[@]}" bash -c "$cli" >"$logf.cli" 2>&1 || rc=$?
 	n=300
 	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
 	kill -KILL $spid 2>/dev/null || true
@@ -152,6 +157,19 @@ res_dev_lines() {
 }
 res_dev() { res_dev_lines "$1" | tr '\n' ' ' | sed 's/ $//'; }
 res_same() { [ "$(res_dev "$1")" = "$2" ]; }
+# res_count DEV|SNAPSHOT NAME: NAME's count (qp, cm_id, ...) in rdma
+# resource's line for DEV, or in a res_dev snapshot (a string with spaces)
+res_count() {
+	local line=$1
+	case $line in *" "*) ;; *) line=$(res_dev "$1") ;; esac
+	awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' <<<"$line"
+}
+# the server's connections of a run are gone: as many QPs and CM ids on
+# its device as before the run (its listener is among them)
+res_conns_gone() {
+	[ "$(res_count "$1" qp)" = "$(res_count "$2" qp)" ] &&
+		[ "$(res_count "$1" cm_id)" = "$(res_count "$2" cm_id)" ]
+}
 
 # cmtime (rdmacm-utils 44: the server runs until killed): its server on
 # SADDR's end (device SDEV), the client (device CDEV) -c 128 three times:
@@ -162,12 +180,12 @@ res_same() { [ "$(res_dev "$1")" = "$2" ]; }
 # CQs of one entry, no QP: librdmacm/cmtime's, on rxe0 as on roxe0.)
 step_cmtime() {
 	local s=$1 who=$2 sdev=$3 cdev=$4 c0 s0 s1 i spid logf=$ROXE_VM_OUT/$PEER-cmtime-$2-server
-	stdbuf -oL cmtime -b "$s" -p 7491 >"$logf.srv" 2>&1 &
+	stdbuf -oL "${APP_ENV[@]}" cmtime -b "$s" -p 7491 >"$logf.srv" 2>&1 &
 	spid=$!
 	vm_wait_for 20 vm_cm_listening 7491 || { bad "cmtime: server did not listen"; kill $spid; return 0; }
 	c0=$(res_dev $cdev) s0=$(res_dev $sdev)
 	for i in 1 2 3; do
-		if ! timeout 60 stdbuf -oL cmtime -s "$s" -p 7491 -c 128 >"$logf.cli$i" 2>&1; then
+		if ! timeout 60 stdbuf -oL "${APP_ENV[@]}" cmtime -s "$s" -p 7491 -c 128 >"$logf.cli$i" 2>&1; then
 			bad "cmtime -c 128 run $i, $who the server: client failed"
 			sed 's/^/    cli: /' "$logf.cli$i" | tail
 			break
@@ -178,7 +196,8 @@ step_cmtime() {
 			break
 		fi
 		if [ $i = 1 ]; then
-			sleep 2
+			vm_wait_for 20 res_conns_gone $sdev "$s0" ||
+				bad "cmtime run 1: server's $sdev before [$s0], after [$(res_dev $sdev)]"
 			s1=$(res_dev $sdev)
 			log "    server's $sdev before the runs [$s0], after run 1 [$s1]"
 		elif ! vm_wait_for 20 res_same $sdev "$s1"; then
@@ -215,10 +234,10 @@ step_qperf() {
 # each must fail that way (anything else is news).
 step_qperf_ud() {
 	local s=$1 who=$2 cdev=$3 logf=$ROXE_VM_OUT/$PEER-qperf-ud_lat-$2-server spid rc=0 why
-	timeout 30 qperf -lp 19766 >"$logf.srv" 2>&1 &
+	timeout 30 "${APP_ENV[@]}" qperf -lp 19766 >"$logf.srv" 2>&1 &
 	spid=$!
 	vm_wait_for 20 tcp_listening 19766 || { bad "qperf: server did not listen"; return 0; }
-	timeout 30 qperf -lp 19766 -t 2 "$s" ud_lat >"$logf.cli" 2>&1 || rc=$?
+	timeout 30 "${APP_ENV[@]}" qperf -lp 19766 -t 2 "$s" ud_lat >"$logf.cli" 2>&1 || rc=$?
 	kill $spid 2>/dev/null; wait $spid 2>/dev/null || true
 	# whichever end creates its address handle first reports the refusal
 	why=$(grep -h 'failed to create address handle: Invalid argument' "$logf.cli" "$logf.srv" | head -1)
@@ -357,6 +376,7 @@ guest_main() {
 	fi
 	check_roxe_counters roxe0
 	[ "$PEER" = rxe ] || check_roxe_counters roxe1
+	vm_check_veth_drops "kmod_rdma_apps: [$PEER]" rxa rxb || fail=1
 	kill -TERM $ROXED_PID ${ROXED1_PID:-}
 	wait $ROXED_PID ${ROXED1_PID:-} || true
 	vm_wait_for 10 vm_no_dev roxe0 || bad "roxe0 stays after roxed's SIGTERM"

@@ -139,14 +139,57 @@ vm_gid_index() {
 
 # rxe's hw_counters that mean the peer (roxe) broke the protocol or the run
 # went wrong: NAKs received (seq, RNR), out-of-sequence or duplicate
-# requests from roxe, exhausted retries, RNR NAKs we had to send, transmit
-# failures. completer_retry_err is not among them: 6.1's retransmit timer is
-# armed at a send and not restarted by ACKs ("some timeouts are spurious",
-# rxe_comp.c), so a run longer than the timeout (67 ms at timeout 14) may
-# retry once with every ACK on time; it is printed, and a lost ACK that
-# was not retried in time shows up as retry_exceeded_err.
+# requests from roxe, retries and exhausted retries, RNR NAKs we had to
+# send, transmit failures. 6.1's retransmit timer is armed at a send and
+# not restarted by ACKs ("some timeouts are spurious", rxe_comp.c), so a
+# run longer than the timeout retries with every ACK on time: the tests
+# give rxe's QPs the timeout the emulator needs (roxe-linger.so's
+# ROXE_MIN_TIMEOUT, perftest's -u), and completer_retry_err must stay 0.
 VM_RXE_ERR_COUNTERS='rcvd_seq_err rcvd_rnr_err out_of_seq_request duplicate_request
-retry_exceeded_err retry_rnr_exceeded_err send_rnr_err send_err link_downed'
+completer_retry_err retry_exceeded_err retry_rnr_exceeded_err send_rnr_err send_err
+link_downed'
+
+# vm_veth_drops DEV...: frames the veth pair DEV... dropped, in all. With
+# roxed's XDP program on one end, veth queues what the other sends in a
+# 256-frame ring that the XDP end's NAPI drains (its program then
+# redirects into roxed's AF_XDP ring, or drops when that is full: its
+# rx_dropped); a fuller ring drops (the sender's tx_dropped) and rxe's
+# send fails (its send_err). Either is a failure: the tests' traffic
+# fits the rings.
+vm_veth_drops() {
+	local n=0 d f
+	for d in "$@"; do
+		for f in tx_dropped rx_dropped; do
+			n=$((n + $(cat "/sys/class/net/$d/statistics/$f")))
+		done
+	done
+	echo $n
+}
+# vm_veth_drop_counts DEV...: the same, counter by counter, and rxe0's
+# send_err
+vm_veth_drop_counts() {
+	local d f
+	for d in "$@"; do
+		for f in tx_dropped rx_dropped; do
+			echo -n "$d $f $(cat "/sys/class/net/$d/statistics/$f"), "
+		done
+	done
+	echo -n "rxe0 send_err $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/send_err 2>/dev/null)"
+}
+
+# vm_check_veth_drops LABEL DEV...: 1 (and says so) if the veth pair DEV...
+# dropped a frame since its creation
+vm_check_veth_drops() {
+	local label=$1 n
+	shift
+	n=$(vm_veth_drops "$@")
+	if [ "$n" = 0 ]; then
+		echo "$label: ok: the veth pair dropped no frame"
+		return 0
+	fi
+	echo "$label: FAIL: the veth pair dropped $n frames ($(vm_veth_drop_counts "$@"))"
+	return 1
+}
 
 # vm_check_rxe_counters FILE LABEL [COUNTER...]: FILE holds "name value"
 # lines (hw_counters); 1 if one of the error counters (default: the list
