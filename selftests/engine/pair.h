@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "roxe/verbs.h"
+#include "../wait.h"
 #include "roxe/frame.h"
 #include "roxe/port.h"
 #include <sanitizer/lsan_interface.h>
@@ -238,32 +239,6 @@ static inline int poll_n(struct roxe_cq *cq, struct ibv_wc *wc, int n, int timeo
 	}
 	return got;
 }
-
-/* Milliseconds since t0 (CLOCK_MONOTONIC). */
-static inline long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-/*
- * Until cond (an expression, looked at again every 100 us) holds: true, or
- * false once timeout_ms passed without it. A wait on the very thing the
- * test asserts next, never a guess at how long an engine takes: the bound
- * (seconds) is met only by a run that fails anyway. (selftests/xdp/host.h
- * has the same for the netns hosts.)
- */
-#define wait_until(cond, timeout_ms) ({						\
-	struct timespec wu_t0_;							\
-	bool wu_ok_;								\
-										\
-	clock_gettime(CLOCK_MONOTONIC, &wu_t0_);				\
-	while (!(wu_ok_ = (cond)) && ms_since(&wu_t0_) <= (timeout_ms))	\
-		nanosleep(&(struct timespec){ 0, 100000 }, NULL);		\
-	wu_ok_;									\
-})
 
 static inline void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
 {

@@ -10,6 +10,7 @@
 #include <ifaddrs.h>
 #include <time.h>
 #include "topo.h"
+#include "../wait.h"
 #include "roxe/verbs.h"
 
 #define HOST_MAX_QP	4
@@ -193,32 +194,6 @@ static inline int host_pair_open(struct topo *t, struct host h[2], const struct 
 	}
 	return err;
 }
-
-/* Milliseconds since t0 (CLOCK_MONOTONIC). */
-static inline long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-/*
- * Until cond (an expression, looked at again every 100 us) holds: true, or
- * false once timeout_ms passed without it. A wait on the very thing the
- * test asserts next (a counter, a state), never a guess at how long the
- * kernel or an engine takes: the bound (seconds) is met only by a run that
- * fails anyway. (selftests/engine/pair.h has the same for the loop wire.)
- */
-#define wait_until(cond, timeout_ms) ({						\
-	struct timespec wu_t0_;							\
-	bool wu_ok_;								\
-										\
-	clock_gettime(CLOCK_MONOTONIC, &wu_t0_);				\
-	while (!(wu_ok_ = (cond)) && ms_since(&wu_t0_) <= (timeout_ms))	\
-		nanosleep(&(struct timespec){ 0, 100000 }, NULL);		\
-	wu_ok_;									\
-})
 
 static inline int wait_wc(struct roxe_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {
