@@ -364,7 +364,7 @@ host_main() {
 	RUN_PID=
 	trap '[ -z "$RUN_PID" ] || kill -TERM $RUN_PID 2>/dev/null; wait; exit $KSFT_FAIL' TERM INT
 	for seed in $seeds; do
-		faults_boot "$faults,seed=$seed" "$TOPDIR/build/vm/interop-faults/seed-$seed" || fail=1
+		faults_boot "$faults,seed=$seed" "$(vm_out interop-faults)/seed-$seed" || fail=1
 	done
 	[ $fail = 0 ] || exit $KSFT_FAIL
 	exit $KSFT_PASS

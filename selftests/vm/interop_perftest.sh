@@ -238,7 +238,7 @@ host_main() {
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	TOPDIR=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	SELF=$(readlink -f "$0")
-	OUTDIR=$TOPDIR/build/vm/interop-perftest
+	OUTDIR=$(vm_out interop-perftest)
 	vm_host_ready
 	for p in roxe-perf roxe-pcap; do
 		[ -x "$TOPDIR/build/bin/$p" ] || host_missing "build/bin/$p missing: run make"

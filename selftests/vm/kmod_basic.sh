@@ -287,7 +287,7 @@ host_main() {
 	local top out
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod_basic
+	out=$(vm_out kmod_basic)
 
 	vm_host_ready
 	vm_need_kmod "$top"

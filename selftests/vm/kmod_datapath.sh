@@ -72,7 +72,7 @@ host_main() {
 	local top out
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod_datapath.out
+	out=$(vm_out kmod_datapath.out)
 
 	vm_host_ready
 	vm_need_kmod "$top"

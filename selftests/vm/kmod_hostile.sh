@@ -227,7 +227,7 @@ host_missing() { echo "kmod_hostile: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod-hostile
+	out=$(vm_out kmod-hostile)
 	vm_host_ready
 	vm_need_kmod "$top"
 	# always asked: make rebuilds it when the engine changed

@@ -430,7 +430,7 @@ host_missing() { echo "kmod_interop: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod-interop
+	out=$(vm_out kmod-interop)
 	vm_host_ready
 	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko build/kmod-test/$KVER/roxe_cm_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

@@ -166,7 +166,7 @@ host_missing() { echo "kmod_loopback: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out extra=()
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod-loopback
+	out=$(vm_out kmod-loopback)
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

@@ -133,7 +133,7 @@ host_missing() { echo "kmod_mcast: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod-mcast
+	out=$(vm_out kmod-mcast)
 	vm_host_ready
 	command -v mckey >/dev/null || host_missing "mckey missing (rdmacm-utils)"
 	vm_need_kmod "$top"

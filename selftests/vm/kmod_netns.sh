@@ -315,7 +315,7 @@ host_missing() { echo "kmod_netns: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod_netns
+	out=$(vm_out kmod_netns)
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

@@ -134,7 +134,7 @@ host_missing() { echo "kmod_races: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/kmod-races
+	out=$(vm_out kmod-races)
 	vm_host_ready
 	vm_need_kmod "$top" build/kmod-test/$KVER/roxe_kverbs_test.ko
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

@@ -215,7 +215,7 @@ host_missing() { echo "route_interop: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/route-interop
+	out=$(vm_out route-interop)
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

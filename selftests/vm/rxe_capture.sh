@@ -126,7 +126,7 @@ host_main() {
 	local top out name min n bad=0
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/rxe_capture
+	out=$(vm_out rxe_capture)
 
 	vm_host_ready
 	command -v tcpdump >/dev/null || host_missing "tcpdump missing"

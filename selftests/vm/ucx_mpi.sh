@@ -265,7 +265,7 @@ ompi_files() {
 host_main() {
 	local top out f adds=()
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/ucx-mpi
+	out=$(vm_out ucx-mpi)
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"

@@ -146,7 +146,7 @@ host_main() {
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"	# find_top, vm_host_ready, ...
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	self=$(readlink -f "$0")
-	out=$top/build/vm/virtio_mq
+	out=$(vm_out virtio_mq)
 	# virtio-net's AF_XDP zero-copy is the point: the 6.12 guest by default
 	: "${KVER:=6.12}"
 	vm_host_ready

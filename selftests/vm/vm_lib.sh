@@ -39,6 +39,29 @@ vm_run_guest() {
 	fi
 }
 
+# vm_kver_name: the kernel the test boots, as KVER names it (6.1, the
+# default); run as NAME-SERIES.sh (a link to NAME.sh, e.g.
+# kmod_basic-6.12.sh), SERIES whatever KVER says.
+vm_kver_name() {
+	local self=${0##*/}
+	case "$self" in
+	*-[0-9]*.[0-9]*.sh) self=${self%.sh}; echo "${self##*-}" ;;
+	*) echo "${KVER:-6.1}" ;;
+	esac
+}
+
+# vm_out NAME: the test's results directory, build/vm/NAME, with the
+# kernel's name after it on any kernel but the default: a test's run on
+# 6.12 (after the one on 6.1) leaves the other's results in place.
+vm_out() {
+	local k
+	k=$(vm_kver_name)
+	case "$k" in
+	6.1) echo "$(find_top)/build/vm/$1" ;;
+	*) echo "$(find_top)/build/vm/$1-$k" ;;
+	esac
+}
+
 # vm_host_ready: what booting the VM takes on the host (root, QEMU, the
 # guest's kernel image, /dev/net/tun); the caller's host_missing when something
 # is missing. Resolves KVER (a name: 6.1, the default, 6.12 or a release;
@@ -47,16 +70,11 @@ vm_run_guest() {
 # run.sh and for the paths of the modules built for it
 # (build/kmod/$KVER/roxe.ko; the guest finds them by its uname -r).
 vm_host_ready() {
-	local k self=${0##*/}
-	# NAME-SERIES.sh (a link to NAME.sh, e.g. kmod_basic-6.12.sh): that
-	# kernel, whatever KVER says
-	case "$self" in
-	*-[0-9]*.[0-9]*.sh) self=${self%.sh} KVER=${self##*-} ;;
-	esac
+	local k
 	[ "$(id -u)" = 0 ] || host_missing "needs root"
 	command -v qemu-system-x86_64 >/dev/null || host_missing "qemu-system-x86_64 missing"
-	k=$("$(find_top)/tools/vm/kver.sh" "${KVER:-6.1}" 2>/dev/null) ||
-		host_missing "no Debian ${KVER:-6.1} kernel image"
+	k=$("$(find_top)/tools/vm/kver.sh" "$(vm_kver_name)" 2>/dev/null) ||
+		host_missing "no Debian $(vm_kver_name) kernel image"
 	export KVER=$k
 	[ -c /dev/net/tun ] || host_missing "/dev/net/tun missing"
 }

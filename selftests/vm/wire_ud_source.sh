@@ -58,7 +58,7 @@ host_missing() { echo "wire_ud_source: FAIL: missing: $*"; exit $KSFT_FAIL; }
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$top/build/vm/wire-ud-source
+	out=$(vm_out wire-ud-source)
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
