@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "vclock.h"
 
 #define DEPTH	64		/* the wire's ring each way: a budget of 32 */
 #define BUF	(1u << 20)
@@ -199,13 +200,21 @@ TEST_F(credit, read_larger_than_the_cap_goes_in_parts)
  * QP's READ on the same engine, which found the credit spent, completes.
  * Without the cap the first READ went alone with all 64 of its PSNs
  * charged, forever; without the lapse the two held all 32 forever.
+ * On the virtual clock: the hold passes when the test moves time, not
+ * while it sleeps (the fixture's pair makes way for one opened on it;
+ * no engine thread ran on the real clock, both ends are polled).
  */
 TEST_F(credit, one_qp_cannot_hold_the_credit)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
-	struct roxe_engine *e = eng(a);
+	struct roxe_engine *e;
 	uint32_t most = 0;
+	struct ibv_wc wc;
 
+	pair_close(&self->p);
+	vc_start();
+	ASSERT_EQ(0, pair_open_wire(&self->p, 1024, BUF, 3, DEPTH));
+	e = eng(a);
 	ASSERT_EQ(0, connect_n(self, 3, 0));
 	for (unsigned i = 0; i < 2; i++) {
 		ASSERT_EQ(0, roxe_destroy_qp(self->qb[i]));
@@ -222,9 +231,24 @@ TEST_F(credit, one_qp_cannot_hold_the_credit)
 	EXPECT_EQ(16u, self->qa[0]->req.credit);
 	EXPECT_EQ(16u, self->qa[1]->req.credit);
 	ASSERT_EQ(32u, e->credit_out);
-	/* the credit is spent: the third QP's READ waits for the lapse */
+	/* the credit is spent: the third QP's READ waits for the lapse,
+	 * a nanosecond short of the hold still */
 	ASSERT_EQ(0, read1(self, 2, 3, 2 * 65536, 4096));
-	usleep(ROXE_CREDIT_HOLD_NS / 1000 + 10000);
+	for (int t = 0; t < 2; t++) {
+		if (t)
+			roxe_clock_advance(ROXE_CREDIT_HOLD_NS - 1);
+		for (int k = 0; k < 4; k++) {
+			ASSERT_EQ(0, roxe_poll_cq(a->cq, 1, &wc));
+			ASSERT_EQ(0, roxe_poll_cq(b->cq, 0, NULL));
+		}
+		ASSERT_EQ(0u, roxe_credit_check(e));
+		EXPECT_TRUE(self->qa[2]->credit_waiting);
+		EXPECT_EQ(32u, e->credit_out);
+		EXPECT_EQ(0u, e->stats->credit_lapses);
+	}
+	/* held the whole hold: the next walk of the charged QPs (a quarter
+	 * hold after the last) lets both go */
+	roxe_clock_advance(ROXE_CREDIT_HOLD_NS / 4);
 	ASSERT_EQ(1, run(_metadata, self, 1, &most));
 	EXPECT_EQ(0, memcmp(a->buf + 2 * 65536, b->buf + 2 * 65536, 4096));
 	EXPECT_LE(2u, e->stats->credit_lapses);

@@ -11,6 +11,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "core/core.h"
+#include "vclock.h"
 
 #define BUF (1u << 20)
 
@@ -22,16 +23,24 @@ static enum ibv_qp_state qp_state(struct roxe_qp *qp)
 	return a.qp_state;
 }
 
+static struct roxe_qp_stats *qstats(struct side *s)
+{
+	return &s->dev->qp_stats[roxe_qp_num(s->qp)];
+}
+
 FIXTURE(err) {
 	struct pair p;
 };
 
+/* On the virtual clock: the ACK timer (timeout 10, 4 ms; retry_cnt 2)
+ * and the RNR wait (10 us; rnr_retry 2) fire only when a case moves the
+ * clock, so a NAK's error is the NAK's however slow the host, and retry
+ * exhaustion takes exactly its expiries. */
 FIXTURE_SETUP(err)
 {
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
-	/* timeout 10 (4 ms), retry_cnt 2, rnr_retry 0: failures come within
-	 * tens of ms, yet a busy 2-core machine does not time out by itself. */
-	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 10, 2, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 10, 2, 2));
 }
 
 FIXTURE_TEARDOWN(err)
@@ -45,13 +54,21 @@ TEST_F(err, retry_exceeded_then_flush)
 	struct side *a = &self->p.s[0];
 	struct roxe_loop_faults all = { .drop_ppm = 1000000 };
 	struct ibv_wc wc[4];
+	uint64_t t0 = vc_now();
+	unsigned steps = 0;
 
 	roxe_loop_set_faults(self->p.wire, 0, &all);
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 64, a->mr->lkey,
 					(uintptr_t)self->p.s[1].buf, self->p.s[1].mr->rkey,
 					IBV_SEND_SIGNALED));
-	ASSERT_EQ(3, poll_n(a->cq, wc, 3, 5000));
+	/* retry_cnt 2: the third expiry gives up, each the configured timeout
+	 * (nothing ever acknowledged: no estimate). A fourth step is allowed
+	 * so that a QP that gives up late fails on the count, not the poll. */
+	ASSERT_EQ(3, vc_poll(&self->p, a->cq, wc, 3, 4, &steps));
+	EXPECT_EQ(3u, steps);
+	EXPECT_EQ(3 * a->qp->timeout_ns, vc_now() - t0);
+	EXPECT_EQ(3u, qstats(a)->timeouts);
 	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc[0].status);
 	EXPECT_EQ(0u, wc[0].wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
@@ -59,7 +76,7 @@ TEST_F(err, retry_exceeded_then_flush)
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
 	/* Posting in ERR is allowed and flushes at once. */
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 9, a->buf, 1, a->mr->lkey, 0, 0, 0));
-	ASSERT_EQ(1, poll_n(a->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
 	EXPECT_EQ(9u, wc[0].wr_id);
 }
@@ -68,12 +85,21 @@ TEST_F(err, rnr_retry_exceeded)
 {
 	struct side *a = &self->p.s[0];
 	struct ibv_wc wc;
+	uint64_t t0 = vc_now();
+	unsigned steps = 0;
 
-	/* No receive posted at b, rnr_retry 0. */
+	/* No receive posted at b, rnr_retry 2: an RNR NAK and a wait of the
+	 * peer's RNR timer (min_rnr_timer 1: 10 us), twice; the third NAK
+	 * fails the SEND. One step more allowed, as above. */
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 100, a->mr->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 3, &steps));
 	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc.status);
+	EXPECT_EQ(2u, steps);
+	EXPECT_EQ(2 * roxe_rnr_timer_ns(1), vc_now() - t0);
+	EXPECT_EQ(3u, qstats(a)->rnr_nak_rcvd);
+	EXPECT_EQ(3u, qstats(&self->p.s[1])->rnr_nak_sent);
+	EXPECT_EQ(0u, qstats(a)->timeouts);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
 }
 
@@ -85,13 +111,14 @@ TEST_F(err, remote_access_errors)
 	/* Wrong rkey */
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 64, a->mr->lkey,
 				(uintptr_t)b->buf, b->mr->rkey ^ 0x100, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	/* No step of the clock: the NAK, not a timer, ends the WRITE. */
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
 	/* The responder's QP went to error too (class C), without a completion
-	 * (no receive WQE was involved). b's engine moves it, not this thread:
-	 * wait for the state itself. */
-	wait_until(qp_state(b->qp) == IBV_QPS_ERR, 5000);
+	 * (no receive WQE was involved): once the pair is settled, b's engine
+	 * has moved it. */
+	ASSERT_EQ(0, vc_settle(&self->p));
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(b->qp));
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));
 }
@@ -103,7 +130,7 @@ TEST_F(err, read_past_the_region)
 
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 1, a->buf, 4096, a->mr->lkey,
 				(uintptr_t)b->buf + BUF - 100, b->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
 }
 
@@ -119,7 +146,7 @@ TEST_F(err, misaligned_atomic)
 	wr.wr.atomic.remote_addr = (uintptr_t)b->buf + 4;
 	wr.wr.atomic.rkey = b->mr->rkey;
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
 }
 
@@ -131,9 +158,9 @@ TEST_F(err, send_longer_than_receive_buffer)
 	ASSERT_EQ(0, post_recv1(b->qp, 5, b->buf, 1000, b->mr->lkey));
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 3000, a->mr->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status);
-	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
 	EXPECT_EQ(5u, wc.wr_id);
 }
@@ -147,7 +174,7 @@ TEST_F(err, local_protection)
 	/* An lkey that names no MR. */
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 100, a->mr->lkey + 0x100, 0, 0,
 				IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
 }
@@ -161,7 +188,7 @@ TEST_F(err, flush_on_error_state)
 	for (int i = 0; i < 5; i++)
 		ASSERT_EQ(0, post_recv1(b->qp, 100 + (uint64_t)i, b->buf, 64, b->mr->lkey));
 	ASSERT_EQ(0, roxe_modify_qp(b->qp, &attr, IBV_QP_STATE));
-	ASSERT_EQ(5, poll_n(b->cq, wc, 5, 5000));
+	ASSERT_EQ(5, vc_poll(&self->p, b->cq, wc, 5, 0, NULL));
 	for (int i = 0; i < 5; i++) {
 		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
 		EXPECT_EQ(100u + (uint64_t)i, wc[i].wr_id);
@@ -194,8 +221,12 @@ FIXTURE(api) {
 	struct roxe_qp *qp;
 };
 
+/* On the virtual clock too: cq_overrun_is_reported's WRITEs are
+ * acknowledged, never retransmitted, and a settled pair has made every
+ * completion it will. */
 FIXTURE_SETUP(api)
 {
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
 	ASSERT_EQ(0, qp_create(&self->p.s[0], IBV_QPT_RC, &self->qp));
 }
@@ -312,9 +343,10 @@ TEST_F(api, cq_overrun_is_reported)
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(0, post_send1(qa, IBV_WR_RDMA_WRITE, (uint64_t)i, a->buf, 8, a->mr->lkey,
 					(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
-	/* All four completions made: the first fitted, the other three found
-	 * the CQ full (the first of them queued the event). */
-	wait_until(atomic_load(&small->lost) >= 3, 5000);
+	/* All four completions made once the pair is settled: the first
+	 * fitted, the other three found the CQ full (the first of them queued
+	 * the event). */
+	ASSERT_EQ(0, vc_settle(&self->p));
 	EXPECT_EQ(3u, atomic_load(&small->lost));
 	r = roxe_poll_cq(small, 8, wc);
 	EXPECT_EQ(1, r);		/* what fitted */

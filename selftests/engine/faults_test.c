@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
+#include "core/core.h"	/* a QP's transport counters: its RNR NAKs */
 
 #define BUF (8u << 20)
 #define MSGS 300
@@ -152,15 +153,20 @@ TEST_F(faults, one_entry_queues_ping_pong)
 				0x10, 12, 7, 7));
 	ASSERT_EQ(0, qp_connect(qb, a->dev, roxe_qp_num(qa), IBV_QPT_RC, IBV_MTU_1024, 0x10,
 				0xfffff0, 12, 7, 7));
+	const __u64 *rnr = &a->dev->qp_stats[roxe_qp_num(qa)].rnr_nak_rcvd;
+
 	for (int i = 0; i < 100; i++) {
 		uint8_t *out = a->buf + (size_t)(i % 64) * 4096;
+		uint64_t naks = __atomic_load_n(rnr, __ATOMIC_RELAXED);
 
 		fill_pattern(out, 4000, (uint32_t)i);
-		/* The send may beat the receive: RNR NAK, then retry. */
+		/* The send may beat the receive: RNR NAK, then retry. Every
+		 * third one surely does: its receive waits for the NAK. */
 		ASSERT_EQ(0, post_send1(qa, IBV_WR_SEND, (uint64_t)i, out, 4000, a->mr->lkey, 0, 0,
 					IBV_SEND_SIGNALED));
 		if (i % 3 == 0)
-			usleep(200);
+			ASSERT_TRUE(wait_until(__atomic_load_n(rnr, __ATOMIC_RELAXED) > naks, 10000))
+				TH_LOG("message %d: no RNR NAK", i);
 		ASSERT_EQ(0, post_recv1(qb, (uint64_t)i, b->buf, 4096, b->mr->lkey));
 		ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 10000)) TH_LOG("message %d", i);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);

@@ -9,6 +9,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"	/* a QP's transport counters, to see an RNR stall */
+#include "vclock.h"
 
 #define BUF	(1u << 20)
 #define QKEY	0x11111111u
@@ -29,23 +30,14 @@ static int sq_draining(struct roxe_qp *qp)
 	return a.sq_draining;
 }
 
-static void nap_ms(long ms)
+/* dev's next async event once the pair is settled (vclock.h: every
+ * engine has done all it can at this instant): 0, or -EAGAIN when none
+ * was raised, an absence that no wait could make surer. */
+static int settled_event(struct pair *p, struct roxe_device *dev, struct roxe_async_event *ev)
 {
-	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+	int err = vc_settle(p);
 
-	nanosleep(&t, NULL);
-}
-
-/* The next async event within timeout_ms: 0, or -EAGAIN. */
-static int wait_event(struct roxe_device *dev, struct roxe_async_event *ev, int timeout_ms)
-{
-	for (int waited = 0; ; waited++) {
-		int r = roxe_get_async_event(dev, ev);
-
-		if (r != -EAGAIN || waited >= timeout_ms)
-			return r;
-		nap_ms(1);
-	}
+	return err ? err : roxe_get_async_event(dev, ev);
 }
 
 static int modify_state(struct roxe_qp *qp, enum ibv_qp_state st, int extra_mask)
@@ -85,8 +77,11 @@ FIXTURE_VARIANT(ucud) {
 FIXTURE_VARIANT_ADD(ucud, uc) { .type = IBV_QPT_UC };
 FIXTURE_VARIANT_ADD(ucud, ud) { .type = IBV_QPT_UD };
 
+/* Every fixture here runs on the virtual clock: no timer fires behind a
+ * case's back, and "nothing came" is read off a settled pair. */
 FIXTURE_SETUP(ucud)
 {
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
 	ASSERT_EQ(0, pair_connect(&self->p, variant->type, IBV_MTU_1024, 1, 2, 0, 0, 0));
 	/* UC: three packets a message; UD: one datagram of 1000 bytes. */
@@ -147,7 +142,7 @@ TEST_F(ucud, local_error_enters_sqe_then_rts)
 	}
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[0], &bad));
 
-	ASSERT_EQ(4, poll_n(a->cq, wc, 4, 5000));
+	ASSERT_EQ(4, vc_poll(&self->p, a->cq, wc, 4, 0, NULL));
 	EXPECT_EQ(0u, wc[0].wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(1u, wc[1].wr_id);
@@ -159,18 +154,18 @@ TEST_F(ucud, local_error_enters_sqe_then_rts)
 	}
 	for (int i = 0; i < 4; i++)
 		EXPECT_EQ(roxe_qp_num(a->qp), wc[i].qp_num);
-	EXPECT_EQ(0, poll_n(a->cq, wc, 1, 50));
+	EXPECT_EQ(0, vc_poll(&self->p, a->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_QPS_SQE, qp_state(a->qp));
 	/* SQE is no fatal error: no async event. */
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
 
 	/* b got message 0 only; the failed one completed nothing there. */
-	ASSERT_EQ(1, poll_n(b->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(100u, wc[0].wr_id);
 	EXPECT_EQ(grh + len, wc[0].byte_len);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf + grh, len));
-	EXPECT_EQ(0, poll_n(b->cq, wc, 1, 50));
+	EXPECT_EQ(0, vc_poll(&self->p, b->cq, wc, 1, 0, NULL));
 
 	/* Sends are refused in SQE. */
 	send_wr(&wr[0], &sge[0], 9, a->buf, len, a->mr->lkey, self->ah[0], bqpn);
@@ -182,13 +177,13 @@ TEST_F(ucud, local_error_enters_sqe_then_rts)
 	send_wr(&wr[0], &sge[0], 300, b->buf + 131072, len, b->mr->lkey, self->ah[1],
 		roxe_qp_num(a->qp));
 	ASSERT_EQ(0, roxe_post_send(b->qp, &wr[0], &bad));
-	ASSERT_EQ(1, poll_n(a->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(IBV_WC_RECV, wc[0].opcode);
 	EXPECT_EQ(200u, wc[0].wr_id);
 	EXPECT_EQ(grh + len, wc[0].byte_len);
 	EXPECT_EQ(0, memcmp(b->buf + 131072, a->buf + 196608 + grh, len));
-	ASSERT_EQ(1, poll_n(b->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(300u, wc[0].wr_id);
 
@@ -216,17 +211,17 @@ TEST_F(ucud, local_error_enters_sqe_then_rts)
 	 * message did not use. */
 	send_wr(&wr[0], &sge[0], 10, a->buf + 65536, len, a->mr->lkey, self->ah[0], bqpn);
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[0], &bad));
-	ASSERT_EQ(1, poll_n(a->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(10u, wc[0].wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
-	ASSERT_EQ(1, poll_n(b->cq, wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(101u, wc[0].wr_id);
 	EXPECT_EQ(grh + len, wc[0].byte_len);
 	EXPECT_EQ(0, memcmp(a->buf + 65536, b->buf + 8192 + grh, len));
-	EXPECT_EQ(0, poll_n(b->cq, wc, 1, 50));
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(b->dev, &ev));
+	EXPECT_EQ(0, vc_poll(&self->p, b->cq, wc, 1, 0, NULL));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, b->dev, &ev));
 }
 
 TEST_F(ucud, sqd_holds_new_sends_until_rts)
@@ -243,7 +238,7 @@ TEST_F(ucud, sqd_holds_new_sends_until_rts)
 	ASSERT_EQ(0, post_recv1(b->qp, 1, b->buf, 8192, b->mr->lkey));
 	/* Nothing in progress: drained at once, the event comes once. */
 	ASSERT_EQ(0, roxe_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY));
-	ASSERT_EQ(0, wait_event(a->dev, &ev, 5000));
+	ASSERT_EQ(0, settled_event(&self->p, a->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev.type);
 	EXPECT_EQ(a->qp, ev.element.qp);
 	EXPECT_EQ(IBV_QPS_SQD, qp_state(a->qp));
@@ -252,21 +247,21 @@ TEST_F(ucud, sqd_holds_new_sends_until_rts)
 	/* Posting in SQD is allowed; the send waits for RTS. */
 	send_wr(&wr, &sge, 5, a->buf, len, a->mr->lkey, self->ah[0], roxe_qp_num(b->qp));
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
-	EXPECT_EQ(0, poll_n(a->cq, &wc, 1, 50));
-	EXPECT_EQ(0, poll_n(b->cq, &wc, 1, 1));
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
+	EXPECT_EQ(0, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
+	EXPECT_EQ(0, vc_poll(&self->p, b->cq, &wc, 1, 0, NULL));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
 	/* Something table 91 does not allow in SQD -> SQD. */
 	attr.sq_psn = 7;
 	EXPECT_EQ(-EINVAL, roxe_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN));
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_RTS, 0));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(5u, wc.wr_id);
-	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(grh + len, wc.byte_len);
 	EXPECT_EQ(0, memcmp(a->buf, b->buf + grh, len));
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
 }
 
 /* --- RC: ERR and its events, SQD left before the drain ends -------------------- */
@@ -276,6 +271,7 @@ FIXTURE(rc) {
 
 FIXTURE_SETUP(rc)
 {
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
 	/* rnr_retry 7: an RNR stall lasts until the receiver posts. */
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 14, 7, 7));
@@ -301,25 +297,23 @@ TEST_F(rc, local_error_is_fatal)
 	send_wr(&wr[1], &sge[1], 1, a->buf, 3000, a->mr->lkey, NULL, 0);
 	wr[0].next = &wr[1];
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[0], &bad));
-	ASSERT_EQ(2, poll_n(a->cq, wc, 2, 5000));
+	ASSERT_EQ(2, vc_poll(&self->p, a->cq, wc, 2, 0, NULL));
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc[0].status);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
 	/* Not SQE: RC errors are fatal. */
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(a->qp));
-	ASSERT_EQ(0, wait_event(a->dev, &ev, 5000));
+	ASSERT_EQ(0, settled_event(&self->p, a->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(a->qp, ev.element.qp);
-	nap_ms(30);
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));	/* once */
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(b->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));	/* once */
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, b->dev, &ev));
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(b->qp));
 	/* The application's own move to ERR flushes but raises nothing. */
 	ASSERT_EQ(0, modify_state(b->qp, IBV_QPS_ERR, 0));
-	ASSERT_EQ(2, poll_n(b->cq, wc, 2, 5000));
+	ASSERT_EQ(2, vc_poll(&self->p, b->cq, wc, 2, 0, NULL));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[1].status);
-	nap_ms(30);
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(b->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, b->dev, &ev));
 }
 
 TEST_F(rc, responder_errors_raise_their_events)
@@ -332,30 +326,22 @@ TEST_F(rc, responder_errors_raise_their_events)
 	 * responder's with a local access violation (QP_ACCESS_ERR). */
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 64, a->mr->lkey,
 				(uintptr_t)b->buf, b->mr->rkey ^ 0x100, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
-	ASSERT_EQ(0, wait_event(a->dev, &ev, 5000));
+	ASSERT_EQ(0, settled_event(&self->p, a->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(a->qp, ev.element.qp);
-	ASSERT_EQ(0, wait_event(b->dev, &ev, 5000));
+	ASSERT_EQ(0, settled_event(&self->p, b->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_ACCESS_ERR, ev.type);
 	EXPECT_EQ(b->qp, ev.element.qp);
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(b->qp));
-	nap_ms(30);
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(b->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, b->dev, &ev));
 }
 
-/* Until the peer has refused the send twice with an RNR NAK (it has no
- * receive posted): the send is started, and stalled. */
-static int wait_rnr_stall(struct roxe_qp *qp)
+static uint64_t rnr_naks(struct roxe_qp *qp)
 {
-	for (int ms = 0; ms < 5000; ms++) {
-		if (__atomic_load_n(&qp->stats->rnr_nak_rcvd, __ATOMIC_RELAXED) >= 2)
-			return 0;
-		nap_ms(1);
-	}
-	return -ETIMEDOUT;
+	return __atomic_load_n(&qp->stats->rnr_nak_rcvd, __ATOMIC_RELAXED);
 }
 
 TEST_F(rc, sqd_without_notify_and_back_before_drained)
@@ -368,25 +354,28 @@ TEST_F(rc, sqd_without_notify_and_back_before_drained)
 	fill_pattern(a->buf, 5000, 7);
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 1, a->buf, 5000, a->mr->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
-	ASSERT_EQ(0, wait_rnr_stall(a->qp));
+	/* The peer refuses it with an RNR NAK (no receive posted), and
+	 * again when the RNR wait is over: started, and stalled. */
+	ASSERT_EQ(0, vc_settle(&self->p));
+	EXPECT_EQ(1u, rnr_naks(a->qp));
+	ASSERT_NE(0u, vc_step(&self->p));
+	EXPECT_EQ(2u, rnr_naks(a->qp));
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_SQD, 0));
 	EXPECT_EQ(1, sq_draining(a->qp));
 	/* SQD -> RTS does not wait for the drain. */
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_RTS, 0));
 	EXPECT_EQ(0, sq_draining(a->qp));
 	ASSERT_EQ(0, post_recv1(b->qp, 2, b->buf, 8192, b->mr->lkey));
-	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	/* the RNR wait's end: one step of the clock */
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 1, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, vc_poll(&self->p, b->cq, &wc, 1, 0, NULL));
 	EXPECT_EQ(0, memcmp(a->buf, b->buf, 5000));
 
 	/* Idle now: SQD drains at once, silently. */
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_SQD, 0));
-	for (int ms = 0; sq_draining(a->qp) && ms < 5000; ms++)
-		nap_ms(1);
+	EXPECT_EQ(-EAGAIN, settled_event(&self->p, a->dev, &ev));
 	EXPECT_EQ(0, sq_draining(a->qp));
-	nap_ms(30);
-	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_RTS, 0));
 	EXPECT_EQ(IBV_QPS_RTS, qp_state(a->qp));
 }
@@ -399,7 +388,9 @@ FIXTURE(rcstep) {
 FIXTURE_SETUP(rcstep)
 {
 	/* b is polled: it acknowledges only when the test runs its turns.
-	 * timeout 16 (268 ms): a does not retransmit while b is held. */
+	 * The virtual clock stands still: a does not retransmit while b is
+	 * held, however long that takes. */
+	vc_start();
 	ASSERT_EQ(0, pair_open_polled(&self->p, 1024, BUF, 1u << 1));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 16, 7, 7));
 }
@@ -410,29 +401,56 @@ FIXTURE_TEARDOWN(rcstep)
 	EXPECT_EQ(0, leak_check());
 }
 
+/* Between two turns of b, virtual time enough for the ACK b holds from
+ * one turn to leave in the next (sched.c's ACK hold: 10 us); a's
+ * retransmit timer (268 ms) is never reached this way. */
+#define B_TURN_NS	(100 * 1000ull)
+
 /* One turn of b's engine; its receive completions are appended to wc. */
 static int step_b(struct side *b, struct ibv_wc *wc, int *got, int max)
 {
-	int r = roxe_poll_cq(b->cq, max - *got, wc + *got);
+	int r;
+
+	roxe_clock_advance(B_TURN_NS);
+	r = roxe_poll_cq(b->cq, max - *got, wc + *got);
 
 	if (r > 0)
 		*got += r;
 	return r;
 }
 
-/* Wait up to timeout_ms for a's send completions to reach `want`. */
-static int poll_a_until(struct side *a, struct ibv_wc *wc, int *got, int want, int timeout_ms)
+/* a's engine thread has done all it can with what it has (b's frames, the
+ * posts): vclock.h's settle for that one engine, leaving b's turns to the
+ * test (vc_settle would run them). Parked with no wakeup pending, and no
+ * turn between the looks. 0, or -ETIMEDOUT: a hang guard, 20 s. */
+static int settle_a(struct side *a)
 {
-	for (int ms = 0; *got < want && ms <= timeout_ms; ms++) {
-		int r = roxe_poll_cq(a->cq, want - *got, wc + *got);
+	struct roxe_engine *e = &a->dev->engines[0];
+	struct timespec t0;
 
-		if (r < 0)
-			return r;
-		*got += r;
-		if (*got < want)
-			nap_ms(1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		unsigned long ep = atomic_load(&e->epoch);
+
+		if (roxe_engine_parked(e) && !roxe_engine_wake_pending(e) &&
+		    roxe_engine_parked(e) && atomic_load(&e->epoch) == ep)
+			return 0;
+		if (ms_since(&t0) > 20000)
+			return -ETIMEDOUT;
+		sched_yield();
 	}
-	return *got;
+}
+
+/* a's send completions, up to max in all, once a is settled. */
+static int poll_a(struct side *a, struct ibv_wc *wc, int *got, int max)
+{
+	int r = settle_a(a);
+
+	if (!r)
+		r = roxe_poll_cq(a->cq, max - *got, wc + *got);
+	if (r > 0)
+		*got += r;
+	return r;
 }
 
 TEST_F(rcstep, sqd_drains_sends_in_flight)
@@ -462,17 +480,18 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 			ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 200 + (uint64_t)i, a->buf, LEN,
 						a->mr->lkey, 0, 0, IBV_SEND_SIGNALED));
 		}
-		for (int ms = 0; wa < 8 || wb < 8; ms++) {
-			ASSERT_LT(ms, 5000);
+		/* a turn of b, a settled: each moves the exchange on (the
+		 * bound is met only by one that stopped) */
+		for (int t = 0; wa < 8 || wb < 8; t++) {
+			ASSERT_LT(t, 1000);
 			ASSERT_GE(step_b(b, ww, &wb, 8), 0);
+			ASSERT_EQ(0, settle_a(a));
 			r = roxe_poll_cq(a->cq, 8 - wa, ww);
 			ASSERT_GE(r, 0);
 			for (int k = 0; k < r; k++)
 				ASSERT_EQ(IBV_WC_SUCCESS, ww[k].status);
 			wa += r;
 			wb = wb > 8 ? 8 : wb;
-			if (wa < 8 || wb < 8)
-				nap_ms(1);
 		}
 	}
 	for (int i = 0; i < N + 2; i++) {
@@ -487,11 +506,8 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 	base = __atomic_load_n(&port_a->stats.tx_frames, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[0], &bad));
 	/* Every packet sent, none acknowledged: all N are in flight. */
-	for (int ms = 0; __atomic_load_n(&port_a->stats.tx_frames, __ATOMIC_RELAXED) - base <
-			 (uint64_t)PKTS; ms++) {
-		ASSERT_LT(ms, 5000);
-		nap_ms(1);
-	}
+	ASSERT_EQ(0, settle_a(a));
+	ASSERT_EQ((uint64_t)PKTS, __atomic_load_n(&port_a->stats.tx_frames, __ATOMIC_RELAXED) - base);
 
 	attr.qp_state = IBV_QPS_SQD;
 	attr.en_sqd_async_notify = 1;
@@ -503,25 +519,27 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 	EXPECT_EQ(-EBUSY, roxe_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT));
 	/* Posted during SQD: accepted, not started. */
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[N], &bad));
-	nap_ms(30);
+	ASSERT_EQ(0, settle_a(a));
+	EXPECT_EQ((uint64_t)PKTS, __atomic_load_n(&port_a->stats.tx_frames, __ATOMIC_RELAXED) - base);
 	EXPECT_EQ(0, roxe_poll_cq(a->cq, N + 2, wc));
 	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
 	EXPECT_EQ(1, sq_draining(a->qp));
 
 	/* b acknowledges a message a turn. The event must not come before
-	 * the last of the N completions, and must come after it. */
+	 * the last of the N completions, and must come with it: a settled
+	 * with all N has raised it. */
 	for (step = 0; ; step++) {
 		int before = got;
 
 		ASSERT_LT(step, 4 * N);
 		ASSERT_GE(step_b(b, bwc, &bgot, N + 2), 0);
-		ASSERT_GE(poll_a_until(a, wc, &got, got + 1, 200), 0);
+		ASSERT_GE(poll_a(a, wc, &got, got + 1), 0);
 		ASSERT_LE(got, N);
 		steps_with_progress += got > before;
 		if (roxe_get_async_event(a->dev, &ev) == 0)
 			break;
 		if (got == N) {
-			ASSERT_EQ(0, wait_event(a->dev, &ev, 5000));
+			ASSERT_EQ(0, roxe_get_async_event(a->dev, &ev));
 			break;
 		}
 	}
@@ -549,7 +567,7 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 		EXPECT_EQ(0, memcmp(a->buf + i * LEN, b->buf + i * LEN, LEN));
 	}
 	/* Exactly once; and the send posted in SQD has not left a. */
-	nap_ms(30);
+	ASSERT_EQ(0, settle_a(a));
 	EXPECT_EQ(0, step_b(b, bwc, &bgot, N + 2));
 	EXPECT_EQ(N, bgot);
 	EXPECT_EQ(-EAGAIN, roxe_get_async_event(a->dev, &ev));
@@ -577,10 +595,10 @@ TEST_F(rcstep, sqd_drains_sends_in_flight)
 	ASSERT_EQ(0, modify_state(a->qp, IBV_QPS_RTS, 0));
 	ASSERT_EQ(0, roxe_post_send(a->qp, &wr[N + 1], &bad));
 	got = 0;
-	for (int ms = 0; got < 2 || bgot < N + 2; ms++) {
-		ASSERT_LT(ms, 5000);
+	for (int t = 0; got < 2 || bgot < N + 2; t++) {
+		ASSERT_LT(t, 1000);
 		ASSERT_GE(step_b(b, bwc, &bgot, N + 2), 0);
-		poll_a_until(a, wc, &got, 2, 1);
+		ASSERT_GE(poll_a(a, wc, &got, 2), 0);
 	}
 	for (int i = 0; i < 2; i++) {
 		EXPECT_EQ((uint64_t)(N + i), wc[i].wr_id);

@@ -410,12 +410,18 @@ TEST_F(served, sq_sig_all)
 		.cap = { 63, 63, SQ_SGE, RQ_SGE, 64 }, .sq_sig_all = true,
 	};
 
-	/* without sq_sig_all: an unsignaled WRITE lands, no completion */
+	/* without sq_sig_all: an unsignaled WRITE lands, no completion. Its
+	 * slot is free (the consumer index moved) once the ACK retired it,
+	 * and the turn that did is over once the engine has turned twice
+	 * more or sleeps: a completion would be in the ring by then. */
 	fill_pattern(a->buf + 1000, 3000, 7);
 	app_wqe(a, IBV_WR_RDMA_WRITE, 21, APP_IOVA + 1000, 3000,
 		(uintptr_t)(s0->buf + 1000), s0->mr->rkey)->wr.send_flags = 0;
 	app_post(a, s1->dev);
-	EXPECT_EQ(0, app_poll(&a->r.cq_cons, &uwc, 300));
+	ASSERT_TRUE(wait_until(__atomic_load_n(&a->r.sq->consumer_index, __ATOMIC_ACQUIRE) ==
+			       roxe_queue_producer_index(&a->r.sq_prod), 5000));
+	roxe_dev_quiesce(s1->dev);
+	EXPECT_TRUE(roxe_queue_empty(&a->r.cq_cons));
 	EXPECT_EQ(0, memcmp(s0->buf + 1000, a->buf + 1000, 3000));
 
 	/* the same QP number again, now with sq_sig_all, on the same rings */
@@ -667,7 +673,11 @@ TEST_F_TIMEOUT(served, hostile_producer_index, 60)
 		at.qp_state = IBV_QPS_ERR;
 		ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
 		app_post(a, s1->dev);
-		usleep(10000);
+		/* The engine has read the doorbell, and flushed amid the
+		 * games in that turn (a RESET before it would find nothing
+		 * posted: no games at all). */
+		ASSERT_TRUE(wait_until(__atomic_load_n(&a->r.ring.cons, __ATOMIC_ACQUIRE) ==
+				       a->r.ring.prod, 5000));
 		/* RESET waits for the engine: it must get out of the flush */
 		at.qp_state = IBV_QPS_RESET;
 		ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
@@ -750,11 +760,12 @@ TEST_F_TIMEOUT(served, hostile_doorbell_storm, 60)
 	struct app *a = &self->a;
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
 	uint8_t sgid[16] = { 0 }, dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct roxe_engine *e = &s1->dev->engines[0];
 	uint64_t one = 1;
 	int flushed;
 
 	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
-	usleep(10000);
+	roxe_dev_quiesce(s1->dev);	/* the engine has acted on the ERR */
 	atomic_store(&a->events, 0);
 	atomic_store(&a->index_games, true);
 	roxe_queue_produce(&a->r.sq_prod);
@@ -762,8 +773,13 @@ TEST_F_TIMEOUT(served, hostile_doorbell_storm, 60)
 	for (unsigned i = 0; i < 1000; i++)
 		a->r.ring.qpn[(a->r.ring.prod + i) % ROXE_KABI_DB_SLOTS] = APP_QPN;
 	__atomic_store_n(&a->r.ring.prod, a->r.ring.prod + 1000, __ATOMIC_RELEASE);
-	ASSERT_EQ((ssize_t)sizeof(one), write(s1->dev->engines[0].efd, &one, sizeof(one)));
-	usleep(200000);
+	ASSERT_EQ((ssize_t)sizeof(one), write(e->efd, &one, sizeof(one)));
+	/* The turn that read them is over, and the engine idles: it sleeps
+	 * only after turns that found nothing to do, so whatever the storm
+	 * costs is counted (an engine that went on flushing never sleeps). */
+	ASSERT_TRUE(wait_until(__atomic_load_n(&a->r.ring.cons, __ATOMIC_ACQUIRE) ==
+			       a->r.ring.prod && atomic_load(&e->sleeping) &&
+			       !atomic_load(&e->db_head), 5000));
 	atomic_store(&a->index_games, false);
 	flushed = atomic_load(&a->events);
 	TH_LOG("1000 doorbells: %d completions flushed", flushed);

@@ -10,6 +10,9 @@
  * B is away and carries a WRITE once it is back. The GID table has rxe's
  * layout: 0 the link-local default GID, 1 the first IPv4 address. A QP
  * whose own source address goes away ends in retry-exceeded, as on rxe.
+ * The engines run on the virtual clock (transport.h): a retransmission
+ * is one the flap caused, never a host too slow for the timer, and the
+ * retries that end the QP whose source went away are the test's steps.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,10 +23,16 @@
 #include "roxe/verbs.h"
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
+#include "transport/transport.h"
 
 #define BUF		(1u << 20)
 #define CHUNK		65536u
-#define WAIT_MS		2000	/* bound on an address event reaching the device */
+/* A wait for an address event to reach the device, or for the traffic to
+ * move on: met only by a device that never follows (a failure anyway),
+ * never a judgement of how fast it does. */
+#define WAIT_MS		10000
+/* The virtual clock's start: far past 0, which the timers read as "never". */
+#define VC_START_NS	(1000ull * 1000000000ull)
 
 FIXTURE(addrs) {
 	struct topo	t;
@@ -47,15 +56,16 @@ FIXTURE_SETUP(addrs)
 		.max_wr = 64, .buf_len = BUF,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 		.rd_atomic = 1,
-		/* 1.07 s: remove_and_readd_during_traffic counts the QP's
-		 * retransmissions, and a 16.8 ms timer also expires when this
-		 * VM's vCPUs are descheduled that long, both hosts with them
-		 * (seen in CI: 7 expiries with nothing lost; reproduced with
-		 * the test's CPU time throttled, no address touched) */
+		/* 1.07 s, as before the virtual clock: a timer that never
+		 * fires unless the test moves time */
 		.timeout = 18,
 	};
 	int err;
 
+	/* remove_and_readd_during_traffic counts the QP's retransmissions:
+	 * on the real clock a timer also expired when the VM's vCPUs were
+	 * descheduled long enough (CI: 7 expiries, nothing lost) */
+	roxe_clock_virtual(VC_START_NS);	/* before any engine starts */
 	ASSERT_EQ(0, topo_up(&self->t, "ad", 1, 1500));
 	self->up = true;
 	err = host_pair_open(&self->t, self->h, &ha);
@@ -71,6 +81,48 @@ FIXTURE_TEARDOWN(addrs)
 	host_close(&self->h[1]);
 	if (self->up)
 		topo_down(&self->t);
+}
+
+/* Every engine of both hosts parked, no wakeup pending, no turn between
+ * the looks: all that can happen at this instant of the virtual clock has
+ * (selftests/engine/vclock.h's settle, for two hosts). */
+static bool hosts_quiet(struct host h[2])
+{
+	unsigned long ep[2][ROXE_MAX_ENGINES];
+	bool quiet = true;
+
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 0; k < h[i].dev->nengines; k++) {
+			ep[i][k] = atomic_load(&h[i].dev->engines[k].epoch);
+			quiet &= roxe_engine_parked(&h[i].dev->engines[k]);
+		}
+	for (int i = 0; i < 2 && quiet; i++)
+		for (unsigned k = 0; k < h[i].dev->nengines; k++)
+			quiet &= !roxe_engine_wake_pending(&h[i].dev->engines[k]);
+	for (int i = 0; i < 2 && quiet; i++)
+		for (unsigned k = 0; k < h[i].dev->nengines; k++)
+			quiet &= roxe_engine_parked(&h[i].dev->engines[k]) &&
+				 atomic_load(&h[i].dev->engines[k].epoch) == ep[i][k];
+	return quiet;
+}
+
+/* The hosts settled, the clock moves to their earliest deadline; false
+ * if no timer is armed. */
+static bool step_to_deadline(struct host h[2])
+{
+	uint64_t next = 0;
+
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 0; k < h[i].dev->nengines; k++) {
+			uint64_t d = roxe_engine_next_deadline(&h[i].dev->engines[k]);
+
+			if (d && (!next || d < next))
+				next = d;
+		}
+	if (next <= roxe_now_ns())
+		return false;
+	roxe_clock_advance(next - roxe_now_ns());
+	return true;
 }
 
 static uint64_t now_ms(void)
@@ -104,19 +156,21 @@ static bool in_xdp_map(int fd, const uint8_t gid[16])
 	return bpf_map_lookup_elem(fd, &k, &v) == 0;
 }
 
-/* Waits up to WAIT_MS for gid to be (present) or not be in both b's GID
- * table and its XDP map; the milliseconds it took, or -1. */
+/* Waits for gid to be (present) or not be in both b's GID table and its
+ * XDP map; the milliseconds it took (for the log), or -1 (WAIT_MS). */
 static int wait_addr(struct roxe_device *dev, int map_fd, const uint8_t gid[16], bool present)
 {
 	uint64_t t0 = now_ms();
 
-	while (now_ms() - t0 < WAIT_MS) {
-		if ((gid_index_of(dev, gid) >= 0) == present && in_xdp_map(map_fd, gid) == present)
-			return (int)(now_ms() - t0);
-		usleep(1000);
-	}
-	return -1;
+	if (!wait_until((gid_index_of(dev, gid) >= 0) == present &&
+			in_xdp_map(map_fd, gid) == present, WAIT_MS))
+		return -1;
+	return (int)(now_ms() - t0);
 }
+
+/* WRITEs the traffic on A makes before each step of the flap, and after
+ * it: the flap happens amid traffic however fast either side runs. */
+#define FLAP_WRITES	8
 
 struct flap {
 	const struct topo	*t;
@@ -124,29 +178,40 @@ struct flap {
 	int			map_fd;
 	uint8_t			gid[16];
 	int			gone_ms, back_ms, del_rc, add_rc;
+	_Atomic unsigned	writes;		/* verified WRITEs on A so far */
+	_Atomic bool		stopped;	/* the traffic on A ended */
 	_Atomic bool		done;
+	bool			moved[3];	/* the traffic went on: before, during, after */
 };
+
+/* Until the traffic on A has made n more WRITEs (false: it stopped). */
+static bool writes_on(struct flap *f, unsigned n)
+{
+	unsigned w0 = atomic_load(&f->writes);
+
+	wait_until(atomic_load(&f->writes) >= w0 + n || atomic_load(&f->stopped), WAIT_MS);
+	return atomic_load(&f->writes) >= w0 + n;
+}
 
 /* B leaves b's interface and comes back while the main thread writes on A. */
 static void *flap_main(void *arg)
 {
 	struct flap *f = arg;
-
 	uint64_t t0;
 
-	usleep(200000);
+	f->moved[0] = writes_on(f, FLAP_WRITES);
 	t0 = now_ms();
 	f->del_rc = ip_cmd(f->t, 'b', "del", "10.99.1.2");
 	f->gone_ms = wait_addr(f->dev, f->map_fd, f->gid, false);
 	if (f->gone_ms >= 0)
 		f->gone_ms = (int)(now_ms() - t0);	/* from before ip(8) ran */
-	usleep(200000);
+	f->moved[1] = writes_on(f, FLAP_WRITES);	/* while B is away */
 	t0 = now_ms();
 	f->add_rc = ip_cmd(f->t, 'b', "add", "10.99.1.2");
 	f->back_ms = wait_addr(f->dev, f->map_fd, f->gid, true);
 	if (f->back_ms >= 0)
 		f->back_ms = (int)(now_ms() - t0);
-	usleep(200000);
+	f->moved[2] = writes_on(f, FLAP_WRITES);
 	atomic_store(&f->done, true);
 	return NULL;
 }
@@ -213,8 +278,7 @@ TEST_F(addrs, rxe_layout_and_follow_without_refresh)
 	roxe_gid_from_v4(gb, inet_addr("10.99.1.2"));
 	ASSERT_EQ(0, ip_cmd(&self->t, 'a', "add", "10.99.1.1"));
 	ASSERT_EQ(0, ip_cmd(&self->t, 'b', "add", "10.99.1.2"));
-	for (int t = 0; t < WAIT_MS && gid_index_of(b->dev, gb) < 0; t++)
-		usleep(1000);
+	wait_until(gid_index_of(b->dev, gb) >= 0, WAIT_MS);
 	EXPECT_EQ(3, gid_index_of(b->dev, gb)) TH_LOG("10.99.1.2 after 10.99.0.2, fd99::2");
 }
 
@@ -245,8 +309,7 @@ TEST_F(addrs, remove_and_readd_during_traffic)
 	roxe_gid_from_v4(f.gid, inet_addr("10.99.1.2"));
 	roxe_gid_from_v4(gb_a, inet_addr("10.99.1.1"));
 	ASSERT_LE(0, wait_addr(b->dev, f.map_fd, f.gid, true));
-	for (int t = 0; t < WAIT_MS && gid_index_of(a->dev, gb_a) < 0; t++)
-		usleep(1000);
+	wait_until(gid_index_of(a->dev, gb_a) >= 0, WAIT_MS);
 	ixb = gid_index_of(b->dev, f.gid);
 	ixa = gid_index_of(a->dev, gb_a);
 	ASSERT_LE(0, ixa);
@@ -267,14 +330,18 @@ TEST_F(addrs, remove_and_readd_during_traffic)
 		if (memcmp(src, dst, CHUNK))
 			break;
 		writes++;
+		atomic_store(&f.writes, writes);
 	}
+	atomic_store(&f.stopped, true);
 	pthread_join(th, NULL);
 	EXPECT_TRUE(atomic_load(&f.done)) TH_LOG("traffic on A stopped after %u WRITEs", writes);
+	EXPECT_TRUE(f.moved[0] && f.moved[1] && f.moved[2])
+		TH_LOG("WRITEs on A went on before, during, after the flap: %d %d %d", f.moved[0],
+		       f.moved[1], f.moved[2]);
 	EXPECT_EQ(0, f.del_rc);
 	EXPECT_EQ(0, f.add_rc);
-	EXPECT_LE(0, f.gone_ms) TH_LOG("B still in b's GID table or XDP map after %d ms", WAIT_MS);
-	EXPECT_LE(0, f.back_ms) TH_LOG("B not back in b's GID table and XDP map after %d ms",
-				       WAIT_MS);
+	EXPECT_LE(0, f.gone_ms) TH_LOG("B never left b's GID table or XDP map");
+	EXPECT_LE(0, f.back_ms) TH_LOG("B never came back to b's GID table and XDP map");
 	TH_LOG("%u WRITEs of %u B on A; B gone after %d ms, back after %d ms", writes, CHUNK,
 	       f.gone_ms, f.back_ms);
 	/* Undisturbed: the requester on A retransmitted nothing (a frame the
@@ -331,13 +398,11 @@ TEST_F(addrs, gone_address_index_refused)
 
 	roxe_gid_from_v4(gb, inet_addr("10.99.1.2"));
 	ASSERT_EQ(0, ip_cmd(&self->t, 'b', "add", "10.99.1.2"));
-	for (int t = 0; t < WAIT_MS && gid_index_of(b->dev, gb) < 0; t++)
-		usleep(1000);
+	wait_until(gid_index_of(b->dev, gb) >= 0, WAIT_MS);
 	ix = gid_index_of(b->dev, gb);
 	ASSERT_LE(0, ix);
 	ASSERT_EQ(0, ip_cmd(&self->t, 'b', "del", "10.99.1.2"));
-	for (int t = 0; t < WAIT_MS && gid_index_of(b->dev, gb) >= 0; t++)
-		usleep(1000);
+	ASSERT_TRUE(wait_until(gid_index_of(b->dev, gb) < 0, WAIT_MS));
 	/* the entry is empty (zeros, as rxe's), the others keep their index */
 	ASSERT_EQ(0, roxe_query_gid(b->dev, ix, &g));
 	EXPECT_EQ(0, memcmp(g.raw, zero, 16));
@@ -369,15 +434,14 @@ TEST_F(addrs, qp_whose_source_went_away)
 	uint8_t ga[16], gb[16];
 	union ibv_gid dg;
 	struct ibv_wc wc;
-	int ixa, ixb;
+	unsigned steps;
+	int ixa, ixb, got;
 
 	roxe_gid_from_v4(ga, inet_addr("10.99.1.1"));
 	roxe_gid_from_v4(gb, inet_addr("10.99.1.2"));
 	ASSERT_EQ(0, ip_cmd(&self->t, 'a', "add", "10.99.1.1"));
 	ASSERT_EQ(0, ip_cmd(&self->t, 'b', "add", "10.99.1.2"));
-	for (int t = 0; t < WAIT_MS && (gid_index_of(a->dev, ga) < 0 ||
-					gid_index_of(b->dev, gb) < 0); t++)
-		usleep(1000);
+	wait_until(gid_index_of(a->dev, ga) >= 0 && gid_index_of(b->dev, gb) >= 0, WAIT_MS);
 	ixa = gid_index_of(a->dev, ga);
 	ixb = gid_index_of(b->dev, gb);
 	ASSERT_LE(0, ixa);
@@ -398,12 +462,22 @@ TEST_F(addrs, qp_whose_source_went_away)
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 
 	ASSERT_EQ(0, ip_cmd(&self->t, 'a', "del", "10.99.1.1"));
-	for (int t = 0; t < WAIT_MS && gid_index_of(a->dev, ga) >= 0; t++)
-		usleep(1000);
+	wait_until(gid_index_of(a->dev, ga) < 0, WAIT_MS);
 	ASSERT_GT(0, gid_index_of(a->dev, ga));
 	ASSERT_EQ(0, host_post(qa, IBV_WR_RDMA_WRITE, a->buf, 64, a->mr->lkey,
 			       (uintptr_t)b->buf, b->mr->rkey));
-	ASSERT_EQ(1, wait_wc(a->cq, &wc, 10000));
+	/* b's replies are no longer a's to take: a's timer goes back,
+	 * retry_cnt (7) times, then gives up. The clock moves from one
+	 * deadline to the next whenever the hosts are settled without it. */
+	for (steps = 0;; steps++) {
+		ASSERT_TRUE(wait_until(hosts_quiet(self->h), WAIT_MS));
+		got = roxe_poll_cq(a->cq, 1, &wc);
+		if (got || steps == 64)
+			break;
+		ASSERT_TRUE(step_to_deadline(self->h)) TH_LOG("step %u: no timer armed", steps);
+	}
+	ASSERT_EQ(1, got) TH_LOG("no completion after %u steps of the clock", steps);
+	EXPECT_EQ(8u, steps) TH_LOG("retry_cnt 7: the eighth expiry gives up");
 	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status) TH_LOG("status %d", wc.status);
 	EXPECT_EQ(roxe_qp_num(qa), wc.qp_num);
 	/* the QP on A goes on */

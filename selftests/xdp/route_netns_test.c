@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "host.h"
 #include "roxe/verbs.h"
+#include "core/core.h"		/* the QPs' counters */
 
 #define NQP	2
 #define BUF	(1u << 20)
@@ -83,12 +84,12 @@ struct seen {
 	unsigned	max_ip_len;
 };
 
-/* The RoCE v2 frames that arrived at the router (not the ones it sent). */
+/* The RoCE v2 frames that arrived at the router (not the ones it sent)
+ * since the last read, added to s. */
 static void capture_read(int fd, struct seen *s)
 {
 	uint8_t f[9216];
 
-	memset(s, 0, sizeof(*s));
 	for (;;) {
 		struct sockaddr_ll from;
 		socklen_t fl = sizeof(from);
@@ -120,6 +121,18 @@ static void capture_read(int fd, struct seen *s)
 		if (len > s->max_ip_len)
 			s->max_ip_len = len;
 	}
+}
+
+/* The frames h's QPs have sent: each engine counts a frame as it makes it
+ * (a held ACK leaves once the engine idles). */
+static uint64_t host_sent(const struct host *h)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < NQP; i++)
+		n += __atomic_load_n(&h->dev->qp_stats[roxe_qp_num(h->qp[i])].tx_packets,
+				     __ATOMIC_RELAXED);
+	return n;
 }
 
 FIXTURE_SETUP(routed)
@@ -178,7 +191,7 @@ TEST_F(routed, every_operation_through_the_router)
 {
 	struct host *a = &self->h[0], *b = &self->h[1];
 	uint32_t len = 10000;
-	struct seen sa, sb;
+	struct seen sa = { 0 }, sb = { 0 };
 	struct ibv_wc wc;
 	uint8_t ga[16], gb[16];
 
@@ -239,9 +252,14 @@ TEST_F(routed, every_operation_through_the_router)
 		ASSERT_EQ(42u, *(uint64_t *)back);
 		ASSERT_EQ(0x5eedu, *ctr);
 	}
-	usleep(100000);		/* the last ACKs reach the router */
-	capture_read(self->cap[0], &sa);
-	capture_read(self->cap[1], &sb);
+	/* Every frame either host sent has reached the router and been
+	 * looked at: the captures, read first, saw as many as the hosts
+	 * count (a frame is counted before it leaves: never more). */
+	ASSERT_TRUE(wait_until((capture_read(self->cap[0], &sa), capture_read(self->cap[1], &sb),
+				sa.frames >= host_sent(a) && sb.frames >= host_sent(b)), 5000))
+		TH_LOG("the router saw %u of a's %llu frames, %u of b's %llu", sa.frames,
+		       (unsigned long long)host_sent(a), sb.frames,
+		       (unsigned long long)host_sent(b));
 	ASSERT_LT(0u, sa.frames);
 	ASSERT_LT(0u, sb.frames);
 	EXPECT_EQ(0u, sa.bad_ttl) TH_LOG("a sent TTL %u, the AV says %d", sa.last_ttl, HOPS);
