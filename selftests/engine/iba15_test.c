@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "pair.h"
+#include "vclock.h"
 
 #define BUF	(1u << 20)
 
@@ -68,9 +69,11 @@ FIXTURE_SETUP(iba15)
 {
 	struct side *b = &self->p.s[1];
 
+	/* On the virtual clock: a lost answer is asked for again when the
+	 * test moves time to a's timer (timeout 14, 67 ms), never because
+	 * the host was slow, and the retries cannot run out meanwhile. */
+	vc_start();
 	ASSERT_EQ(0, pair_open_polled(&self->p, 1024, BUF, variant->polled));
-	/* timeout 14 (67 ms), retry 7: a lost answer is asked for again well
-	 * within the half second the retries last */
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 10, 20, 14, 7, 0));
 	ASSERT_EQ(0, roxe_reg_mr(b->pd, b->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 				 IBV_ACCESS_REMOTE_WRITE | ROXE_ACCESS_FLUSH_GLOBAL, &self->fmr));
@@ -89,22 +92,12 @@ FIXTURE_TEARDOWN(iba15)
 	EXPECT_EQ(0, leak_check());
 }
 
-/* Poll a's CQ for one completion, running b's turns when b is polled. */
-static int wait1(struct pair *p, int from, struct ibv_wc *wc, int timeout_ms)
+/* One completion of side from's, once the pair is settled (b's turns run
+ * here when b is polled), the clock moved to the next deadline at most
+ * steps times (vclock.h's vc_poll). */
+static int wait1(struct pair *p, int from, struct ibv_wc *wc, unsigned steps)
 {
-	struct side *s = &p->s[from], *t = &p->s[!from];
-
-	for (int ms = 0; ms < timeout_ms; ms++) {
-		struct ibv_wc twc;
-		int n = roxe_poll_cq(s->cq, 1, wc);
-
-		if (n)
-			return n;
-		if (roxe_poll_cq(t->cq, 1, &twc) < 0)	/* the peer's turn (polled) */
-			return -1;
-		usleep(1000);
-	}
-	return 0;
+	return vc_poll(p, p->s[from].cq, wc, 1, steps, NULL);
 }
 
 TEST_F(iba15, atomic_write_both_ways)
@@ -121,7 +114,7 @@ TEST_F(iba15, atomic_write_both_ways)
 		ASSERT_EQ(0, post_atomic_write(a->qp, 10 + from, &v, (uintptr_t)target,
 					       b->mr->rkey));
 		v = 0;	/* copied when posted */
-		ASSERT_EQ(1, wait1(&self->p, from, &wc, 5000));
+		ASSERT_EQ(1, wait1(&self->p, from, &wc, 0));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
 		EXPECT_EQ(ROXE_WC_ATOMIC_WRITE, wc.opcode);
 		EXPECT_EQ(10u + from, wc.wr_id);
@@ -142,7 +135,7 @@ TEST_F(iba15, atomic_write_after_write)
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, 65536, a->mr->lkey,
 				(uintptr_t)b->buf + 8192, b->mr->rkey, 0));
 	ASSERT_EQ(0, post_atomic_write(a->qp, 2, &flag, (uintptr_t)b->buf, b->mr->rkey));
-	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 5000));
+	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 0));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(2u, wc.wr_id);
 	EXPECT_EQ(1u, __atomic_load_n((uint64_t *)b->buf, __ATOMIC_ACQUIRE));
@@ -159,7 +152,7 @@ TEST_F(iba15, flush_range_and_mr)
 				(uintptr_t)b->buf + 100, self->fmr->rkey, 0));
 	ASSERT_EQ(0, post_flush(a->qp, 2, (uintptr_t)b->buf + 100, 10000, self->fmr->rkey,
 				ROXE_FLUSH_GLOBAL, ROXE_FLUSH_RANGE));
-	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 5000));
+	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 0));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
 	EXPECT_EQ(ROXE_WC_FLUSH, wc.opcode);
 	EXPECT_EQ(2u, wc.wr_id);
@@ -167,7 +160,7 @@ TEST_F(iba15, flush_range_and_mr)
 	/* The whole MR: no range is checked, an address outside it is fine. */
 	ASSERT_EQ(0, post_flush(a->qp, 3, 1, 0, self->fmr->rkey, ROXE_FLUSH_GLOBAL,
 				ROXE_FLUSH_MR));
-	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 5000));
+	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 0));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
 	EXPECT_EQ(ROXE_WC_FLUSH, wc.opcode);
 	/* and from b to a, whose MR a registers for it now */
@@ -178,7 +171,7 @@ TEST_F(iba15, flush_range_and_mr)
 		ASSERT_NE(0u, amr->rkey);
 		ASSERT_EQ(0, post_flush(b->qp, 4, (uintptr_t)a->buf, BUF, amr->rkey,
 					ROXE_FLUSH_GLOBAL, ROXE_FLUSH_RANGE));
-		ASSERT_EQ(1, wait1(&self->p, 1, &wc, 5000));
+		ASSERT_EQ(1, wait1(&self->p, 1, &wc, 0));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		EXPECT_EQ(ROXE_WC_FLUSH, wc.opcode);
 		EXPECT_EQ(4u, wc.wr_id);
@@ -197,16 +190,11 @@ static void expect_refused(struct __test_metadata *_metadata, struct pair *p,
 {
 	struct ibv_wc wc;
 
-	ASSERT_EQ(1, wait1(p, 0, &wc, 5000)) TH_LOG("%s", r->what);
+	ASSERT_EQ(1, wait1(p, 0, &wc, 0)) TH_LOG("%s", r->what);
 	EXPECT_EQ(r->want, wc.status) TH_LOG("%s: %s", r->what, roxe_wc_status_str(wc.status));
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(p->s[0].qp)) TH_LOG("%s", r->what);
 	/* class C: the responder's QP goes to error too */
-	for (int i = 0; i < 200 && qp_state(p->s[1].qp) != IBV_QPS_ERR; i++) {
-		struct ibv_wc twc;
-
-		roxe_poll_cq(p->s[1].cq, 1, &twc);
-		usleep(1000);
-	}
+	ASSERT_EQ(0, vc_settle(p));
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(p->s[1].qp)) TH_LOG("%s", r->what);
 }
 
@@ -245,7 +233,7 @@ TEST_F(iba15, atomic_write_needs_write_not_atomic)
 				 IBV_ACCESS_REMOTE_WRITE, &at));
 	ASSERT_EQ(0, qp_access(b->qp, IBV_ACCESS_REMOTE_WRITE));
 	ASSERT_EQ(0, post_atomic_write(self->p.s[0].qp, 1, &v, (uintptr_t)b->buf + 8, at->rkey));
-	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 5000));
+	ASSERT_EQ(1, wait1(&self->p, 0, &wc, 0));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(7u, *(uint64_t *)(b->buf + 8));
 	roxe_dereg_mr(at);
@@ -336,7 +324,7 @@ TEST_F(iba15, lost_answers_replayed)
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
 	struct roxe_loop_faults drop = { .drop_ppm = 1000000 }, none = { 0 };
 	uint64_t v = 0xabcdef0123456789ull;
-	struct ibv_wc wc[2], twc;
+	struct ibv_wc wc[2];
 
 	if (!variant->polled)
 		SKIP(return, "needs b's turns in the test's hands");
@@ -344,20 +332,17 @@ TEST_F(iba15, lost_answers_replayed)
 	ASSERT_EQ(0, post_atomic_write(a->qp, 1, &v, (uintptr_t)b->buf + 64, b->mr->rkey));
 	ASSERT_EQ(0, post_flush(a->qp, 2, (uintptr_t)b->buf, 4096, self->fmr->rkey,
 				ROXE_FLUSH_GLOBAL, ROXE_FLUSH_RANGE));
-	for (int i = 0; i < 2000 && *(volatile uint64_t *)(b->buf + 64) != v; i++) {
-		roxe_poll_cq(b->cq, 1, &twc);
-		usleep(100);
-	}
+	/* b executed both, the FLUSH too; both answers dropped */
+	ASSERT_EQ(0, vc_settle(&self->p));
 	ASSERT_EQ(v, *(volatile uint64_t *)(b->buf + 64));
-	for (int i = 0; i < 20; i++)	/* the FLUSH too; both answers dropped */
-		roxe_poll_cq(b->cq, 1, &twc);
 	EXPECT_EQ(0, roxe_poll_cq(a->cq, 2, wc));
 	/* b's application changes the word; b's turns are ours: no sender now */
 	__atomic_store_n((uint64_t *)(b->buf + 64), 5, __ATOMIC_RELEASE);
 	roxe_loop_set_faults(self->p.wire, 1, &none);
-	ASSERT_EQ(1, wait1(&self->p, 0, &wc[0], 5000));
+	/* one step of the clock: a's timer, which asks again */
+	ASSERT_EQ(1, wait1(&self->p, 0, &wc[0], 1));
 	if (wc[0].wr_id == 1) {
-		ASSERT_EQ(1, wait1(&self->p, 0, &wc[1], 5000));
+		ASSERT_EQ(1, wait1(&self->p, 0, &wc[1], 0));
 	} else {
 		wc[1] = wc[0];
 	}

@@ -11,13 +11,16 @@
  * Device A (10.99.0.1 or fd99::1, one engine) and device B (10.99.0.2 or
  * fd99::2, two engines), groups 239.1.2.3 and ff0e::1:2 (by variant),
  * share wire 1, so everything A sends arrives on B's engine 0; B's second
- * engine has wire 2 of its own, where forged_frames injects.
+ * engine has wire 2 of its own, where forged_frames injects. They run on
+ * the virtual clock (UD has no timer): "reaches no one" is read once both
+ * devices are settled (vclock.h), not after a wait long enough.
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "roxe/limits.h"
 #include "transport/transport.h"	/* white box: the engine stats */
+#include "vclock.h"
 
 #define QKEY	0x11111111u
 #define NQ	4			/* B's QPs attached to the group */
@@ -144,6 +147,7 @@ FIXTURE_SETUP(mc)
 	struct roxe_port *pa[1], *pb[2];
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 } };
 
+	vc_start();
 	self->w1 = roxe_loop_wire_new(4096 + 256, 1024);
 	self->w2 = roxe_loop_wire_new(4096 + 256, 1024);
 	ASSERT_TRUE(self->w1 && self->w2);
@@ -224,11 +228,18 @@ static int got(struct mdev *d, struct mqp *q, uint32_t len, uint32_t seed)
 	return memcmp(d->buf + wc.wr_id * SLOT + 40, want, len) ? -3 : 0;
 }
 
-static bool none(struct mqp *q)
+/* q got nothing: every engine of the n devices has done all it can, and
+ * its CQ is empty. */
+static bool none_of(struct roxe_device *const *devs, unsigned n, struct mqp *q)
 {
 	struct ibv_wc wc;
 
-	return poll_n(q->cq, &wc, 1, 100) == 0;
+	return !vc_settle_devs(devs, n) && roxe_poll_cq(q->cq, 1, &wc) == 0;
+}
+
+static bool none(FIXTURE_DATA(mc) *self, struct mqp *q)
+{
+	return none_of((struct roxe_device *[]){ self->a.dev, self->b.dev }, 2, q);
 }
 
 TEST_F(mc, device_reports_limits)
@@ -329,16 +340,16 @@ TEST_F(mc, fan_out_across_engines)
 	ASSERT_EQ(0, mc_send(self, 700, 1, QKEY));
 	for (int i = 0; i < NQ; i++)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 700, 1));
-	EXPECT_TRUE(none(&self->other));	/* another Q_Key */
-	EXPECT_TRUE(none(&self->any));
+	EXPECT_TRUE(none(self, &self->other));	/* another Q_Key */
+	EXPECT_TRUE(none(self, &self->any));
 
 	/* Detached: no more. */
 	ASSERT_EQ(0, roxe_detach_mcast(self->rx[0].qp, &self->grp));
 	ASSERT_EQ(0, mc_send(self, 300, 2, QKEY));
 	for (int i = 1; i < NQ; i++)
 		EXPECT_EQ(0, got(&self->b, &self->rx[i], 300, 2));
-	EXPECT_TRUE(none(&self->rx[0]));
-	EXPECT_TRUE(none(&self->other));
+	EXPECT_TRUE(none(self, &self->rx[0]));
+	EXPECT_TRUE(none(self, &self->other));
 	EXPECT_EQ(0u, handoff_drops(&self->b));	/* no hand-off ring overflowed */
 }
 
@@ -350,7 +361,7 @@ TEST_F(mc, wrong_qkey_reaches_no_one)
 	}
 	ASSERT_EQ(0, mc_send(self, 100, 3, 0x33333333));
 	for (int i = 0; i < NQ; i++)
-		EXPECT_TRUE(none(&self->rx[i]));
+		EXPECT_TRUE(none(self, &self->rx[i]));
 }
 
 TEST_F(mc, loopback_to_senders_host)
@@ -429,12 +440,11 @@ TEST_F(mc, wire_datagram_from_own_address_dropped)
 	}
 	ASSERT_EQ(0, inject_from(self, self_gid, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff,
 				 QKEY, 5, false));
-	for (int t = 0; t < 5000 && !drops; t++, usleep(1000))
-		drops = __atomic_load_n(&self->b.dev->engines[1].stats->rx_drop_addr,
-					__ATOMIC_RELAXED);
+	ASSERT_EQ(0, vc_settle_devs((struct roxe_device *[]){ self->a.dev, self->b.dev }, 2));
+	drops = __atomic_load_n(&self->b.dev->engines[1].stats->rx_drop_addr, __ATOMIC_RELAXED);
 	EXPECT_EQ(1u, drops);
 	for (i = 0; i < NQ; i++)
-		EXPECT_TRUE(none(&self->rx[i]));
+		EXPECT_TRUE(none(self, &self->rx[i]));
 	/* from A, the same datagram reaches every member */
 	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
 	for (i = 0; i < NQ; i++)
@@ -463,7 +473,7 @@ TEST_F(mc, forged_frames)
 	ASSERT_EQ(0, inject(self, self_gid, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 5, false));
 	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xfffffe, QKEY, 5, false));
 	for (i = 0; i < NQ; i++)
-		EXPECT_TRUE(none(&self->rx[i]));
+		EXPECT_TRUE(none(self, &self->rx[i]));
 	/* The QPs still work: the real thing reaches every one. */
 	ASSERT_EQ(0, inject(self, self->grp.raw, ROXE_OP_UD_SEND_ONLY, 0xffffff, QKEY, 6, false));
 	for (i = 0; i < NQ; i++)
@@ -600,7 +610,7 @@ TEST(fan_out_drops_counted)
 	EXPECT_EQ(0u, looped);		/* copies from the wire: not looped frames */
 	for (int i = 0; i < 8; i++)			/* the copies engine 1 held */
 		EXPECT_EQ(0, got(&b, mine, sizeof(payload), 9));
-	EXPECT_TRUE(none(&q[mine == &q[0] ? 1 : 0]));
+	EXPECT_TRUE(none_of(&b.dev, 1, &q[mine == &q[0] ? 1 : 0]));
 	mqp_free(&q[0]);
 	mqp_free(&q[1]);
 	mdev_close(&b);

@@ -420,25 +420,10 @@ static int step_b(struct side *b, struct ibv_wc *wc, int *got, int max)
 }
 
 /* a's engine thread has done all it can with what it has (b's frames, the
- * posts): vclock.h's settle for that one engine, leaving b's turns to the
- * test (vc_settle would run them). Parked with no wakeup pending, and no
- * turn between the looks. 0, or -ETIMEDOUT: a hang guard, 20 s. */
+ * posts), b's turns left to the test (vc_settle would run them). */
 static int settle_a(struct side *a)
 {
-	struct roxe_engine *e = &a->dev->engines[0];
-	struct timespec t0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		unsigned long ep = atomic_load(&e->epoch);
-
-		if (roxe_engine_parked(e) && !roxe_engine_wake_pending(e) &&
-		    roxe_engine_parked(e) && atomic_load(&e->epoch) == ep)
-			return 0;
-		if (ms_since(&t0) > 20000)
-			return -ETIMEDOUT;
-		sched_yield();
-	}
+	return vc_settle_devs(&a->dev, 1);
 }
 
 /* a's send completions, up to max in all, once a is settled. */

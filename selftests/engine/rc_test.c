@@ -7,6 +7,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "vclock.h"
 
 #define BUF (4u << 20)
 
@@ -23,8 +24,12 @@ FIXTURE_VARIANT_ADD(rc, mtu1024) { .mtu = IBV_MTU_1024, .psn0 = 100, .psn1 = 500
 FIXTURE_VARIANT_ADD(rc, mtu256_wrap) { .mtu = IBV_MTU_256, .psn0 = 0xfffff0, .psn1 = 0xffffe0 };
 FIXTURE_VARIANT_ADD(rc, mtu4096) { .mtu = IBV_MTU_4096, .psn0 = 7, .psn1 = 0x7ffff0 };
 
+/* On the virtual clock: nothing here is lost, so nothing needs a timer,
+ * and none fires behind a case's back; "only this completes" is read off
+ * a settled pair. */
 FIXTURE_SETUP(rc)
 {
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 4096, BUF));
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, variant->mtu, variant->psn0,
 				  variant->psn1, 14, 7, 7));
@@ -184,7 +189,7 @@ TEST_F(rc, inline_multi_sge_unsignalled)
 		memcpy(want, a->buf, 10);
 	}
 	/* Only the signalled send completes. */
-	ASSERT_EQ(1, poll_n(a->cq, wc, 2, 300));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, wc, 2, 0, NULL));
 	EXPECT_EQ(11u, wc[0].wr_id);
 }
 

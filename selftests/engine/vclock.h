@@ -99,6 +99,61 @@ static inline int vc_settle(struct pair *p)
 	}
 }
 
+/*
+ * vc_settle for devices that are not a pair's two (or some of a pair's):
+ * n devices, each of engine threads, which park only on the virtual clock,
+ * or polled (this thread is their only poller: their turns run here).
+ * vc_quiet_devs is vc_quiet's one look at them.
+ */
+static inline bool vc_quiet_devs(struct roxe_device *const *devs, unsigned n)
+{
+	unsigned long ep[8][ROXE_MAX_ENGINES];
+	bool quiet = n <= 8;
+
+	for (unsigned i = 0; i < n && quiet; i++)
+		for (unsigned k = 0; k < devs[i]->nengines; k++) {
+			struct roxe_engine *e = &devs[i]->engines[k];
+
+			ep[i][k] = atomic_load(&e->epoch);
+			if (!devs[i]->polled && !roxe_engine_parked(e))
+				quiet = false;
+		}
+	for (unsigned i = 0; i < n && quiet; i++)
+		for (unsigned k = 0; k < devs[i]->nengines; k++)
+			if (roxe_engine_wake_pending(&devs[i]->engines[k]))
+				quiet = false;
+	for (unsigned i = 0; i < n && quiet; i++)
+		for (unsigned k = 0; k < devs[i]->nengines; k++) {
+			struct roxe_engine *e = &devs[i]->engines[k];
+
+			if ((!devs[i]->polled && !roxe_engine_parked(e)) ||
+			    atomic_load(&e->epoch) != ep[i][k])
+				quiet = false;
+		}
+	return quiet;
+}
+
+static inline int vc_settle_devs(struct roxe_device *const *devs, unsigned n)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		bool busy = false;
+
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned k = 0; devs[i]->polled && k < devs[i]->nengines; k++)
+				for (int u = 0; u < 100000 && roxe_engine_poll(&devs[i]->engines[k]); u++)
+					busy = true;
+		if (!busy && vc_quiet_devs(devs, n))
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+}
+
 /* The earliest timer armed in the pair (0: none); settled engines only. */
 static inline uint64_t vc_next_deadline(struct pair *p)
 {
