@@ -826,6 +826,13 @@ TEST_F(eng, a_held_qp_waits_on_its_timer_and_asked_for_an_ack)
 	EXPECT_EQ(0u, st->retransmits);
 }
 
+/* The rate rises by the increase timer alone, a stage a millisecond. */
+static void timer_stages_only(struct roxe_qp *qp)
+{
+	qp->eng->cc.time_reset_us = 1000;
+	qp->eng->cc.byte_reset = 0;
+}
+
 /* The rate increase timer (time_reset_us) runs on the engine's clock: a
  * nanosecond short of its period the QP still sends at the cut rate, on
  * it at the first recovery stage's, which the arithmetic above pins. */
@@ -839,8 +846,7 @@ TEST_F(eng, the_rate_rises_when_its_timer_runs_out)
 	uint64_t cut;
 
 	ASSERT_EQ(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));	/* RTS taken */
-	qp->eng->cc.time_reset_us = 1000;
-	qp->eng->cc.byte_reset = 0;		/* the timer alone */
+	timer_stages_only(qp);
 	qp->eng->now = vc_now();
 	roxe_dcqcn_qp_cnp(qp);			/* a cut from the line rate */
 	ASSERT_TRUE(qp->req.cc.limited);
@@ -890,8 +896,7 @@ TEST_F(eng, cc_rate_cuts_counts_the_cnps_that_cut)
 	uint64_t cut;
 
 	ASSERT_EQ(0, roxe_poll_cq(self->p.s[0].cq, 1, &wc));	/* RTS taken */
-	qp->eng->cc.time_reset_us = 1000;
-	qp->eng->cc.byte_reset = 0;		/* the timer alone */
+	timer_stages_only(qp);
 	EXPECT_EQ(0u, st->cc_rate_cuts);
 	/* a cut from the line rate */
 	qp->eng->now = vc_now();
