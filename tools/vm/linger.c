@@ -44,6 +44,14 @@
 #define DRAIN_LOOKS	10000
 #define DRAIN_LOOK_NS	1000000
 
+/* libibverbs' own NAME, the one the program would have called */
+static void *next_verbs(const char *name)
+{
+	void *f = dlvsym(RTLD_NEXT, name, "IBVERBS_1.1");
+
+	return f ? f : dlsym(RTLD_NEXT, name);
+}
+
 static struct ibv_pd *ah_pd;		/* the last AH made, and on which PD */
 static struct ibv_ah_attr ah_last;
 
@@ -53,10 +61,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 
 	if (!real)
 		real = (struct ibv_ah *(*)(struct ibv_pd *, struct ibv_ah_attr *))
-			dlvsym(RTLD_NEXT, "ibv_create_ah", "IBVERBS_1.1");
-	if (!real)
-		real = (struct ibv_ah *(*)(struct ibv_pd *, struct ibv_ah_attr *))
-			dlsym(RTLD_NEXT, "ibv_create_ah");
+			next_verbs("ibv_create_ah");
 	if (!real)
 		return NULL;
 	if (attr && attr->is_global) {
@@ -125,9 +130,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	long ms = env ? strtol(env, NULL, 10) : 0;
 
 	if (!real)
-		real = (int (*)(struct ibv_qp *))dlvsym(RTLD_NEXT, "ibv_destroy_qp", "IBVERBS_1.1");
-	if (!real)
-		real = (int (*)(struct ibv_qp *))dlsym(RTLD_NEXT, "ibv_destroy_qp");
+		real = (int (*)(struct ibv_qp *))next_verbs("ibv_destroy_qp");
 	if (!real)
 		return -1;
 	env = getenv("ROXE_DRAIN_SENDS");
@@ -154,10 +157,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	if (!real)
 		real = (int (*)(struct ibv_qp *, struct ibv_qp_attr *, int))
-			dlvsym(RTLD_NEXT, "ibv_modify_qp", "IBVERBS_1.1");
-	if (!real)
-		real = (int (*)(struct ibv_qp *, struct ibv_qp_attr *, int))
-			dlsym(RTLD_NEXT, "ibv_modify_qp");
+			next_verbs("ibv_modify_qp");
 	if (!real)
 		return -1;
 	if ((attr_mask & IBV_QP_TIMEOUT) && min > 0 && min <= 31 && attr->timeout &&
