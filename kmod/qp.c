@@ -59,6 +59,28 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 		roxe_kqueue_describe(&qp->rq, &k->rq);
 }
 
+/* A QPN for a new QP, the one after the last handed out (as rxe's
+ * xa_alloc_cyclic): a destroyed QP's number comes back only once the others
+ * have been used, so a peer's ib_cm that still holds the old connection
+ * does not refuse the new one as stale (REJ "stale conn": qperf's tests,
+ * each a connection of its own) and a late packet of the old QP finds no QP.
+ * Racing creators may take numbers out of order: harmless.
+ */
+static int alloc_qpn(struct roxe_dev *rdev)
+{
+	u32 next = READ_ONCE(rdev->next_qpn);
+	int qpn;
+
+	if (next < ROXE_MIN_QPN || next >= ROXE_MAX_QPS)
+		next = ROXE_MIN_QPN;
+	qpn = ida_alloc_range(&rdev->qpn_ida, next, ROXE_MAX_QPS - 1, GFP_KERNEL);
+	if (qpn == -ENOSPC && next > ROXE_MIN_QPN)
+		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN, next - 1, GFP_KERNEL);
+	if (qpn >= 0)
+		WRITE_ONCE(rdev->next_qpn, qpn + 1);
+	return qpn;
+}
+
 int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -100,8 +122,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_GSI_QPN, ROXE_GSI_QPN,
 				      GFP_KERNEL);
 	else
-		qpn = ida_alloc_range(&rdev->qpn_ida, ROXE_MIN_QPN,
-				      ROXE_MAX_QPS - 1, GFP_KERNEL);
+		qpn = alloc_qpn(rdev);
 	if (qpn < 0)
 		return qpn == -ENOSPC && init->qp_type == IB_QPT_GSI ? -EBUSY : qpn;
 	ibqp->qp_num = qpn;

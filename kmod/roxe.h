@@ -69,6 +69,7 @@ struct roxe_dev {
 	u32			last_state;	/* enum ib_port_state last reported */
 	atomic64_t		ucontexts;
 	struct ida		qpn_ida;
+	u32			next_qpn;	/* qp.c alloc_qpn: cyclic */
 	struct ida		cqn_ida;
 	struct ida		srqn_ida;
 	struct ida		mr_ida;		/* MR index: key >> 8 */

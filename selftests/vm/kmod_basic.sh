@@ -116,7 +116,7 @@ step_verbs() {
 	# roxed heard of every object and mapped its queues
 	for want in 'create cq [0-9]*: 127 entries' 'create srq [0-9]*: 63 x' \
 		'modify srq [0-9]*: limit 5' \
-		'create qp 16 (RC): sq 127 x' 'create qp 16 (UD): sq 127 x .*rq srq' \
+		'create qp 16 (RC): sq 127 x' 'create qp 2[0-9] (UD): sq 127 x .*rq srq' \
 		'modify qp 16: RTR -> RTS' 'reg mr 0x[0-9a-f]*: 1048576 bytes' \
 		'destroy qp 16' 'destroy srq' 'destroy cq' 'dereg mr'; do
 		grep -q "$want" /tmp/roxed.log && ok "roxed: $want" || bad "roxed never logged '$want'"

@@ -186,6 +186,8 @@ int main(int argc, char **argv)
 	CHECK(srq && ibv_query_srq(srq, &sl) == 0 && sl.srq_limit == 5,
 	      "query_srq: limit 5");
 
+	uint32_t last_qpn = 0;	/* the QP destroyed last */
+
 	for (int s = 0; s < 2; s++) {
 		for (unsigned t = 0; t < 3; t++) {
 			struct ibv_qp_init_attr qa = {
@@ -205,6 +207,13 @@ int main(int argc, char **argv)
 			      qa.cap.max_send_sge, qa.cap.max_inline_data, qa.cap.max_recv_wr);
 			if (!qp)
 				continue;
+			/* as rxe's (xa_alloc_cyclic): a destroyed QP's number is
+			 * not the next one handed out, or a peer's ib_cm still
+			 * holding its connection refuses the new one as stale */
+			CHECK(!last_qpn || qp->qp_num > last_qpn,
+			      "%s%s: qpn %u after %u, destroyed: QPNs cycle", n, with,
+			      qp->qp_num, last_qpn);
+			last_qpn = qp->qp_num;
 			err = to_rts(qp, types[t], &gid, gidx, qp->qp_num);
 			CHECK(!err, "%s%s: RESET -> INIT -> RTR -> RTS (%s)", n, with, strerror(err));
 			err = ibv_query_qp(qp, &qattr, IBV_QP_STATE | IBV_QP_SQ_PSN, &qinit);
