@@ -31,19 +31,26 @@ check() {	# check DESCRIPTION COMMAND...
 in_b() { ip netns exec "$b" "$@"; }
 in_a() { ip netns exec "$a" "$@"; }
 
+# The server says it listens (a file once listen() returned); the client
+# connects after that, never after a guess at how long python starts.
 tcp_roundtrip() {
+	local ready=/tmp/$name.listening i
+	rm -f "$ready"
 	in_b python3 -c '
-import socket
+import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("10.99.0.2", 7777)); s.listen(1); s.settimeout(5)
-c, _ = s.accept(); data = b""
+open(sys.argv[1], "w").close()
+c, _ = s.accept(); c.settimeout(10); data = b""
 while len(data) < 100000:
     d = c.recv(65536)
     if not d: break
     data += d
-c.sendall(str(len(data)).encode()); c.close()' &
+c.sendall(str(len(data)).encode()); c.close()' "$ready" &
 	local srv=$!
-	sleep 0.3
+	# bounded: met only by a server that never listens
+	for i in $(seq 100); do [ -e "$ready" ] && break; sleep 0.1; done
+	rm -f "$ready"
 	in_a python3 -c '
 import socket
 c = socket.create_connection(("10.99.0.2", 7777), timeout=5)

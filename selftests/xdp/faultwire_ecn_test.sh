@@ -51,8 +51,10 @@ wire_pid=$!
 trap 'kill $wire_pid 2>/dev/null || true; rm -rf "$tmp"; netns_down $name' EXIT
 
 # The receiver: every datagram's sequence number and ECN field (IPv4 and
-# IPv6), until 2 s of silence once the last phase began.
-ip netns exec "$b" python3 - "$tmp/recv.txt" <<'EOF' &
+# IPv6), until 2 s of silence once the last phase began. It says when its
+# sockets are bound (a file): the first burst goes after that, not after a
+# guess at how long python takes to start.
+ip netns exec "$b" python3 - "$tmp/recv.txt" "$tmp/bound" <<'EOF' &
 import select, socket, struct, sys
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
@@ -66,6 +68,7 @@ s6.bind(("fd99::2", 4791))
 for s in (s4, s6):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
 out = open(sys.argv[1], "w")
+open(sys.argv[2], "w").close()
 wait = 30
 while True:
     ready, _, _ = select.select([s4, s6], [], [], wait)
@@ -85,7 +88,9 @@ while True:
 out.close()
 EOF
 recv_pid=$!
-sleep 0.5
+# bounded: met only by a receiver that never binds
+for _ in $(seq 100); do [ -e "$tmp/bound" ] && break; sleep 0.1; done
+[ -e "$tmp/bound" ] || fail "the receiver never bound its sockets"
 
 # The sender: FIRST COUNT ECN GAP_S [6]
 send() {
@@ -110,6 +115,10 @@ EOF
 # ARP and ND first, so that no burst is held behind them
 ip netns exec "$a" ping -c 1 -W 2 10.99.0.2 >/dev/null || fail "no path through faultwire"
 ip netns exec "$a" ping -6 -c 1 -W 2 fd99::2 >/dev/null || fail "no IPv6 path through faultwire"
+# Half a second between the phases: the link's time to drain a burst
+# (400 frames at 100 Mbit/s: 33 ms), a shape of the traffic. faultwire
+# dates a frame when it reads it, so one starved that long would still
+# see the bursts meet (arrival timestamps would end that).
 send 0 400 2 0
 sleep 0.5
 send 1000 400 0 0
