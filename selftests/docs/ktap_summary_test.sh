@@ -3,8 +3,8 @@
 # tools/scripts/ktap-summary, the line CI reads, on KTAP whose verdict is
 # known: passes, failures, plans never met, skips of a program and of a
 # case (listed with their reasons; under CI=true a failure unless
-# selftests/skips.allowed names them), expected failures and void VM runs
-# (listed and counted, never passes). Nested KTAP; exit 0 pass, 1 fail.
+# selftests/skips.allowed names them), expected failures (listed), and
+# under a failed program what it said of its failure. Nested KTAP; exit 0 pass, 1 fail.
 here=$(cd "$(dirname "$0")" && pwd -P)
 sum=$here/../../tools/scripts/ktap-summary
 work=$(mktemp -d)
@@ -79,11 +79,12 @@ ktap 1..1 "# selftests: vm: interop" "# interop: ok: x" \
 case_ xfail_listed true 0 "selftests: 1 passed, 0 failed, 0 skipped" \
 	"expected failures, the peer's (1):" "vm: interop: send_lat on 6.12 # XFAIL rxe to rxe stalls too"
 
-ktap 1..1 "# selftests: vm: interop_faults" \
-	"# vm: VOID: the guest's NIC stopped transmitting" "# vm: guest script exited with 0" \
-	"ok 1 selftests: vm: interop_faults"
-case_ void_listed true 0 "selftests: 1 passed, 0 failed, 0 skipped" \
-	"void VM runs, run once more (1):" "selftests: vm: interop_faults: the guest's NIC stopped"
+ktap 1..1 "# selftests: vm: kmod_interop" "# kmod_interop: ok: x" \
+	"#     kmod_interop: FAIL: kill: roxed is gone" "# kmod_interop: ok: y" \
+	"# # not ok 2 case_b" "not ok 1 selftests: vm: kmod_interop # exit=1"
+case_ failure_says_why true 1 "selftests: 0 passed, 1 failed, 0 skipped" \
+	"selftests: vm: kmod_interop # exit=1" "      kmod_interop: FAIL: kill: roxed is gone" \
+	"      # not ok 2 case_b"
 
 ktap 1..1 "# selftests: vm: ucx_mpi" "# ucx_mpi: ok: x" \
 	"# ucx_mpi: XFAIL: UD rxe0->roxe0: timeout (control rxe1->rxe2: timeout)" \
