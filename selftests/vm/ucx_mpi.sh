@@ -228,6 +228,7 @@ guest_main() {
 	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
 	rxe_ref_pair || exit 1
 	part_rxe
+	vm_check_veth_drops "ucx_mpi: rxe0 and roxe0" rxa rxb || fail=1
 	# roxe0 again, now facing roxe1 on the same veth pair
 	kill "$ROXED_PID"
 	wait "$ROXED_PID" 2>/dev/null || true
@@ -237,6 +238,7 @@ guest_main() {
 	rmmod roxe || bad "rmmod roxe"
 	vm_roxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
 	part_roxe
+	vm_check_veth_drops "ucx_mpi: roxe0 and roxe1" rxa rxb || fail=1
 	kill "$ROXED_PID" "$ROXED1_PID"
 	wait "$ROXED_PID" "$ROXED1_PID" 2>/dev/null || true
 	vm_check_dmesg
