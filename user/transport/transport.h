@@ -43,7 +43,9 @@
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
 /* The responder's out-of-sequence stash (stash.c): frames per engine, and
- * how far ahead of the expected PSN one may be. */
+ * how far ahead of the expected PSN one may be. The frames are shared
+ * max-min between the QPs that hold some: one QP alone may take all 512,
+ * two keep 256 each, k at least 512 / k each. */
 #define ROXE_STASH_SLOTS	512
 #define ROXE_STASH_SPAN		1024
 
