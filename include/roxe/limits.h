@@ -35,6 +35,14 @@
  * for the host's own addresses, multicast copies from other engines): two
  * QPs' whole send windows. */
 #define ROXE_HANDOFF_SLOTS	1024
+/* Of them, the most one sending QP may have queued at once: half, a whole
+ * send window (ROXE_MAX_INFLIGHT), so an RC QP within its window loses no
+ * frame to it and a QP flooding the ring leaves the others 512 slots. The
+ * frames no QP sent (multicast copies) together: a quarter, what the
+ * engine takes from its ring in one turn (4 x 64); with them flooding too,
+ * the others keep 256. */
+#define ROXE_HANDOFF_QP_SLOTS		(ROXE_HANDOFF_SLOTS / 2)
+#define ROXE_HANDOFF_MCAST_SLOTS	(ROXE_HANDOFF_SLOTS / 4)
 /* The port's own addresses roxe tracks (GIDs; XDP's local-address map). */
 #define ROXE_MAX_LOCAL_ADDRS	64
 /* An embedded device's GID table: rxe's default GID, then the addresses. */

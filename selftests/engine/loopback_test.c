@@ -8,9 +8,9 @@
  * own address, byte for byte, and a burst of WRITEs; the per-QP rx
  * counters and the engines' `loopback` counters count the frames. An
  * engine's hand-off ring is bounded: frames for an engine that does not
- * turn fill it, then are dropped and counted. A frame from the port that
- * claims the own address as its source (a third host posing as a looped
- * frame) is dropped and counted.
+ * turn fill it, then are dropped and counted, and one sender has only its
+ * share of it. A frame from the port that claims the own address as its
+ * source (a third host posing as a looped frame) is dropped and counted.
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
@@ -439,9 +439,9 @@ TEST_F(loop, both_ways_at_once)
 }
 
 /* The ring is bounded: frames handed to an engine that does not turn (a
- * polled device nobody polls) fill it, then each further one is dropped
- * and counted, never waited for; once the engine turns it takes what the
- * ring held. */
+ * polled device nobody polls) by eight senders (none past its share) fill
+ * it, then each further one is dropped and counted, never waited for; once
+ * the engine turns it takes what the ring held. */
 TEST_F(loop, full_ring_drops_and_counts)
 {
 	struct side *s = &self->s;
@@ -461,7 +461,7 @@ TEST_F(loop, full_ring_drops_and_counts)
 	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
 	ASSERT_GT(len, 0);
 	for (int i = 0; i < ROXE_HANDOFF_SLOTS + 44; i++) {
-		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001);
+		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001 + i % 8);
 
 		if (r == 0)
 			ok++;
@@ -479,6 +479,66 @@ TEST_F(loop, full_ring_drops_and_counts)
 	EXPECT_EQ(ok, loopback_frames(s->dev, false));
 	EXPECT_EQ(full, loopback_frames(s->dev, true));
 	EXPECT_FALSE(roxe_handoff_pending(&s->dev->engines[0]));
+}
+
+/*
+ * Fairness (#33): one sender floods an engine that does not turn (a
+ * polled device nobody polls): a QP looping frames to a QP of another
+ * tenant, and copies no QP sent (as multicast copies). Each has only its
+ * share of the ring queued, the rest dropped and counted; a datagram of
+ * another QP still gets in and is delivered. Once the engine took the
+ * flood, the flooder may queue again.
+ */
+TEST_F(loop, a_flooding_sender_leaves_room_for_others)
+{
+	struct side *s = &self->s;
+	struct roxe_frame_addr fa = { .hop_limit = 64, .sport = 0xc000 };
+	struct roxe_frame_hdr h = { .opcode = ROXE_OP_UD_SEND_ONLY, .pkey = 0xffff, .dqpn = 1000,
+				    .qkey = 0x11111111, .src_qpn = 1001 };
+	const uint32_t flooders[2] = { 1001, ROXE_LOOP_NO_QPN };
+	uint8_t flood[512], frame[512], pay[64] = { 0 };
+	unsigned ok[2] = { 0 }, full = 0;
+	struct roxe_qp *u, *v;
+	struct roxe_pkt pkt;
+	struct ibv_wc wc;
+	int flen, len;
+
+	if (!variant->polled)
+		SKIP(return, "needs an engine that turns only when polled");
+	ASSERT_EQ(0, qp_pair(self, IBV_QPT_UD, true, &u, &v));
+	ASSERT_EQ(0, post_recv1(v, 9, s->buf + 65536, 1040, s->mr->lkey));
+	memcpy(fa.sgid, s->dev->gid, 16);
+	memcpy(fa.dgid, s->dev->gid, 16);
+	flen = roxe_frame_build(flood, sizeof(flood), &fa, &h, pay, sizeof(pay), &pkt);
+	ASSERT_GT(flen, 0);
+	h.dqpn = roxe_qp_num(v);
+	h.src_qpn = roxe_qp_num(u);
+	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
+	ASSERT_GT(len, 0);
+
+	for (int f = 0; f < 2; f++)
+		for (int i = 0; i < ROXE_HANDOFF_SLOTS + 44; i++) {
+			int r = roxe_loop_deliver(s->dev, flood, (uint32_t)flen, flooders[f]);
+
+			if (r == 0)
+				ok[f]++;
+			else if (r == -ENOBUFS)
+				full++;
+		}
+	ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, roxe_qp_num(u)))
+		TH_LOG("u's datagram found no room: %u and %u flood frames queued", ok[0], ok[1]);
+	EXPECT_EQ((unsigned)ROXE_HANDOFF_QP_SLOTS, ok[0]);
+	EXPECT_EQ((unsigned)ROXE_HANDOFF_MCAST_SLOTS, ok[1]);
+	ASSERT_EQ(1, poll_n(s->cq, &wc, 1, 5000));	/* turns the engine */
+	EXPECT_EQ(9u, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(roxe_qp_num(u), wc.src_qp);
+	EXPECT_EQ(full, loopback_frames(s->dev, true));
+	/* the flood was taken: the flooder's share is its own again */
+	for (int i = 0; i < 100 && roxe_handoff_pending(&s->dev->engines[0]); i++)
+		roxe_poll_cq(s->cq, 1, &wc);
+	EXPECT_FALSE(roxe_handoff_pending(&s->dev->engines[0]));
+	EXPECT_EQ(0, roxe_loop_deliver(s->dev, flood, (uint32_t)flen, flooders[0]));
 }
 
 TEST_HARNESS_MAIN

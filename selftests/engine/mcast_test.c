@@ -551,12 +551,14 @@ TEST(frame_on_the_wire)
 }
 
 /*
- * Copies handed to an engine whose hand-off ring is full are dropped and
- * show in the engine stats (loopback_drop, what roxectl stats sums), not
- * only inside the library. A polled device with two engines: engine 0
- * takes a group datagram ROXE_HANDOFF_SLOTS + 10 times while nobody turns
- * engine 1, whose attached QP needs every copy handed over; then engine 1
- * turns, delivers what its ring held and counts the 10 it could not take.
+ * Copies handed to an engine whose hand-off ring holds their share of it
+ * (ROXE_HANDOFF_MCAST_SLOTS: all multicast copies together) are dropped
+ * and show in the engine stats (loopback_drop, what roxectl stats sums),
+ * not only inside the library. A polled device with two engines: engine 0
+ * takes a group datagram ROXE_HANDOFF_MCAST_SLOTS + 10 times while nobody
+ * turns engine 1, whose attached QP needs every copy handed over; then
+ * engine 1 turns, delivers what its ring held and counts the 10 it could
+ * not take.
  */
 TEST(fan_out_drops_counted)
 {
@@ -565,7 +567,7 @@ TEST(fan_out_drops_counted)
 	struct roxe_frame_hdr h = { .opcode = ROXE_OP_UD_SEND_ONLY, .pkey = ROXE_DEFAULT_PKEY,
 				    .dqpn = 0xffffff, .psn = 1, .qkey = QKEY, .src_qpn = 77 };
 	struct roxe_frame_addr fa = { .sport = 0xc001, .hop_limit = 1 };
-	const unsigned n = ROXE_HANDOFF_SLOTS + 10;
+	const unsigned n = ROXE_HANDOFF_MCAST_SLOTS + 10;
 	struct mqp q[2] = { 0 }, *mine = NULL;
 	uint8_t frame[512], payload[100];
 	struct roxe_port *pb[2];

@@ -3,9 +3,11 @@
  * The responder's out-of-sequence stash (stash.c) on its own: what it
  * keeps (a copy, ahead of the expected PSN, within the span, no larger
  * than a slot, once), what it gives back (the frame and its layout,
- * once), and its bounds: a full pool keeps nothing more until slots that
- * fell behind are reclaimed, a QP's frames go with it, PSNs wrap. The
- * responder's use of it, and the requester's repair, are recovery_test's.
+ * once), and its bounds: a full pool keeps nothing more for a QP that
+ * holds its share until slots that fell behind are reclaimed, a QP holding
+ * more than its share gives way to one holding less, a QP's frames go
+ * with it, PSNs wrap. The responder's use of it, and the requester's
+ * repair, are recovery_test's.
  */
 #include "kselftest_harness.h"
 #include "transport/transport.h"
@@ -147,8 +149,10 @@ TEST_F(stash, a_full_pool_keeps_nothing_until_slots_fall_behind)
 {
 	for (uint32_t i = 0; i < ROXE_STASH_SLOTS; i++)
 		ASSERT_TRUE(put(self, i & 1, 1001 + i / 2));
-	EXPECT_FALSE(put(self, 2, 1001));
-	EXPECT_EQ(0u, self->q[2].resp.stashed);
+	/* two QPs of a share each: neither takes the other's */
+	EXPECT_FALSE(put(self, 1, 1001 + ROXE_STASH_SLOTS / 2));
+	EXPECT_FALSE(put(self, 0, 1001 + ROXE_STASH_SLOTS / 2));
+	EXPECT_EQ((uint32_t)ROXE_STASH_SLOTS / 2, self->q[1].resp.stashed);
 	/* QP 0 moved on past 10 of its frames (a go-back filled them) */
 	self->q[0].resp.psn = 1011;
 	EXPECT_TRUE(put(self, 2, 1001));
@@ -157,6 +161,41 @@ TEST_F(stash, a_full_pool_keeps_nothing_until_slots_fall_behind)
 	/* what is left of QP 0 is intact */
 	EXPECT_TRUE(take_ok(self, 0, 1011));
 	EXPECT_TRUE(take_ok(self, 1, 1001));
+}
+
+/*
+ * Fairness (#33): a QP that floods frames ahead of a gap it never fills
+ * holds the whole pool; another QP of the engine still keeps its share,
+ * half the pool with two QPs holding frames, taken from the flooder's
+ * furthest ahead, and the flooder gets none of it back. With a third QP
+ * each keeps about a third.
+ */
+TEST_F(stash, a_flooding_qp_leaves_the_others_their_share)
+{
+	const uint32_t share = ROXE_STASH_SLOTS / 2;
+	uint32_t n;
+
+	for (uint32_t i = 0; i < ROXE_STASH_SLOTS; i++)
+		ASSERT_TRUE(put(self, 0, 1001 + i));		/* PSN 1000 never comes */
+	for (uint32_t i = 0; i < share; i++) {
+		ASSERT_TRUE(put(self, 1, 1001 + i)) TH_LOG("QP 1's frame %u of its %u", i, share);
+	}
+	EXPECT_FALSE(put(self, 1, 1001 + share));	/* its share, no more */
+	EXPECT_FALSE(put(self, 0, 1001 + ROXE_STASH_SLOTS));	/* nor the flooder */
+	EXPECT_EQ(share, self->q[0].resp.stashed);
+	EXPECT_EQ(share, self->q[1].resp.stashed);
+
+	for (n = 0; n < ROXE_STASH_SLOTS && put(self, 2, 1001 + n); n++)
+		;
+	EXPECT_GE(n, ROXE_STASH_SLOTS / 3 - 1);
+	EXPECT_GE(self->q[0].resp.stashed, ROXE_STASH_SLOTS / 3 - 1);
+	EXPECT_GE(self->q[1].resp.stashed, ROXE_STASH_SLOTS / 3 - 1);
+	EXPECT_EQ((uint32_t)ROXE_STASH_SLOTS,
+		  self->q[0].resp.stashed + self->q[1].resp.stashed + self->q[2].resp.stashed);
+	/* what gave way was the furthest ahead: the nearest frames are whole */
+	EXPECT_TRUE(take_ok(self, 0, 1001));
+	EXPECT_TRUE(take_ok(self, 1, 1001));
+	EXPECT_FALSE(taken(self, 0, 1001 + share));
 }
 
 TEST_F(stash, a_qps_frames_go_with_it)

@@ -22,6 +22,18 @@
  * two engines handing to each other cannot deadlock. The consumer is woken
  * like a doorbell and drains the ring once per turn.
  *
+ * Shares: one sending QP may have at most ROXE_HANDOFF_QP_SLOTS (512: a
+ * whole send window) of the ring's 1024 frames queued at once, the frames
+ * no QP sent (multicast copies) ROXE_HANDOFF_MCAST_SLOTS (256) together,
+ * so one that floods (a tenant looping frames to its own QP on another
+ * engine, a peer's multicast stream) cannot keep the ring full for the
+ * others: one flooding QP leaves them 512 slots, with the multicast copies
+ * 256 (loopback_test: a_flooding_sender_leaves_room_for_others). The ring
+ * counts each sender's frames in an atomic by QPN (one more for the frames
+ * no QP sent), up as a producer claims a slot, down as the consumer is
+ * done with it, so nothing dereferences a QP that may be gone. QPs of two
+ * devices with one number share a count.
+ *
  * Drops: a producer is usually another engine, and the engine stats have a
  * single writer (their owner, plain stores; readers, roxectl in another
  * process too, sum them). So a producer counts a drop in the ring's own
@@ -43,6 +55,8 @@
 #define HO_SLOT_BYTES	(4096 + 128)
 /* A producer gives up after this many lost races for one slot. */
 #define HO_CLAIM_TRIES	64
+/* Senders counted: every QPN, then the frames no QP sent. */
+#define HO_SENDERS	(ROXE_MAX_QPS + 1)
 
 struct ho_slot {
 	_Atomic uint32_t	seq;
@@ -58,7 +72,34 @@ struct roxe_handoff {
 	unsigned long		published;	/* the owner: dropped already in its stats */
 	struct ho_slot		slot[HO_SLOTS];
 	uint8_t			data[HO_SLOTS][HO_SLOT_BYTES];
+	atomic_uint		queued[HO_SENDERS];	/* frames each sender has in it */
 };
+
+_Static_assert(ROXE_HANDOFF_QP_SLOTS >= ROXE_MAX_INFLIGHT, "a QP's whole window fits its share");
+_Static_assert(ROXE_HANDOFF_QP_SLOTS + ROXE_HANDOFF_MCAST_SLOTS < ROXE_HANDOFF_SLOTS,
+	       "one flooding QP and the multicast copies leave the others room");
+
+static atomic_uint *queued_of(struct roxe_handoff *r, uint32_t src_qpn)
+{
+	return &r->queued[src_qpn < ROXE_MAX_QPS ? src_qpn : ROXE_MAX_QPS];
+}
+
+/* May src_qpn queue one more frame? Counted if so. */
+static bool share_take(struct roxe_handoff *r, uint32_t src_qpn)
+{
+	atomic_uint *q = queued_of(r, src_qpn);
+	unsigned share = src_qpn < ROXE_MAX_QPS ? ROXE_HANDOFF_QP_SLOTS : ROXE_HANDOFF_MCAST_SLOTS;
+
+	if (atomic_fetch_add_explicit(q, 1, memory_order_relaxed) < share)
+		return true;
+	atomic_fetch_sub_explicit(q, 1, memory_order_relaxed);
+	return false;
+}
+
+static void share_put(struct roxe_handoff *r, uint32_t src_qpn)
+{
+	atomic_fetch_sub_explicit(queued_of(r, src_qpn), 1, memory_order_relaxed);
+}
 
 int roxe_handoff_init(struct roxe_engine *e)
 {
@@ -100,7 +141,7 @@ bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 
 	if (!r)
 		return false;	/* not an opened device's engine: nothing to count in */
-	if (len > HO_SLOT_BYTES)
+	if (len > HO_SLOT_BYTES || !share_take(r, src_qpn))
 		goto drop;
 	pos = atomic_load_explicit(&r->head, memory_order_relaxed);
 	for (int tries = 0; ; tries++) {
@@ -118,8 +159,10 @@ bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 			wake(e);
 			return true;
 		}
-		if (dif < 0 || tries == HO_CLAIM_TRIES)	/* full, or too contended */
+		if (dif < 0 || tries == HO_CLAIM_TRIES) {	/* full, or too contended */
+			share_put(r, src_qpn);
 			goto drop;
+		}
 		if (dif > 0)
 			pos = atomic_load_explicit(&r->head, memory_order_relaxed);
 	}
@@ -152,6 +195,7 @@ unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
 	for (; n < budget; n++) {
 		struct ho_slot *s = &r->slot[r->tail % HO_SLOTS];
 		struct roxe_buf b;
+		uint32_t src;
 
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != r->tail + 1)
 			break;
@@ -159,9 +203,11 @@ unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
 		b.len = s->len <= HO_SLOT_BYTES ? s->len : 0;
 		b.cap = HO_SLOT_BYTES;
 		b.priv = 0;
-		rx(e, &b, (enum roxe_handoff_kind)s->kind, s->src_qpn);
+		src = s->src_qpn;	/* the slot is the producers' once released */
+		rx(e, &b, (enum roxe_handoff_kind)s->kind, src);
 		atomic_store_explicit(&s->seq, r->tail + HO_SLOTS, memory_order_release);
 		r->tail++;
+		share_put(r, src);
 	}
 	dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
 	if (dropped != r->published) {

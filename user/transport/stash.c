@@ -21,21 +21,31 @@
  * (an application polling a WRITE's last byte sees it last).
  *
  * Each engine has one pool of ROXE_STASH_SLOTS frames, allocated on first
- * use, shared by its QPs: a frame is kept only while a slot is free and
- * within ROXE_STASH_SPAN PSNs of the expected one (a second copy of a PSN
- * held replaces the first); what is not kept is dropped as before (the
- * requester resends it). Like TCP's out-of-order queue, this widens what a
- * host able to forge the peer's address must guess from one PSN to the
- * span; the newest copy winning replaces a frame it planted ahead only if
- * the peer's own copy comes before the gap is filled (else the planted one
- * runs, as one planted at the expected PSN would without the stash).
- * Looped frames cannot be planted: the hand-off names the sending QP
- * (loopback.c). Slots are
- * found by (QP, PSN) through a small hash of chains. A QP's slots go when
- * it runs them, when it resets, enters ERR or is destroyed, and, when the
- * pool is full, if they have fallen behind its expected PSN. A peer can
- * fill the pool with frames ahead of a gap it never fills; the cost is
- * that the engine's other QPs recover by go-back-N until that QP goes.
+ * use, shared by its QPs: a frame is kept only while a slot is free (or
+ * another QP gives one up, below) and within ROXE_STASH_SPAN PSNs of the
+ * expected one (a second copy of a PSN held replaces the first); what is
+ * not kept is dropped as before (the requester resends it; out_of_sequence
+ * counts it, as every frame past a gap). Like TCP's out-of-order queue,
+ * this widens what a host able to forge the peer's address must guess from
+ * one PSN to the span; the newest copy winning replaces a frame it planted
+ * ahead only if the peer's own copy comes before the gap is filled (else
+ * the planted one runs, as one planted at the expected PSN would without
+ * the stash). Looped frames cannot be planted: the hand-off names the
+ * sending QP (loopback.c). Slots are found by (QP, PSN) through a small
+ * hash of chains. A QP's slots go when it runs them, when it resets,
+ * enters ERR or is destroyed, and, when the pool is full, if they have
+ * fallen behind its expected PSN.
+ *
+ * The pool is shared fairly (max-min): while it has room any QP takes a
+ * slot, and once it is full a QP takes one from the QP holding most if
+ * that holds at least two more, whose frame furthest ahead (the last a
+ * go-back would reach) gives way. A QP alone may hold all 512 (a roxe
+ * requester's whole window, ROXE_MAX_INFLIGHT); of k QPs holding frames,
+ * each keeps at least 512 / k (all within one of each other): 256 of two,
+ * 170 of three, 64 of eight. So a peer that fills the pool with frames
+ * ahead of a gap it never fills holds no more than its share, and the
+ * engine's other QPs still stash theirs
+ * (stash_test: a_flooding_qp_leaves_the_others_their_share).
  *
  * ROXE_OOO_STASH=0 in the environment turns it off for the devices opened
  * after (the responder then behaves as rxe's; roxe(7)).
@@ -141,15 +151,34 @@ static int slot_find(const struct roxe_stash *s, const struct roxe_qp *qp, uint3
 }
 
 /* The pool is full: free the slots that fell behind their QP's expected
- * PSN (never to run: a go-back filled past them). */
-static void reclaim(struct roxe_stash *s)
+ * PSN (never to run: a go-back filled past them). If none did, and the QP
+ * holding most holds at least two more than qp, its frame furthest ahead
+ * gives way to qp's (one more would only swap which of the two holds
+ * more). */
+static void make_room(struct roxe_stash *s, const struct roxe_qp *qp)
 {
+	int32_t far = 0;
+	uint32_t most = 0;
+	int victim = -1;
+
 	for (unsigned i = 0; i < ROXE_STASH_SLOTS; i++) {
 		struct stash_slot *sl = &s->slot[i];
+		int32_t ahead;
 
-		if (sl->qp && roxe_psn_diff(sl->psn, sl->qp->resp.psn) < 0)
+		if (!sl->qp)
+			continue;
+		ahead = roxe_psn_diff(sl->psn, sl->qp->resp.psn);
+		if (ahead < 0) {
 			slot_free(s, i);
+		} else if (sl->qp->resp.stashed > most ||
+			   (sl->qp->resp.stashed == most && ahead > far)) {
+			most = sl->qp->resp.stashed;
+			far = ahead;
+			victim = (int)i;
+		}
 	}
+	if (s->free_head == STASH_NONE && victim >= 0 && most >= qp->resp.stashed + 2)
+		slot_free(s, (unsigned)victim);
 }
 
 bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
@@ -168,7 +197,7 @@ bool roxe_stash_put(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	i = qp->resp.stashed ? (unsigned)slot_find(s, qp, psn) : -1u;
 	if (i == -1u) {
 		if (s->free_head == STASH_NONE)
-			reclaim(s);
+			make_room(s, qp);
 		if (s->free_head == STASH_NONE)
 			return false;
 		i = s->free_head;

@@ -43,7 +43,9 @@
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
 /* The responder's out-of-sequence stash (stash.c): frames per engine, and
- * how far ahead of the expected PSN one may be. */
+ * how far ahead of the expected PSN one may be. The frames are shared
+ * max-min between the QPs that hold some: one QP alone may take all 512,
+ * two keep 256 each, k at least 512 / k each. */
 #define ROXE_STASH_SLOTS	512
 #define ROXE_STASH_SPAN		1024
 
@@ -384,8 +386,8 @@ enum roxe_handoff_kind {
 int roxe_handoff_init(struct roxe_engine *e);
 void roxe_handoff_fini(struct roxe_engine *e);
 /* Copy frame f (len bytes), sent by QP src_qpn of this host, into e's
- * ring; any thread, never blocks, takes no lock. false: dropped (full) and
- * counted in e's loopback_drop. */
+ * ring; any thread, never blocks, takes no lock. false: dropped (the ring
+ * is full, or holds src_qpn's share) and counted in e's loopback_drop. */
 bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 		       enum roxe_handoff_kind kind, uint32_t src_qpn);
 bool roxe_handoff_pending(const struct roxe_engine *e);	/* frames, or drops to count */
@@ -406,8 +408,9 @@ unsigned roxe_handoff_rx(struct roxe_engine *e, unsigned budget,
  * thread; never blocks, takes no lock. Returns 0 (queued: the engine
  * verifies, counts as `loopback` and processes it on its next turn),
  * -EINVAL (not a RoCE v2 frame roxe_parse accepts), -ENOBUFS (the engine's
- * ring is full: dropped and counted in loopback_drop on the engine's next
- * turn, as a full wire would; the transport retransmits).
+ * ring is full, or holds src_qpn's share of it: dropped and counted in
+ * loopback_drop on the engine's next turn, as a full wire would; the
+ * transport retransmits).
  */
 int roxe_loop_deliver(struct roxe_device *dev, const uint8_t *frame, uint32_t len,
 		      uint32_t src_qpn);
