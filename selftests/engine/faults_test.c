@@ -3,17 +3,29 @@
  * RC under loss, duplication, reordering and corruption on the loop wire
  * (both directions): every message is delivered exactly once, in order,
  * intact, and every WRITE and READ lands byte for byte.
+ *
+ * On the virtual clock: a timer fires only when the pair is settled (all
+ * it sent received, all it received acted on) and the test moves time to
+ * it, so only a loss brings a resend, never a window that a slow host had
+ * not drained yet. Each case's bound is a number of such clock steps.
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "core/core.h"	/* a QP's transport counters: its RNR NAKs */
+#include "vclock.h"
 
 #define BUF (8u << 20)
 #define MSGS 300
+/* Clock steps (timer expiries) a case may take: at 10% loss runs take
+ * under 30, 50 and 130. */
+#define SEND_STEPS	MSGS		/* one a message */
+#define RDMA_STEPS	(40 * 3)	/* one a WR */
+#define PING_STEPS	(100 * 3)	/* a round's RNR wait, a resend each way */
 
 FIXTURE(faults) {
 	struct pair p;
+	unsigned steps;		/* times the test moved the clock to a deadline */
 };
 
 FIXTURE_VARIANT(faults) {
@@ -32,11 +44,9 @@ FIXTURE_VARIANT_ADD(faults, everything) {
 
 FIXTURE_SETUP(faults)
 {
+	self->steps = 0;
+	vc_start();
 	ASSERT_EQ(0, pair_open(&self->p, 1024, BUF));
-	/* timeout 12: 16.8 ms. A full window (512 packets) queued on the wire
-	 * under ASan takes milliseconds to drain; a timeout shorter than that
-	 * retransmits what is merely queued, over and over (go-back-N
-	 * congestion collapse), until retry_cnt runs out. */
 	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, 0xffff00, 0x7fff00, 12, 7, 7));
 	roxe_loop_set_faults(self->p.wire, 0, &variant->f);
 	roxe_loop_set_faults(self->p.wire, 1, &variant->f);
@@ -70,9 +80,10 @@ TEST_F(faults, sends_exactly_once_in_order)
 					a->buf + (size_t)i * 7919 % (BUF / 2 - 20480), msg_len(i),
 					a->mr->lkey, 0, 0, IBV_SEND_SIGNALED));
 	while (got < MSGS) {
-		int r = poll_n(b->cq, wc, MSGS - got < 32 ? MSGS - got : 32, 10000);
+		int r = vc_poll(&self->p, b->cq, wc, MSGS - got < 32 ? MSGS - got : 32,
+				SEND_STEPS, &self->steps);
 
-		ASSERT_GT(r, 0) TH_LOG("received %d of %d", got, MSGS);
+		ASSERT_GT(r, 0) TH_LOG("received %d of %d, %u clock steps", got, MSGS, self->steps);
 		for (int k = 0; k < r; k++, got++) {
 			size_t src = (size_t)got * 7919 % (BUF / 2 - 20480);
 
@@ -83,16 +94,21 @@ TEST_F(faults, sends_exactly_once_in_order)
 		}
 	}
 	while (acked < MSGS) {
-		int r = poll_n(a->cq, wc, MSGS - acked < 32 ? MSGS - acked : 32, 10000);
+		int r = vc_poll(&self->p, a->cq, wc, MSGS - acked < 32 ? MSGS - acked : 32,
+				SEND_STEPS, &self->steps);
 
-		ASSERT_GT(r, 0);
+		ASSERT_GT(r, 0) TH_LOG("acknowledged %d of %d, %u clock steps", acked, MSGS,
+				       self->steps);
 		for (int k = 0; k < r; k++, acked++) {
 			ASSERT_EQ(IBV_WC_SUCCESS, wc[k].status);
 			ASSERT_EQ((uint64_t)acked, wc[k].wr_id);
 		}
 	}
-	/* Nothing extra: duplicates were not delivered twice. */
+	/* Nothing extra, once all in flight has landed: duplicates were not
+	 * delivered twice. */
+	ASSERT_EQ(0, vc_settle(&self->p));
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 32, wc));
+	TH_LOG("%u clock steps", self->steps);
 }
 
 TEST_F(faults, writes_reads_atomics)
@@ -123,17 +139,20 @@ TEST_F(faults, writes_reads_atomics)
 		wr.wr.atomic.compare_add = 1;
 		ASSERT_EQ(0, roxe_post_send(a->qp, &wr, &bad));
 
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+		ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, RDMA_STEPS, &self->steps))
+			TH_LOG("round %d, %u clock steps", i, self->steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
 		ASSERT_EQ(IBV_WC_RDMA_READ, wc.opcode);
 		ASSERT_EQ(0, memcmp(src, back, len)) TH_LOG("round %d", i);
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+		ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, RDMA_STEPS, &self->steps))
+			TH_LOG("round %d, %u clock steps", i, self->steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
 		/* A retried atomic must not run twice. */
 		ASSERT_EQ((uint64_t)i, *(uint64_t *)(a->buf + BUF - 64));
 	}
 	EXPECT_EQ(40u, *counter);
+	TH_LOG("%u clock steps", self->steps);
 }
 
 /*
@@ -165,16 +184,20 @@ TEST_F(faults, one_entry_queues_ping_pong)
 		ASSERT_EQ(0, post_send1(qa, IBV_WR_SEND, (uint64_t)i, out, 4000, a->mr->lkey, 0, 0,
 					IBV_SEND_SIGNALED));
 		if (i % 3 == 0)
-			ASSERT_TRUE(wait_until(__atomic_load_n(rnr, __ATOMIC_RELAXED) > naks, 10000))
-				TH_LOG("message %d: no RNR NAK", i);
+			ASSERT_TRUE(vc_wait(&self->p, __atomic_load_n(rnr, __ATOMIC_RELAXED) > naks,
+					    PING_STEPS, &self->steps))
+				TH_LOG("message %d: no RNR NAK, %u clock steps", i, self->steps);
 		ASSERT_EQ(0, post_recv1(qb, (uint64_t)i, b->buf, 4096, b->mr->lkey));
-		ASSERT_EQ(1, poll_n(b->cq, &wc, 1, 10000)) TH_LOG("message %d", i);
+		ASSERT_EQ(1, vc_poll(&self->p, b->cq, &wc, 1, PING_STEPS, &self->steps))
+			TH_LOG("message %d, %u clock steps", i, self->steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(0, memcmp(out, b->buf, 4000)) TH_LOG("message %d", i);
-		ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 10000));
+		ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, PING_STEPS, &self->steps))
+			TH_LOG("message %d, %u clock steps", i, self->steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", roxe_wc_status_str(wc.status));
 		ASSERT_EQ((uint64_t)i, wc.wr_id);
 	}
+	TH_LOG("%u clock steps", self->steps);
 	roxe_destroy_qp(qa);
 	roxe_destroy_qp(qb);
 }

@@ -11,11 +11,17 @@
  * turn fill it, then are dropped and counted, and one sender has only its
  * share of it. A frame from the port that claims the own address as its
  * source (a third host posing as a looped frame) is dropped and counted.
+ *
+ * On the virtual clock: a timer fires only when the test moves time to it
+ * with the device settled (each wait says how many steps it may take), so
+ * a host slow to answer never brings a retransmission (rc_same_engine
+ * counts none).
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "vclock.h"
 
 #define BUF	(4u << 20)
 
@@ -44,6 +50,7 @@ FIXTURE_SETUP(loop)
 				       .mtu = 1024, .polled = variant->polled, .ports = ports };
 	struct side *s = &self->s;
 
+	vc_start();
 	for (unsigned i = 0; i < variant->engines; i++) {
 		self->wire[i] = roxe_loop_wire_new(4096 + 256, 1024);
 		ASSERT_NE(NULL, self->wire[i]);
@@ -135,6 +142,13 @@ static int post_atomic1(struct roxe_qp *qp, enum ibv_wr_opcode op, uint64_t wr_i
 	return roxe_post_send(qp, &wr, &bad);
 }
 
+/* n completions of the device's, once it is settled (vclock.h's
+ * vc_poll), the clock moved to its next deadline at most steps times. */
+static int poll_dev(struct side *s, struct ibv_wc *wc, int n, unsigned steps)
+{
+	return vc_poll_devs(&s->dev, 1, s->cq, wc, n, steps, NULL);
+}
+
 static uint64_t loopback_frames(struct roxe_device *dev, bool drops)
 {
 	uint64_t n = 0;
@@ -163,7 +177,7 @@ static void rc_ops(struct __test_metadata *_metadata, struct side *s, struct rox
 	fill_pattern(src, len, roxe_qp_num(a));
 	ASSERT_EQ(0, post_recv1(b, 1, dst, len, s->mr->lkey));
 	ASSERT_EQ(0, post_send1(a, IBV_WR_SEND, 2, src, len, s->mr->lkey, 0, 0, IBV_SEND_SIGNALED));
-	ASSERT_EQ(2, poll_n(s->cq, wc, 2, 5000)) TH_LOG("SEND to the own address: no completion");
+	ASSERT_EQ(2, poll_dev(s, wc, 2, 0)) TH_LOG("SEND to the own address: no completion");
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
 		if (wc[i].wr_id == 1) {
@@ -177,26 +191,26 @@ static void rc_ops(struct __test_metadata *_metadata, struct side *s, struct rox
 	fill_pattern(src, len, 99);
 	ASSERT_EQ(0, post_send1(a, IBV_WR_RDMA_WRITE, 3, src, len, s->mr->lkey, (uintptr_t)dst,
 				s->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(s->cq, wc, 1, 5000));
+	ASSERT_EQ(1, poll_dev(s, wc, 1, 0));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	ASSERT_EQ(0, memcmp(src, dst, len));
 
 	ASSERT_EQ(0, post_send1(a, IBV_WR_RDMA_READ, 4, back, len, s->mr->lkey, (uintptr_t)dst,
 				s->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(s->cq, wc, 1, 5000));
+	ASSERT_EQ(1, poll_dev(s, wc, 1, 0));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	ASSERT_EQ(0, memcmp(src, back, len));
 
 	*ctr = 41;
 	ASSERT_EQ(0, post_atomic1(a, IBV_WR_ATOMIC_FETCH_AND_ADD, 5, old, s->mr->lkey,
 				  (uintptr_t)ctr, s->mr->rkey, 1, 0));
-	ASSERT_EQ(1, poll_n(s->cq, wc, 1, 5000));
+	ASSERT_EQ(1, poll_dev(s, wc, 1, 0));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(41u, *old);
 	EXPECT_EQ(42u, *ctr);
 	ASSERT_EQ(0, post_atomic1(a, IBV_WR_ATOMIC_CMP_AND_SWP, 6, old, s->mr->lkey,
 				  (uintptr_t)ctr, s->mr->rkey, 7, 42));
-	ASSERT_EQ(1, poll_n(s->cq, wc, 1, 5000));
+	ASSERT_EQ(1, poll_dev(s, wc, 1, 0));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	EXPECT_EQ(42u, *old);
 	EXPECT_EQ(7u, *ctr);
@@ -256,7 +270,7 @@ TEST_F(loop, ud_to_own_address)
 	wr.wr.ud.remote_qpn = roxe_qp_num(b);
 	wr.wr.ud.remote_qkey = 0x11111111;
 	ASSERT_EQ(0, roxe_post_send(a, &wr, &bad));
-	ASSERT_EQ(2, poll_n(s->cq, wc, 2, 5000)) TH_LOG("UD to the own address: no completion");
+	ASSERT_EQ(2, poll_dev(s, wc, 2, 0)) TH_LOG("UD to the own address: no completion");
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
 		if (wc[i].wr_id == 1) {
@@ -340,7 +354,7 @@ TEST_F(loop, forged_looped_frames_are_dropped)
 	fill_pattern(s->buf, 64, 3);
 	ASSERT_EQ(0, post_send1(x, IBV_WR_RDMA_WRITE, 66, s->buf, 64, s->mr->lkey,
 				(uintptr_t)s->buf + 8192, s->mr->rkey, IBV_SEND_SIGNALED));
-	ASSERT_EQ(1, poll_n(s->cq, &wc, 1, 5000));
+	ASSERT_EQ(1, poll_dev(s, &wc, 1, 1));	/* x's one expiry */
 	EXPECT_EQ(66u, wc.wr_id);
 	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status);	/* nobody answered x */
 	wait_until(drop_addr(s->dev, b) >= 1, 5000);
@@ -376,7 +390,7 @@ TEST_F(loop, forged_looped_frames_are_dropped)
 		EXPECT_EQ(0, roxe_poll_cq(s->cq, 1, &wc));
 		/* the same datagram from QP 1 itself is taken */
 		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1));
-		ASSERT_EQ(1, poll_n(s->cq, &wc, 1, 5000));
+		ASSERT_EQ(1, poll_dev(s, &wc, 1, 0));
 		EXPECT_EQ(9u, wc.wr_id);
 		EXPECT_EQ(1u, wc.src_qp);
 	}
@@ -390,6 +404,7 @@ TEST_F(loop, burst)
 	const uint32_t len = 4096, n = 512;
 	struct roxe_qp *a, *b;
 	struct ibv_wc wc[1];
+	unsigned steps = 0;	/* a frame the ring dropped may need a timer */
 
 	ASSERT_EQ(0, qp_pair(self, IBV_QPT_RC, true, &a, &b));
 	fill_pattern(s->buf, len * 16, 3);
@@ -398,7 +413,8 @@ TEST_F(loop, burst)
 					s->mr->lkey, (uintptr_t)(s->buf + (1u << 20) + i * len),
 					s->mr->rkey, IBV_SEND_SIGNALED));
 	for (uint32_t got = 0; got < n; got++) {
-		ASSERT_EQ(1, poll_n(s->cq, wc, 1, 10000)) TH_LOG("%u of %u WRITEs completed", got, n);
+		ASSERT_EQ(1, vc_poll_devs(&s->dev, 1, s->cq, wc, 1, n, &steps))
+			TH_LOG("%u of %u WRITEs completed, %u clock steps", got, n, steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -415,6 +431,7 @@ TEST_F(loop, both_ways_at_once)
 	uint8_t *dst[2] = { s->buf + (1u << 20), s->buf + (2u << 20) };
 	struct roxe_qp *q[2];
 	struct ibv_wc wc[1];
+	unsigned steps = 0;	/* a frame the ring dropped may need a timer */
 
 	if (variant->engines < 2)
 		SKIP(return, "one engine");
@@ -427,15 +444,16 @@ TEST_F(loop, both_ways_at_once)
 						(uintptr_t)(dst[k] + (i % 64) * len), s->mr->rkey,
 						IBV_SEND_SIGNALED));
 	for (uint32_t got = 0; got < 2 * n; got++) {
-		ASSERT_EQ(1, poll_n(s->cq, wc, 1, 10000)) TH_LOG("%u of %u WRITEs completed", got, 2 * n);
+		ASSERT_EQ(1, vc_poll_devs(&s->dev, 1, s->cq, wc, 1, 2 * n, &steps))
+			TH_LOG("%u of %u WRITEs completed, %u clock steps", got, 2 * n, steps);
 		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
 	}
 	for (uint32_t i = n - 64; i < n; i++)
 		for (int k = 0; k < 2; k++)
 			ASSERT_EQ(0, memcmp(s->buf + (i % 16) * len, dst[k] + (i % 64) * len, len));
-	TH_LOG("loopback: %llu frames, %llu dropped (ring full)",
+	TH_LOG("loopback: %llu frames, %llu dropped (ring full), %u clock steps",
 	       (unsigned long long)loopback_frames(s->dev, false),
-	       (unsigned long long)loopback_frames(s->dev, true));
+	       (unsigned long long)loopback_frames(s->dev, true), steps);
 }
 
 /* The ring is bounded: frames handed to an engine that does not turn (a

@@ -6,7 +6,6 @@
  * events.
  */
 #include <arpa/inet.h>
-#include <sched.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "roxe/queue.h"
@@ -78,16 +77,15 @@ static uint64_t port_count(const uint64_t *c)
 /* Everything side `from` sent is on the wire (two turns after its send
  * completions), side !from has received all the wire carried, and turned
  * twice since: what it will ever make of those frames, it has. Counts, not
- * a wait long enough on a quick host; 0 or -ETIMEDOUT (a hang guard). */
+ * a wait long enough on a quick host; 0 or -ETIMEDOUT (a hang guard of
+ * 10 s, not a number of yields a quick host runs through sooner). */
 static int wire_drained(struct pair *p, int from)
 {
 	struct roxe_port *tx = roxe_loop_port(p->wire, from);
 	struct roxe_port *rx = roxe_loop_port(p->wire, !from);
 
 	roxe_dev_quiesce(p->s[from].dev);
-	for (int i = 0; i < 5000000 && port_count(&rx->stats.rx_frames) <
-					   port_count(&tx->stats.tx_frames); i++)
-		sched_yield();
+	wait_until(port_count(&rx->stats.rx_frames) >= port_count(&tx->stats.tx_frames), 10000);
 	if (port_count(&rx->stats.rx_frames) != port_count(&tx->stats.tx_frames))
 		return -ETIMEDOUT;
 	roxe_dev_quiesce(p->s[!from].dev);
