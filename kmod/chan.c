@@ -5,14 +5,33 @@
  * channel (roxed gone) fails everything at once, so no verb ever waits on
  * a daemon that will not answer.
  */
+#include <linux/cred.h>
 #include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include "roxe.h"
 
+/*
+ * A tenant of the channel: the user a verb runs for (its real uid, as the
+ * kernel counts a user's processes), or the kernel (its threads: ULPs).
+ * It lives while it has commands queued.
+ */
+struct roxe_chan_owner {
+	struct hlist_node	node;	/* chan->owners */
+	u64			key;
+	u32			users;	/* its commands queued */
+	u64			reads;	/* its commands roxed read */
+};
+
+#define ROXE_CHAN_KERNEL	(1ULL << 32)	/* no uid's key */
+
 struct roxe_req {
 	struct list_head	list;	/* chan->queue, then chan->sent */
 	bool			sent;	/* read by roxed: on chan->sent */
+	struct roxe_chan_owner	*owner;	/* a call's, until roxed reads it */
+	u64			mark;	/* chan->reads when queued */
+	u64			own_mark;	/* owner->reads when queued */
 	struct roxe_kabi_cmd	cmd;
 	struct completion	done;
 	int			status;
@@ -23,9 +42,77 @@ void roxe_chan_init(struct roxe_chan *ch)
 	spin_lock_init(&ch->lock);
 	INIT_LIST_HEAD(&ch->queue);
 	INIT_LIST_HEAD(&ch->sent);
+	hash_init(ch->owners);
 	init_waitqueue_head(&ch->wq);
 	ch->next_seq = 0;
 	ch->dead = false;
+	ch->reads = 0;
+	ch->turn_max = 0;
+}
+
+static u64 chan_owner_key(void)
+{
+	if (current->flags & PF_KTHREAD)
+		return ROXE_CHAN_KERNEL;
+	return __kuid_val(current_uid());
+}
+
+/* r's tenant, made from *spare (then NULL) if it has nothing queued. */
+static void chan_own(struct roxe_chan *ch, struct roxe_req *r, u64 key,
+		     struct roxe_chan_owner **spare)
+{
+	struct roxe_chan_owner *o;
+
+	hash_for_each_possible(ch->owners, o, node, key)
+		if (o->key == key)
+			goto found;
+	o = *spare;
+	*spare = NULL;
+	o->key = key;
+	hash_add(ch->owners, &o->node, key);
+found:
+	o->users++;
+	r->owner = o;
+	r->mark = ch->reads;
+	r->own_mark = o->reads;
+}
+
+static void chan_disown(struct roxe_req *r)
+{
+	struct roxe_chan_owner *o = r->owner;
+
+	r->owner = NULL;
+	if (!o || --o->users)
+		return;
+	hash_del(&o->node);
+	kfree(o);
+}
+
+/*
+ * roxed reads r: cmd_turn_max is the most commands of other tenants it
+ * read while one waited, per command of its own tenant it read then
+ * (that one included).
+ */
+static void chan_count_read(struct roxe_chan *ch, struct roxe_req *r)
+{
+	struct roxe_chan_owner *o = r->owner;
+	u64 own, others, turn;
+
+	if (o) {
+		own = o->reads - r->own_mark + 1;
+		others = ch->reads - r->mark - (own - 1);
+		turn = DIV64_U64_ROUND_UP(others, own);
+		if (turn > ch->turn_max)
+			WRITE_ONCE(ch->turn_max, turn);
+		o->reads++;
+		chan_disown(r);
+	}
+	ch->reads++;
+}
+
+u64 roxe_chan_turn_max(struct roxe_chan *ch)
+{
+	return READ_ONCE(ch->turn_max);
 }
 
 static struct roxe_req *req_new(const struct roxe_kabi_cmd *cmd)
@@ -68,22 +155,30 @@ int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd)
  */
 static int chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd, bool keep)
 {
+	struct roxe_chan_owner *spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 	struct roxe_req *r = req_new(cmd);
+	u64 key = chan_owner_key();
 	int status;
 
-	if (!r)
+	if (!r || !spare) {
+		kfree(spare);
+		kfree(r);
 		return -ENOMEM;
+	}
 	spin_lock(&ch->lock);
 	if (ch->dead) {
 		spin_unlock(&ch->lock);
+		kfree(spare);
 		kfree(r);
 		return -ENODEV;
 	}
 	if (++ch->next_seq == 0)
 		ch->next_seq = 1;
 	r->cmd.seq = ch->next_seq;
+	chan_own(ch, r, key, &spare);
 	list_add_tail(&r->list, &ch->queue);
 	spin_unlock(&ch->lock);
+	kfree(spare);
 	wake_up_interruptible(&ch->wq);
 
 	wait_for_completion_timeout(&r->done,
@@ -91,6 +186,7 @@ static int chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd, bool keep)
 	spin_lock(&ch->lock);
 	if (!list_empty(&r->list)) {
 		r->status = -ETIMEDOUT;
+		chan_disown(r);
 		if (keep && !r->sent) {
 			/* roxed's read frees it (or the channel's death) */
 			r->cmd.seq = 0;
@@ -132,6 +228,7 @@ void roxe_chan_kill(struct roxe_chan *ch)
 	}
 	list_for_each_entry_safe(r, t, &ch->queue, list) {
 		list_del_init(&r->list);
+		chan_disown(r);
 		r->status = -ENODEV;
 		if (r->cmd.seq)
 			complete(&r->done);
@@ -174,6 +271,7 @@ ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 		if (READ_ONCE(ch->dead))
 			return -ENODEV;
 	}
+	chan_count_read(ch, r);
 	cmd = r->cmd;
 	if (cmd.seq) {
 		list_move_tail(&r->list, &ch->sent);

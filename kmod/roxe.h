@@ -8,6 +8,7 @@
 #ifndef ROXE_KMOD_H
 #define ROXE_KMOD_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
@@ -41,9 +42,12 @@ struct roxe_chan {
 	spinlock_t		lock;
 	struct list_head	queue;		/* not read by roxed yet */
 	struct list_head	sent;		/* read, waiting for the reply */
+	DECLARE_HASHTABLE(owners, 6);		/* tenants with commands queued */
 	wait_queue_head_t	wq;		/* roxed's read()/poll() */
 	u32			next_seq;
 	bool			dead;
+	u64			reads;		/* commands roxed read */
+	u64			turn_max;	/* counter cmd_turn_max */
 };
 
 /* One doorbell ring of the shared page: producers (post_send) serialise
@@ -374,6 +378,7 @@ bool roxe_chan_readable(struct roxe_chan *ch);
 ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 		       bool nonblock);
 ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
+u64 roxe_chan_turn_max(struct roxe_chan *ch);
 
 /* Tell roxed about a new object; on failure make sure it forgets it again
  * (the create may have reached it after we stopped waiting).
