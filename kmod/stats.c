@@ -11,6 +11,7 @@
 
 enum {
 	ROXE_MSTAT_TURN_MAX = ROXE_KSTAT__COUNT,
+	ROXE_MSTAT_CAP_WAITS,
 	ROXE_MSTAT__END
 };
 
@@ -41,6 +42,7 @@ static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_UPDATES].name		= "stats_updates",
 	[ROXE_KSTAT_CC_RATE_CUTS].name		= "cc_rate_cuts",
 	[ROXE_MSTAT_TURN_MAX].name		= "cmd_turn_max",
+	[ROXE_MSTAT_CAP_WAITS].name		= "cmd_cap_waits",
 };
 
 static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_MSTAT__END);
@@ -65,5 +67,6 @@ int roxe_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *stats, u32 por
 	if (stats->num_counters < ROXE_MSTAT__END)
 		return i;
 	stats->value[ROXE_MSTAT_TURN_MAX] = roxe_chan_turn_max(&rdev->chan);
+	stats->value[ROXE_MSTAT_CAP_WAITS] = roxe_chan_cap_waits(&rdev->chan);
 	return ROXE_MSTAT__END;
 }
