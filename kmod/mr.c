@@ -359,13 +359,11 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	cmd.mr.length = length;
 	cmd.mr.token = mr->token;
 	cmd.mr.map_bytes = mr->map_bytes;
-	err = roxe_chan_call(&rdev->chan, &cmd);
+	/* roxed may have mapped it already: it forgets the MR (its answer
+	 * or the timeout) before the pages go
+	 */
+	err = roxe_chan_call_undo(&rdev->chan, &cmd, ROXE_KOP_DEREG_MR, key, true);
 	if (err) {
-		/* roxed may have mapped it already: it forgets the MR (its
-		 * answer or the timeout) before the pages go
-		 */
-		if (err != -ENODEV)
-			roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, key);
 		roxe_mr_revoke(rdev, mr);
 		goto release;
 	}

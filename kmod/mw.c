@@ -24,11 +24,9 @@ int roxe_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	cmd.mw.key = mw->key;
 	cmd.mw.pdn = roxe_pdn(ibmw->pd);
 	cmd.mw.type = ibmw->type;
-	err = roxe_chan_call(&rdev->chan, &cmd);
+	/* roxed may have made it after all: it forgets it first */
+	err = roxe_chan_call_undo(&rdev->chan, &cmd, ROXE_KOP_DEALLOC_MW, mw->key, true);
 	if (err) {
-		/* roxed may have made it after all: it forgets it first */
-		if (err != -ENODEV)
-			roxe_chan_destroy(rdev, ROXE_KOP_DEALLOC_MW, mw->key);
 		ida_free(&rdev->mr_ida, idx);
 		return err;
 	}

@@ -23,7 +23,9 @@ int roxe_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct roxe_pd *pd = container_of(ibpd, struct roxe_pd, ibpd);
 	struct roxe_dev *rdev = to_rdev(ibpd->device);
 
-	/* queued ahead of anything that reuses the number (channel order) */
+	/* read before anything that reuses the number: answered, or an
+	 * orphan (chan.c)
+	 */
 	roxe_chan_destroy(rdev, ROXE_KOP_DEALLOC_PD, pd->pdn);
 	ida_free(&rdev->pdn_ida, pd->pdn);
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef ROXE_KMOD_H
 #define ROXE_KMOD_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
@@ -36,14 +37,21 @@
 
 struct roxe_file;
 
-/* chan.c: commands to roxed */
+/* chan.c: commands to roxed, each tenant's calls in turn */
+#define ROXE_CHAN_CAP		8	/* calls a tenant has queued at once */
+
 struct roxe_chan {
 	spinlock_t		lock;
-	struct list_head	queue;		/* not read by roxed yet */
+	struct list_head	orphans;	/* nobody waits: read first */
+	struct list_head	ring;		/* tenants with calls queued */
 	struct list_head	sent;		/* read, waiting for the reply */
+	DECLARE_HASHTABLE(owners, 6);		/* tenants queued or waiting */
 	wait_queue_head_t	wq;		/* roxed's read()/poll() */
 	u32			next_seq;
 	bool			dead;
+	u64			reads;		/* commands roxed read */
+	u64			turn_max;	/* counter cmd_turn_max */
+	u64			cap_waits;	/* counter cmd_cap_waits */
 };
 
 /* One doorbell ring of the shared page: producers (post_send) serialise
@@ -369,11 +377,15 @@ void roxe_chan_init(struct roxe_chan *ch);
 int roxe_chan_post(struct roxe_chan *ch, const struct roxe_kabi_cmd *cmd);
 int roxe_chan_call(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
 int roxe_chan_call_destroy(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd);
+int roxe_chan_call_undo(struct roxe_chan *ch, struct roxe_kabi_cmd *cmd,
+			u32 undo_op, u32 id, bool wait);
 void roxe_chan_kill(struct roxe_chan *ch);
 bool roxe_chan_readable(struct roxe_chan *ch);
 ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 		       bool nonblock);
 ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
+u64 roxe_chan_turn_max(struct roxe_chan *ch);
+u64 roxe_chan_cap_waits(struct roxe_chan *ch);
 
 /* Tell roxed about a new object; on failure make sure it forgets it again
  * (the create may have reached it after we stopped waiting).
@@ -382,12 +394,7 @@ static inline int roxe_chan_create(struct roxe_dev *rdev,
 				   struct roxe_kabi_cmd *cmd, u32 destroy_op,
 				   u32 id)
 {
-	struct roxe_kabi_cmd undo = { .op = destroy_op, .id = id };
-	int err = roxe_chan_call(&rdev->chan, cmd);
-
-	if (err && err != -ENODEV)
-		roxe_chan_post(&rdev->chan, &undo);
-	return err;
+	return roxe_chan_call_undo(&rdev->chan, cmd, destroy_op, id, false);
 }
 
 /* Destroys always succeed locally; roxed's answer only bounds the wait,

@@ -5,8 +5,15 @@
  * a second (struct roxe_kabi_port_stats). Reading them never waits for
  * roxed: a stopped roxed leaves the last values. They are only numbers
  * to us, whatever roxed wrote. Names are rxe's where they mean the same.
+ * After them, the module's own: the command channel's (chan.c).
  */
 #include "roxe.h"
+
+enum {
+	ROXE_MSTAT_TURN_MAX = ROXE_KSTAT__COUNT,
+	ROXE_MSTAT_CAP_WAITS,
+	ROXE_MSTAT__END
+};
 
 static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_SENT_PKTS].name		= "sent_pkts",
@@ -34,9 +41,11 @@ static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_CNP_RCVD].name		= "cnp_received",
 	[ROXE_KSTAT_UPDATES].name		= "stats_updates",
 	[ROXE_KSTAT_CC_RATE_CUTS].name		= "cc_rate_cuts",
+	[ROXE_MSTAT_TURN_MAX].name		= "cmd_turn_max",
+	[ROXE_MSTAT_CAP_WAITS].name		= "cmd_cap_waits",
 };
 
-static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_KSTAT__COUNT);
+static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_MSTAT__END);
 static_assert(ROXE_KSTAT__COUNT <= ROXE_KABI_MAX_STATS);
 
 struct rdma_hw_stats *roxe_alloc_hw_port_stats(struct ib_device *ib, u32 port)
@@ -55,5 +64,9 @@ int roxe_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *stats, u32 por
 	/* the area lives as long as the device (roxe_shared_alloc) */
 	for (i = 0; i < ROXE_KSTAT__COUNT && i < stats->num_counters; i++)
 		stats->value[i] = READ_ONCE(rdev->shared->stats.val[i]);
-	return i;
+	if (stats->num_counters < ROXE_MSTAT__END)
+		return i;
+	stats->value[ROXE_MSTAT_TURN_MAX] = roxe_chan_turn_max(&rdev->chan);
+	stats->value[ROXE_MSTAT_CAP_WAITS] = roxe_chan_cap_waits(&rdev->chan);
+	return ROXE_MSTAT__END;
 }

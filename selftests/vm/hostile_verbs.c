@@ -49,6 +49,16 @@
  *   mwpd    a second context binds the first one's type 1 window over the
  *           first one's MR, by their keys, with remote write: refused
  *           (IBV_WC_MW_BIND_ERR), and the victim's window and MR go freely;
+ *   flood   32 threads create and destroy CQs as fast as the module takes
+ *           them (up to SECONDS), while another process of another user
+ *           (uid 4242) creates and destroys a CQ 50 times: each of its verbs
+ *           must succeed, and the command channel must have served the
+ *           tenants in turn: the port's cmd_turn_max (the most commands of
+ *           other tenants roxed read while one waited, per command of its
+ *           own tenant read then) at most 3 (the flood, the victim, the
+ *           script's traffic as root, the kernel: three others), and the
+ *           flood must have reached its tenant's cap (cmd_cap_waits);
+ *           latencies are printed, not judged;
  *   header  the ring headers (SQ, RQ and CQ) rewritten (index_mask
  *           0xffffffff with element sizes 2^24 and 2^200, 0x7fffffff with
  *           2^0), producer indices set far out, the QP moved to RESET, INIT,
@@ -56,7 +66,7 @@
  *           verbs must work and the QP take RESET at the end; what completes
  *           is printed.
  * Started as root, it runs as nobody (uid 65534): any uverbs user can do all
- * of this. Prints "ok:", "info:" and "FAIL:" lines; exits 1 on a FAIL, 2 if
+ * of this (flood's victim as uid 4242). Prints "ok:", "info:" and "FAIL:" lines; exits 1 on a FAIL, 2 if
  * the phase hung (SIGALRM).
  */
 #define _GNU_SOURCE
@@ -79,6 +89,7 @@
 #include <netinet/in.h>
 #include <grp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
@@ -1605,23 +1616,195 @@ static void phase_header(const char *dev)
 	common_fini(&c);
 }
 
+/* --- flood: one tenant floods the command channel, another's verbs --------- */
+#define FLOOD_THREADS	32
+#define VICTIM_UID	4242
+#define VICTIM_ROUNDS	50	/* a CQ created and destroyed */
+#define TURN_BOUND	3	/* other tenants: flood, traffic, kernel */
+
+struct flood {
+	struct ibv_context *ctx;
+	atomic_bool stop;
+	atomic_uint started;
+	atomic_ulong verbs;
+	atomic_ulong errors;
+	atomic_int first_err;
+};
+
+static void drop_to(uid_t id)
+{
+	if (!geteuid() && (setgroups(0, NULL) || setgid(id) || setuid(id)))
+		die("dropping root", errno);
+}
+
+static void *flood_loop(void *arg)
+{
+	struct flood *f = arg;
+	bool counted = false;
+
+	while (!atomic_load(&f->stop)) {
+		struct ibv_cq *cq = ibv_create_cq(f->ctx, 1, NULL, NULL, 0);
+		int e = cq ? ibv_destroy_cq(cq) : errno;
+
+		if (e) {
+			int none = 0;
+
+			atomic_compare_exchange_strong(&f->first_err, &none, e);
+			atomic_fetch_add(&f->errors, 1);
+		}
+		atomic_fetch_add(&f->verbs, 2);
+		if (!counted) {
+			atomic_fetch_add(&f->started, 1);
+			counted = true;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The victim: another user's cheap verbs, each timed (printed only). */
+static void __attribute__((noreturn)) victim(const char *dev, int go)
+{
+	uint64_t lat[2 * VICTIM_ROUNDS];
+	struct ibv_context *ctx;
+	unsigned n = 0;
+	char c;
+
+	drop_to(VICTIM_UID);
+	phase = "flood victim";
+	signal(SIGALRM, on_alarm);
+	alarm(120);
+	ctx = open_dev(dev);
+	if (read(go, &c, 1) != 1)
+		die("the flood never started", EPIPE);
+	for (int i = 0; i < VICTIM_ROUNDS; i++) {
+		uint64_t t0 = now_ms();
+		struct ibv_cq *cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+		int e;
+
+		lat[n++] = now_ms() - t0;
+		if (!cq) {
+			fail("ibv_create_cq %d under the flood: %s", i, strerror(errno));
+			break;
+		}
+		t0 = now_ms();
+		e = ibv_destroy_cq(cq);
+		lat[n++] = now_ms() - t0;
+		if (e) {
+			fail("ibv_destroy_cq %d under the flood: %s", i, strerror(e));
+			break;
+		}
+	}
+	qsort(lat, n, sizeof(lat[0]), cmp_u64);
+	if (!fails)
+		ok("uid %d: %u verbs under the flood, none failed", VICTIM_UID, n);
+	info("their latency: median %" PRIu64 " ms, worst %" PRIu64 " ms", n ? lat[n / 2] : 0,
+	     n ? lat[n - 1] : 0);
+	ibv_close_device(ctx);
+	exit(fails ? 1 : 0);
+}
+
+static bool port_counter(const char *dev, const char *name, uint64_t *v)
+{
+	char path[256], buf[32];
+	FILE *f;
+	bool got;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	got = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (got)
+		*v = strtoull(buf, NULL, 10);
+	return got;
+}
+
+static void phase_flood(const char *dev, unsigned secs)
+{
+	pthread_t th[FLOOD_THREADS];
+	struct flood f = { 0 };
+	uint64_t t0, turn, waits;
+	int go[2], st = 0;
+	pid_t pid;
+
+	if (pipe(go))
+		die("pipe", errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		close(go[1]);
+		victim(dev, go[0]);
+	}
+	close(go[0]);
+	drop_to(65534);
+	f.ctx = open_dev(dev);
+	for (int i = 0; i < FLOOD_THREADS; i++)
+		if (pthread_create(&th[i], NULL, flood_loop, &f))
+			die("pthread_create", EAGAIN);
+	/* the victim starts once every thread has been answered once */
+	t0 = now_ms();
+	while (atomic_load(&f.started) < FLOOD_THREADS && now_ms() - t0 < secs * 1000)
+		usleep(10000);
+	if (write(go[1], "g", 1) != 1)
+		die("starting the victim", errno);
+	close(go[1]);
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_ms() - t0 >= secs * 1000)
+			atomic_store(&f.stop, true);
+		usleep(10000);
+	}
+	atomic_store(&f.stop, true);
+	for (int i = 0; i < FLOOD_THREADS; i++)
+		pthread_join(th[i], NULL);
+	info("the flood: %d threads, %lu verbs in %" PRIu64 " ms, %lu failed%s%s",
+	     FLOOD_THREADS, atomic_load(&f.verbs), now_ms() - t0, atomic_load(&f.errors),
+	     atomic_load(&f.errors) ? ", first: " : "",
+	     atomic_load(&f.errors) ? strerror(atomic_load(&f.first_err)) : "");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("the victim's verbs failed (status 0x%x)", st);
+	if (!port_counter(dev, "cmd_turn_max", &turn))
+		fail("no counter cmd_turn_max on %s", dev);
+	else if (turn > TURN_BOUND)
+		fail("cmd_turn_max %" PRIu64 ": a command waited behind more than one command of "
+		     "each of the other %d tenants per command of its own", turn, TURN_BOUND);
+	else
+		ok("cmd_turn_max %" PRIu64 ": tenants served in turn", turn);
+	if (!port_counter(dev, "cmd_cap_waits", &waits))
+		fail("no counter cmd_cap_waits on %s", dev);
+	else if (!waits)
+		fail("the flood never reached its tenant's cap (cmd_cap_waits 0)");
+	else
+		ok("the flood waited for its tenant's cap %" PRIu64 " times", waits);
+	ibv_close_device(f.ctx);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned secs;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd ROXE_DEV "
-			"ROXE_GID PEER_DEV PEER_GID "
+		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd|flood "
+			"ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
 			"[SECONDS]\n", argv[0]);
 		return 1;
 	}
 	phase = argv[1];
 	secs = argc > 6 ? (unsigned)atoi(argv[6]) : 5;
-	/* any uverbs user can do all of this: run as nobody */
-	if (!geteuid() && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
-		die("dropping root", errno);
 	signal(SIGALRM, on_alarm);
 	alarm(secs + 60);
+	/* any uverbs user can do all of this: run as nobody (flood drops
+	 * after it forked its victim) */
+	if (strcmp(phase, "flood"))
+		drop_to(65534);
 	if (!strcmp(phase, "state"))
 		phase_state(argv[2]);
 	else if (!strcmp(phase, "wqe"))
@@ -1638,6 +1821,8 @@ int main(int argc, char **argv)
 		phase_credit(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]));
 	else if (!strcmp(phase, "mwpd"))
 		phase_mwpd(argv[2], atoi(argv[3]));
+	else if (!strcmp(phase, "flood"))
+		phase_flood(argv[2], secs);
 	else
 		die("unknown phase", EINVAL);
 	printf("%s: %s\n", phase, fails ? "FAILED" : "done");

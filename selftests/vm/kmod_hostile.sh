@@ -12,7 +12,10 @@
 #     between roxe0 and rxe0, one connection after another, both ways round;
 #   - meanwhile hostile_verbs, as user nobody, through the stock rxe provider
 #     (it finds its rings in /proc/self/maps, see hostile_verbs.c), runs
-#     its phases: posts to QPs in RESET and ERR; WQEs and SGEs rewritten
+#     its phases: first a flood of the command channel from 32 threads
+#     while another user's verbs must all be answered, the channel serving
+#     the tenants in turn (the port's cmd_turn_max; first, as it counts
+#     since roxe0 came); posts to QPs in RESET and ERR; WQEs and SGEs rewritten
 #     under the doorbell; producer-index games while its QP flushes (roxed
 #     must take at most a ring per look, and other verbs must still be
 #     answered); ring headers rewritten (index_mask, element size) before
@@ -34,7 +37,8 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 A=10.77.2.1 B=10.77.2.2
 WQE_SECS=${ROXE_HOSTILE_WQE_SECS:-8}
 PI_SECS=${ROXE_HOSTILE_PI_SECS:-5}
-PHASES=${ROXE_HOSTILE_PHASES:-state wqe pi header bindwrap credit mwpd}
+FLOOD_SECS=10	# at most: the flood ends with its victim's verbs
+PHASES=${ROXE_HOSTILE_PHASES:-flood state wqe pi header bindwrap credit mwpd}
 
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
@@ -160,6 +164,7 @@ guest_main() {
 	for p in $PHASES; do
 		case $p in
 		wqe) run_phase wqe "$WQE_SECS" ;;
+		flood) run_phase flood "$FLOOD_SECS" ;;
 		pi | pidb | bindwrap) run_phase "$p" "$PI_SECS" ;;
 		*) run_phase "$p" ;;
 		esac
