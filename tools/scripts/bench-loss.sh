@@ -26,10 +26,9 @@
 # and for the receiving NIC's interrupt work (on veth the receiving side's
 # XDP runs in the sender's context: faultwire's), and neither waits for a
 # time slice. At the normal policy, on a 2-core host where both polled
-# ends spin, faultwire's wake-ups waited for the scheduler (measured: a
-# NAK 3.5 ms late on a path whose RTT is 50 us), and every recovery paid
-# that, not the transport: 3 % loss kept 0.48 of clean there, 0.69 with
-# the wire at SCHED_FIFO (same tree), and the clean goodput rose too.
+# ends spin, faultwire's wake-ups wait for the scheduler (a NAK can come
+# milliseconds late on a path whose RTT is 50 us), and every recovery pays
+# that, not the transport (docs/benchmark-loss.md).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)

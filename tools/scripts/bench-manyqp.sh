@@ -30,14 +30,12 @@
 # The work in flight is held about constant as QPs grow, so that the rows
 # compare the cost of spreading it over more QPs: each QP gets 8192 / QPs
 # sends in flight at 64 B and 512 / QPs at 64 KiB, at least 2 and at most
-# 128 (perftest's default). More than that with 4096 QPs overflowed the
-# peer's 1024-frame AF_XDP receive ring whenever its engine was off the
-# CPU, every drop a go-back-N resend, before each engine held what its QPs
-# have outstanding to half its ring (PSN credit, user/transport/credit.c);
-# the rows stay comparable with earlier runs. Every run uses QP timeout -u 18 (1 s)
-# instead of perftest's 14 (67 ms): with thousands of messages queued on
-# one path a QP's round trip runs to tens of ms, and 67 ms would fire on
-# queueing alone.
+# 128 (perftest's default). The engine's PSN credit
+# (user/transport/credit.c) would take deeper queues; these keep the
+# rows comparable with the dated ones in docs/benchmark-many-qps.md. Every
+# run uses QP timeout -u 18 (1 s) instead of perftest's 14 (67 ms): with
+# thousands of messages queued on one path a QP's round trip runs to tens
+# of ms, and 67 ms would fire on queueing alone.
 #
 # Run by bench.sh (which sources it with its topology down and calls
 # manyqp_bench), or alone as root: tools/scripts/bench-manyqp.sh.

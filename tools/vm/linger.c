@@ -26,8 +26,8 @@
  * port appended (sh -c) and waits for it. perftest -R (4.5-0.17) connects
  * its data QPs right after a handshake that its server leaves only to
  * start listening for them: a REQ that comes first is rejected (no
- * listener: REJECTED 8, or SIDR "unsupported"), rxe to rxe as well (6 in
- * 50). With client and server in one guest, CMD can see the listener.
+ * listener: REJECTED 8, or SIDR "unsupported"), rxe to rxe as well. With
+ * client and server in one guest, CMD can see the listener.
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>

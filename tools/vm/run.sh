@@ -325,9 +325,9 @@ guest_rc() {
 
 # The guest's virtio-net transmit queue stalled for good (its kernel's
 # NETDEV WATCHDOG every 5 s): every frame it sends from then on is lost, so
-# the test fails for the emulator's fault, not for what it tests. Seen once
-# in TCG under CI load (2026-11-27, interop_faults: 17 s into the run, for
-# the remaining 90 s). True when this run must be repeated.
+# the test fails for the emulator's fault, not for what it tests. TCG on a
+# loaded host can do this in the middle of a run. True when this run must
+# be repeated.
 nic_stalled() {
 	[ "$shell" = 0 ] && grep -aq 'NETDEV WATCHDOG' "$out/console.log" 2>/dev/null
 }

@@ -28,28 +28,26 @@
  *     comes back beyond it waits on a stack beside the ring (spare, last
  *     in first out). The kernel takes the fill ring in order, so each
  *     buffer in it goes round once per target's worth of frames: all 2048
- *     cycled 8 MiB a queue through the caches (and the kernel's 4 KiB
- *     mappings of the UMEM through the TLB) and cost an RC WRITE stream of
- *     4 KiB frames 9 % against 1024 (17.3 against 19.0 Gb/s, 7 interleaved
- *     runs; raw AF_XDP frames: 8 %). Whatever may bring a burst brings
- *     them all back (the target doubles, the spares go in): the ring found
- *     below half its target (the kernel took more than the engines gave
- *     back), the engine about to sleep (roxe_port_idle), FILL_IDLE_POLLS
- *     empty polls in a row (a polled engine that found nothing for some
- *     microseconds). So a port nobody reads (its engine asleep, or idle
- *     for a while) holds all its buffers, two send windows (below); one
- *     being read holds at least FILL_MIN chunks, a send window of
- *     4096-MTU frames, ready between two looks.
+ *     would cycle 8 MiB a queue through the caches (and the kernel's 4 KiB
+ *     mappings of the UMEM through the TLB), which costs a stream of 4 KiB
+ *     frames about 9 % against 1024 (docs/benchmarks.md). Whatever may
+ *     bring a burst brings them all back (the target doubles, the spares
+ *     go in): the ring found below half its target (the kernel took more
+ *     than the engines gave back), the engine about to sleep
+ *     (roxe_port_idle), FILL_IDLE_POLLS empty polls in a row (a polled
+ *     engine that found nothing for some microseconds). So a port nobody
+ *     reads (its engine asleep, or idle for a while) holds all its
+ *     buffers, two send windows (below); one being read holds at least
+ *     FILL_MIN chunks, a send window of 4096-MTU frames, ready between two
+ *     looks.
  * The one-queue-per-engine alternative fails the moment a peer's flow
  * hashes to another engine's queue; making the sender pick the queue only
  * works between two roxe hosts over veth.
  *
- * Measured (selftests/xdp/xdp_rate_test, -O2, veth, copy mode, 106 B
- * frames, both hosts on one 2-core machine): one engine pair 185-600 k
- * frames/s received, two pairs 230-320 k/s. Two senders and two receivers
- * on two cores (and veth charging the receive-side XDP to the sender) leave
- * nothing to scale with here; the point of the layout is that it stays
- * correct and lock-free whatever queue a frame arrives on.
+ * The point of the layout is that it stays correct and lock-free whatever
+ * queue a frame arrives on; a 2-core machine cannot show it scaling (veth
+ * charges the receive-side XDP to the sender; xdp_rate_test's figures are
+ * in docs/benchmark-many-qps.md).
  *
  * Buffers are 4096-byte UMEM chunks. Copy mode puts 256 bytes of headroom
  * in front of received data, so a frame over 3840 bytes arrives as a chain
@@ -100,13 +98,12 @@
 #define TX_BUF		(2 * CHUNK)	/* a TX buffer: two adjacent chunks */
 /* A queue's receive buffers (and fill ring) and each socket's RX ring: two
  * send windows (ROXE_MAX_INFLIGHT, 512 PSNs) of 4096-MTU frames, each in
- * two chunks; the engine's PSN credit is half of it (credit.c). One window
- * was too few: a go-back-N, or a stash drain that holds the engine while a
- * window arrives, overflowed the ring (measured at 0.1 % loss: bursts of
- * consecutive drops, each PSN repaired alone, up to 120,000 frames lost in
- * 3 s). One window with the credit at half of it (256) dropped nothing
- * either and streamed 5 % faster on one QP (8 MiB a queue leaves the
- * cache), but 256 QPs shared 256 PSNs: 5.3 Gb/s against 9. */
+ * two chunks; the engine's PSN credit is half of it (credit.c). Not one
+ * window: a go-back-N, or a stash drain that holds the engine while a
+ * window arrives, overflows a one-window ring in bursts of consecutive
+ * drops, each PSN then repaired alone; and a one-window ring with the
+ * credit at half of it leaves 256 PSNs for all QPs to share. The price:
+ * 8 MiB a queue, which leaves the cache (docs/benchmark-loss.md). */
 #define RX_BUFS		2048u
 #define RX_RING		2048u
 #define FILL_MIN	1024u		/* chunks a streaming fill ring holds (see top) */

@@ -7,17 +7,17 @@
  * ring until an engine takes it: READ/ATOMIC responses in this engine's own
  * ring (AF_XDP: 1024 frames of a 4096 MTU), SEND/WRITE packets in the
  * peer's. A QP's send window (recovery.h) bounds what one QP has
- * outstanding, nothing bounded the sum: 4096 QPs of up to 7 READs each
- * asked for 28,672 responses at once, whatever the ring could not hold when
- * its engine was off the CPU was dropped, every QP timed out alike, went
- * back alike and overflowed it again until retry_cnt ran out; WRITEs of
- * 4096 QPs lost requests in the peer's ring the same way, each loss a
- * timeout. So an RC packet leaves only while the PSNs all the engine's QPs
- * have outstanding, its own included, stay within e->credit_budget: half
- * the port's receive ring (the other half: ACKs, and the peer's requests
- * when this side answers too; the peer's ring is taken to be as large as
- * ours, rxe's and hardware's are larger). Nothing changes on the wire: a
- * peer sees a requester that sends later.
+ * outstanding, not the sum: 4096 QPs of up to 7 READs each may ask for
+ * 28,672 responses at once, whatever the ring cannot hold while its engine
+ * is off the CPU is dropped, and every QP times out alike, goes back alike
+ * and overflows it again until retry_cnt runs out; WRITEs of 4096 QPs lose
+ * requests in the peer's ring the same way, each loss a timeout. So an RC
+ * packet leaves only while the PSNs all the engine's QPs have outstanding,
+ * its own included, stay within e->credit_budget: half the port's receive
+ * ring (the other half: ACKs, and the peer's requests when this side
+ * answers too; the peer's ring is taken to be as large as ours, rxe's and
+ * hardware's are larger). Nothing changes on the wire: a peer sees a
+ * requester that sends later.
  *
  * What a QP is charged (req.credit) is its PSNs in [comp.psn, req.psn):
  * sent and not acknowledged, READ responses asked for and not received

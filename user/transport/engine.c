@@ -484,11 +484,11 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 
 			/* A paced QP's next frame or a stall probe,
 			 * microseconds away: to the nanosecond. The other
-			 * timers (retransmission, RNR) keep the millisecond
-			 * past their deadline they have always had: waking
-			 * them on the dot on a loaded host made go-back-N
-			 * runs time out (faults_test: RETRY_EXC in 3 of 27
-			 * runs, none before). */
+			 * timers (retransmission, RNR) are rounded up to
+			 * the next whole millisecond: fired on the dot on a
+			 * loaded host, they expire while answers are still
+			 * queued, and go-back-N recoveries run out of
+			 * retries (faults_test, RETRY_EXC). */
 			if (!(e->next_fine && e->next_fine <= next_timer))
 				d = (d / 1000000 + 1) * 1000000;
 			ts.tv_sec = (time_t)(d / 1000000000ull);

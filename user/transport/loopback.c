@@ -110,7 +110,7 @@ struct roxe_device *roxe_loop_target(struct roxe_device *dev, const uint8_t *fra
 /* An RC or UC QP sends every frame to its path's address: what
  * roxe_loop_find() said of it holds until the epoch moves or the path
  * does. The device's local set sits in memory the payload copies of a
- * stream evict: reading it per frame cost 20-25 ns of a 4 KiB WRITE
+ * stream evict: reading it per frame costs 20-25 ns of a 4 KiB WRITE
  * frame's ~1.9 us; the path, beside the answer, was just read to build
  * the frame. */
 struct roxe_device *roxe_loop_target_qp(struct roxe_qp *qp, const uint8_t *frame, uint32_t len)

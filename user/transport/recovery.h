@@ -26,20 +26,19 @@
  * the cap: before the first sample the timer is that, as rxe's always is,
  * and it never runs longer. The floor sits well above a sleeping engine's
  * timer resolution (poll() in milliseconds) and the scheduling stalls of a
- * loaded host (measured: a hop starved of CPU holds frames for milliseconds
- * while the RTT samples say 100 us; a 1 ms floor expired hundreds of times
- * a second without any loss): an expiry that merely finds frames queued
- * costs a window and collapses it. The tail probe below recovers the usual
- * stalls far sooner.
+ * loaded host, where a hop starved of CPU holds frames for milliseconds
+ * while the RTT samples say 100 us (a 1 ms floor expires there hundreds
+ * of times a second without any loss): an expiry that merely finds frames
+ * queued costs a window and collapses it. The tail probe below recovers
+ * the usual stalls far sooner.
  *
- * Even 10 ms is a stall an emulated guest on a busy host reaches (measured:
- * 6 expiries in a TCG guest's rdma_cm run on a loss-free veth, 32
- * duplicates at the responder). So the estimate's timer is the QP's only
- * on a path that loses: one that went back (a NAK, a READ gap, a timeout)
- * within the last ROXE_PTO_LOSS_MEMORY_NS. A QP that has lost nothing runs
- * the configured timeout, as rxe and hardware RoCE do: its first loss is
- * mostly found by a NAK anyway, and a spurious expiry there would resend a
- * window for nothing. roxe_rto_timer_ns() is that choice; roxe_rto_ns() the
+ * Even 10 ms is a stall an emulated guest on a busy host reaches on a path
+ * that loses nothing. So the estimate's timer is the QP's only on a path
+ * that loses: one that went back (a NAK, a READ gap, a timeout) within the
+ * last ROXE_PTO_LOSS_MEMORY_NS. A QP that has lost nothing runs the
+ * configured timeout, as rxe and hardware RoCE do: its first loss is mostly
+ * found by a NAK anyway, and a spurious expiry there would resend a window
+ * for nothing. roxe_rto_timer_ns() is that choice; roxe_rto_ns() the
  * estimate.
  */
 #define ROXE_RTO_MIN_NS		10000000ull	/* 10 ms */
@@ -78,22 +77,20 @@ uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now)
  * takes it; one that has it answers the duplicate with an ACK of all it
  * holds: every IBA responder acknowledges a duplicate request), then the
  * last sent (a lost tail, or an out-of-sequence packet the responder
- * NAKs). The answers come within an RTT; only then the full RTO. (TLP's
- * last PSN alone, measured at 1 % loss each way: one loss in 40 then
- * waited for the 10 ms RTO; the oldest only after a NAK without progress:
- * 3 % loss kept 0.24 to 0.27 of the clean goodput, both always 0.33 to
- * 0.34.) A probe on a stall that lost nothing costs the responder two
- * duplicates.
+ * NAKs). The answers come within an RTT; only then the full RTO. Both:
+ * TLP's last PSN alone leaves about one loss in 40 to the RTO at 1 % loss
+ * each way, and the oldest sent only after a NAK without progress keeps
+ * less goodput at 3 % (docs/benchmark-loss.md). A probe on a stall that
+ * lost nothing costs the responder two duplicates.
  *
- * RoCE has no DSACK or timestamps: a probe that finds nothing lost cannot be
- * told from one that recovered a lost ACK, and the responder counts it as a
- * duplicate. A host whose scheduler holds a thread for milliseconds (a
- * loaded machine, an emulated guest: measured, 4 probes in 15,600 frames on
- * a loss-free veth in a TCG guest) makes a probe at two SRTTs fire without
- * any loss. So the probe waits for what RFC 6298 would call the RTO before
- * its floor, max(2 SRTT, SRTT + 4 RTTVAR), never below ROXE_PTO_MIN_NS, and
- * is armed only on a lossy QP (above): a path that loses gets it, a clean
- * one waits for the configured timeout.
+ * RoCE has no DSACK or timestamps: a probe that finds nothing lost cannot
+ * be told from one that recovered a lost ACK, and the responder counts it
+ * as a duplicate. A host whose scheduler holds a thread for milliseconds (a
+ * loaded machine, an emulated guest) makes a probe at two SRTTs fire
+ * without any loss. So the probe waits for what RFC 6298 would call the RTO
+ * before its floor, max(2 SRTT, SRTT + 4 RTTVAR), never below
+ * ROXE_PTO_MIN_NS, and is armed only on a lossy QP (above): a path that
+ * loses gets it, a clean one waits for the configured timeout.
  * Never past the RTO; no probe before the first RTT sample.
  */
 #define ROXE_PTO_MIN_NS			1000000ull	/* 1 ms */
@@ -105,24 +102,24 @@ void roxe_rto_loss(struct roxe_rto *r, uint64_t now);
 uint64_t roxe_pto_ns(const struct roxe_rto *r, uint64_t rto, uint64_t now);
 
 /*
- * The stall probe. The tail probe's timeout runs from the last progress
- * and follows the smoothed RTT, which a requester that keeps a window in
- * flight inflates with its own queue (measured at 3 % loss: SRTT 200 to
- * 900 us while a gap took 40 to 70 us to repair). Once the send window is
- * full nothing more leaves until an answer comes, and what is in flight
- * drains in about a min RTT. So on a lossy QP (above, with an RTT sample),
- * the first time the window blocks the requester after progress, the probe
- * comes ROXE_STALL_PTO_RTTS min RTTs later (the window's estimate), or
- * twice as long as a blocked window usually waits for progress (a moving
- * average, 1/8 a sample) if that is longer, and never sooner than
- * ROXE_STALL_PTO_MIN_NS. A lost repair, a lost NAK or the lost answer to a
- * repair otherwise held the full window for the tail probe's millisecond or
- * more (measured at 3 % loss: 550 to 600 such stalls in 3 s, each 1 to
- * 4 ms). The usual wait keeps it from firing between the ACKs of a slow
- * link, where a full window is the steady state (1 Gbit/s, an ACK every 16
- * frames of 4 KiB: 0.5 ms apart): after a few blocks it exceeds their
- * spacing. A needless probe costs its two PSNs, once per progress; the
- * engine wakes for it to the microsecond, as for a pacer.
+ * The stall probe. The tail probe's timeout runs from the last progress and
+ * follows the smoothed RTT, which a requester that keeps a window in flight
+ * inflates with its own queue (at 3 % loss, SRTT 200 to 900 us where a gap
+ * takes 40 to 70 us to repair). Once the send window is full nothing more
+ * leaves until an answer comes, and what is in flight drains in about a min
+ * RTT. So on a lossy QP (above, with an RTT sample), the first time the
+ * window blocks the requester after progress, the probe comes
+ * ROXE_STALL_PTO_RTTS min RTTs later (the window's estimate), or twice as
+ * long as a blocked window usually waits for progress (a moving average,
+ * 1/8 a sample) if that is longer, and never sooner than
+ * ROXE_STALL_PTO_MIN_NS. Otherwise a lost repair, a lost NAK or the lost
+ * answer to a repair holds the full window for the tail probe's millisecond
+ * or more, hundreds of times a second at 3 % loss. The usual wait keeps it
+ * from firing between the ACKs of a slow link, where a full window is the
+ * steady state (1 Gbit/s, an ACK every 16 frames of 4 KiB: 0.5 ms apart):
+ * after a few blocks it exceeds their spacing. A needless probe costs its
+ * two PSNs, once per progress; the engine wakes for it to the microsecond,
+ * as for a pacer.
  */
 #define ROXE_STALL_PTO_MIN_NS		200000ull	/* 200 us */
 #define ROXE_STALL_PTO_RTTS		4
@@ -144,21 +141,21 @@ void roxe_stall_end(struct roxe_stall *s, uint64_t now);
  * A limit in PSNs (packets; a READ takes one per response) on what may be
  * unacknowledged, on top of IBA's own limits (ROXE_MAX_INFLIGHT,
  * max_rd_atomic). Go-back-N resends everything from a lost PSN: every PSN
- * in flight behind a loss is sent twice. A loss-halving window (Reno) was
- * measured here and collapses goodput under random loss (halved every few
- * dozen packets at 1 %, regrown one packet per RTT: the pipe runs dry), and
- * loss is no sign of congestion on this path (RoCE's congestion control
- * proper is DCQCN's rate, #21). So the limit follows two estimates, neither
- * cut by an isolated loss:
+ * in flight behind a loss is sent twice. A loss-halving window (Reno)
+ * collapses goodput under random loss (halved every few dozen packets at
+ * 1 %, regrown one packet per RTT: the pipe runs dry), and loss is no sign
+ * of congestion on this path (RoCE's congestion control proper is DCQCN's
+ * rate, #21). So the limit follows two estimates, neither cut by an
+ * isolated loss:
  *  - the loss interval: the mean PSNs acknowledged between two go-backs
  *    (a sequence NAK, a READ response gap, a retransmission timeout; an
  *    EWMA, 1/4 per sample), 1/ROXE_LOSS_SHARE of it. Go-back-N resends
  *    about a window per loss, so a window of half the loss interval bounds
  *    the resends to about one PSN per two delivered, whatever the loss
  *    rate; without losses (or with rare ones: 0.1 % is 1000 PSNs apart) it
- *    is the IBA limit, as without this window. (The whole interval was
- *    measured too: at 1 % loss each way, 1.6 instead of 1.4 times the clean
- *    frames per byte and 0.9 times the goodput);
+ *    is the IBA limit, as without this window. (A window of the whole
+ *    interval resends more for less goodput: at 1 % loss each way, 1.6
+ *    instead of 1.4 times the clean frames per byte);
  *  - the bandwidth-delay product as BBR estimates it: the delivery rate
  *    (PSNs acknowledged per round of at least one min RTT and
  *    ROXE_BW_ROUND_MIN_NS, the largest of the last ROXE_BW_ROUNDS rounds:
@@ -169,9 +166,9 @@ void roxe_stall_end(struct roxe_stall *s, uint64_t now);
  * limit = max(loss term, BDP term, ROXE_CWND_FLOOR), at most the IBA limit.
  * The floor is what a loaded host needs in flight whatever the estimates
  * say: its min RTT (tens of microseconds) hides the scheduling stalls that
- * a deeper pipe rides out. Measured with fixed windows of 16, 32, 64 and
- * 128 PSNs at 1 % loss each way (RC WRITE 64 KiB, MTU 4096, 2 cores): 64
- * gave the most goodput, 1.2 to 1.4 times 16's and 128's.
+ * a deeper pipe rides out. Of fixed windows of 16, 32, 64 and 128 PSNs at
+ * 1 % loss each way, 64 keeps the most goodput, 1.2 to 1.4 times 16's and
+ * 128's (docs/benchmark-loss.md).
  * With a peer that keeps what follows a gap (selective repair, above), a
  * loss costs one packet whatever the window: the loss interval no longer
  * counts, and the limit is the IBA limit, as with no loss.
@@ -210,11 +207,11 @@ void roxe_stall_end(struct roxe_stall *s, uint64_t now);
  * p). The answer to a repair times the path: the responder NAKed p, so it
  * answers the copy sent alone (Karn's ambiguity does not arise), and on a
  * path that keeps losing it is the only clean sample there is: every
- * cumulative ACK of a PSN sent once also waits for the repair of some
- * gap before it (measured at 3 % loss: no sample at all for the first
- * 100 ms, so no probe, and the configured 67 ms timeout three times a
- * run). A peer that keeps makes a loss cost one packet, not a window: the
- * send window then ignores the loss interval (roxe_cwnd_selective).
+ * cumulative ACK of a PSN sent once also waits for the repair of some gap
+ * before it (at 3 % loss there may be no other sample for the first 100 ms:
+ * no probe, only the configured timeout). A peer that keeps makes a loss
+ * cost one packet, not a window: the send window then ignores the loss
+ * interval (roxe_cwnd_selective).
  */
 #define ROXE_REPAIR_TRIES	2
 #define ROXE_REPAIR_RUN		4

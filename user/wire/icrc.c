@@ -354,7 +354,7 @@ const char *roxe_icrc_impl(void)
 }
 
 /* Below this, libdeflate's own loop is as fast (headers, ACKs, small
- * payloads): measured crossover about 400 bytes. */
+ * payloads): the two cross at about 400 bytes. */
 #define VPCLMUL_MIN 512
 
 static uint32_t icrc_crc32(uint32_t crc, const void *data, size_t len)
