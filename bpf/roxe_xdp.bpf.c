@@ -62,7 +62,8 @@ struct {
 	__type(value, __u32);
 } roxe_local_ips SEC(".maps");
 
-/* Multicast groups with attached QPs (user/transport/mcast.c fills it). */
+/* Multicast groups with attached QPs (user/verbs/mcast.c fills it, through
+ * roxe_xdp_set_mcast). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ROXE_MAX_MCAST_GRP);

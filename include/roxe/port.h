@@ -132,7 +132,7 @@ void roxe_loop_set_faults(struct roxe_loop_wire *w, int from, const struct roxe_
 /* --- AF_XDP backend ---------------------------------------------------------- */
 /*
  * The AF_XDP port backend (user/port/afxdp.c): one roxe_port per engine on
- * one interface, fed by roxe's XDP program (user/port/xdp.h). Created and
+ * one interface, fed by roxe's XDP program (roxe/xdp.h). Created and
  * closed by one thread; each port is then used by its engine's thread only.
  */
 

@@ -2,7 +2,7 @@
 /*
  * The transport: QPs (the engine's state machines' view of them) and the
  * engine threads that run them, over the objects of core/core.h and the
- * ports of port/port.h. The verbs (verbs/) create QPs and change their
+ * ports of roxe/port.h. The verbs (verbs/) create QPs and change their
  * state; everything here runs on the owning engine's thread.
  *
  * Ownership and threads:
