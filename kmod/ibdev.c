@@ -186,7 +186,7 @@ static int roxe_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *
 	attr->active_mtu = roxe_active_mtu(rdev);
 	attr->gid_tbl_len = ROXE_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
-	attr->max_msg_sz = 1U << 31;
+	attr->max_msg_sz = ROXE_MAX_MSG_SZ;
 	attr->pkey_tbl_len = 1;
 	attr->bad_pkey_cntr = 0;
 	attr->qkey_viol_cntr = 0;

@@ -297,7 +297,7 @@ static int sg_bytes(struct roxe_dev *rdev, u32 pdn, const struct ib_sge *sg,
 			return -EINVAL;
 		sum += sg[i].length;
 	}
-	if (sum > 1U << 31)		/* IBA: 2^31 bytes a message */
+	if (sum > ROXE_MAX_MSG_SZ)
 		return -EINVAL;
 	*bytes = sum;
 	return 0;

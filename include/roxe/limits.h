@@ -3,7 +3,8 @@
  * Every limit roxe advertises or enforces, defined once: the engine
  * (user/), roxed (daemon/), the kernel module (kmod/) and the XDP maps
  * (bpf/) all take them from here. Plain constants: C, BPF and kernel code
- * include this.
+ * include this. Only the limits roxe0 alone has (an MR's size as a token's
+ * range, fast-reg pages, its GID table) are the module's, in kmod/roxe.h.
  */
 #ifndef ROXE_LIMITS_H
 #define ROXE_LIMITS_H
@@ -25,7 +26,14 @@
 #define ROXE_MW_INDEX_BASE	ROXE_MAX_MR
 #define ROXE_MAX_AH		65536
 #define ROXE_MAX_SRQ		16384
+/* An embedded device (libroxe without roxe.ko) keeps PDs, CQs and SRQs in
+ * plain allocations, not in tables by number as roxed does for roxe0
+ * (daemon/kserve.c): nothing bounds them but memory. It advertises
+ * ROXE_MAX_PD PDs, as roxe0 does, and these CQs and SRQs. */
+#define ROXE_MAX_CQ_EMB		65536
+#define ROXE_MAX_SRQ_EMB	65536
 #define ROXE_MAX_RD_ATOMIC	16		/* READ/ATOMIC in flight per QP, each way */
+#define ROXE_MAX_MSG_SZ		0x80000000u	/* bytes a message: IBA's 2^31 */
 
 /* Engines and the interface's queues (AF_XDP sockets: one per engine per
  * queue, see include/roxe/maps.h). */

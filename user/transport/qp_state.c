@@ -226,7 +226,7 @@ enum ibv_wc_status roxe_qp_check_send_wqe(const struct roxe_qp *qp, const struct
 	} else if (w->dma.num_sge > qp->sq_slot_sge) {
 		return IBV_WC_LOC_LEN_ERR;
 	}
-	if (len > 0x80000000u || (qp->type == IBV_QPT_UD && len > qp->dev->mtu))
+	if (len > ROXE_MAX_MSG_SZ || (qp->type == IBV_QPT_UD && len > qp->dev->mtu))
 		return IBV_WC_LOC_LEN_ERR;
 	if ((op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (w->dma.num_sge != 1 || len != 8))

@@ -572,7 +572,7 @@ static void rc_read(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 			return;
 		}
 	}
-	if (h->dma_len > 0x80000000u) {
+	if (h->dma_len > ROXE_MAX_MSG_SZ) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
 		return;
 	}
@@ -710,7 +710,7 @@ static void rc_flush(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	if (h->dma_len > 0x80000000u) {
+	if (h->dma_len > ROXE_MAX_MSG_SZ) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
 		return;
 	}

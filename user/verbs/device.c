@@ -656,17 +656,17 @@ int roxe_query_device(struct roxe_device *dev, struct ibv_device_attr *a)
 			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = ROXE_MAX_SGE;
 	a->max_sge_rd = ROXE_MAX_SGE;
-	a->max_cq = 1 << 16;
+	a->max_cq = ROXE_MAX_CQ_EMB;
 	a->max_cqe = ROXE_MAX_CQE;
 	a->max_mr = ROXE_MAX_MR - 1;
 	a->max_mw = ROXE_MAX_MW;
-	a->max_pd = 1 << 16;
+	a->max_pd = ROXE_MAX_PD;
 	a->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * (ROXE_MAX_QPS - 2);
 	a->atomic_cap = IBV_ATOMIC_HCA;
-	a->max_ah = 1 << 16;
-	a->max_srq = 1 << 16;
+	a->max_ah = ROXE_MAX_AH;
+	a->max_srq = ROXE_MAX_SRQ_EMB;
 	a->max_srq_wr = ROXE_MAX_WR;
 	a->max_srq_sge = ROXE_MAX_SGE;
 	a->max_pkeys = 1;
@@ -695,7 +695,7 @@ int roxe_query_port(struct roxe_device *dev, struct ibv_port_attr *a)
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = ibv_mtu_of(dev->mtu);
 	a->gid_tbl_len = (int)dev->gid_len;
-	a->max_msg_sz = 0x80000000u;
+	a->max_msg_sz = ROXE_MAX_MSG_SZ;
 	a->pkey_tbl_len = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 	a->phys_state = 5;	/* LinkUp */

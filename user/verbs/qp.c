@@ -666,13 +666,13 @@ static int fill_send_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, const struc
 		length += wr->sg_list[i].length;
 	if (is_inline && length > qp->cap.max_inline_data)
 		return -EINVAL;
-	if (length > 0x80000000ull)	/* IBA: 2^31 bytes per message */
+	if (length > ROXE_MAX_MSG_SZ)
 		return -EINVAL;
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (wr->num_sge != 1 || length != 8))
 		return -EINVAL;
 	if ((wr->opcode == ROXE_WR_ATOMIC_WRITE && length != ROXE_ATOMIC_WRITE_LEN) ||
-	    (wr->opcode == ROXE_WR_FLUSH && (wr->num_sge || wr->wr.atomic.compare_add > 0x80000000ull)))
+	    (wr->opcode == ROXE_WR_FLUSH && (wr->num_sge || wr->wr.atomic.compare_add > ROXE_MAX_MSG_SZ)))
 		return -EINVAL;
 	if (qp->type == IBV_QPT_UD && (!wr->wr.ud.ah || length > qp->dev->mtu))
 		return -EINVAL;
@@ -799,7 +799,7 @@ int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uin
 		w->dma.sge[i].lkey = wr->sg_list[i].lkey;
 		length += wr->sg_list[i].length;
 	}
-	if (length > 0x80000000ull)
+	if (length > ROXE_MAX_MSG_SZ)
 		return -EINVAL;
 	w->dma.num_sge = (uint32_t)wr->num_sge;
 	w->dma.length = (uint32_t)length;
