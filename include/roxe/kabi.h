@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	8
+#define ROXE_KABI_VERSION	9
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -91,6 +91,16 @@ enum roxe_kabi_op {
 	ROXE_KOP_DEALLOC_PD,	/* id: the PD's number, free for reuse */
 };
 
+/*
+ * Tenants (issue #33): CREATE_CQ, CREATE_SRQ and CREATE_QP name the tenant
+ * the object is made for, the key the command channel queues its
+ * creator's calls by (kmod/chan.c): the real uid of the calling process
+ * (below 2^32), or ROXE_KABI_TENANT_KERNEL for the kernel's own threads
+ * (ULPs). roxed shares the device's asynchronous event ring among them
+ * (user/core/event.c). RESIZE_CQ and MODIFY_SRQ leave it unread.
+ */
+#define ROXE_KABI_TENANT_KERNEL	(1ULL << 32)
+
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
 struct roxe_kabi_queue {
 	__u64	token;			/* mmap offset on /dev/roxe */
@@ -103,6 +113,7 @@ struct roxe_kabi_cq {
 	__u32	cqn;
 	__u32	pad;
 	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
+	__u64	tenant;			/* CREATE_CQ */
 };
 
 /*
@@ -122,6 +133,7 @@ struct roxe_kabi_srq {
 	__u32	max_sge;
 	__u32	limit;
 	struct roxe_kabi_queue	q;	/* of struct rxe_recv_wqe */
+	__u64	tenant;			/* CREATE_SRQ */
 };
 
 struct roxe_kabi_qp {
@@ -140,6 +152,7 @@ struct roxe_kabi_qp {
 	struct roxe_kabi_queue	rq;	/* of struct rxe_recv_wqe; bytes 0 with an SRQ */
 	__u32	flags;			/* ROXE_KABI_QP_* */
 	__u32	pad;
+	__u64	tenant;
 };
 
 /* A kernel ULP's QP: the module writes its WQEs (the send ring is mapped

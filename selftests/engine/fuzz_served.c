@@ -125,7 +125,7 @@ static int setup(void)
 	g.buf = aligned_alloc(4096, BUF);
 	CHECK(g.buf);
 	memset(g.buf, 0, BUF);
-	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, &g.cq) == 0);
+	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, 0, &g.cq) == 0);
 	CHECK(roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND,

@@ -21,6 +21,7 @@ struct app_rings {
 	/* the application's own view of its rings */
 	struct roxe_queue	sq_prod, rq_prod, cq_cons;
 	struct roxe_kabi_db_ring ring;
+	uint64_t		tenant;		/* as the module names it (kabi.h) */
 };
 
 /* An SQ and an RQ of wq_slots slots (2^n - 1) whose WQEs hold sq_sge and
@@ -62,7 +63,7 @@ static inline int app_served_qp(struct app_rings *r, struct roxe_pd *pd, uint32_
 	struct roxe_served_qp_init in = {
 		.qpn = qpn, .type = type, .send_cq = cq, .recv_cq = cq,
 		.sq_buf = r->sq, .rq_buf = r->rq, .sq_geom = r->sqg, .rq_geom = r->rqg,
-		.cap = cap, .kernel_ulp = kernel,
+		.cap = cap, .kernel_ulp = kernel, .tenant = r->tenant,
 	};
 
 	return roxe_served_qp_create(pd, &in, qp);

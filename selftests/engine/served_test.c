@@ -21,6 +21,7 @@
 #define APP_KEY		(77u << 8 | 5)
 #define APP_QPN		4242u
 #define APP_CQN		9u
+#define APP_TENANT	4242u	/* the uid roxe.ko names for the application */
 #define SQ_SGE		4
 #define RQ_SGE		2
 
@@ -203,8 +204,9 @@ FIXTURE_SETUP(served)
 	ASSERT_TRUE(a->buf);
 	memset(a->buf, 0, BUF);
 
+	a->r.tenant = APP_TENANT;
 	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->r.cqb, a->r.cqg, on_event, a,
-					   &a->cq));
+					   a->r.tenant, &a->cq));
 	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
@@ -806,17 +808,18 @@ TEST_F(served, events_by_number)
 	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++) {
 		ASSERT_EQ(0, qp_create(&self->p.s[1], IBV_QPT_RC, &more[q]));
 		for (int i = 0; i < ROXE_ASYNC_EVENTS_PER_OBJECT; i++)
-			roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, more[q], 1000 + q);
+			roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, more[q], 1000 + q,
+					 more[q]->tenant);
 	}
 	EXPECT_EQ(6u * ROXE_ASYNC_EVENTS_PER_OBJECT, roxe_async_lost(s1->dev));
 	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++)
 		EXPECT_EQ(0, roxe_destroy_qp(more[q]));	/* and their events go */
 	ASSERT_EQ(-EAGAIN, roxe_get_async_event(s1->dev, &ev));
-	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
+	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(APP_QPN, ev.id);
-	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN, a->cq->tenant);
 	EXPECT_EQ(0, roxe_destroy_qp(a->qp));
 	a->qp = NULL;
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));	/* the CQ's stays */
@@ -836,15 +839,56 @@ TEST_F(served, one_object_cannot_fill_the_event_ring)
 	int n = 0;
 
 	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
-		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
+		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
 	EXPECT_EQ((uint64_t)ROXE_ASYNC_EVENTS + 44 - ROXE_ASYNC_EVENTS_PER_OBJECT,
 		  roxe_async_lost(s1->dev));
-	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN, a->cq->tenant);
 	while (roxe_get_async_event(s1->dev, &ev) == 0 && ev.type == IBV_EVENT_QP_FATAL)
 		n++;
 	EXPECT_EQ(ROXE_ASYNC_EVENTS_PER_OBJECT, n);
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);		/* the other object's came */
 	EXPECT_EQ(APP_CQN, ev.id);
+}
+
+/* One tenant's many objects, each within its ROXE_ASYNC_EVENTS_PER_OBJECT,
+ * fill the ring and then lose their own events: another tenant's event
+ * still gets in (the newest of the hog's gives way), and is read. */
+TEST_F(served, one_tenant_cannot_fill_the_event_ring)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_async_event ev;
+	enum { HOG_CQS = ROXE_ASYNC_EVENTS / ROXE_ASYNC_EVENTS_PER_OBJECT + 8 };
+	struct rxe_queue_buf *buf[HOG_CQS];
+	struct roxe_cq *hog[HOG_CQS];
+	struct roxe_queue_geom g;
+	uint64_t lost;
+	int n = 0;
+
+	/* nobody's 40 CQs, 8 events each: 320 for a ring of 256 */
+	for (int q = 0; q < HOG_CQS; q++) {
+		buf[q] = roxe_queue_buf_alloc(3, sizeof(struct ib_uverbs_wc), &g);
+		ASSERT_TRUE(buf[q]);
+		ASSERT_EQ(0, roxe_served_cq_create(s1->dev, 100 + q, buf[q], g, on_event, a,
+						   65534, &hog[q]));
+		for (int i = 0; i < ROXE_ASYNC_EVENTS_PER_OBJECT; i++)
+			roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, hog[q], hog[q]->id,
+					 hog[q]->tenant);
+	}
+	lost = roxe_async_lost(s1->dev);
+	EXPECT_EQ((uint64_t)HOG_CQS * ROXE_ASYNC_EVENTS_PER_OBJECT - ROXE_ASYNC_EVENTS, lost);
+	/* the application's QP, of another tenant */
+	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
+	while (roxe_get_async_event(s1->dev, &ev) == 0 && ev.type == IBV_EVENT_CQ_ERR)
+		n++;
+	EXPECT_EQ(ROXE_ASYNC_EVENTS - 1, n);
+	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);	/* the other tenant's came */
+	EXPECT_EQ(APP_QPN, ev.id);
+	EXPECT_EQ(lost + 1, roxe_async_lost(s1->dev));
+	for (int q = 0; q < HOG_CQS; q++) {
+		EXPECT_EQ(0, roxe_destroy_cq(hog[q]));
+		free(buf[q]);
+	}
 }
 
 /* QP1 as roxed serves it for ib_mad (roxe.ko's GSI QP): a UD QP numbered 1

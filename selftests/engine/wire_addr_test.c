@@ -345,7 +345,7 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	host = aligned_alloc(4096, 4096);
 	ASSERT_TRUE(host);
 	memset(host, 0x5a, 4096);
-	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, r.cqb, r.cqg, app_event, NULL, &cq));
+	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, r.cqb, r.cqg, app_event, NULL, 0, &cq));
 	ASSERT_EQ(0, roxe_served_mr_add(b->pd, APP_KEY, APP_IOVA, 4096, IBV_ACCESS_LOCAL_WRITE,
 					host, &mr));
 	ASSERT_EQ(0, app_served_qp(&r, b->pd, APP_QPN, IBV_QPT_UD, cq,

@@ -143,6 +143,7 @@ struct roxe_qp {
 	 * REG_MR WQEs (fast registration) are its alone. An application's UD
 	 * WQEs name a served AH by number instead. */
 	bool			kernel_ulp;
+	uint64_t		tenant;		/* whose its events are (core/event.c) */
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
