@@ -746,7 +746,8 @@ static int serve(struct roxe_kserve *ks)
 		return -errno;
 	ks->shared = p;
 	for (unsigned i = 0; i < s.nengines; i++)
-		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i]);
+		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i],
+				    ks->shared->db_queued);
 	return 0;
 }
 

@@ -61,6 +61,7 @@ struct roxe_db {
 	spinlock_t		lock;
 	u32			prod;
 	struct eventfd_ctx	*efd;		/* the engine's, from SERVE */
+	u64			overflows;	/* doorbells that found the ring full */
 } ____cacheline_aligned_in_smp;
 
 struct roxe_dev {
