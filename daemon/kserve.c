@@ -349,7 +349,7 @@ static int create_cq(struct roxe_kserve *ks, const struct roxe_kabi_cq *k)
 	err = map_queue(ks, &k->q, sizeof(struct ib_uverbs_wc), &c->map);
 	if (!err)
 		err = roxe_served_cq_create(ks->dev, k->cqn, c->map.p, queue_geom(&k->q), cq_event,
-					    ks, &c->cq);
+					    ks, k->tenant, &c->cq);
 	if (err) {
 		cq_forget(c);
 		return err;
@@ -399,7 +399,7 @@ static int create_srq(struct roxe_kserve *ks, const struct roxe_kabi_srq *k)
 	err = map_queue(ks, &k->q, sizeof(struct rxe_recv_wqe), &s->map);
 	if (!err)
 		err = roxe_served_srq_create(pd, k->srqn, s->map.p, queue_geom(&k->q), k->max_sge,
-					     k->limit, &s->srq);
+					     k->limit, k->tenant, &s->srq);
 	if (err) {
 		srq_forget(s);
 		return err;
@@ -446,6 +446,7 @@ static int create_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp *k)
 	in.cap.max_inline_data = k->max_inline;
 	in.sq_sig_all = k->sq_sig_all;
 	in.kernel_ulp = k->flags & ROXE_KABI_QP_KERNEL;
+	in.tenant = k->tenant;
 	err = roxe_served_qp_create(pd, &in, &q->qp);
 	if (err)
 		goto fail;
@@ -745,7 +746,8 @@ static int serve(struct roxe_kserve *ks)
 		return -errno;
 	ks->shared = p;
 	for (unsigned i = 0; i < s.nengines; i++)
-		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i]);
+		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i],
+				    ks->shared->db_queued);
 	return 0;
 }
 

@@ -38,8 +38,6 @@ struct roxe_chan_owner {
 	u64			reads;	/* its calls roxed read */
 };
 
-#define ROXE_CHAN_KERNEL	BIT_ULL(32)	/* no uid's key */
-
 struct roxe_req {
 	struct list_head	list;	/* owner's queue or orphans, then sent */
 	bool			sent;	/* read by roxed: on chan->sent */
@@ -66,10 +64,13 @@ void roxe_chan_init(struct roxe_chan *ch)
 	ch->cap_waits = 0;
 }
 
-static u64 chan_owner_key(void)
+/* The caller's tenant: its key here, and what create commands tell roxed
+ * (kabi.h: ROXE_KABI_TENANT_KERNEL is no uid's).
+ */
+u64 roxe_chan_tenant(void)
 {
 	if (current->flags & PF_KTHREAD)
-		return ROXE_CHAN_KERNEL;
+		return ROXE_KABI_TENANT_KERNEL;
 	return __kuid_val(current_uid());
 }
 
@@ -89,7 +90,7 @@ static struct roxe_chan_owner *owner_new(void)
 static struct roxe_chan_owner *chan_owner(struct roxe_chan *ch,
 					  struct roxe_chan_owner **spare)
 {
-	u64 key = chan_owner_key();
+	u64 key = roxe_chan_tenant();
 	struct roxe_chan_owner *o;
 
 	hash_for_each_possible(ch->owners, o, node, key)

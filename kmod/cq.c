@@ -54,6 +54,7 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	cmd.op = ROXE_KOP_CREATE_CQ;
 	cmd.cq.cqn = cq->cqn;
+	cmd.cq.tenant = roxe_chan_tenant();
 	roxe_kqueue_describe(&cq->q, &cmd.cq.q);
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_CQ, cq->cqn);
 	if (err)

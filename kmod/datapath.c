@@ -2,9 +2,10 @@
 /*
  * The data path between the module and roxed's engines: one shared area
  * per device (struct roxe_kabi_shared in vmalloc_user() memory, mapped by
- * roxed at ROXE_KABI_SHARED_TOKEN) holding the CQ arming bytes and one
- * doorbell ring per engine; the engines' eventfds (ROXE_IOC_SERVE); and
- * the events roxed raises (ROXE_IOC_CQ_EVENT, ROXE_IOC_EVENT).
+ * roxed at ROXE_KABI_SHARED_TOKEN) holding the CQ arming bytes, one
+ * doorbell ring per engine and a doorbell bit per QPN (one slot per QP);
+ * the engines' eventfds (ROXE_IOC_SERVE); and the events roxed raises
+ * (ROXE_IOC_CQ_EVENT, ROXE_IOC_EVENT).
  *
  * Nothing here sleeps except SERVE: post_send and req_notify_cq may be
  * called in atomic context once kernel ULPs use the device.
@@ -14,8 +15,17 @@
 #include <linux/vmalloc.h>
 #include "roxe.h"
 
-/* The arming byte of every CQ number we hand out must exist. */
+/* The arming byte of every CQ number we hand out must exist, and the
+ * doorbell bit of every QPN.
+ */
 static_assert(ROXE_MAX_CQ <= ROXE_KABI_MAX_CQ);
+static_assert(ROXE_MAX_QPS <= ROXE_KABI_MAX_QPS);
+/* db_queued is bit qpn % 64 of __u64 word qpn / 64: the bitops' layout
+ * but on a 32-bit big-endian kernel
+ */
+#if BITS_PER_LONG != 64 && defined(__BIG_ENDIAN)
+#error "roxe: db_queued's bit layout differs from the kernel's bitops"
+#endif
 
 /* At device creation: req_notify_cq records arming from the first CQ on,
  * served or not, so the area exists for the device's whole life.
@@ -93,12 +103,14 @@ int roxe_serve(struct roxe_dev *rdev, const struct roxe_kabi_serve *s)
 	return 0;
 }
 
-/* A QP's send doorbell: its QPN on ring qpn % nengines, then that engine's
- * eventfd. -EOPNOTSUPP until roxed serves. Never sleeps.
+/* A QP's send doorbell: its QPN on ring qpn % nengines unless it is there
+ * already (kabi.h: one slot per QP), then that engine's eventfd.
+ * -EOPNOTSUPP until roxed serves. Never sleeps.
  */
 int roxe_doorbell(struct roxe_dev *rdev, u32 qpn)
 {
 	u32 n = smp_load_acquire(&rdev->nengines);
+	unsigned long *queued = (unsigned long *)rdev->shared->db_queued;
 	struct roxe_kabi_db_ring *ring;
 	unsigned long flags;
 	struct roxe_db *db;
@@ -108,16 +120,29 @@ int roxe_doorbell(struct roxe_dev *rdev, u32 qpn)
 	db = &rdev->db[qpn % n];
 	ring = &rdev->shared->db[qpn % n];
 	spin_lock_irqsave(&db->lock, flags);
-	/* roxed's cons may be anything: the slot index is masked, and a
-	 * nonsensical distance only ever looks full
+	/* A value-returning atomic, fully ordered whether or not the bit was
+	 * set: roxed clears the bit (acquire) before it reads the send queue,
+	 * so it sees the WQEs our caller wrote. A bit found set: the QPN is on
+	 * the ring, roxed has not taken it.
 	 */
-	if (db->prod - READ_ONCE(ring->cons) >= ROXE_KABI_DB_SLOTS) {
-		/* roxed clears it, then looks at every QP of the engine */
-		smp_store_release(&ring->overflow, 1);
-	} else {
-		WRITE_ONCE(ring->qpn[db->prod % ROXE_KABI_DB_SLOTS], qpn);
-		db->prod++;
-		smp_store_release(&ring->prod, db->prod);
+	if (!test_and_set_bit(qpn, queued)) {
+		/* roxed's cons may be anything: the slot index is masked,
+		 * and a nonsensical distance only ever looks full
+		 */
+		if (db->prod - READ_ONCE(ring->cons) >= ROXE_KABI_DB_SLOTS) {
+			/* roxed clears it, then looks at every QP of the
+			 * engine; the bit goes with no QPN queued
+			 */
+			clear_bit(qpn, queued);
+			/* after our caller's WQEs: roxed's exchange acquires */
+			smp_store_release(&ring->overflow, 1);
+			db->overflows++;
+		} else {
+			WRITE_ONCE(ring->qpn[db->prod % ROXE_KABI_DB_SLOTS], qpn);
+			db->prod++;
+			/* the slot (and the bit) before prod: roxed acquires */
+			smp_store_release(&ring->prod, db->prod);
+		}
 	}
 	spin_unlock_irqrestore(&db->lock, flags);
 	roxe_eventfd_signal(db->efd);

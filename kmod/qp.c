@@ -54,6 +54,7 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 	k->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	/* only then may its UD WQEs carry an address vector (kverbs.c) */
 	k->flags = qp->k ? ROXE_KABI_QP_KERNEL : 0;
+	k->tenant = roxe_chan_tenant();
 	roxe_kqueue_describe(&qp->sq, &k->sq);
 	if (qp->rq.m)
 		roxe_kqueue_describe(&qp->rq, &k->rq);

@@ -61,6 +61,7 @@ struct roxe_db {
 	spinlock_t		lock;
 	u32			prod;
 	struct eventfd_ctx	*efd;		/* the engine's, from SERVE */
+	u64			overflows;	/* doorbells that found the ring full */
 } ____cacheline_aligned_in_smp;
 
 struct roxe_dev {
@@ -384,6 +385,7 @@ bool roxe_chan_readable(struct roxe_chan *ch);
 ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 		       bool nonblock);
 ssize_t roxe_chan_write(struct roxe_chan *ch, const char __user *buf, size_t len);
+u64 roxe_chan_tenant(void);
 u64 roxe_chan_turn_max(struct roxe_chan *ch);
 u64 roxe_chan_cap_waits(struct roxe_chan *ch);
 

@@ -55,6 +55,7 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	cmd.srq.pdn = roxe_pdn(ibsrq->pd);
 	cmd.srq.max_sge = kernel ? 1 : srq->max_sge;
 	cmd.srq.limit = srq->limit;
+	cmd.srq.tenant = roxe_chan_tenant();
 	roxe_kqueue_describe(&srq->q, &cmd.srq.q);
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DESTROY_SRQ, srq->srqn);
 	if (err)

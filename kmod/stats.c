@@ -5,13 +5,15 @@
  * a second (struct roxe_kabi_port_stats). Reading them never waits for
  * roxed: a stopped roxed leaves the last values. They are only numbers
  * to us, whatever roxed wrote. Names are rxe's where they mean the same.
- * After them, the module's own: the command channel's (chan.c).
+ * After them, the module's own: the command channel's (chan.c), and the
+ * doorbells that found their engine's ring full (datapath.c).
  */
 #include "roxe.h"
 
 enum {
 	ROXE_MSTAT_TURN_MAX = ROXE_KSTAT__COUNT,
 	ROXE_MSTAT_CAP_WAITS,
+	ROXE_MSTAT_DB_OVERFLOWS,
 	ROXE_MSTAT__END
 };
 
@@ -43,6 +45,7 @@ static const struct rdma_stat_desc roxe_counter_descs[] = {
 	[ROXE_KSTAT_CC_RATE_CUTS].name		= "cc_rate_cuts",
 	[ROXE_MSTAT_TURN_MAX].name		= "cmd_turn_max",
 	[ROXE_MSTAT_CAP_WAITS].name		= "cmd_cap_waits",
+	[ROXE_MSTAT_DB_OVERFLOWS].name		= "db_overflows",
 };
 
 static_assert(ARRAY_SIZE(roxe_counter_descs) == ROXE_MSTAT__END);
@@ -57,6 +60,7 @@ struct rdma_hw_stats *roxe_alloc_hw_port_stats(struct ib_device *ib, u32 port)
 int roxe_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct roxe_dev *rdev = to_rdev(ib);
+	u64 overflows = 0;
 	int i;
 
 	if (!stats || port != 1)
@@ -68,5 +72,9 @@ int roxe_get_hw_stats(struct ib_device *ib, struct rdma_hw_stats *stats, u32 por
 		return i;
 	stats->value[ROXE_MSTAT_TURN_MAX] = roxe_chan_turn_max(&rdev->chan);
 	stats->value[ROXE_MSTAT_CAP_WAITS] = roxe_chan_cap_waits(&rdev->chan);
+	/* a doorbell's count, read without its lock: only a number */
+	for (i = 0; i < ROXE_KABI_MAX_ENGINES; i++)
+		overflows += READ_ONCE(rdev->db[i].overflows);
+	stats->value[ROXE_MSTAT_DB_OVERFLOWS] = overflows;
 	return ROXE_MSTAT__END;
 }

@@ -23,7 +23,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	8
+#define ROXE_KABI_VERSION	10
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -91,6 +91,16 @@ enum roxe_kabi_op {
 	ROXE_KOP_DEALLOC_PD,	/* id: the PD's number, free for reuse */
 };
 
+/*
+ * Tenants (issue #33): CREATE_CQ, CREATE_SRQ and CREATE_QP name the tenant
+ * the object is made for, the key the command channel queues its
+ * creator's calls by (kmod/chan.c): the real uid of the calling process
+ * (below 2^32), or ROXE_KABI_TENANT_KERNEL for the kernel's own threads
+ * (ULPs). roxed shares the device's asynchronous event ring among them
+ * (user/core/event.c). RESIZE_CQ and MODIFY_SRQ leave it unread.
+ */
+#define ROXE_KABI_TENANT_KERNEL	(1ULL << 32)
+
 /* One queue: mmap(NULL, bytes, ..., fd, token) in roxed. */
 struct roxe_kabi_queue {
 	__u64	token;			/* mmap offset on /dev/roxe */
@@ -103,6 +113,7 @@ struct roxe_kabi_cq {
 	__u32	cqn;
 	__u32	pad;
 	struct roxe_kabi_queue	q;	/* of struct ib_uverbs_wc */
+	__u64	tenant;			/* CREATE_CQ */
 };
 
 /*
@@ -122,6 +133,7 @@ struct roxe_kabi_srq {
 	__u32	max_sge;
 	__u32	limit;
 	struct roxe_kabi_queue	q;	/* of struct rxe_recv_wqe */
+	__u64	tenant;			/* CREATE_SRQ */
 };
 
 struct roxe_kabi_qp {
@@ -140,6 +152,7 @@ struct roxe_kabi_qp {
 	struct roxe_kabi_queue	rq;	/* of struct rxe_recv_wqe; bytes 0 with an SRQ */
 	__u32	flags;			/* ROXE_KABI_QP_* */
 	__u32	pad;
+	__u64	tenant;
 };
 
 /* A kernel ULP's QP: the module writes its WQEs (the send ring is mapped
@@ -275,6 +288,36 @@ struct roxe_kabi_reply {
  * engine. Receive queues have no doorbell: roxed reads them when a
  * request arrives.
  *
+ * One slot per QP (kabi v10, issue #33: an application ringing in a loop
+ * must not fill the ring, whose overflow costs every tenant of the engine
+ * a look at all its QPs). db_queued has a bit per QPN (bit qpn % 64 of
+ * word qpn / 64), set while the QPN is on its ring and roxed has not taken
+ * it:
+ *   the module, under the ring's lock, test-and-sets the QP's bit (atomic,
+ *   fully ordered: after what the application wrote). Found set: nothing
+ *   more is queued. Found clear: the QPN goes into slot prod % SLOTS and
+ *   prod + 1 is stored (release); or, the ring full (prod - cons >=
+ *   SLOTS), the bit is cleared again and overflow set (release). The
+ *   eventfd is signalled either way;
+ *   roxed takes a QPN (prod read with acquire): it reads the slot, stores
+ *   cons past it (release: the slot is the module's again), then clears
+ *   the QP's bit (an atomic read-modify-write with acquire), and only
+ *   then reads the QP's send queue. After an overflow (exchanged to 0,
+ *   acquire) it takes the QPNs on the ring so, then looks at every QP of
+ *   the engine.
+ * No doorbell is lost: one that found the bit set came before roxed's
+ * clear in the bit's order, so the clear (acquire) reads from its
+ * release sequence and the read of the send queue after it sees what the
+ * application wrote; one that found it clear queued the QPN (or set
+ * overflow), which roxed takes after it. A set bit is a QPN on the ring
+ * (or one roxed is taking, or, for a moment under the ring's lock, one
+ * the module finds no slot for), so a ring holds at most one slot per QP and
+ * overflows only when more QPs of its engine than it has slots (1024)
+ * ring between two of roxed's turns. The module treats all of this
+ * memory as roxed's to write: a bit roxed left set only silences that
+ * QP's doorbells (roxed's own loss); nothing read from here bounds a
+ * loop or indexes memory unmasked.
+ *
  * CQ arming. req_notify_cq stores IB_CQ_SOLICITED (1) or IB_CQ_NEXT_COMP
  * (2) in cq_armed[cqn], then a full barrier. roxed, after producing a CQE,
  * issues a full barrier, reads cq_armed[cqn] and, if the CQE qualifies
@@ -287,6 +330,7 @@ struct roxe_kabi_reply {
 #define ROXE_KABI_MAX_ENGINES	16
 #define ROXE_KABI_DB_SLOTS	1024		/* power of two */
 #define ROXE_KABI_MAX_CQ	ROXE_MAX_CQ
+#define ROXE_KABI_MAX_QPS	ROXE_MAX_QPS	/* a multiple of 64 */
 
 struct roxe_kabi_db_ring {
 	__u32	prod;			/* module: free-running count */
@@ -345,6 +389,7 @@ struct roxe_kabi_shared {
 	__u8			cq_armed[ROXE_KABI_MAX_CQ];
 	struct roxe_kabi_db_ring db[ROXE_KABI_MAX_ENGINES];
 	struct roxe_kabi_port_stats stats;	/* roxed writes, module reads */
+	__u64			db_queued[ROXE_KABI_MAX_QPS / 64];	/* a QPN on its ring */
 };
 
 /* ROXE_IOC_SERVE: roxed's engines are ready; doorbells go to them. */

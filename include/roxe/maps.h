@@ -133,7 +133,9 @@ struct roxe_engine_stats {
 				 * (credit.c) */
 	__u64	credit_lapses;	/* QPs whose charge lapsed: no answer for the
 				 * hold time (credit.c) */
-	__u64	reserved[3];
+	__u64	kdb_overflows;	/* roxed: roxe.ko's doorbell ring overflowed, so
+				 * the engine looked at every QP it has (engine.c) */
+	__u64	reserved[2];
 } __attribute__((aligned(64)));
 
 /*

@@ -323,9 +323,11 @@ int roxe_post_srq_recv(struct roxe_srq *srq, struct ibv_recv_wr *wr, struct ibv_
  *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ fell below its armed limit
  * Up to ROXE_ASYNC_EVENTS wait to be read, at most ROXE_ASYNC_EVENTS_PER_OBJECT
  * of them one object's (one QP, CQ or SRQ, of one tenant of roxed, cannot
- * crowd out everyone else's); later ones are lost and counted
- * (roxe_async_lost). Destroying an object drops its events not yet read,
- * so an event never names an object that is gone.
+ * crowd out everyone else's), and once they are all waiting, a tenant's
+ * share of them (roxed's tenants, the users roxe.ko names; a device of
+ * one's own is one tenant, which may fill the ring); later ones are lost
+ * and counted (roxe_async_lost). Destroying an object drops its events
+ * not yet read, so an event never names an object that is gone.
  */
 #define ROXE_ASYNC_EVENTS		256
 #define ROXE_ASYNC_EVENTS_PER_OBJECT	8
@@ -343,7 +345,8 @@ int roxe_async_fd(const struct roxe_device *dev);
 /* -EAGAIN when none is pending. */
 int roxe_get_async_event(struct roxe_device *dev, struct roxe_async_event *ev);
 /* Events lost because ROXE_ASYNC_EVENTS, or ROXE_ASYNC_EVENTS_PER_OBJECT of
- * the object's, were waiting. */
+ * the object's, were waiting, or because their tenant held its share of a
+ * full ring (also those that gave way to another tenant's). */
 uint64_t roxe_async_lost(const struct roxe_device *dev);
 
 #ifdef __cplusplus

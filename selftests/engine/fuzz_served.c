@@ -66,7 +66,7 @@ static void turns(unsigned n)
 /* The engines are polled here: the ring alone, no eventfd. */
 static void doorbell(void)
 {
-	app_doorbell(&g.r.ring, NULL, APP_QPN);
+	app_doorbell(&g.r, NULL, APP_QPN);
 }
 
 static int modify(enum ibv_qp_state st, int mask, struct ibv_qp_attr *at)
@@ -125,7 +125,7 @@ static int setup(void)
 	g.buf = aligned_alloc(4096, BUF);
 	CHECK(g.buf);
 	memset(g.buf, 0, BUF);
-	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, &g.cq) == 0);
+	CHECK(roxe_served_cq_create(s1->dev, APP_CQN, g.r.cqb, g.r.cqg, on_event, NULL, 0, &g.cq) == 0);
 	CHECK(roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND,
@@ -134,7 +134,7 @@ static int setup(void)
 	CHECK(roxe_served_mw_add(s1->pd, APP_MW_KEY(1), IBV_MW_TYPE_2, &g.mw[1]) == 0);
 	CHECK(app_served_qp(&g.r, s1->pd, APP_QPN, IBV_QPT_RC, g.cq,
 			    (struct ibv_qp_cap){ 15, 15, 4, 2, 64 }, true, &g.qp) == 0);
-	roxe_engine_set_kdb(&s1->dev->engines[0], &g.r.ring);
+	roxe_engine_set_kdb(&s1->dev->engines[0], &g.r.ring, g.r.db_queued);
 	CHECK(qp_create_cap(s0, IBV_QPT_RC, 64, 64, &s0->qp) == 0);
 	roxe_query_gid(s1->dev, 0, (union ibv_gid *)g.sgid);
 	return 0;

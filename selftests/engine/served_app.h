@@ -21,6 +21,8 @@ struct app_rings {
 	/* the application's own view of its rings */
 	struct roxe_queue	sq_prod, rq_prod, cq_cons;
 	struct roxe_kabi_db_ring ring;
+	__u64			db_queued[ROXE_KABI_MAX_QPS / 64];	/* the ring's bits */
+	uint64_t		tenant;		/* as the module names it (kabi.h) */
 };
 
 /* An SQ and an RQ of wq_slots slots (2^n - 1) whose WQEs hold sq_sge and
@@ -62,7 +64,7 @@ static inline int app_served_qp(struct app_rings *r, struct roxe_pd *pd, uint32_
 	struct roxe_served_qp_init in = {
 		.qpn = qpn, .type = type, .send_cq = cq, .recv_cq = cq,
 		.sq_buf = r->sq, .rq_buf = r->rq, .sq_geom = r->sqg, .rq_geom = r->rqg,
-		.cap = cap, .kernel_ulp = kernel,
+		.cap = cap, .kernel_ulp = kernel, .tenant = r->tenant,
 	};
 
 	return roxe_served_qp_create(pd, &in, qp);
@@ -87,15 +89,25 @@ static inline int app_ud_up(struct roxe_qp *qp, uint32_t qkey, const uint8_t sgi
 	return err;
 }
 
-/* The send doorbell as roxe.ko rings it: qpn on the ring, then the
- * engine's eventfd (dev NULL: none, for a polled engine). */
-static inline void app_doorbell(struct roxe_kabi_db_ring *ring, struct roxe_device *dev,
-				uint32_t qpn)
+/* The send doorbell as roxe.ko rings it (kabi.h): qpn on the ring unless
+ * its bit says it is there (or overflow set when the ring is full), then
+ * the engine's eventfd (dev NULL: none, for a polled engine). One ringer
+ * at a time: the module's lock. */
+static inline void app_doorbell(struct app_rings *r, struct roxe_device *dev, uint32_t qpn)
 {
-	uint64_t one = 1;
+	struct roxe_kabi_db_ring *ring = &r->ring;
+	uint64_t one = 1, bit = 1ull << (qpn % 64);
 
-	ring->qpn[ring->prod % ROXE_KABI_DB_SLOTS] = qpn;
-	__atomic_store_n(&ring->prod, ring->prod + 1, __ATOMIC_RELEASE);
+	if (!(__atomic_fetch_or(&r->db_queued[qpn / 64], bit, __ATOMIC_SEQ_CST) & bit)) {
+		if (ring->prod - __atomic_load_n(&ring->cons, __ATOMIC_RELAXED) >=
+		    ROXE_KABI_DB_SLOTS) {
+			__atomic_fetch_and(&r->db_queued[qpn / 64], ~bit, __ATOMIC_RELAXED);
+			__atomic_store_n(&ring->overflow, 1, __ATOMIC_RELEASE);
+		} else {
+			ring->qpn[ring->prod % ROXE_KABI_DB_SLOTS] = qpn;
+			__atomic_store_n(&ring->prod, ring->prod + 1, __ATOMIC_RELEASE);
+		}
+	}
 	if (dev && write(dev->engines[0].efd, &one, sizeof(one)) < 0)
 		perror("doorbell");
 }

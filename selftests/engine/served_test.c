@@ -21,6 +21,7 @@
 #define APP_KEY		(77u << 8 | 5)
 #define APP_QPN		4242u
 #define APP_CQN		9u
+#define APP_TENANT	4242u	/* the uid roxe.ko names for the application */
 #define SQ_SGE		4
 #define RQ_SGE		2
 
@@ -78,7 +79,7 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 			__atomic_store_n(&a->r.sq->producer_index,
 					 __atomic_load_n(&a->r.sq->consumer_index, __ATOMIC_RELAXED) - 1,
 					 __ATOMIC_RELEASE);
-			app_doorbell(&a->r.ring, NULL, APP_QPN);	/* and rings */
+			app_doorbell(&a->r, NULL, APP_QPN);	/* and rings */
 		}
 		__atomic_store_n(&a->r.cqb->consumer_index,
 				 __atomic_load_n(&a->r.cqb->producer_index, __ATOMIC_RELAXED),
@@ -123,7 +124,7 @@ static struct rxe_send_wqe *app_wqe(struct app *a, uint32_t op, uint64_t id, uin
 static void app_post(struct app *a, struct roxe_device *dev)
 {
 	roxe_queue_produce(&a->r.sq_prod);
-	app_doorbell(&a->r.ring, dev, APP_QPN);
+	app_doorbell(&a->r, dev, APP_QPN);
 }
 
 static void app_recv(struct app *a, uint64_t id, uint64_t iova, uint32_t len, uint32_t num_sge)
@@ -203,8 +204,9 @@ FIXTURE_SETUP(served)
 	ASSERT_TRUE(a->buf);
 	memset(a->buf, 0, BUF);
 
+	a->r.tenant = APP_TENANT;
 	ASSERT_EQ(0, roxe_served_cq_create(s1->dev, APP_CQN, a->r.cqb, a->r.cqg, on_event, a,
-					   &a->cq));
+					   a->r.tenant, &a->cq));
 	ASSERT_EQ(0, roxe_served_mr_add(s1->pd, APP_KEY, APP_IOVA, BUF,
 					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 					IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
@@ -212,7 +214,7 @@ FIXTURE_SETUP(served)
 	ASSERT_EQ(0, app_served_qp(&a->r, s1->pd, APP_QPN, IBV_QPT_RC, a->cq,
 				   (struct ibv_qp_cap){ 63, 63, SQ_SGE, RQ_SGE, 64 }, false, &a->qp));
 	ASSERT_EQ(APP_QPN, roxe_qp_num(a->qp));
-	roxe_engine_set_kdb(&s1->dev->engines[0], &a->r.ring);
+	roxe_engine_set_kdb(&s1->dev->engines[0], &a->r.ring, a->r.db_queued);
 
 	ASSERT_EQ(0, qp_create(s0, IBV_QPT_RC, &s0->qp));
 	ASSERT_EQ(0, qp_connect(s0->qp, s1->dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
@@ -447,7 +449,7 @@ TEST_F(served, sq_sig_all)
 		roxe_queue_produce(&a->r.sq_prod);
 	}
 	ASSERT_EQ(0, post_recv1(s0->qp, 2, s0->buf + 50000, 2000, s0->mr->lkey));
-	app_doorbell(&a->r.ring, s1->dev, APP_QPN);
+	app_doorbell(&a->r, s1->dev, APP_QPN);
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
 		EXPECT_EQ(30u + i, uwc.wr_id);
@@ -792,6 +794,86 @@ TEST_F_TIMEOUT(served, hostile_doorbell_storm, 60)
 	EXPECT_LT(flushed, 10 * 64);	/* a ring (63) per turn, a few turns */
 }
 
+/* The application's WRITE of 4 KiB at offset off of its buffer to the same
+ * offset of the peer's, written into its SQ (not posted). */
+static void app_write(struct app *a, struct side *s0, uint64_t wr_id, size_t off)
+{
+	fill_pattern(a->buf + off, 4096, (int)wr_id);
+	app_wqe(a, IBV_WR_RDMA_WRITE, wr_id, APP_IOVA + off, 4096, (uintptr_t)s0->buf + off,
+		s0->mr->rkey);
+}
+
+/* ... completed (within 2 s), successfully, and arrived whole. */
+static bool app_write_arrived(struct app *a, struct side *s0, uint64_t wr_id, size_t off)
+{
+	struct ib_uverbs_wc uwc;
+
+	return app_poll(&a->r.cq_cons, &uwc, 2000) && uwc.wr_id == wr_id &&
+	       uwc.status == IBV_WC_SUCCESS && !memcmp(s0->buf + off, a->buf + off, 4096);
+}
+
+/* A QP rung again and again between two turns of its engine (a zero-WR
+ * post_send in a loop) takes one slot of the module's doorbell ring
+ * (kabi.h: its bit is set while its QPN is there): the ring overflows only
+ * with more QPs ringing than it has slots, so a flood of doorbells never
+ * makes the engine look at every QP it has. Its WRITE is served, and so is
+ * its next one: no doorbell is lost. */
+TEST_F(served, doorbell_flood_takes_one_slot)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_engine *e = &s1->dev->engines[0];
+
+	/* between two turns: the engine does not read the ring meanwhile */
+	atomic_store(&e->kdb, NULL);
+	roxe_dev_quiesce(s1->dev);
+	app_write(a, s0, 21, 0);
+	roxe_queue_produce(&a->r.sq_prod);
+	for (int i = 0; i < 4 * ROXE_KABI_DB_SLOTS; i++)
+		app_doorbell(&a->r, s1->dev, APP_QPN);
+	EXPECT_EQ(1u, a->r.ring.prod - a->r.ring.cons);
+	EXPECT_EQ(0u, a->r.ring.overflow);
+	roxe_engine_set_kdb(e, &a->r.ring, a->r.db_queued);
+	EXPECT_TRUE(app_write_arrived(a, s0, 21, 0));
+	/* the engine took the QPN, its bit with it: the next doorbell
+	 * queues it again, and reaches the engine */
+	EXPECT_EQ(0u, __atomic_load_n(&a->r.db_queued[APP_QPN / 64], __ATOMIC_RELAXED) &
+		      (1ull << (APP_QPN % 64)));
+	app_write(a, s0, 22, 4096);
+	app_post(a, s1->dev);
+	EXPECT_TRUE(app_write_arrived(a, s0, 22, 4096));
+	EXPECT_EQ(0u, e->stats->kdb_overflows);	/* never looked at every QP */
+}
+
+/* More QPs ringing between two turns than the ring has slots: the one that
+ * finds it full sets overflow, its bit not kept, and the engine, having
+ * taken the ring's QPNs (and their bits), looks at every QP it has: the
+ * late QP's WRITE is served all the same. */
+TEST_F(served, doorbell_ring_overflow_loses_nothing)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_engine *e = &s1->dev->engines[0];
+	uint64_t set = 0;
+
+	atomic_store(&e->kdb, NULL);
+	roxe_dev_quiesce(s1->dev);
+	/* other QPs' numbers (none of them served here) fill the ring */
+	for (uint32_t q = 0; q < ROXE_KABI_DB_SLOTS; q++)
+		app_doorbell(&a->r, NULL, 20000 + q);
+	app_write(a, s0, 23, 0);
+	app_post(a, s1->dev);
+	EXPECT_EQ((uint32_t)ROXE_KABI_DB_SLOTS, a->r.ring.prod - a->r.ring.cons);
+	EXPECT_EQ(1u, a->r.ring.overflow);
+	roxe_engine_set_kdb(e, &a->r.ring, a->r.db_queued);
+	EXPECT_TRUE(app_write_arrived(a, s0, 23, 0));
+	EXPECT_EQ(1u, e->stats->kdb_overflows);
+	EXPECT_EQ(a->r.ring.prod, __atomic_load_n(&a->r.ring.cons, __ATOMIC_ACQUIRE));
+	for (unsigned w = 0; w < ROXE_KABI_MAX_QPS / 64; w++)
+		set |= __atomic_load_n(&a->r.db_queued[w], __ATOMIC_RELAXED);
+	EXPECT_EQ(0u, set);	/* every QPN taken, its bit with it */
+}
+
 /* Events carry their object's number; a full event ring counts what it
  * loses; destroying an object drops its unread events (none may name a
  * QP that is gone, or a new one at the same number). */
@@ -806,17 +888,18 @@ TEST_F(served, events_by_number)
 	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++) {
 		ASSERT_EQ(0, qp_create(&self->p.s[1], IBV_QPT_RC, &more[q]));
 		for (int i = 0; i < ROXE_ASYNC_EVENTS_PER_OBJECT; i++)
-			roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, more[q], 1000 + q);
+			roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, more[q], 1000 + q,
+					 more[q]->tenant);
 	}
 	EXPECT_EQ(6u * ROXE_ASYNC_EVENTS_PER_OBJECT, roxe_async_lost(s1->dev));
 	for (unsigned q = 0; q < sizeof(more) / sizeof(more[0]); q++)
 		EXPECT_EQ(0, roxe_destroy_qp(more[q]));	/* and their events go */
 	ASSERT_EQ(-EAGAIN, roxe_get_async_event(s1->dev, &ev));
-	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
+	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));
 	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);
 	EXPECT_EQ(APP_QPN, ev.id);
-	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN, a->cq->tenant);
 	EXPECT_EQ(0, roxe_destroy_qp(a->qp));
 	a->qp = NULL;
 	ASSERT_EQ(0, roxe_get_async_event(s1->dev, &ev));	/* the CQ's stays */
@@ -836,15 +919,56 @@ TEST_F(served, one_object_cannot_fill_the_event_ring)
 	int n = 0;
 
 	for (int i = 0; i < ROXE_ASYNC_EVENTS + 44; i++)
-		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN);
+		roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
 	EXPECT_EQ((uint64_t)ROXE_ASYNC_EVENTS + 44 - ROXE_ASYNC_EVENTS_PER_OBJECT,
 		  roxe_async_lost(s1->dev));
-	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN);
+	roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, a->cq, APP_CQN, a->cq->tenant);
 	while (roxe_get_async_event(s1->dev, &ev) == 0 && ev.type == IBV_EVENT_QP_FATAL)
 		n++;
 	EXPECT_EQ(ROXE_ASYNC_EVENTS_PER_OBJECT, n);
 	EXPECT_EQ(IBV_EVENT_CQ_ERR, ev.type);		/* the other object's came */
 	EXPECT_EQ(APP_CQN, ev.id);
+}
+
+/* One tenant's many objects, each within its ROXE_ASYNC_EVENTS_PER_OBJECT,
+ * fill the ring and then lose their own events: another tenant's event
+ * still gets in (the newest of the hog's gives way), and is read. */
+TEST_F(served, one_tenant_cannot_fill_the_event_ring)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct roxe_async_event ev;
+	enum { HOG_CQS = ROXE_ASYNC_EVENTS / ROXE_ASYNC_EVENTS_PER_OBJECT + 8 };
+	struct rxe_queue_buf *buf[HOG_CQS];
+	struct roxe_cq *hog[HOG_CQS];
+	struct roxe_queue_geom g;
+	uint64_t lost;
+	int n = 0;
+
+	/* nobody's 40 CQs, 8 events each: 320 for a ring of 256 */
+	for (int q = 0; q < HOG_CQS; q++) {
+		buf[q] = roxe_queue_buf_alloc(3, sizeof(struct ib_uverbs_wc), &g);
+		ASSERT_TRUE(buf[q]);
+		ASSERT_EQ(0, roxe_served_cq_create(s1->dev, 100 + q, buf[q], g, on_event, a,
+						   65534, &hog[q]));
+		for (int i = 0; i < ROXE_ASYNC_EVENTS_PER_OBJECT; i++)
+			roxe_async_event(s1->dev, IBV_EVENT_CQ_ERR, hog[q], hog[q]->id,
+					 hog[q]->tenant);
+	}
+	lost = roxe_async_lost(s1->dev);
+	EXPECT_EQ((uint64_t)HOG_CQS * ROXE_ASYNC_EVENTS_PER_OBJECT - ROXE_ASYNC_EVENTS, lost);
+	/* the application's QP, of another tenant */
+	roxe_async_event(s1->dev, IBV_EVENT_QP_FATAL, a->qp, APP_QPN, a->qp->tenant);
+	while (roxe_get_async_event(s1->dev, &ev) == 0 && ev.type == IBV_EVENT_CQ_ERR)
+		n++;
+	EXPECT_EQ(ROXE_ASYNC_EVENTS - 1, n);
+	EXPECT_EQ(IBV_EVENT_QP_FATAL, ev.type);	/* the other tenant's came */
+	EXPECT_EQ(APP_QPN, ev.id);
+	EXPECT_EQ(lost + 1, roxe_async_lost(s1->dev));
+	for (int q = 0; q < HOG_CQS; q++) {
+		EXPECT_EQ(0, roxe_destroy_cq(hog[q]));
+		free(buf[q]);
+	}
 }
 
 /* QP1 as roxed serves it for ib_mad (roxe.ko's GSI QP): a UD QP numbered 1

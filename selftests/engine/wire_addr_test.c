@@ -345,12 +345,12 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 	host = aligned_alloc(4096, 4096);
 	ASSERT_TRUE(host);
 	memset(host, 0x5a, 4096);
-	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, r.cqb, r.cqg, app_event, NULL, &cq));
+	ASSERT_EQ(0, roxe_served_cq_create(b->dev, APP_CQN, r.cqb, r.cqg, app_event, NULL, 0, &cq));
 	ASSERT_EQ(0, roxe_served_mr_add(b->pd, APP_KEY, APP_IOVA, 4096, IBV_ACCESS_LOCAL_WRITE,
 					host, &mr));
 	ASSERT_EQ(0, app_served_qp(&r, b->pd, APP_QPN, IBV_QPT_UD, cq,
 				   (struct ibv_qp_cap){ 15, 15, 1, 1, 0 }, false, &qp));
-	roxe_engine_set_kdb(&b->dev->engines[0], &r.ring);
+	roxe_engine_set_kdb(&b->dev->engines[0], &r.ring, r.db_queued);
 	roxe_query_gid(b->dev, 0, (union ibv_gid *)sgid);
 	ASSERT_EQ(0, app_ud_up(qp, QKEY, sgid, dmac));
 
@@ -385,7 +385,7 @@ TEST_F(wire, served_ud_addressed_by_ah_num_only)
 		w->dma.num_sge = 1;
 		w->dma.sge[0] = (struct rxe_sge){ APP_IOVA, 32, APP_KEY };
 		roxe_queue_produce(&r.sq_prod);
-		app_doorbell(&r.ring, b->dev, APP_QPN);
+		app_doorbell(&r, b->dev, APP_QPN);
 		ASSERT_EQ(1, app_poll(&r.cq_cons, &uwc, 5000));
 		EXPECT_EQ(100u + i, uwc.wr_id);
 		sent_all(&self->p);

@@ -59,6 +59,15 @@
  *           script's traffic as root, the kernel: three others), and the
  *           flood must have reached its tenant's cap (cmd_cap_waits);
  *           latencies are printed, not judged;
+ *   dbflood (its SECONDS: roxed's pid) with roxed stopped (SIGSTOP, so
+ *           that all of it falls between two turns of its engine), a QP
+ *           of nobody's posts a WRITE and rings its doorbell 2048 times
+ *           (twice the module's ring); once roxed goes on (SIGCONT), the
+ *           WRITE and the QP's next one must arrive (no doorbell lost),
+ *           another tenant's 20 verified WRITEs too, and the port's
+ *           db_overflows (doorbells that found their engine's ring full,
+ *           each costing roxed a look at every QP of the engine) must not
+ *           have moved: one QP takes at most one slot;
  *   header  the ring headers (SQ, RQ and CQ) rewritten (index_mask
  *           0xffffffff with element sizes 2^24 and 2^200, 0x7fffffff with
  *           2^0), producer indices set far out, the QP moved to RESET, INIT,
@@ -1787,6 +1796,203 @@ static void phase_flood(const char *dev, unsigned secs)
 	ibv_close_device(f.ctx);
 }
 
+/* --- dbflood: one QP's doorbell rung in a loop while roxed is stopped ------- */
+#define DB_FLOOD	2048	/* twice the module's doorbell ring (1024 slots) */
+
+/* One byte over a pipe; false if the other end went away. */
+static bool say_byte(int fd, char c)
+{
+	return write(fd, &c, 1) == 1;
+}
+
+static bool hear_byte(int fd, char want)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 && c == want;
+}
+
+/* A 4 KiB WRITE of pattern seed through qp to its loopback peer (both in
+ * c's buffer), completed within 20 s and checked byte for byte. */
+static bool write_through(struct common *c, struct ibv_qp *qp, uint8_t seed, bool post)
+{
+	uint8_t *src = (uint8_t *)c->buf + 8192, *dst = (uint8_t *)c->buf + 40960;
+	struct ibv_sge sge = { (uintptr_t)src, 4096, c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0xdb00 + seed, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct tally t = { 0 };
+
+	if (post) {
+		for (unsigned i = 0; i < 4096; i++)
+			src[i] = (uint8_t)(i * 13 + seed);
+		wr.wr.rdma.remote_addr = (uintptr_t)dst;
+		wr.wr.rdma.rkey = c->mr->rkey;
+		if (ibv_post_send(qp, &wr, &bad))
+			return false;
+		return true;
+	}
+	poll_for(c->cq, 20000, 1, &t, NULL, NULL);
+	return t.n == 1 && t.by[IBV_WC_SUCCESS] == 1 && t.last_wr_id == 0xdb00u + seed &&
+	       !memcmp(src, dst, 4096);
+}
+
+/* The hostile tenant (nobody): a WRITE posted and its QP's doorbell rung
+ * DB_FLOOD times while roxed is stopped, between two of its engine's
+ * turns; then the WRITE, the QP's next one and another tenant's WRITEs
+ * must arrive, and the module's doorbell rings must not have overflowed
+ * (db_overflows: doorbells that found their engine's ring full, each then
+ * costing roxed a look at every QP of the engine). */
+static void __attribute__((noreturn)) dbflood_hostile(const char *dev, int gidx, int up,
+						      int down)
+{
+	uint64_t before = 0, after = 0;
+	struct tenant other;
+	struct common c;
+	struct ibv_qp *qp, *peer;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	unsigned bad = 0, got;
+
+	drop_to(65534);
+	phase = "dbflood hostile";
+	signal(SIGALRM, on_alarm);
+	alarm(120);
+	common_init(&c, dev, 15);
+	ia.send_cq = ia.recv_cq = c.cq;
+	qp = ibv_create_qp(c.pd, &ia);
+	if (!qp)
+		die("ibv_create_qp", errno);
+	peer = loopback_peer(&c, qp, gidx, "the flooding QP's loopback connection");
+	tenant_init(&other, dev, gidx);
+	if (!port_counter(dev, "db_overflows", &before))
+		fail("no counter db_overflows on %s", dev);
+	if (!say_byte(up, 'r') || !hear_byte(down, 'g'))
+		die("the parent went away", EPIPE);
+	/* roxed is stopped: nothing is taken off the ring meanwhile */
+	if (!write_through(&c, qp, 1, true))
+		die("ibv_post_send", errno);
+	for (unsigned i = 0; i < DB_FLOOD; i++)
+		bad += doorbell(qp) != 0;
+	if (!say_byte(up, 'd') || !hear_byte(down, 'c'))
+		die("the parent went away", EPIPE);
+	if (bad)
+		fail("%u of %u doorbells failed", bad, DB_FLOOD);
+	if (write_through(&c, qp, 1, false))
+		ok("the WRITE posted before %u doorbells arrived once roxed went on", DB_FLOOD);
+	else
+		fail("the WRITE posted before %u doorbells did not arrive whole", DB_FLOOD);
+	/* roxed looked at the QP since: its next doorbell reaches roxed again */
+	if (write_through(&c, qp, 2, true) && write_through(&c, qp, 2, false))
+		ok("the flooding QP's next WRITE arrived: no doorbell lost");
+	else
+		fail("the flooding QP's next WRITE did not arrive whole: a doorbell was lost");
+	got = tenant_writes(&other, 20);
+	if (got == 20)
+		ok("the other tenant's 20 verified WRITEs arrived after the flood");
+	else
+		fail("the other tenant's WRITE %u of 20 did not arrive whole", got + 1);
+	if (!port_counter(dev, "db_overflows", &after))
+		fail("no counter db_overflows on %s", dev);
+	else if (after != before)
+		fail("%u doorbells of one QP between two turns of roxed's engine overflowed its "
+		     "ring %" PRIu64 " times (db_overflows %" PRIu64 " -> %" PRIu64 "): each "
+		     "overflow makes roxed look at every QP of the engine", DB_FLOOD,
+		     after - before, before, after);
+	else
+		ok("%u doorbells of one QP between two turns of roxed's engine: the ring never "
+		   "overflowed (db_overflows %" PRIu64 ")", DB_FLOOD, after);
+	ibv_destroy_qp(qp);
+	ibv_destroy_qp(peer);
+	tenant_fini(&other);
+	common_fini(&c);
+	exit(fails ? 1 : 0);
+}
+
+/* Has every thread of pid stopped (SIGSTOP)? */
+static bool all_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	struct dirent *d;
+	bool all = true;
+	unsigned n = 0;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dp = opendir(path);
+	if (!dp)
+		return false;
+	while (all && (d = readdir(dp))) {
+		FILE *f;
+		char *p;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* a thread that exited */
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		all = p && (p[2] == 'T' || p[2] == 't');
+		n++;
+		fclose(f);
+	}
+	closedir(dp);
+	return all && n;
+}
+
+/* roxed (pid) stopped while the hostile tenant rings, so that every
+ * doorbell falls between two turns of its engine: what the ring holds
+ * then does not depend on how the guest schedules. The stop is short
+ * (the doorbells only): the other applications' RC QPs ride it out. */
+static void phase_dbflood(const char *dev, int gidx, pid_t roxed)
+{
+	int up[2], down[2], st = 0;
+	uint64_t t0, stopped = 0;
+	bool ready, rung = false;
+	pid_t pid;
+
+	if (roxed <= 1)
+		die("dbflood needs roxed's pid", EINVAL);
+	signal(SIGPIPE, SIG_IGN);	/* a side that died: its pipe says so */
+	if (pipe(up) || pipe(down))
+		die("pipe", errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		close(up[0]);
+		close(down[1]);
+		dbflood_hostile(dev, gidx, up[1], down[0]);
+	}
+	close(up[1]);
+	close(down[0]);
+	ready = hear_byte(up[0], 'r');
+	if (ready && !kill(roxed, SIGSTOP)) {
+		for (t0 = now_ms(); !all_stopped(roxed) && now_ms() - t0 < 10000;)
+			usleep(1000);
+		if (!all_stopped(roxed))
+			fail("roxed (pid %d) did not stop", (int)roxed);
+		t0 = now_ms();
+		rung = say_byte(down[1], 'g') && hear_byte(up[0], 'd');
+		stopped = now_ms() - t0;
+		kill(roxed, SIGCONT);
+	} else if (ready) {
+		fail("SIGSTOP to roxed (pid %d): %s", (int)roxed, strerror(errno));
+	}
+	if (rung)
+		info("roxed stopped for %" PRIu64 " ms while one QP's doorbell rang %u times",
+		     stopped, DB_FLOOD);
+	say_byte(down[1], 'c');
+	close(down[1]);
+	waitpid(pid, &st, 0);
+	close(up[0]);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("the hostile tenant's checks failed (status 0x%x)", st);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned secs;
@@ -1794,16 +2000,17 @@ int main(int argc, char **argv)
 	if (argc < 6) {
 		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd|flood "
 			"ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
-			"[SECONDS]\n", argv[0]);
+			"[SECONDS]\n       %s dbflood ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
+			"ROXED_PID\n", argv[0], argv[0]);
 		return 1;
 	}
 	phase = argv[1];
-	secs = argc > 6 ? (unsigned)atoi(argv[6]) : 5;
+	secs = argc > 6 && strcmp(phase, "dbflood") ? (unsigned)atoi(argv[6]) : 5;
 	signal(SIGALRM, on_alarm);
 	alarm(secs + 60);
 	/* any uverbs user can do all of this: run as nobody (flood drops
 	 * after it forked its victim) */
-	if (strcmp(phase, "flood"))
+	if (strcmp(phase, "flood") && strcmp(phase, "dbflood"))
 		drop_to(65534);
 	if (!strcmp(phase, "state"))
 		phase_state(argv[2]);
@@ -1823,6 +2030,8 @@ int main(int argc, char **argv)
 		phase_mwpd(argv[2], atoi(argv[3]));
 	else if (!strcmp(phase, "flood"))
 		phase_flood(argv[2], secs);
+	else if (!strcmp(phase, "dbflood"))
+		phase_dbflood(argv[2], atoi(argv[3]), argc > 6 ? (pid_t)atoi(argv[6]) : 0);
 	else
 		die("unknown phase", EINVAL);
 	printf("%s: %s\n", phase, fails ? "FAILED" : "done");

@@ -16,9 +16,12 @@
  *   SERVE/CQ_EVENT/EVENT refuse what they must (EINVAL, EBUSY, EBADF,
  *   ENOENT, ENOTCONN); mmap of the shared area and of MR tokens checks
  *   size, offset and MAP_SHARED;
- *   (a) ibv_post_send on an RTS QP puts its QPN on ring qpn % 2 and makes
- *       that engine's eventfd readable; 1024 doorbells fill a ring, the
- *       1025th sets overflow instead; a QP before RTS gets EINVAL;
+ *   (a) ibv_post_send on an RTS QP puts its QPN on ring qpn % 2, sets its
+ *       bit in db_queued and makes that engine's eventfd readable; D takes
+ *       it as roxed does (cons past it, then the bit cleared); 1024 more
+ *       doorbells of the QP take one slot (each signals the eventfd); on a
+ *       ring D makes look full, a doorbell sets overflow instead and keeps
+ *       no bit; a QP before RTS gets EINVAL;
  *   (b) D's mapping of an MR shows what A wrote at page_off, A sees what
  *       D wrote; after ibv_dereg_mr every page of D's mapping reads and
  *       writes without a fault (the device's scrap page), whether D had
@@ -99,7 +102,7 @@ static uint8_t pattern(uint64_t seed, size_t i)
 /* A <-> D requests */
 enum {
 	REQ_DOORBELL = 1,	/* a: qpn */
-	REQ_RING_FULL,		/* a: qpn; 1024 doorbells were rung */
+	REQ_RING_ONE,		/* a: qpn; 1024 more doorbells were rung */
 	REQ_RING_OVERFLOW,	/* a: qpn; one more */
 	REQ_ARMED,		/* a: qpn (its CQ), b: expected arming */
 	REQ_CQ_EVENT,		/* a: qpn (its CQ) */
@@ -255,6 +258,21 @@ static uint64_t efd_wait(int fd, int ms)
 	return v;
 }
 
+/* QPN qpn's doorbell bit (kabi.h): set while its QPN is on its ring. */
+static int d_bit(uint32_t qpn)
+{
+	return (int)(__atomic_load_n(&sh->db_queued[qpn / 64], __ATOMIC_ACQUIRE) >> (qpn % 64) & 1);
+}
+
+/* As roxed takes the QPN in the slot before prod: the slot goes back to
+ * the module, then the QP's bit. */
+static void d_take(int r, uint32_t prod, uint32_t qpn)
+{
+	seen_prod[r] = prod;
+	__atomic_store_n(&sh->db[r].cons, prod, __ATOMIC_RELEASE);
+	__atomic_fetch_and(&sh->db_queued[qpn / 64], ~(1ull << (qpn % 64)), __ATOMIC_ACQ_REL);
+}
+
 static void d_doorbell(uint32_t qpn)
 {
 	int r = qpn % ENGINES, o = !r;
@@ -263,30 +281,32 @@ static void d_doorbell(uint32_t qpn)
 	uint64_t v = efd_wait(efd[r], 2000);
 
 	check(prod == seen_prod[r] + 1 &&
-	      ring->qpn[(prod - 1) % ROXE_KABI_DB_SLOTS] == qpn,
-	      "(a) doorbell: qpn %u on ring %d (prod %u -> %u)", qpn, r, seen_prod[r], prod);
+	      ring->qpn[(prod - 1) % ROXE_KABI_DB_SLOTS] == qpn && d_bit(qpn),
+	      "(a) doorbell: qpn %u on ring %d (prod %u -> %u), its bit set %d", qpn, r,
+	      seen_prod[r], prod, d_bit(qpn));
 	check(v == 1, "(a) doorbell: engine %d's eventfd readable (count %llu)", r,
 	      (unsigned long long)v);
 	check(efd_wait(efd[o], 0) == 0 && sh->db[o].prod == seen_prod[o],
 	      "(a) doorbell: engine %d's ring and eventfd untouched", o);
-	seen_prod[r] = prod;
-	__atomic_store_n(&ring->cons, prod, __ATOMIC_RELEASE);
+	d_take(r, prod, qpn);
 }
 
-static void d_ring_full(uint32_t qpn)
+static void d_ring_one(uint32_t qpn)
 {
 	int r = qpn % ENGINES;
 	struct roxe_kabi_db_ring *ring = &sh->db[r];
 	uint32_t prod = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE);
 	uint64_t v = efd_wait(efd[r], 2000);
-	int same = 1;
 
-	for (uint32_t i = seen_prod[r]; i != prod; i++)
-		same &= ring->qpn[i % ROXE_KABI_DB_SLOTS] == qpn;
-	check(prod - seen_prod[r] == ROXE_KABI_DB_SLOTS && same && !ring->overflow,
-	      "(a) %u doorbells fill ring %d: prod %u, overflow %u", ROXE_KABI_DB_SLOTS,
-	      r, prod, ring->overflow);
+	check(prod == seen_prod[r] + 1 && ring->qpn[(prod - 1) % ROXE_KABI_DB_SLOTS] == qpn &&
+	      d_bit(qpn) && !ring->overflow,
+	      "(a) %u doorbells of qpn %u take one slot of ring %d: prod %u -> %u, bit %d, "
+	      "overflow %u", ROXE_KABI_DB_SLOTS, qpn, r, seen_prod[r], prod, d_bit(qpn),
+	      ring->overflow);
 	check(v == ROXE_KABI_DB_SLOTS, "(a) eventfd count %llu", (unsigned long long)v);
+	d_take(r, prod, qpn);
+	/* as a roxed that took none of the last ring's worth: it looks full */
+	__atomic_store_n(&ring->cons, prod - ROXE_KABI_DB_SLOTS, __ATOMIC_RELEASE);
 }
 
 static void d_ring_overflow(uint32_t qpn)
@@ -296,11 +316,11 @@ static void d_ring_overflow(uint32_t qpn)
 	uint32_t prod = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE);
 	uint64_t v = efd_wait(efd[r], 2000);
 
-	check(ring->overflow == 1 && prod - seen_prod[r] == ROXE_KABI_DB_SLOTS && v == 1,
-	      "(a) one more doorbell sets overflow (prod stays %u), eventfd signalled", prod);
+	check(ring->overflow == 1 && prod == seen_prod[r] && !d_bit(qpn) && v == 1,
+	      "(a) a doorbell on a full ring sets overflow (prod stays %u, bit %d), eventfd "
+	      "signalled", prod, d_bit(qpn));
 	/* as roxed would: clear, consume, look at every QP */
 	__atomic_store_n(&ring->overflow, 0, __ATOMIC_RELAXED);
-	seen_prod[r] = prod;
 	__atomic_store_n(&ring->cons, prod, __ATOMIC_RELEASE);
 }
 
@@ -560,8 +580,8 @@ static int daemon_main(const char *ifname, int sock, int ready)
 		case REQ_DOORBELL:
 			d_doorbell(m.a);
 			break;
-		case REQ_RING_FULL:
-			d_ring_full(m.a);
+		case REQ_RING_ONE:
+			d_ring_one(m.a);
 			break;
 		case REQ_RING_OVERFLOW:
 			d_ring_overflow(m.a);
@@ -889,7 +909,7 @@ static int app_main(const char *dev, pid_t dpid)
 	for (n = 0, bad = 0; n < ROXE_KABI_DB_SLOTS; n++)
 		bad += raw_doorbell(qp) != 0;
 	check(!bad, "(a) %d more doorbells (%d failed)", n, bad);
-	ask(REQ_RING_FULL, qp->qp_num, 0, 0, 0);
+	ask(REQ_RING_ONE, qp->qp_num, 0, 0, 0);
 	check(raw_doorbell(qp) == 0, "(a) a doorbell on a full ring succeeds");
 	ask(REQ_RING_OVERFLOW, qp->qp_num, 0, 0, 0);
 

@@ -15,7 +15,11 @@
 #     its phases: first a flood of the command channel from 32 threads
 #     while another user's verbs must all be answered, the channel serving
 #     the tenants in turn (the port's cmd_turn_max; first, as it counts
-#     since roxe0 came); posts to QPs in RESET and ERR; WQEs and SGEs rewritten
+#     since roxe0 came); one QP's doorbell rung 2048 times while roxed is
+#     stopped (SIGSTOP for the doorbells only: every ring falls between
+#     two turns of its engine), which must take one slot of the module's
+#     ring (the port's db_overflows stays put); posts to QPs in RESET and
+#     ERR; WQEs and SGEs rewritten
 #     under the doorbell; producer-index games while its QP flushes (roxed
 #     must take at most a ring per look, and other verbs must still be
 #     answered); ring headers rewritten (index_mask, element size) before
@@ -38,7 +42,7 @@ A=10.77.2.1 B=10.77.2.2
 WQE_SECS=${ROXE_HOSTILE_WQE_SECS:-8}
 PI_SECS=${ROXE_HOSTILE_PI_SECS:-5}
 FLOOD_SECS=10	# at most: the flood ends with its victim's verbs
-PHASES=${ROXE_HOSTILE_PHASES:-flood state wqe pi header bindwrap credit mwpd}
+PHASES=${ROXE_HOSTILE_PHASES:-flood dbflood state wqe pi header bindwrap credit mwpd}
 
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
@@ -165,6 +169,7 @@ guest_main() {
 		case $p in
 		wqe) run_phase wqe "$WQE_SECS" ;;
 		flood) run_phase flood "$FLOOD_SECS" ;;
+		dbflood) run_phase dbflood "$ROXED_PID" ;;
 		pi | pidb | bindwrap) run_phase "$p" "$PI_SECS" ;;
 		*) run_phase "$p" ;;
 		esac

@@ -135,6 +135,7 @@ struct roxe_cq {
 	void			(*served_event)(void *ctx, struct roxe_cq *cq, bool solicited);
 	void			*served_ctx;
 	uint32_t		id;		/* served: the owner's CQ number */
+	uint64_t		tenant;		/* whose its events are (event.c) */
 };
 
 struct roxe_srq {
@@ -150,6 +151,7 @@ struct roxe_srq {
 	atomic_uint		users;
 	bool			served;		/* the ring is another process's */
 	uint32_t		id;		/* served: the owner's SRQ number */
+	uint64_t		tenant;		/* whose its events are (event.c) */
 };
 
 /* An address handle roxe.ko created for an application (ROXE_KOP_CREATE_AH):
@@ -168,6 +170,13 @@ struct roxe_ah {
 };
 
 struct roxe_addr_watch;
+
+/* An unread async event and its object's tenant: for a served object the
+ * one roxe.ko named (kabi.h), else 0, one for all of a device's own. */
+struct roxe_async_slot {
+	struct roxe_async_event	ev;
+	uint64_t		tenant;
+};
 
 struct roxe_local_set {
 	unsigned		n;
@@ -230,9 +239,9 @@ struct roxe_device {
 	/* async events */
 	int			async_efd;
 	pthread_mutex_t		async_lock;
-	struct roxe_async_event	async[ROXE_ASYNC_EVENTS];
+	struct roxe_async_slot	async[ROXE_ASYNC_EVENTS];
 	unsigned		async_head, async_tail;
-	uint64_t		async_lost;	/* raised while the ring was full */
+	uint64_t		async_lost;	/* refused or given way (event.c) */
 };
 
 /* --- mr.c: MRs as engines use them --- */
@@ -329,9 +338,9 @@ struct rxe_queue_buf *roxe_queue_buf_alloc(uint32_t entries, uint32_t elem_size,
 bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solicited);
 /* --- event.c --- */
 /* Queue an async event for element, whose number (QPN, served CQ or SRQ
- * number) is id. */
+ * number) is id, of tenant (its tenant field). */
 void roxe_async_event(struct roxe_device *dev, enum ibv_event_type type, void *element,
-		      uint32_t id);
+		      uint32_t id, uint64_t tenant);
 /* Drop element's events not read yet: its destroy, before it is freed. */
 void roxe_async_purge(struct roxe_device *dev, const void *element);
 

@@ -31,7 +31,7 @@ bool roxe_cq_post(struct roxe_cq *cq, const struct ib_uverbs_wc *wc, bool solici
 	if (!ok) {
 		if (!cq->overflow_reported) {
 			cq->overflow_reported = true;
-			roxe_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq, cq->id);
+			roxe_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq, cq->id, cq->tenant);
 		}
 		atomic_fetch_add_explicit(&cq->lost, 1, memory_order_release);
 		return false;

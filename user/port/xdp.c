@@ -510,6 +510,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->loopback_drop += one.loopback_drop;
 		sum->credit_waits += one.credit_waits;
 		sum->credit_lapses += one.credit_lapses;
+		sum->kdb_overflows += one.kdb_overflows;
 	}
 	return 0;
 }

@@ -374,14 +374,18 @@ static bool doorbell_turn(struct roxe_engine *e)
 /*
  * roxed: the doorbells roxe.ko queued for this engine (kabi.h). The ring is
  * shared with the kernel, which we trust to count, but every QPN is still
- * bounds-checked and must name a served QP of this engine. After an
- * overflow every served QP of the engine is looked at.
+ * bounds-checked and must name a served QP of this engine. A QP has one
+ * slot at most: its bit in queued is set while its QPN is on the ring, and
+ * we clear it before we read its send queue. After an overflow every
+ * served QP of the engine is looked at.
  */
-void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring)
+void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring,
+			 __u64 *queued)
 {
 	uint64_t one = 1;
 
 	e->kdb_cons = __atomic_load_n(&ring->cons, __ATOMIC_RELAXED);
+	e->kdb_queued = queued;
 	atomic_store_explicit(&e->kdb, ring, memory_order_release);
 	/* Doorbells rung before the engine knew the ring: look now. */
 	if (write(e->efd, &one, sizeof(one)) < 0)
@@ -406,11 +410,22 @@ static void kdb_ring(struct roxe_engine *e, uint32_t qpn, unsigned long turn)
 	}
 }
 
+/* The QP's doorbell bit goes (kabi.h), with acquire: the send queue, read
+ * after it, holds what the application wrote before any doorbell that
+ * found the bit set. */
+static void kdb_clear(struct roxe_engine *e, uint32_t qpn)
+{
+	if (qpn < ROXE_KABI_MAX_QPS)
+		__atomic_fetch_and(&e->kdb_queued[qpn / 64], ~(1ull << (qpn % 64)),
+				   __ATOMIC_ACQ_REL);
+}
+
 static bool kdb_turn(struct roxe_engine *e)
 {
 	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
 	unsigned long turn = atomic_load_explicit(&e->epoch, memory_order_relaxed) + 1;
 	uint32_t prod, cons;
+	bool overflow;
 
 	if (!r)
 		return false;
@@ -418,16 +433,32 @@ static bool kdb_turn(struct roxe_engine *e)
 	cons = e->kdb_cons;
 	if (prod == cons && !__atomic_load_n(&r->overflow, __ATOMIC_RELAXED))
 		return false;
-	if (__atomic_exchange_n(&r->overflow, 0, __ATOMIC_ACQ_REL) ||
-	    prod - cons > ROXE_KABI_DB_SLOTS) {
+	overflow = __atomic_exchange_n(&r->overflow, 0, __ATOMIC_ACQ_REL);
+	if (prod - cons > ROXE_KABI_DB_SLOTS) {
+		/* never, with the module's count: every QP's bit goes, and
+		 * every QP is looked at */
+		for (uint32_t qpn = e->id; qpn < ROXE_MAX_QPS; qpn += e->dev->nengines)
+			kdb_clear(e, qpn);
+		cons = prod;
+		__atomic_store_n(&r->cons, cons, __ATOMIC_RELEASE);
+		overflow = true;
+	}
+	for (; cons != prod; cons++) {	/* at most the ring */
+		uint32_t qpn = __atomic_load_n(&r->qpn[cons % ROXE_KABI_DB_SLOTS],
+					       __ATOMIC_RELAXED);
+
+		/* the slot is the module's again (we have read it), then
+		 * the bit: a doorbell from now on queues the QP again */
+		__atomic_store_n(&r->cons, cons + 1, __ATOMIC_RELEASE);
+		kdb_clear(e, qpn);
+		kdb_ring(e, qpn, turn);
+	}
+	if (overflow) {
+		e->stats->kdb_overflows++;
 		for (uint32_t qpn = e->id; qpn < ROXE_MAX_QPS; qpn += e->dev->nengines)
 			kdb_ring(e, qpn, turn);
-	} else {
-		for (; cons != prod; cons++)
-			kdb_ring(e, r->qpn[cons % ROXE_KABI_DB_SLOTS], turn);
 	}
 	e->kdb_cons = prod;
-	__atomic_store_n(&r->cons, prod, __ATOMIC_RELEASE);
 	return true;
 }
 

@@ -182,7 +182,7 @@ void roxe_qp_to_error(struct roxe_qp *qp, enum ibv_event_type ev)
 
 	roxe_qp_engine_sync(qp);
 	if (moved)
-		roxe_async_event(qp->dev, ev, qp, qp->qpn);
+		roxe_async_event(qp->dev, ev, qp, qp->qpn, qp->tenant);
 }
 
 /*

@@ -83,7 +83,7 @@ static bool take_rwqe(struct roxe_qp *qp)
 			if (limit && roxe_queue_count_from(q, q->index) < limit &&
 			    atomic_exchange(&qp->srq->limit, 0))
 				roxe_async_event(qp->dev, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq,
-						 qp->srq->id);
+						 qp->srq->id, qp->srq->tenant);
 		}
 	}
 	if (qp->srq)

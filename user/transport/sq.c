@@ -112,5 +112,5 @@ void roxe_qp_sq_drain_check(struct roxe_qp *qp)
 		return;
 	/* Once per drain, even if the application leaves SQD meanwhile. */
 	if (atomic_exchange(&qp->sq_draining, false) && qp->sqd_notify)
-		roxe_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp, qp->qpn);
+		roxe_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp, qp->qpn, qp->tenant);
 }

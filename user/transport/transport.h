@@ -143,6 +143,7 @@ struct roxe_qp {
 	 * REG_MR WQEs (fast registration) are its alone. An application's UD
 	 * WQEs name a served AH by number instead. */
 	bool			kernel_ulp;
+	uint64_t		tenant;		/* whose its events are (core/event.c) */
 
 	/* the application side */
 	pthread_mutex_t		modify_lock;
@@ -292,6 +293,7 @@ struct roxe_engine {
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
 	_Atomic(struct roxe_kabi_db_ring *) kdb;
+	__u64			*kdb_queued;	/* its doorbell bits, by QPN (kabi.h) */
 	uint32_t		kdb_cons;
 	struct roxe_qp		*ready_head, *ready_tail;
 	unsigned		tx_left;	/* request packets this turn may still send */
@@ -585,7 +587,8 @@ static inline bool roxe_wqe_is_local(uint32_t op)
 	return op == IBV_WR_LOCAL_INV || op == ROXE_KABI_WR_REG_MR || op == IBV_WR_BIND_MW;
 }
 /* Start taking doorbells from roxe.ko's ring for engine e. */
-void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring);
+void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring,
+			 __u64 *queued);
 
 /* SGEs of a send WQE the engine may read: what its copy says, at most
  * what a slot holds. */

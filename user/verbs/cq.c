@@ -98,7 +98,7 @@ int roxe_create_cq(struct roxe_device *dev, int cqe, void *cq_context,
 int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
 			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
-			  void *ctx, struct roxe_cq **out)
+			  void *ctx, uint64_t tenant, struct roxe_cq **out)
 {
 	struct roxe_cq *cq;
 
@@ -110,6 +110,7 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 	cq->dev = dev;
 	cq->buf = buf;
 	cq->id = id;
+	cq->tenant = tenant;
 	cq->cqe = (int)g.mask;
 	cq->served_event = event;
 	cq->served_ctx = ctx;

@@ -320,6 +320,7 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
 		return -ENOMEM;
 	qp->served = true;	/* before anything fails: the rings are not ours to free */
 	qp->kernel_ulp = in->kernel_ulp;
+	qp->tenant = in->tenant;
 	qp->sq_buf = in->sq_buf;
 	qp->sq_elem_size = 1u << in->sq_geom.log2_elem;
 	roxe_queue_init_consumer(&qp->sq, qp->sq_buf, in->sq_geom);

@@ -23,6 +23,7 @@ struct roxe_served_qp_init {
 	bool			sq_sig_all;
 	bool			kernel_ulp;	/* a kernel ULP's QP: UD WQEs carry AVs,
 							 * REG_MR WQEs are allowed */
+	uint64_t		tenant;		/* the module's word (kabi.h) */
 };
 int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *init,
 			  struct roxe_qp **qp);
@@ -30,10 +31,12 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
  * module (it resolved them for the GID index the application chose). */
 int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 			  const uint8_t sgid[16], const uint8_t dmac[6]);
+/* Served CQs and SRQs are tenant's: the module's word (kabi.h), which
+ * shares the device's event ring out (core/event.c). */
 int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
 			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
-			  void *ctx, struct roxe_cq **cq);
+			  void *ctx, uint64_t tenant, struct roxe_cq **cq);
 /* Produce into buf (empty, of shape g) from now on, the CQEs the
  * application had not polled from the old ring moved there in order:
  * 0, or -EINVAL when they do not fit (the old ring stays). The caller
@@ -41,7 +44,7 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 int roxe_served_cq_resize(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_queue_geom g);
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
 			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
-			   struct roxe_srq **srq);
+			   uint64_t tenant, struct roxe_srq **srq);
 /* An MR at the module's key; byte iova of it is at host. */
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **mr);

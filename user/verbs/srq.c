@@ -47,7 +47,7 @@ int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct rox
 
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
 			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
-			   struct roxe_srq **out)
+			   uint64_t tenant, struct roxe_srq **out)
 {
 	struct roxe_srq *srq;
 
@@ -62,6 +62,7 @@ int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf
 	srq->buf = buf;
 	srq->served = true;
 	srq->id = id;
+	srq->tenant = tenant;
 	srq->max_wr = g.mask;
 	srq->max_sge = max_sge;
 	atomic_store(&srq->limit, limit);
