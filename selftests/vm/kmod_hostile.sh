@@ -85,12 +85,15 @@ setup() {
 pingpong() {
 	local n=$1 port=$((19000 + $1)) sdev=rxe0 sg=$GX cdev=roxe0 cg=$GR saddr=$A spid rc=0 k
 	local args=(-c -e -s 4096 -n 50)
+	# the emulator's ACK timeout (1 s, not 67 ms): dbflood stops roxed
+	# and a TCG guest stalls, neither of which is the peer's loss
+	local pp=(env LD_PRELOAD="$ROXE_TOP/build/lib/roxe-linger.so" ROXE_MIN_TIMEOUT=18 ibv_rc_pingpong)
 	if [ $((n % 2)) = 0 ]; then sdev=roxe0 sg=$GR cdev=rxe0 cg=$GX saddr=$B; fi
-	timeout 60 ibv_rc_pingpong -d $sdev -g "$sg" -p $port "${args[@]}" >/tmp/pp.srv 2>&1 &
+	timeout 60 "${pp[@]}" -d $sdev -g "$sg" -p $port "${args[@]}" >/tmp/pp.srv 2>&1 &
 	spid=$!
 	if ! vm_wait_for 20 vm_listening $port; then
 		rc=1
-	elif ! timeout 60 ibv_rc_pingpong -d $cdev -g "$cg" -p $port "${args[@]}" $saddr \
+	elif ! timeout 60 "${pp[@]}" -d $cdev -g "$cg" -p $port "${args[@]}" $saddr \
 		>/tmp/pp.cli 2>&1; then
 		rc=1
 	fi
