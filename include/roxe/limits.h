@@ -62,6 +62,10 @@
 #define ROXE_MAX_MCAST_GRP		8192
 #define ROXE_MAX_MCAST_QP_ATTACH	56
 #define ROXE_MAX_TOT_MCAST_QP_ATTACH	0x70000
+/* Attachments one tenant of roxed may hold (issue #33; an embedded
+ * device's own QPs are one process's and have the device's limits): each
+ * group needs one, so it takes eight users to fill the device's groups. */
+#define ROXE_MAX_MCAST_TENANT_ATTACH	(ROXE_MAX_MCAST_GRP / 8)
 
 /* CNPs (RoCE v2 congestion notification): at most one per QP per interval,
  * in microseconds: the default, and the most a device may set

@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "served_app.h"
+#include "roxe/limits.h"
 
 #define BUF		(1u << 20)
 #define APP_IOVA	0x7e0000000000ull	/* the application's address of its buffer */
@@ -975,6 +976,57 @@ TEST_F(served, one_tenant_cannot_fill_the_event_ring)
  * with the GSI Q_Key. No other number below 2 and no other type is taken;
  * a datagram to QPN 1 with that Q_Key lands with its GRH and source QP, one
  * with another Q_Key is dropped. */
+/* Multicast attachments are shared out per tenant (issue #33): one
+ * tenant's served QPs hold at most ROXE_MAX_MCAST_TENANT_ATTACH between
+ * them, another tenant's still attach, and a detach or a destroy gives the
+ * share back. */
+TEST_F(served, one_tenant_cannot_take_the_multicast_groups)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	const struct ibv_qp_cap cap = { 15, 15, 1, 1, 0 };
+	struct app_rings hr = { .tenant = 65534 }, vr = { .tenant = APP_TENANT + 1 };
+	union ibv_gid g = { .raw = { 0xff, 0x0e } };
+	struct roxe_qp *h[2], *v;
+	unsigned n = 0;
+	int err = 0;
+
+	ASSERT_EQ(0, app_rings_alloc(&hr, 15, 1, 1, 0));
+	ASSERT_EQ(0, app_rings_alloc(&vr, 15, 1, 1, 0));
+	ASSERT_EQ(0, app_served_qp(&hr, s1->pd, 5000, IBV_QPT_UD, a->cq, cap, false, &h[0]));
+	ASSERT_EQ(0, app_served_qp(&hr, s1->pd, 5001, IBV_QPT_UD, a->cq, cap, false, &h[1]));
+	ASSERT_EQ(0, app_served_qp(&vr, s1->pd, 5002, IBV_QPT_UD, a->cq, cap, false, &v));
+	/* the greedy tenant: a new group per attach, from two QPs, until refused */
+	while (n < 2 * ROXE_MAX_MCAST_TENANT_ATTACH) {
+		g.raw[14] = (uint8_t)(n >> 8);
+		g.raw[15] = (uint8_t)n;
+		err = roxe_attach_mcast(h[n & 1], &g);
+		if (err)
+			break;
+		n++;
+	}
+	EXPECT_EQ(-ENOMEM, err);
+	EXPECT_EQ(ROXE_MAX_MCAST_TENANT_ATTACH, n);
+	/* the other tenant: a group of its own, and one of the greedy's */
+	g.raw[13] = 1;
+	EXPECT_EQ(0, roxe_attach_mcast(v, &g));
+	g.raw[13] = g.raw[14] = g.raw[15] = 0;
+	EXPECT_EQ(0, roxe_attach_mcast(v, &g));
+	/* a detach gives one back, and only one */
+	EXPECT_EQ(0, roxe_detach_mcast(h[0], &g));
+	g.raw[13] = 2;
+	EXPECT_EQ(0, roxe_attach_mcast(h[0], &g));
+	g.raw[13] = 3;
+	EXPECT_EQ(-ENOMEM, roxe_attach_mcast(h[0], &g));
+	/* a destroy gives back its QP's: half of them */
+	EXPECT_EQ(0, roxe_destroy_qp(h[1]));
+	EXPECT_EQ(0, roxe_attach_mcast(h[0], &g));
+	EXPECT_EQ(0, roxe_destroy_qp(h[0]));
+	EXPECT_EQ(0, roxe_destroy_qp(v));
+	app_rings_free(&hr);
+	app_rings_free(&vr);
+}
+
 TEST_F(served, gsi_qp1_is_ud)
 {
 	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];

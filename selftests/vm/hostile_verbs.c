@@ -49,8 +49,9 @@
  *   mwpd    a second context binds the first one's type 1 window over the
  *           first one's MR, by their keys, with remote write: refused
  *           (IBV_WC_MW_BIND_ERR), and the victim's window and MR go freely;
- *   flood   32 threads create and destroy CQs as fast as the module takes
- *           them (up to SECONDS), while another process of another user
+ *   flood   32 threads create and destroy CQs (every fourth: attaches a UD
+ *           QP to a multicast group and detaches it) as fast as the module
+ *           takes them (up to SECONDS), while another process of another user
  *           (uid 4242) creates and destroys a CQ 50 times: each of its verbs
  *           must succeed, and the command channel must have served the
  *           tenants in turn: the port's cmd_turn_max (the most commands of
@@ -59,6 +60,12 @@
  *           script's traffic as root, the kernel: three others), and the
  *           flood must have reached its tenant's cap (cmd_cap_waits);
  *           latencies are printed, not judged;
+ *   mcast   two UD QPs attach to new multicast groups until refused: the
+ *           refusal must be ENOMEM after exactly ROXE_MAX_MCAST_TENANT_ATTACH
+ *           (a tenant's share, roxe/limits.h); then another user (uid 4242)
+ *           attaches a QP to a group of its own and to one of the greedy's
+ *           (both must succeed), a detach gives the greedy one back, and
+ *           once every group is left its QPs' destroys return promptly;
  *   dbflood (its SECONDS: roxed's pid) with roxed stopped (SIGSTOP, so
  *           that all of it falls between two turns of its engine), a QP
  *           of nobody's posts a WRITE and rings its doorbell 2048 times
@@ -75,8 +82,9 @@
  *           verbs must work and the QP take RESET at the end; what completes
  *           is printed.
  * Started as root, it runs as nobody (uid 65534): any uverbs user can do all
- * of this (flood's victim as uid 4242). Prints "ok:", "info:" and "FAIL:" lines; exits 1 on a FAIL, 2 if
- * the phase hung (SIGALRM).
+ * of this (flood's victim and mcast's other tenant as uid 4242). Prints
+ * "ok:", "info:" and "FAIL:" lines; exits 1 on a FAIL, 2 if the phase hung
+ * (SIGALRM).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -100,6 +108,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
+#include "roxe/limits.h"
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -1652,6 +1661,10 @@ static void phase_header(const char *dev)
 
 struct flood {
 	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;		/* the multicast churners' QPs' */
+	atomic_int ids;
+	atomic_ulong attaches;
 	atomic_bool stop;
 	atomic_uint started;
 	atomic_ulong verbs;
@@ -1665,14 +1678,50 @@ static void drop_to(uid_t id)
 		die("dropping root", errno);
 }
 
+/* A multicast group of the flood's (per thread) or the mcast phase's (n). */
+static union ibv_gid flood_group(uint8_t tag, unsigned n)
+{
+	union ibv_gid g = { .raw = { 0xff, 0x0e, [13] = tag } };
+
+	g.raw[14] = (uint8_t)(n >> 8);
+	g.raw[15] = (uint8_t)n;
+	return g;
+}
+
+static struct ibv_qp *ud_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+
+	return ibv_create_qp(pd, &ia);
+}
+
 static void *flood_loop(void *arg)
 {
 	struct flood *f = arg;
+	int id = atomic_fetch_add(&f->ids, 1);
+	union ibv_gid g = flood_group(0xf1, (unsigned)id);
+	struct ibv_qp *qp = id % 4 == 3 ? ud_qp(f->pd, f->cq) : NULL;
 	bool counted = false;
 
+	if (id % 4 == 3 && !qp) {
+		atomic_fetch_add(&f->errors, 1);
+		atomic_store(&f->first_err, errno);
+	}
 	while (!atomic_load(&f->stop)) {
-		struct ibv_cq *cq = ibv_create_cq(f->ctx, 1, NULL, NULL, 0);
-		int e = cq ? ibv_destroy_cq(cq) : errno;
+		int e;
+
+		if (qp) {
+			e = ibv_attach_mcast(qp, &g, 0);
+			if (!e)
+				e = ibv_detach_mcast(qp, &g, 0);
+			atomic_fetch_add(&f->attaches, 1);
+		} else {
+			struct ibv_cq *cq = ibv_create_cq(f->ctx, 1, NULL, NULL, 0);
+
+			e = cq ? ibv_destroy_cq(cq) : errno;
+		}
 
 		if (e) {
 			int none = 0;
@@ -1686,6 +1735,8 @@ static void *flood_loop(void *arg)
 			counted = true;
 		}
 	}
+	if (qp)
+		ibv_destroy_qp(qp);
 	return NULL;
 }
 
@@ -1775,6 +1826,10 @@ static void phase_flood(const char *dev, unsigned secs)
 	close(go[0]);
 	drop_to(65534);
 	f.ctx = open_dev(dev);
+	f.pd = ibv_alloc_pd(f.ctx);
+	f.cq = f.pd ? ibv_create_cq(f.ctx, 16, NULL, NULL, 0) : NULL;
+	if (!f.cq)
+		die("the flood's PD and CQ", errno);
 	for (int i = 0; i < FLOOD_THREADS; i++)
 		if (pthread_create(&th[i], NULL, flood_loop, &f))
 			die("pthread_create", EAGAIN);
@@ -1793,8 +1848,9 @@ static void phase_flood(const char *dev, unsigned secs)
 	atomic_store(&f.stop, true);
 	for (int i = 0; i < FLOOD_THREADS; i++)
 		pthread_join(th[i], NULL);
-	info("the flood: %d threads, %lu verbs in %" PRIu64 " ms, %lu failed%s%s",
-	     FLOOD_THREADS, atomic_load(&f.verbs), now_ms() - t0, atomic_load(&f.errors),
+	info("the flood: %d threads, %lu verbs (%lu multicast attach and detach) in %" PRIu64
+	     " ms, %lu failed%s%s", FLOOD_THREADS, atomic_load(&f.verbs),
+	     atomic_load(&f.attaches), now_ms() - t0, atomic_load(&f.errors),
 	     atomic_load(&f.errors) ? ", first: " : "",
 	     atomic_load(&f.errors) ? strerror(atomic_load(&f.first_err)) : "");
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
@@ -1812,7 +1868,127 @@ static void phase_flood(const char *dev, unsigned secs)
 		fail("the flood never reached its tenant's cap (cmd_cap_waits 0)");
 	else
 		ok("the flood waited for its tenant's cap %" PRIu64 " times", waits);
+	ibv_destroy_cq(f.cq);
+	ibv_dealloc_pd(f.pd);
 	ibv_close_device(f.ctx);
+}
+
+/* --- mcast: one tenant takes all the multicast groups it can -------------- */
+/* Another user's QP attaches to a group of its own and to the greedy
+ * tenant's first (go: the greedy holds its share). */
+static void __attribute__((noreturn)) mcast_other(const char *dev, int go)
+{
+	union ibv_gid own = flood_group(0xf2, 1), theirs = flood_group(0xf3, 0);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	char c;
+	int e;
+
+	drop_to(VICTIM_UID);
+	phase = "mcast other tenant";
+	alarm(120);
+	ctx = open_dev(dev);
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
+	qp = cq ? ud_qp(pd, cq) : NULL;
+	if (!qp)
+		die("the other tenant's UD QP", errno);
+	if (read(go, &c, 1) != 1)
+		die("the greedy tenant never filled its share", EPIPE);
+	e = ibv_attach_mcast(qp, &own, 0);
+	if (e)
+		fail("uid %d: attach to a group of its own: %s", VICTIM_UID, strerror(e));
+	e = ibv_attach_mcast(qp, &theirs, 0);
+	if (e)
+		fail("uid %d: attach to the greedy tenant's group: %s", VICTIM_UID, strerror(e));
+	if (!fails)
+		ok("uid %d attached to two groups while nobody held its share", VICTIM_UID);
+	/* uverbs refuses to destroy a QP with attachments (EBUSY) */
+	if (ibv_detach_mcast(qp, &own, 0) || ibv_detach_mcast(qp, &theirs, 0) ||
+	    ibv_destroy_qp(qp))
+		fail("uid %d: detach and destroy: %s", VICTIM_UID, strerror(errno));
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	exit(fails ? 1 : 0);
+}
+
+static void phase_mcast(const char *dev)
+{
+	struct ibv_qp *qp[2];
+	union ibv_gid g;
+	struct common c;
+	unsigned n = 0;
+	int go[2], st = 0, e = 0;
+	pid_t pid;
+
+	if (pipe(go))
+		die("pipe", errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		close(go[1]);
+		mcast_other(dev, go[0]);
+	}
+	close(go[0]);
+	drop_to(65534);
+	common_init(&c, dev, 16);
+	for (int i = 0; i < 2; i++)
+		if (!(qp[i] = ud_qp(c.pd, c.cq)))
+			die("ibv_create_qp UD", errno);
+	while (n < 2 * ROXE_MAX_MCAST_TENANT_ATTACH) {
+		g = flood_group(0xf3, n);
+		e = ibv_attach_mcast(qp[n & 1], &g, 0);
+		if (e)
+			break;
+		n++;
+	}
+	if (e == ENOMEM && n == ROXE_MAX_MCAST_TENANT_ATTACH)
+		ok("nobody attached %u times, then ENOMEM: its share", n);
+	else
+		fail("nobody attached %u times (its share: %u), then %s", n,
+		     ROXE_MAX_MCAST_TENANT_ATTACH, e ? strerror(e) : "no refusal");
+	if (write(go[1], "g", 1) != 1)
+		die("starting the other tenant", errno);
+	close(go[1]);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("the other tenant's attaches failed (status 0x%x)", st);
+	/* a detach gives one back, and only one */
+	g = flood_group(0xf3, 0);
+	e = ibv_detach_mcast(qp[0], &g, 0);
+	if (!e) {
+		g = flood_group(0xf4, 0);
+		e = ibv_attach_mcast(qp[0], &g, 0);
+	}
+	if (e)
+		fail("attach after a detach: %s", strerror(e));
+	g = flood_group(0xf4, 1);
+	e = ibv_attach_mcast(qp[0], &g, 0);
+	if (e != ENOMEM)
+		fail("a second attach after one detach: %s, not ENOMEM", e ? strerror(e) : "taken");
+	else
+		ok("a detach gave back one attachment");
+	/* uverbs refuses to destroy a QP with attachments (EBUSY): every
+	 * group left one by one, each within the module's 2 s */
+	for (unsigned i = 1; i < n; i++) {
+		g = flood_group(0xf3, i);
+		e = ibv_detach_mcast(qp[i & 1], &g, 0);
+		if (e) {
+			fail("detach %u of %u: %s", i, n, strerror(e));
+			break;
+		}
+	}
+	g = flood_group(0xf4, 0);
+	e = ibv_detach_mcast(qp[0], &g, 0);
+	if (e)
+		fail("the last detach: %s", strerror(e));
+	destroy_promptly(qp[0], "a QP that held 512 groups");
+	destroy_promptly(qp[1], "the other QP that held 512 groups");
+	common_fini(&c);
 }
 
 /* --- dbflood: one QP's doorbell rung in a loop while roxed is stopped ------- */
@@ -2017,7 +2193,7 @@ int main(int argc, char **argv)
 	unsigned secs;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd|flood "
+		fprintf(stderr, "usage: %s state|wqe|pi|pidb|header|bindwrap|credit|mwpd|flood|mcast "
 			"ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
 			"[SECONDS]\n       %s dbflood ROXE_DEV ROXE_GID PEER_DEV PEER_GID "
 			"ROXED_PID\n", argv[0], argv[0]);
@@ -2028,8 +2204,8 @@ int main(int argc, char **argv)
 	signal(SIGALRM, on_alarm);
 	alarm(secs + 60);
 	/* any uverbs user can do all of this: run as nobody (flood drops
-	 * after it forked its victim) */
-	if (strcmp(phase, "flood") && strcmp(phase, "dbflood"))
+	 * and mcast after they forked their other tenant) */
+	if (strcmp(phase, "flood") && strcmp(phase, "dbflood") && strcmp(phase, "mcast"))
 		drop_to(65534);
 	if (!strcmp(phase, "state"))
 		phase_state(argv[2]);
@@ -2049,6 +2225,8 @@ int main(int argc, char **argv)
 		phase_mwpd(argv[2], atoi(argv[3]));
 	else if (!strcmp(phase, "flood"))
 		phase_flood(argv[2], secs);
+	else if (!strcmp(phase, "mcast"))
+		phase_mcast(argv[2]);
 	else if (!strcmp(phase, "dbflood"))
 		phase_dbflood(argv[2], atoi(argv[3]), argc > 6 ? (pid_t)atoi(argv[6]) : 0);
 	else

@@ -15,7 +15,10 @@
 #     its phases: first a flood of the command channel from 32 threads
 #     while another user's verbs must all be answered, the channel serving
 #     the tenants in turn (the port's cmd_turn_max; first, as it counts
-#     since roxe0 came); one QP's doorbell rung 2048 times while roxed is
+#     since roxe0 came), every fourth flooding thread attaching and
+#     detaching a multicast group; its multicast attachments up to its
+#     share (ROXE_MAX_MCAST_TENANT_ATTACH), after which another user's
+#     attaches must still succeed; one QP's doorbell rung 2048 times while roxed is
 #     stopped (SIGSTOP for the doorbells only: every ring falls between
 #     two turns of its engine), which must take one slot of the module's
 #     ring (the port's db_overflows stays put); posts to QPs in RESET and
@@ -42,7 +45,7 @@ A=10.77.2.1 B=10.77.2.2
 WQE_SECS=${ROXE_HOSTILE_WQE_SECS:-8}
 PI_SECS=${ROXE_HOSTILE_PI_SECS:-5}
 FLOOD_SECS=10	# at most: the flood ends with its victim's verbs
-PHASES=${ROXE_HOSTILE_PHASES:-flood dbflood state wqe pi header bindwrap credit mwpd}
+PHASES=${ROXE_HOSTILE_PHASES:-flood mcast dbflood state wqe pi header bindwrap credit mwpd}
 
 # ============================ guest side ==================================
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko

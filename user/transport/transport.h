@@ -458,10 +458,18 @@ struct roxe_mc_set {
 	uint32_t	*qpn;
 };
 
+/* A served tenant with attachments, and how many it holds. */
+struct roxe_mc_tenant {
+	uint64_t	tenant;
+	uint32_t	n;
+};
+
 struct roxe_mcast {
 	pthread_mutex_t	lock;			/* attach, detach */
 	_Atomic(struct roxe_mc_set *) set;
 	int		sock;			/* SIOCADDMULTI; -1: not a real interface */
+	struct roxe_mc_tenant *ten;		/* under lock: served tenants' counts */
+	uint32_t	nten, ten_cap;
 };
 
 

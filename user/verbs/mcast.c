@@ -10,6 +10,13 @@
  * interface to the group's Ethernet address (SIOCADDMULTI, as rxe's
  * dev_mc_add) and names the group in the XDP program's roxe_mcast_grps;
  * the last one detached undoes both.
+ *
+ * Tenants (issue #33): a served QP's attachments count against its
+ * tenant, at most ROXE_MAX_MCAST_TENANT_ATTACH, so that one user of roxed
+ * cannot take the device's groups or attachments from the others
+ * (kmod_hostile's mcast phase). An attach copies the set (O(attachments))
+ * and waits for the engines once: bounded, and roxe.ko's command channel
+ * serves the tenants in turn, so a flood of attaches delays only its own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,8 +85,48 @@ static void set_publish(struct roxe_device *dev, struct roxe_mcast *mc, struct r
 	}
 }
 
-static int mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid[16])
+/* --- tenants' shares ------------------------------------------------------------------ */
+/* The tenant's entry (under mc->lock); made if make. NULL: none, or no memory. */
+static struct roxe_mc_tenant *tenant_get(struct roxe_mcast *mc, uint64_t tenant, bool make)
 {
+	struct roxe_mc_tenant *t;
+
+	for (uint32_t i = 0; i < mc->nten; i++)
+		if (mc->ten[i].tenant == tenant)
+			return &mc->ten[i];
+	if (!make)
+		return NULL;
+	if (mc->nten == mc->ten_cap) {
+		uint32_t cap = mc->ten_cap ? 2 * mc->ten_cap : 8;
+
+		t = realloc(mc->ten, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		mc->ten = t;
+		mc->ten_cap = cap;
+	}
+	t = &mc->ten[mc->nten++];
+	*t = (struct roxe_mc_tenant){ .tenant = tenant };
+	return t;
+}
+
+/* n attachments of qp's gone: its tenant's count drops, an entry at 0 goes. */
+static void tenant_release(struct roxe_mcast *mc, const struct roxe_qp *qp, uint32_t n)
+{
+	struct roxe_mc_tenant *t = qp->served ? tenant_get(mc, qp->tenant, false) : NULL;
+
+	if (!t)
+		return;
+	t->n -= n < t->n ? n : t->n;
+	if (!t->n)
+		*t = mc->ten[--mc->nten];
+}
+
+static int mcast_attach(struct roxe_qp *qp, const uint8_t gid[16])
+{
+	struct roxe_device *dev = qp->dev;
+	uint32_t qpn = qp->qpn;
+	struct roxe_mc_tenant *t = NULL;
 	struct roxe_mcast *mc;
 	const struct roxe_mc_group *g;
 	struct roxe_mc_set *cur, *s;
@@ -103,6 +150,13 @@ static int mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid
 		err = -ENOMEM;
 		goto out;
 	}
+	if (qp->served) {
+		t = tenant_get(mc, qp->tenant, true);
+		if (!t || t->n >= ROXE_MAX_MCAST_TENANT_ATTACH) {
+			err = -ENOMEM;		/* this tenant's share is taken */
+			goto out;
+		}
+	}
 	if (!g) {
 		err = iface_join(dev, mc, gid, true);
 		if (err)
@@ -116,14 +170,20 @@ static int mcast_attach(struct roxe_device *dev, uint32_t qpn, const uint8_t gid
 		goto out;
 	}
 	set_publish(dev, mc, s);
+	if (t)
+		t->n++;
 out:
+	if (err && t && !t->n)
+		tenant_release(mc, qp, 0);	/* an entry made for nothing */
 	pthread_mutex_unlock(&mc->lock);
 	return err;
 }
 
-/* Detach qpn from gid, or (gid NULL) from every group it is in. */
-static int detach(struct roxe_device *dev, uint32_t qpn, const uint8_t *gid)
+/* Detach qp from gid, or (gid NULL) from every group it is in. */
+static int detach(struct roxe_qp *qp, const uint8_t *gid)
 {
+	struct roxe_device *dev = qp->dev;
+	uint32_t qpn = qp->qpn;
 	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
 	struct roxe_mc_set *cur, *s;
 	const struct roxe_mc_group *g;
@@ -155,15 +215,16 @@ static int detach(struct roxe_device *dev, uint32_t qpn, const uint8_t *gid)
 	for (uint32_t i = 0; cur && i < cur->ngrp; i++)
 		if (!roxe_mc_set_find(s, cur->grp[i].gid))
 			iface_join(dev, mc, cur->grp[i].gid, false);
+	tenant_release(mc, qp, cur->nattach - s->nattach);
 	set_publish(dev, mc, s);
 out:
 	pthread_mutex_unlock(&mc->lock);
 	return err;
 }
 
-void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn)
+void roxe_mcast_qp_gone(struct roxe_qp *qp)
 {
-	detach(dev, qpn, NULL);
+	detach(qp, NULL);
 }
 
 void roxe_mcast_dev_free(struct roxe_device *dev)
@@ -179,6 +240,7 @@ void roxe_mcast_dev_free(struct roxe_device *dev)
 	free(s);
 	if (mc->sock >= 0)
 		close(mc->sock);
+	free(mc->ten);
 	pthread_mutex_destroy(&mc->lock);
 	free(mc);
 	atomic_store(&dev->mcast, NULL);
@@ -200,7 +262,7 @@ int roxe_attach_mcast(struct roxe_qp *qp, const union ibv_gid *gid)
 	uint8_t g[16];
 	int err = check(qp, gid, g);
 
-	return err ? err : mcast_attach(qp->dev, qp->qpn, g);
+	return err ? err : mcast_attach(qp, g);
 }
 
 int roxe_detach_mcast(struct roxe_qp *qp, const union ibv_gid *gid)
@@ -208,5 +270,5 @@ int roxe_detach_mcast(struct roxe_qp *qp, const union ibv_gid *gid)
 	uint8_t g[16];
 	int err = check(qp, gid, g);
 
-	return err ? err : detach(qp->dev, qp->qpn, g);
+	return err ? err : detach(qp, g);
 }

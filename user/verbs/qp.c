@@ -369,7 +369,7 @@ int roxe_destroy_qp(struct roxe_qp *qp)
 		return -EINVAL;
 	dev = qp->dev;
 	if (qp->type == IBV_QPT_UD)
-		roxe_mcast_qp_gone(dev, qp->qpn);	/* as rxe: detached on destroy */
+		roxe_mcast_qp_gone(qp);	/* as rxe: detached on destroy */
 	if (dev->xdp)
 		roxe_xdp_clear_qp(dev->xdp, qp->qpn);
 	atomic_store(&dev->qps[qp->qpn], NULL);

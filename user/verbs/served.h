@@ -76,7 +76,7 @@ int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uin
 
 /* Multicast (mcast.c): a destroyed QP leaves every group; a freed device
  * leaves its groups (before its XDP maps close). */
-void roxe_mcast_qp_gone(struct roxe_device *dev, uint32_t qpn);
+void roxe_mcast_qp_gone(struct roxe_qp *qp);
 void roxe_mcast_dev_free(struct roxe_device *dev);
 
 #endif /* ROXE_VERBS_SERVED_H */
