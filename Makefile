@@ -33,7 +33,8 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 CFLAGS   ?= -O2 -g
 VERSION  := 0.1.0
 # Public headers only (include/roxe/): what tools build with. libroxe's own
-# sources, roxed and the white-box tests add its private headers (user/).
+# sources and the white-box tests add its private headers (user/); roxed
+# adds them for user/verbs/served.h alone (selftests/docs/api_test.sh).
 ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
 # libnl-route-3: rtnetlink (address events) for libroxe's own sources.

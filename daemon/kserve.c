@@ -16,6 +16,7 @@
  * module revokes our mapping right after).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <rdma/rdma_user_rxe.h>
+#include "roxe/frame.h"
 #include "roxe/kabi.h"
+#include "roxe/limits.h"
+#include "roxe/maps.h"
+#include "roxe/queue.h"
+#include "roxe/verbs.h"
 #include "verbs/served.h"
 #include "kserve.h"
 
@@ -161,7 +167,7 @@ static int pd_forget(struct roxe_kserve *ks, uint32_t pdn)
 static void cq_event(void *ctx, struct roxe_cq *cq, bool solicited)
 {
 	struct roxe_kserve *ks = ctx;
-	uint32_t cqn = cq->id;
+	uint32_t cqn = roxe_served_cq_id(cq);
 	uint8_t armed = __atomic_load_n(&ks->shared->cq_armed[cqn], __ATOMIC_RELAXED);
 
 	if (!(armed == 2 || (armed == 1 && solicited)))
@@ -235,7 +241,7 @@ static void forward_events(struct roxe_kserve *ks)
 /* Sum of the per-QP counters roxed's port counters add up. */
 static void qp_stats_add(struct roxe_qp_stats *sum, const struct roxe_qp_stats *s)
 {
-#define ADD(f) sum->f += __atomic_load_n(&s->f, __ATOMIC_RELAXED);
+#define ADD(f) sum->f += s->f;
 	ADD(rx_packets) ADD(rx_bytes) ADD(rx_drop_no_socket) ADD(rx_drop_malformed)
 	ADD(tx_packets) ADD(tx_bytes) ADD(retransmits) ADD(nak_seq_err_sent)
 	ADD(nak_inv_req_sent) ADD(nak_rem_access_sent) ADD(nak_rem_op_sent)
@@ -249,12 +255,14 @@ static void qp_stats_add(struct roxe_qp_stats *sum, const struct roxe_qp_stats *
 static void qp_forget(struct roxe_kserve *ks, unsigned qpn)
 {
 	struct ks_qp *q = &ks->qp[qpn];
+	struct roxe_qp_stats s;
 
 	if (q->qp) {
 		roxe_destroy_qp(q->qp);	/* returns once its engine let go */
 		/* its counters stay in the port's totals (the QPN's are
 		 * zeroed when a new QP takes it) */
-		qp_stats_add(&ks->retired, &ks->dev->qp_stats[qpn]);
+		if (!roxe_served_qp_stats(ks->dev, qpn, &s))
+			qp_stats_add(&ks->retired, &s);
 	}
 	unmap(&q->sq);
 	unmap(&q->rq);
@@ -285,15 +293,10 @@ static void mw_forget(struct ibv_mw **w)
 }
 
 /* The MR goes whatever windows are bound to it (a create answered too
- * late and undone, or our end): they are unbound first. */
-static void mr_forget(struct roxe_kserve *ks, struct ks_mr *m)
+ * late and undone, or our end). */
+static void mr_forget(struct ks_mr *m)
 {
-	if (m->mr && roxe_dereg_mr(m->mr) == -EINVAL) {
-		roxe_mw_mr_gone(ks->dev, m->mr);
-		roxe_dev_quiesce(ks->dev);	/* binds under way are over */
-		roxe_mw_mr_gone(ks->dev, m->mr);	/* and unbound */
-		roxe_dereg_mr(m->mr);
-	}
+	roxe_served_mr_del(m->mr);
 	m->mr = NULL;
 	unmap(&m->map);
 }
@@ -323,7 +326,7 @@ static int alloc_mw(struct roxe_kserve *ks, const struct roxe_kabi_mw *k)
 	struct ibv_mw **w;
 	int err;
 
-	if (!pd || !roxe_key_is_mw(k->key) ||
+	if (!pd || !roxe_served_key_is_mw(k->key) ||
 	    (k->type != IBV_MW_TYPE_1 && k->type != IBV_MW_TYPE_2))
 		return -EINVAL;
 	w = &ks->mw[(k->key >> 8) - ROXE_MW_INDEX_BASE];
@@ -553,7 +556,7 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 	    k->map_bytes < k->page_off + k->length)
 		return -EINVAL;
 	m = &ks->mr[k->key >> 8];
-	mr_forget(ks, m);
+	mr_forget(m);
 	err = map_token(ks, k->token, k->map_bytes, &m->map);
 	if (!err && fast)
 		err = roxe_served_mr_fast(pd, k->key, m->map.p, k->map_bytes, mr_window, ks,
@@ -562,7 +565,7 @@ static int reg_mr(struct roxe_kserve *ks, const struct roxe_kabi_mr *k, bool fas
 		err = roxe_served_mr_add(pd, k->key, k->iova, k->length, k->access,
 					 (uint8_t *)m->map.p + k->page_off, &m->mr);
 	if (err) {
-		mr_forget(ks, m);
+		mr_forget(m);
 		return err;
 	}
 	if (ks->verbose && fast)
@@ -677,7 +680,7 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	case ROXE_KOP_ALLOC_MW:
 		return alloc_mw(ks, &c->mw);
 	case ROXE_KOP_DEALLOC_MW:
-		if (!roxe_key_is_mw(c->id))
+		if (!roxe_served_key_is_mw(c->id))
 			return -EINVAL;
 		mw_forget(&ks->mw[(c->id >> 8) - ROXE_MW_INDEX_BASE]);
 		what = "dealloc mw 0x%x";
@@ -728,14 +731,13 @@ int roxe_kserve_event_fd(const struct roxe_kserve *ks)
  * each engine read its ring. */
 static int serve(struct roxe_kserve *ks)
 {
-	struct roxe_kabi_serve s = { .nengines = ks->dev->nengines };
+	struct roxe_kabi_serve s = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
+	int err = roxe_served_engine_fds(ks->dev, &s);
 
-	if (s.nengines > ROXE_KABI_MAX_ENGINES)
-		return -E2BIG;
-	for (unsigned i = 0; i < s.nengines; i++)
-		s.efd[i] = ks->dev->engines[i].efd;
+	if (err)
+		return err;
 	if (ioctl(ks->fd, ROXE_IOC_SERVE, &s) < 0)
 		return -errno;
 	ks->shared_bytes = (sizeof(struct roxe_kabi_shared) + (size_t)page - 1) &
@@ -745,9 +747,7 @@ static int serve(struct roxe_kserve *ks)
 	if (p == MAP_FAILED)
 		return -errno;
 	ks->shared = p;
-	for (unsigned i = 0; i < s.nengines; i++)
-		roxe_engine_set_kdb(&ks->dev->engines[i], &ks->shared->db[i],
-				    ks->shared->db_queued);
+	roxe_served_doorbells_start(ks->dev, ks->shared);
 	return 0;
 }
 
@@ -788,10 +788,8 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 	for (unsigned i = 0; ks->mw && i < ROXE_MAX_MW; i++)
 		mw_forget(&ks->mw[i]);
 	for (unsigned i = 0; ks->mr && i < ROXE_MAX_MR; i++)
-		mr_forget(ks, &ks->mr[i]);
-	for (unsigned i = 1; i < ROXE_KABI_MAX_AH; i++)
-		if (atomic_load_explicit(&ks->dev->ahs[i], memory_order_relaxed))
-			roxe_served_ah_del(ks->dev, i);
+		mr_forget(&ks->mr[i]);
+	roxe_served_ah_del_all(ks->dev);
 	for (unsigned i = 0; ks->srq && i < ROXE_MAX_SRQ; i++)
 		srq_forget(&ks->srq[i]);
 	for (unsigned i = 0; ks->cq && i < ROXE_MAX_CQ; i++)
@@ -800,9 +798,7 @@ void roxe_kserve_free(struct roxe_kserve *ks)
 		if (ks->pd[i])
 			roxe_dealloc_pd(ks->pd[i]);
 	if (ks->shared) {
-		for (unsigned i = 0; i < ks->dev->nengines; i++)
-			atomic_store(&ks->dev->engines[i].kdb, NULL);
-		roxe_dev_quiesce(ks->dev);	/* no engine reads a ring now */
+		roxe_served_doorbells_stop(ks->dev);
 		munmap(ks->shared, ks->shared_bytes);
 	}
 	free(ks->cq);
@@ -834,22 +830,19 @@ void roxe_kserve_stats(const struct roxe_kserve *ks, struct roxe_kserve_stats *s
 
 void roxe_kserve_push_stats(struct roxe_kserve *ks)
 {
-	struct roxe_qp_stats t = ks->retired;
+	struct roxe_qp_stats t = ks->retired, s;
+	struct roxe_engine_stats e;
 	uint64_t v[ROXE_KSTAT__COUNT] = { 0 };
 
 	if (!ks->shared)
 		return;
 	for (unsigned i = 0; i < ROXE_MAX_QPS; i++)
-		if (ks->qp[i].qp)
-			qp_stats_add(&t, &ks->dev->qp_stats[i]);
-	for (unsigned i = 0; i < ks->dev->nengines; i++) {
-		const struct roxe_engine_stats *e = &ks->dev->eng_stats[i];
-
-		v[ROXE_KSTAT_RX_DROP_ADDR] += __atomic_load_n(&e->rx_drop_addr, __ATOMIC_RELAXED);
-		v[ROXE_KSTAT_LOOPBACK] += __atomic_load_n(&e->loopback, __ATOMIC_RELAXED);
-		v[ROXE_KSTAT_LOOPBACK_DROP] += __atomic_load_n(&e->loopback_drop,
-							       __ATOMIC_RELAXED);
-	}
+		if (ks->qp[i].qp && !roxe_served_qp_stats(ks->dev, i, &s))
+			qp_stats_add(&t, &s);
+	roxe_served_engine_stats(ks->dev, &e);
+	v[ROXE_KSTAT_RX_DROP_ADDR] = e.rx_drop_addr;
+	v[ROXE_KSTAT_LOOPBACK] = e.loopback;
+	v[ROXE_KSTAT_LOOPBACK_DROP] = e.loopback_drop;
 	v[ROXE_KSTAT_SENT_PKTS] = t.tx_packets;
 	v[ROXE_KSTAT_RCVD_PKTS] = t.rx_packets;
 	v[ROXE_KSTAT_SENT_BYTES] = t.tx_bytes;

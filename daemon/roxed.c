@@ -25,9 +25,10 @@
 #include <time.h>
 #include "roxe/ctl.h"
 #include "roxe/kabi.h"
+#include "roxe/limits.h"
 #include "roxe/verbs.h"
+#include "verbs/served.h"
 #include "kserve.h"
-#include "transport/dcqcn.h"
 
 static const char usage[] =
 "NAME\n"
@@ -411,12 +412,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'c': {
-			struct roxe_dcqcn_params cc;
 			char why[80];
 
 			/* checked here for the message; the device takes it */
-			roxe_dcqcn_defaults(&cc);
-			if (roxe_dcqcn_parse(&cc, optarg, why, sizeof(why))) {
+			if (roxe_served_cc_check(optarg, why, sizeof(why))) {
 				fprintf(stderr, "roxed: --cc: not a setting: '%s'\n", why);
 				return 2;
 			}

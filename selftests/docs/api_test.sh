@@ -3,8 +3,10 @@
 # libroxe's sealed API: the shared library exports exactly the functions
 # its public headers declare (include/roxe/verbs.h, frame.h, port.h,
 # xdp.h), and user/libroxe.map lists exactly those; no tool includes a
-# private header (user/); the pkg-config file (build/lib/pkgconfig/roxe.pc)
-# builds a program against the shared library, which then runs.
+# private header (user/); roxed reaches libroxe only through the public
+# headers and user/verbs/served.h; the pkg-config file
+# (build/lib/pkgconfig/roxe.pc) builds a program against the shared
+# library, which then runs.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -u
@@ -52,6 +54,60 @@ if [ -z "$priv" ]; then
 else
 	bad "tools include private headers: $priv"
 fi
+
+# roxed uses libroxe through one door: its sources include no header of
+# user/ but verbs/served.h (nor does anything they include: the compiler's
+# dependency files say), served.h compiles on the public headers alone,
+# and every roxe_* function roxed's objects call that they do not define
+# is declared there or in a public header (gcc -aux-info names the file).
+dobjs=$(ls "$top"/build/obj/daemon/*.o 2>/dev/null)
+if [ -z "$dobjs" ]; then
+	bad "roxed's objects (build/obj/daemon/*.o) are not built"
+else
+	inc=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$top"/daemon/*.[ch] |
+		while IFS= read -r line; do
+			f=$(sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/' <<<"$line")
+			case $f in
+			roxe/*.h | verbs/served.h) ;;
+			*/* | ..*) echo "$line" ;;
+			*) [ -f "$top/daemon/$f" ] || echo "$line" ;;
+			esac
+		done)
+	deps=$(cat "$top"/build/obj/daemon/*.d 2>/dev/null | tr ' \\' '\n\n' | sed 's/:$//' |
+		grep "^$top/user/" | grep -vx "$top/user/verbs/served.h" | sort -u)
+	if [ -z "$inc$deps" ]; then
+		ok "daemon/ includes nothing of user/ but verbs/served.h"
+	else
+		bad "daemon/ includes private headers beyond verbs/served.h:"
+		printf '%s\n' "$inc" "$deps" | grep . | sed "s|^$top/||; s/^/#   /"
+	fi
+	{
+		for h in "$top"/include/roxe/*.h; do echo "#include \"$h\""; done
+		echo "#include \"$top/user/verbs/served.h\""
+	} >"$tmp/door.c"
+	if ! cc -std=gnu11 -D_GNU_SOURCE -I"$top/include" -I"$top/build/include" -fsyntax-only \
+		-aux-info "$tmp/door.aux" -o /dev/null "$tmp/door.c" 2>"$tmp/err"; then
+		bad "user/verbs/served.h does not compile on the public headers alone:"
+		grep 'error' "$tmp/err" | sed 's/^/#   /'
+	else
+		ok "user/verbs/served.h compiles on the public headers alone"
+	fi
+	# "/* FILE:LINE:KIND */ extern int roxe_x (...)": a declaration's file
+	grep -v '^/\* [^ ]* \*/ static' "$tmp/door.aux" 2>/dev/null |
+		sed -n 's|^/\* \([^:]*\):[0-9]*:[A-Z]* \*/ [^(]*[^a-z0-9_(]\(roxe_[a-z0-9_]*\) (.*|\1 \2|p' |
+		awk -v inc="$top/include/roxe/" -v served="$top/user/verbs/served.h" \
+			'index($1, inc) == 1 || $1 == served { print $2 }' | sort -u >"$tmp/door"
+	nm --defined-only $dobjs | awk '{ print $3 }' | sort -u >"$tmp/ddef"
+	nm -u $dobjs | awk '$2 ~ /^roxe_/ { print $2 }' | sort -u | comm -23 - "$tmp/ddef" >"$tmp/dcalls"
+	undoor=$(comm -23 "$tmp/dcalls" "$tmp/door")
+	if [ -s "$tmp/dcalls" ] && [ -z "$undoor" ]; then
+		ok "roxed calls $(wc -l <"$tmp/dcalls") libroxe functions, each declared in served.h or a public header"
+	else
+		bad "roxed calls libroxe functions neither served.h nor a public header declares:"
+		printf '#   %s\n' $undoor
+	fi
+fi
+
 tools=0
 for t in "$top"/build/bin/*; do
 	[ "$(basename "$t")" = roxed ] && continue	# roxed is libroxe's own

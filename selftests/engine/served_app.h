@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
 
 struct app_rings {

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
+#include "verbs/internal.h"
 
 int roxe_create_ah(struct roxe_pd *pd, const struct ibv_ah_attr *attr, struct ibv_ah **out)
 {
@@ -107,4 +109,11 @@ void roxe_served_ah_del(struct roxe_device *dev, uint32_t num)
 	roxe_dev_quiesce(dev);	/* no engine holds it now */
 	atomic_fetch_sub(&ah->pd->users, 1);
 	free(ah);
+}
+
+void roxe_served_ah_del_all(struct roxe_device *dev)
+{
+	for (uint32_t i = 1; i < ROXE_MAX_AH; i++)	/* 0 names none */
+		if (atomic_load_explicit(&dev->ahs[i], memory_order_relaxed))
+			roxe_served_ah_del(dev, i);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
 
 int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **out)
@@ -118,6 +119,11 @@ int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	*out = cq;
 	return 0;
+}
+
+uint32_t roxe_served_cq_id(const struct roxe_cq *cq)
+{
+	return cq->id;
 }
 
 /*

@@ -13,7 +13,9 @@
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
+#include "verbs/internal.h"
 #include "port/addrwatch.h"
 #include "port/neigh.h"
 #include "roxe/port.h"
@@ -541,6 +543,16 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 fail:
 	dev_free(dev);
 	return err;
+}
+
+/* Over the defaults alone: roxe_device_open starts from the interface's
+ * line rate, against which it may still refuse min_rate. */
+int roxe_served_cc_check(const char *settings, char *why, unsigned whylen)
+{
+	struct roxe_dcqcn_params cc;
+
+	roxe_dcqcn_defaults(&cc);
+	return roxe_dcqcn_parse(&cc, settings, why, whylen) ? -EINVAL : 0;
 }
 
 void roxe_device_close(struct roxe_device *dev)

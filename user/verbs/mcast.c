@@ -26,7 +26,8 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include "verbs/served.h"
+#include "transport/transport.h"
+#include "verbs/internal.h"
 #include "roxe/wire.h"
 #include "roxe/xdp.h"
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
 
 int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **out)
@@ -169,5 +170,18 @@ int roxe_dereg_mr(struct roxe_mr *pub)
 	pthread_spin_destroy(&mr->write_lock);
 	free(mr);
 	return 0;
+}
+
+void roxe_served_mr_del(struct roxe_mr *pub)
+{
+	struct roxe_device *dev;
+
+	if (!pub || roxe_dereg_mr(pub) != -EINVAL)
+		return;
+	dev = ((struct roxe_mr_priv *)pub)->pd->dev;
+	roxe_mw_mr_gone(dev, pub);
+	roxe_dev_quiesce(dev);		/* binds under way are over */
+	roxe_mw_mr_gone(dev, pub);	/* and unbound */
+	roxe_dereg_mr(pub);
 }
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
 
 static int mw_new(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type, struct ibv_mw **out)
@@ -74,6 +75,11 @@ int roxe_served_mw_add(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type,
 	if (!key)
 		return -EINVAL;
 	return mw_new(pd, key, type, mw);
+}
+
+bool roxe_served_key_is_mw(uint32_t key)
+{
+	return roxe_key_is_mw(key);
 }
 
 int roxe_dealloc_mw(struct ibv_mw *ibv)

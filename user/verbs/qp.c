@@ -23,7 +23,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
+#include "verbs/internal.h"
 #include "roxe/psn.h"
 #include "roxe/xdp.h"
 

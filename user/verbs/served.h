@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * What the verbs files share beyond the public API (include/roxe/verbs.h):
- * the served objects roxed creates for roxe.ko's applications, and the
- * helpers more than one verbs file uses.
+ * roxed's one door into libroxe beyond the public API (include/roxe/):
+ * the served objects it creates for roxe.ko's applications, the doorbell
+ * rings and counters it shares with the module, and the check of its
+ * options. It needs only public and system headers, so roxed sees no
+ * struct of libroxe's own.
  */
 #ifndef ROXE_VERBS_SERVED_H
 #define ROXE_VERBS_SERVED_H
 
-#include "transport/transport.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <rdma/rdma_user_rxe.h>
+#include "roxe/verbs.h"
+#include "roxe/queue.h"
+#include "roxe/frame.h"
+#include "roxe/maps.h"
+#include "roxe/kabi.h"
 
 /* --- served objects (roxed): queues and memory of roxe.ko's applications --
  * Created at the numbers and keys the module chose, on rings and pages it
@@ -31,12 +40,18 @@ int roxe_served_qp_create(struct roxe_pd *pd, const struct roxe_served_qp_init *
  * module (it resolved them for the GID index the application chose). */
 int roxe_served_modify_qp(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 			  const uint8_t sgid[16], const uint8_t dmac[6]);
+/* The counters of the QP at qpn (live or not: a new QP zeroes them), each
+ * read whole: 0, or -EINVAL when qpn is out of range. */
+int roxe_served_qp_stats(struct roxe_device *dev, uint32_t qpn, struct roxe_qp_stats *s);
 /* Served CQs and SRQs are tenant's: the module's word (kabi.h), which
- * shares the device's event ring out (core/event.c). */
+ * shares the device's event ring out (core/event.c). event runs on an
+ * engine's thread after each CQE (solicited: the CQE's). */
 int roxe_served_cq_create(struct roxe_device *dev, uint32_t id, struct rxe_queue_buf *buf,
 			  struct roxe_queue_geom g,
 			  void (*event)(void *ctx, struct roxe_cq *cq, bool solicited),
 			  void *ctx, uint64_t tenant, struct roxe_cq **cq);
+/* The module's number of a served CQ (id above). */
+uint32_t roxe_served_cq_id(const struct roxe_cq *cq);
 /* Produce into buf (empty, of shape g) from now on, the CQEs the
  * application had not polled from the old ring moved there in order:
  * 0, or -EINVAL when they do not fit (the old ring stays). The caller
@@ -49,10 +64,17 @@ int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **mr);
 /* A fast-registration MR at the module's key, invalid until a REG_MR WQE
- * registers it within window (window_bytes); fn moves the pages. */
+ * registers it within window (window_bytes); fn puts the pages behind the
+ * window (map) or takes them away: 0 or -errno. */
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
-			roxe_mr_window_fn *fn, void *ctx, struct roxe_mr **mr);
-/* A memory window at the module's key (roxe_key_is_mw). */
+			int (*fn)(void *ctx, uint32_t key, bool map), void *ctx,
+			struct roxe_mr **mr);
+/* The MR goes even with windows bound to it (which roxe_dereg_mr refuses):
+ * they are unbound first. Returns once no engine touches it. */
+void roxe_served_mr_del(struct roxe_mr *mr);
+/* Is key a memory window's (ROXE_MW_INDEX_BASE, include/roxe/limits.h)? */
+bool roxe_served_key_is_mw(uint32_t key);
+/* A memory window at the module's key (roxe_served_key_is_mw). */
 int roxe_served_mw_add(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type,
 		       struct ibv_mw **mw);
 /* An application's AH at the module's number, with what ib_core resolved
@@ -61,22 +83,24 @@ int roxe_served_mw_add(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type,
 int roxe_served_ah_add(struct roxe_pd *pd, uint32_t num, const struct roxe_frame_addr *addr);
 /* Gone: returns once no engine can be using it. */
 void roxe_served_ah_del(struct roxe_device *dev, uint32_t num);
+/* Every served AH gone, as roxe_served_ah_del. */
+void roxe_served_ah_del_all(struct roxe_device *dev);
 
-/* The source GID at an embedded QP's or AH's sgid_index: 0, or -EINVAL
- * when the entry is empty or not one of the port's own addresses (on the
- * UDP backend: not the device's own, the one its socket is bound to). */
-int roxe_dev_sgid(struct roxe_device *dev, unsigned index, uint8_t sgid[16]);
-/* Destination MAC from sgid to a GID (the next hop's, from the kernel's
- * route and neighbour tables on a real interface) and the largest IB MTU
- * the route allows (0: no limit of its own). */
-int roxe_dev_resolve_path(struct roxe_device *dev, const uint8_t sgid[16], const uint8_t gid[16],
-			  uint8_t mac[6], uint32_t *mtu_cap);
-/* A receive WQE from wr (QP receive queues and SRQs). */
-int roxe_fill_recv_wqe(struct rxe_recv_wqe *w, const struct ibv_recv_wr *wr, uint32_t max_sge);
+/* --- the device's side of the module's shared area (kabi.h) ------------------ */
+/* s's engines: their number and each one's wakeup eventfd, which the
+ * module signals for a doorbell. 0, or -E2BIG past ROXE_KABI_MAX_ENGINES. */
+int roxe_served_engine_fds(struct roxe_device *dev, struct roxe_kabi_serve *s);
+/* Engine i reads the doorbells the module queues on sh->db[i] (the
+ * ring's bits in sh->db_queued), from now on... */
+void roxe_served_doorbells_start(struct roxe_device *dev, struct roxe_kabi_shared *sh);
+/* ... until this returns: then no engine reads a ring of sh any more. */
+void roxe_served_doorbells_stop(struct roxe_device *dev);
+/* Every engine's counters summed, each read whole. */
+void roxe_served_engine_stats(struct roxe_device *dev, struct roxe_engine_stats *sum);
 
-/* Multicast (mcast.c): a destroyed QP leaves every group; a freed device
- * leaves its groups (before its XDP maps close). */
-void roxe_mcast_qp_gone(struct roxe_qp *qp);
-void roxe_mcast_dev_free(struct roxe_device *dev);
+/* --- options ------------------------------------------------------------------- */
+/* Would roxe_device_open take settings as roxe_device_attr.cc? 0, or
+ * -EINVAL with why (whylen bytes) naming the bad item. */
+int roxe_served_cc_check(const char *settings, char *why, unsigned whylen);
 
 #endif /* ROXE_VERBS_SERVED_H */

@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "transport/transport.h"
 #include "verbs/served.h"
+#include "verbs/internal.h"
 
 int roxe_create_srq(struct roxe_pd *pd, struct ibv_srq_init_attr *ia, struct roxe_srq **out)
 {
