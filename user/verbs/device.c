@@ -14,6 +14,10 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include "verbs/served.h"
+#include "transport/credit.h"
+#include "transport/handoff.h"
+#include "transport/loopback.h"
+#include "transport/stash.h"
 #include "port/addrwatch.h"
 #include "port/neigh.h"
 #include "roxe/port.h"

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "verbs/served.h"
+#include "transport/mcast.h"
 #include "roxe/wire.h"
 #include "roxe/xdp.h"
 

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "verbs/served.h"
+#include "transport/qp_state.h"
+#include "transport/sq.h"
 #include "roxe/psn.h"
 #include "roxe/xdp.h"
 

@@ -8,6 +8,7 @@
 #define ROXE_VERBS_SERVED_H
 
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 /* --- served objects (roxed): queues and memory of roxe.ko's applications --
  * Created at the numbers and keys the module chose, on rings and pages it
