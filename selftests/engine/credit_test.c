@@ -19,6 +19,8 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/credit.h"
+#include "transport/engine.h"
 #include "vclock.h"
 
 #define DEPTH	64		/* the wire's ring each way: a budget of 32 */

@@ -19,6 +19,9 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/cnp.h"
+#include "transport/engine.h"
+#include "transport/sendctl.h"
 #include "vclock.h"
 
 #define US 1000ull

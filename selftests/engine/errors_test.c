@@ -11,6 +11,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "core/core.h"
+#include "transport/completer.h"
 #include "vclock.h"
 
 #define BUF (1u << 20)

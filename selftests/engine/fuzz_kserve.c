@@ -25,6 +25,8 @@
 #include "pair.h"
 #include "fuzz_input.h"
 #include "transport/transport.h"
+#include "transport/credit.h"
+#include "transport/engine.h"
 #include "roxe/kabi.h"
 #include "kserve.h"
 

@@ -24,6 +24,9 @@
 #include "pair.h"
 #include "fuzz_input.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
+#include "transport/stash.h"
+#include "roxe/psn.h"
 
 #define BUF		(256u << 10)
 #define MTU		1024u

@@ -21,6 +21,8 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/handoff.h"
+#include "transport/loopback.h"
 #include "vclock.h"
 
 #define BUF	(4u << 20)

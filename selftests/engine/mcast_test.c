@@ -20,6 +20,8 @@
 #include "pair.h"
 #include "roxe/limits.h"
 #include "transport/transport.h"	/* white box: the engine stats */
+#include "transport/engine.h"
+#include "transport/mcast.h"
 #include "vclock.h"
 
 #define QKEY	0x11111111u

@@ -9,6 +9,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"	/* a QP's transport counters, to see an RNR stall */
+#include "transport/engine.h"
 #include "vclock.h"
 
 #define BUF	(1u << 20)

@@ -30,6 +30,10 @@
 #include "roxe/parse.h"
 #include "roxe/psn.h"
 #include "transport/transport.h"
+#include "transport/credit.h"
+#include "transport/engine.h"
+#include "transport/requester.h"
+#include "transport/sched.h"
 #include "vclock.h"
 
 /* --- the estimator ------------------------------------------------------------ */

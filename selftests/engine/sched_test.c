@@ -16,6 +16,8 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
 
 FIXTURE(sched) {
 	struct roxe_engine e;

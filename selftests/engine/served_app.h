@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 
 struct app_rings {

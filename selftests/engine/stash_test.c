@@ -11,6 +11,8 @@
  */
 #include "kselftest_harness.h"
 #include "transport/transport.h"
+#include "transport/stash.h"
+#include "roxe/psn.h"
 
 FIXTURE(stash) {
 	struct roxe_device dev;

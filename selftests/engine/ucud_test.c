@@ -10,6 +10,7 @@
 #include "pair.h"
 #include "roxe/queue.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 #define BUF (4u << 20)
 

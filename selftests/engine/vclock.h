@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A pair's engines on the virtual clock (transport.h: roxe_clock_virtual):
+ * A pair's engines on the virtual clock (engine.h: roxe_clock_virtual):
  * time stands still unless the test moves it, so a retransmission, RNR,
  * pacing or DCQCN timer fires when the test says and never because the
  * host was slow. The test lets the engines settle (everything that can
@@ -13,6 +13,7 @@
 #include <sched.h>
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 /* Far past 0, which the timers and the loss memory read as "never". */
 #define VC_START_NS	(1000ull * 1000000000ull)

@@ -10,7 +10,7 @@
  * B is away and carries a WRITE once it is back. The GID table has rxe's
  * layout: 0 the link-local default GID, 1 the first IPv4 address. A QP
  * whose own source address goes away ends in retry-exceeded, as on rxe.
- * The engines run on the virtual clock (transport.h): a retransmission
+ * The engines run on the virtual clock (engine.h): a retransmission
  * is one the flap caused, never a host too slow for the timer, and the
  * retries that end the QP whose source went away are the test's steps.
  */
@@ -24,6 +24,7 @@
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 #define BUF		(1u << 20)
 #define CHUNK		65536u

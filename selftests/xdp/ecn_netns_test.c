@@ -22,7 +22,7 @@
  *     CNP's, to an unknown QP) change no counter but the drop ones, and
  *     neither CE frames nor CNPs disturb the QPs: the traffic goes on,
  *     its data verified, no NAK, no timeout.
- * The engines run on the virtual clock (transport.h): "within the
+ * The engines run on the virtual clock (engine.h): "within the
  * interval" and "after it" are the test's to say, never the host's
  * speed. Marks injected together meet b at one instant; the clock moves
  * by the interval between batches. DCQCN's reaction is off: a frozen
@@ -39,6 +39,7 @@
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 #define BUF	(1u << 16)
 #define PSN_A	300u

@@ -5,7 +5,7 @@
  * on top. Several QPs (so both engines carry traffic) exchange SENDs,
  * WRITEs, READs and atomics, checked byte for byte; the per-QP counters in
  * roxe_qp_stats match the traffic. The engines run on the virtual clock
- * (transport.h): nothing here needs a timer, and none fires behind the
+ * (engine.h): nothing here needs a timer, and none fires behind the
  * test's back (a retransmission a loaded host's late ACK would bring).
  */
 #include <sched.h>
@@ -15,6 +15,7 @@
 #include "roxe/maps.h"
 #include "roxe/xdp.h"
 #include "transport/transport.h"
+#include "transport/engine.h"
 
 #define NQP	4
 /* The virtual clock's start: far past 0, which the timers read as "never". */

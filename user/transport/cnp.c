@@ -16,6 +16,9 @@
  * device's.
  */
 #include "transport/transport.h"
+#include "transport/cnp.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
 
 /* Build the CNP qp sends its peer into buf; its length or a negative
  * errno (roxe_frame_build). */

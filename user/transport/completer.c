@@ -32,6 +32,13 @@
  */
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/completer.h"
+#include "transport/credit.h"
+#include "transport/qp_state.h"
+#include "transport/requester.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
+#include "transport/sq.h"
 #include "roxe/psn.h"
 
 /* RNR timer field -> nanoseconds (IBA table 45). */

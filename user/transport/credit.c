@@ -60,6 +60,8 @@
  * credit_test: one_qp_cannot_hold_the_credit.
  */
 #include "transport/transport.h"
+#include "transport/credit.h"
+#include "transport/sched.h"
 #include "roxe/psn.h"
 
 /* Of the port's receive ring, this share (1/n) for outstanding PSNs. */

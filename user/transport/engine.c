@@ -12,7 +12,7 @@
  *      PSN credit if it is free (credit.c), flushes its transmit batch.
  * Idle, it spins a little (latency), then sleeps in poll() on the port and
  * its doorbell eventfd until traffic, a post, or the next timer. On a
- * test's virtual clock (transport.h) it sleeps at once and with no timeout:
+ * test's virtual clock (engine.h) it sleeps at once and with no timeout:
  * only the test's roxe_clock_advance brings a deadline.
  *
  * A polled device (roxe_device_attr.polled) has no engine threads: the
@@ -29,12 +29,24 @@
 #include <time.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
+#include "transport/cnp.h"
+#include "transport/completer.h"
+#include "transport/credit.h"
+#include "transport/handoff.h"
+#include "transport/mcast.h"
+#include "transport/qp_state.h"
+#include "transport/requester.h"
+#include "transport/responder.h"
+#include "transport/sched.h"
+#include "transport/stash.h"
+#include "transport/trace.h"
 
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
 
-/* The virtual clock (transport.h). vclock_on is set once, before any
+/* The virtual clock (engine.h). vclock_on is set once, before any
  * engine thread exists, and only read after: the branch costs the real
  * clock nothing. The list of engines to wake is touched only when one
  * starts or stops and on an advance, never in a turn. */

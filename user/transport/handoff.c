@@ -48,6 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/handoff.h"
 
 #define HO_SLOTS	ROXE_HANDOFF_SLOTS
 /* A slot holds the largest frame any device makes: 4096 B of IB MTU plus

@@ -35,6 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/loopback.h"
+#include "transport/handoff.h"
 
 #define LOOP_MAX_DEVS		64
 

@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/mcast.h"
+#include "transport/handoff.h"
+#include "transport/qp_state.h"
+#include "transport/responder.h"
 #include "roxe/wire.h"
 
 /* --- the set ------------------------------------------------------------------ */

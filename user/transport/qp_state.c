@@ -7,6 +7,12 @@
  * to ERR or SQE on errors, by compare-and-swap against the application's.
  */
 #include "transport/transport.h"
+#include "transport/qp_state.h"
+#include "transport/credit.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
+#include "transport/sq.h"
+#include "transport/stash.h"
 #include "roxe/psn.h"
 
 /* --- the engine's side of state changes ----------------------------------------- */

@@ -37,6 +37,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "transport/transport.h"
+#include "transport/requester.h"
+#include "transport/credit.h"
+#include "transport/mcast.h"
+#include "transport/qp_state.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
+#include "transport/sq.h"
 #include "roxe/psn.h"
 
 /* PSNs a WQE takes: responses for a READ, packets otherwise. */

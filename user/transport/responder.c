@@ -40,6 +40,11 @@
  */
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/responder.h"
+#include "transport/qp_state.h"
+#include "transport/sched.h"
+#include "transport/sendctl.h"
+#include "transport/stash.h"
 #include "roxe/psn.h"
 
 /* --- receive WQEs ----------------------------------------------------------- */

@@ -5,6 +5,10 @@
  * batch). All on the engine's own thread.
  */
 #include "transport/transport.h"
+#include "transport/sched.h"
+#include "transport/handoff.h"
+#include "transport/loopback.h"
+#include "transport/trace.h"
 
 /* A plain ACK waits at most this long, coalescing with newer ones (see the
  * transmit batch). */

@@ -10,6 +10,8 @@
  * depends on another through it.
  */
 #include "transport/transport.h"
+#include "transport/sendctl.h"
+#include "transport/sched.h"
 
 /* The retransmission timer from now: the tail probe first when one is due
  * (recovery.h), else the RTO. */

@@ -5,6 +5,7 @@
  * WQE it was about to send again, and SQD's drain noticed.
  */
 #include "transport/transport.h"
+#include "transport/sq.h"
 #include "roxe/psn.h"
 
 static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)

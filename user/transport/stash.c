@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/stash.h"
 #include "roxe/psn.h"
 
 #define STASH_BUCKETS		(2 * ROXE_STASH_SLOTS)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "transport/transport.h"
+#include "transport/trace.h"
 
 int roxe_trace = -1;
 #define TRACE_RING	512

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 #include "verbs/internal.h"
 

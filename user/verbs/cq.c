@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 
 int roxe_create_comp_channel(struct roxe_device *dev, struct roxe_comp_channel **out)

@@ -14,8 +14,13 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 #include "verbs/internal.h"
+#include "transport/credit.h"
+#include "transport/handoff.h"
+#include "transport/loopback.h"
+#include "transport/stash.h"
 #include "port/addrwatch.h"
 #include "port/neigh.h"
 #include "roxe/port.h"

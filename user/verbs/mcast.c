@@ -27,7 +27,9 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/internal.h"
+#include "transport/mcast.h"
 #include "roxe/wire.h"
 #include "roxe/xdp.h"
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 
 int roxe_alloc_pd(struct roxe_device *dev, struct roxe_pd **out)

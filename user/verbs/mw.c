@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 
 static int mw_new(struct roxe_pd *pd, uint32_t key, enum ibv_mw_type type, struct ibv_mw **out)

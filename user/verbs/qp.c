@@ -24,8 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 #include "verbs/internal.h"
+#include "transport/qp_state.h"
+#include "transport/sq.h"
 #include "roxe/psn.h"
 #include "roxe/xdp.h"
 

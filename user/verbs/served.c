@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "verbs/served.h"
 
 int roxe_served_engine_fds(struct roxe_device *dev, struct roxe_kabi_serve *s)
