@@ -324,6 +324,8 @@ int roxe_engine_start(struct roxe_engine *e);
 void roxe_engine_stop(struct roxe_engine *e);
 bool roxe_engine_poll(struct roxe_engine *e);	/* polled devices: one turn */
 void roxe_engine_doorbell(struct roxe_qp *qp);
+/* Wake the engine (a failure counts in its stats: roxe_device_last_error) */
+void roxe_engine_kick(struct roxe_engine *e);
 void roxe_dev_quiesce(struct roxe_device *dev);
 /* --- sched.c: the ready list, timers and the transmit batch --- */
 void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
@@ -363,7 +365,6 @@ void roxe_cnp_rx(struct roxe_qp *qp);
 void roxe_cnp_received(struct roxe_qp *qp);	/* a valid CNP: the reaction point */
 
 /* --- stash.c: the responder's out-of-sequence frames (the contract is there) --- */
-bool roxe_stash_wanted(void);		/* ROXE_OOO_STASH is not 0 */
 void roxe_stash_fini(struct roxe_engine *e);
 /* Keep a copy of the request frame with PSN psn, ahead of resp.psn;
  * false: not kept (dropped, as without a stash). */
@@ -430,8 +431,7 @@ void roxe_loop_epoch_bump(void);
 int roxe_loop_register(struct roxe_device *dev);
 void roxe_loop_unregister(struct roxe_device *dev, void (*quiesce)(struct roxe_device *));
 
-/* --- trace.c: ROXE_TRACE --- */
-extern int roxe_trace;		/* -1 until an engine starts, then ROXE_TRACE's level */
+/* --- trace.c: the device's trace callback (roxe_device_attr.trace) --- */
 void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_t *f,
 		      uint32_t len);
 void roxe_trace_dump(const struct roxe_engine *e);
