@@ -67,8 +67,10 @@ TOOL_DIRS := $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c))
 TOOL_DIR_SRCS := $(wildcard $(TOOL_DIRS:%=tools/%/*.c))
 TOOLS    := $(TOOL_SRCS:tools/%.c=$(BIN)/%) $(TOOL_DIRS:%=$(BIN)/%)
 # What the tools share: tools/lib/ -> build/lib/libroxe-tools.a, with the
-# client side of roxed's status socket (daemon/ctlsock.c) for roxectl.
-TOOL_LIB_SRCS := $(wildcard tools/lib/*.c) daemon/ctlsock.c
+# client side of roxed's status socket (daemon/ctlsock.c) for roxectl and
+# roxe(7)'s environment variables read into libroxe's settings
+# (daemon/env.c), as roxed reads them.
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c) daemon/ctlsock.c daemon/env.c
 TOOL_LIB := $(BUILD)/lib/libroxe-tools.a
 
 # roxed: daemon/, on top of libroxe (which does not contain it).
@@ -328,7 +330,7 @@ DKMSDIR     ?= /usr/src
 INSTALL     ?= install
 
 # The public headers: the four of the API (api_test.sh) and what they
-# include; the others (kabi.h, ctl.h, queue.h, psn.h) are roxe's own.
+# include; the others (kabi.h, ctl.h, env.h, queue.h, psn.h) are roxe's own.
 PUB_HEADERS := verbs.h frame.h port.h xdp.h wire.h opcode.h parse.h maps.h limits.h
 # roxe.ko's sources for dkms: kmod/ and the shared headers it includes, in
 # the tree's layout so that kmod/Kbuild finds ../include.

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "roxe/ctl.h"
+#include "roxe/env.h"
 #include "roxe/kabi.h"
 #include "roxe/limits.h"
 #include "roxe/verbs.h"
@@ -222,13 +223,28 @@ static void status_text(char *buf, size_t len, const struct roxe_device_attr *da
 		 (unsigned long long)st.async_lost, (unsigned long long)st.cq_events);
 }
 
+/* Errors the engines met that no call returned (libroxe prints nothing):
+ * logged as their count grows. */
+static void log_dev_errors(struct roxe_device *dev, const char *ifname, uint64_t *seen)
+{
+	uint64_t n;
+	int err = roxe_device_last_error(dev, &n);
+
+	if (err && n != *seen)
+		logmsg(LOG_ERR, "%s: %llu engine wake-ups failed, the last: %s", ifname,
+		       (unsigned long long)n, strerror(-err));
+	*seen = n;
+}
+
 /* ready: written to (then closed) once the device is registered; -1: none. */
 static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_device_attr *da,
 		      struct roxe_kserve *ks,
-		      struct roxe_kabi_info *info, struct roxe_kabi_info *last)
+		      struct roxe_kabi_info *info, struct roxe_kabi_info *last,
+		      struct roxe_device *dev)
 {
 	const char *ifname = da->ifname;
 	time_t started = time(NULL), pushed = 0;
+	uint64_t dev_errors = 0;
 
 	for (;;) {
 		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
@@ -261,6 +277,7 @@ static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_dev
 		/* port counters for `rdma statistic`: at most a second old */
 		if (time(NULL) != pushed) {
 			roxe_kserve_push_stats(ks);
+			log_dev_errors(dev, ifname, &dev_errors);
 			pushed = time(NULL);
 		}
 		if (ioctl(fd, ROXE_IOC_INFO, info) < 0) {
@@ -333,7 +350,7 @@ static int serve(int fd, int sfd, int ready, const struct roxe_device_attr *da)
 	cfd = roxe_ctl_listen(da->ifname, path, sizeof(path));
 	if (cfd < 0)
 		logmsg(LOG_WARNING, "%s: status socket: %s", da->ifname, strerror(-cfd));
-	rc = serve_loop(fd, sfd, cfd, ready, da, ks, &info, &last);
+	rc = serve_loop(fd, sfd, cfd, ready, da, ks, &info, &last, dev);
 	if (cfd >= 0) {
 		close(cfd);
 		unlink(path);
@@ -440,6 +457,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	roxe_env_device_attr(&da, "roxed");	/* roxe(7)'s variables */
 
 	/* signals arrive through a descriptor: no handler races */
 	sigemptyset(&sigs);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <libdeflate.h>
+#include "roxe/env.h"
 #include "roxe/frame.h"
 #include "json.h"
 
@@ -225,6 +226,7 @@ int main(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
+	roxe_env_icrc("roxe-microbench");
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		perror("roxe-microbench");

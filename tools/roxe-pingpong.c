@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "roxe/verbs.h"
+#include "roxe/env.h"
 #include "roxe/frame.h"
 #include "tool.h"
 
@@ -334,6 +335,7 @@ static int setup(struct ctx *c, const struct opts *o)
 	size_t len;
 	int err;
 
+	roxe_env_device_attr(&da, "roxe-pingpong");
 	err = roxe_device_open(&da, &c->dev);
 	if (err) {
 		fprintf(stderr, "Couldn't open roxe on %s: %s\n", o->ifname, strerror(-err));
@@ -396,6 +398,8 @@ static void teardown(struct ctx *c)
 		roxe_dealloc_pd(c->pd);
 	if (c->ch)
 		roxe_destroy_comp_channel(c->ch);
+	if (c->dev)
+		roxe_env_report(c->dev, "roxe-pingpong");
 	roxe_device_close(c->dev);
 	free(c->buf);
 }

@@ -182,6 +182,9 @@ static int cmd_attach(int argc, char **argv)
 	err = roxe_xdp_attach(argv[optind], &o, &x, &other);
 	if (err)
 		return fail_msg("attach", argv[optind], err, other);
+	if (x->pin_err)
+		fprintf(stderr, "roxectl: warning: cannot pin maps under %s/%s: %s\n",
+			ROXE_XDP_PIN_ROOT, x->ifname, strerror(-x->pin_err));
 	printf("roxe attached to %s: %s mode, program id %u, %u engine%s%s\n",
 	       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines,
 	       x->config.engines == 1 ? "" : "s",
@@ -343,9 +346,10 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 	GLOBAL_FIELDS(J)
 #undef J
 	if (roxe_xdp_read_eng_stats(x, &es) == 0)
-		printf("%s\"rx_drop_addr\":%llu,\"loopback\":%llu,\"loopback_drop\":%llu", sep,
+		printf("%s\"rx_drop_addr\":%llu,\"loopback\":%llu,\"loopback_drop\":%llu"
+		       ",\"wakeup_errors\":%llu", sep,
 		       (unsigned long long)es.rx_drop_addr, (unsigned long long)es.loopback,
-		       (unsigned long long)es.loopback_drop);
+		       (unsigned long long)es.loopback_drop, (unsigned long long)es.wakeup_errors);
 	printf("},\"qps\":[");
 	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
 		if (o->qp >= 0 && q != (uint32_t)o->qp)
@@ -385,6 +389,7 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 		printf("  %-18s %14llu\n", "rx_drop_addr", (unsigned long long)es.rx_drop_addr);
 		printf("  %-18s %14llu\n", "loopback", (unsigned long long)es.loopback);
 		printf("  %-18s %14llu\n", "loopback_drop", (unsigned long long)es.loopback_drop);
+		printf("  %-18s %14llu\n", "wakeup_errors", (unsigned long long)es.wakeup_errors);
 	}
 	if (o->qp >= 0) {
 		if (roxe_xdp_read_qp_stats(x, o->qp, &qs) == 0) {

@@ -143,9 +143,15 @@ uint32_t roxe_icrc_update(uint32_t crc, const void *data, size_t len);
  * once (where the CPU allows, in one pass): the CRC is of what dst holds
  * even if src changes meanwhile. The buffers must not overlap. */
 uint32_t roxe_icrc_update_copy(uint32_t crc, void *dst, const void *src, size_t len);
-/* Which CRC-32 code runs: "avx512-vpclmulqdq", "avx2-vpclmulqdq" or
- * "libdeflate" (the CPU's widest, or ROXE_ICRC=generic|avx2). */
+/* Which CRC-32 code runs: "avx512-vpclmulqdq-vbmi", "avx512-vpclmulqdq",
+ * "avx2-vpclmulqdq" or "libdeflate" (the CPU's widest, or as selected). */
 const char *roxe_icrc_impl(void);
+/* For comparing the codes (the CRC is the same): the process's CRCs from
+ * now on run a narrower one than the CPU's widest. "generic": libdeflate's
+ * alone; "avx2": the 256-bit VPCLMULQDQ folding; "avx512": the 512-bit one
+ * without VBMI; a code the CPU lacks gives the widest it has below. NULL or
+ * "": the widest (the default). -EINVAL: another name, nothing changed. */
+int roxe_icrc_select(const char *impl);
 
 /* --- names and addresses -------------------------------------------------- */
 const char *roxe_opcode_name(uint8_t opcode);	/* "RC_SEND_ONLY"; "unknown" */

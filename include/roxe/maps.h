@@ -135,7 +135,10 @@ struct roxe_engine_stats {
 				 * hold time (credit.c) */
 	__u64	kdb_overflows;	/* roxed: roxe.ko's doorbell ring overflowed, so
 				 * the engine looked at every QP it has (engine.c) */
-	__u64	reserved[2];
+	__u64	wakeup_errors;	/* the engine's eventfd failed a write or read
+				 * (roxe_device_last_error); the one counter
+				 * other threads add to, atomically (engine.c) */
+	__u64	reserved[1];
 } __attribute__((aligned(64)));
 
 /*

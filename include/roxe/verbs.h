@@ -78,10 +78,28 @@ struct roxe_device_attr {
 	 * the scheduler's next slice). 0: the default policy. Not with polled.
 	 * Above 99, or refused by the kernel: the open fails (-EINVAL, -EPERM). */
 	unsigned		rt_priority;
+	/* Responders drop what follows a gap in the PSNs, as rxe's do, instead
+	 * of keeping copies past it (up to 2 MiB per engine, taken on the first
+	 * gap) until the gap fills: for comparing, or to save the memory. */
+	bool			no_ooo_stash;
+	/* Frame tracing, for debugging; NULL: none. Each engine calls
+	 * trace(trace_arg, line) with one line (no newline) per frame it sends
+	 * and receives, from the thread that runs it, as it happens. With
+	 * trace_recorder it keeps its last 512 lines instead and hands them
+	 * over, after a heading line, when the device closes: a flight recorder
+	 * that barely changes the timing it records. */
+	void			(*trace)(void *trace_arg, const char *line);
+	void			*trace_arg;
+	bool			trace_recorder;
 };
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);
 void roxe_device_close(struct roxe_device *dev);
+/* Errors the device met where no call could return them (an engine's
+ * wake-up through its eventfd that failed): the last one as -errno, 0 if
+ * none; with count, how many since the open. Each is also counted in its
+ * engine's roxe_engine_stats.wakeup_errors (roxectl stats). */
+int roxe_device_last_error(struct roxe_device *dev, uint64_t *count);
 /* Read the interface's addresses again now: the device's GID and the
  * interface's current ones become the port's own, for the XDP program and
  * the engines, and the GID table follows. The device does this by itself

@@ -66,6 +66,10 @@ struct roxe_xdp {
 	struct roxe_engine_stats *eng_stats;	/* mmapped roxe_eng_stats, or NULL */
 	void		*skel;		/* the skeleton when this process loaded it */
 	int		link_fd;	/* owned attachment (BPF link); -1: none */
+	/* roxe_xdp_attach without no_pin: 0, or -errno when the maps could
+	 * not be pinned under ROXE_XDP_PIN_ROOT/IFACE (attached all the same;
+	 * only other processes' roxe_xdp_open needs them). */
+	int		pin_err;
 };
 
 /* Load, configure and attach; refuses if any XDP program is attached. */

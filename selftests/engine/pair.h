@@ -30,6 +30,11 @@ struct pair {
 	struct roxe_loop_wire	*wire;
 	struct side		s[2];
 	size_t			buf_len;
+	/* device attributes (roxe_device_attr) pair_side_open adds */
+	bool			no_ooo_stash[2];	/* side i's */
+	void			(*trace)(void *arg, const char *line);	/* both sides' */
+	void			*trace_arg;
+	bool			trace_recorder;
 };
 
 /* Side i of p on port: its device (polled or with an engine thread), PD,
@@ -43,6 +48,10 @@ static inline int pair_side_open(struct pair *p, int i, struct roxe_port *port,
 		.mtu = mtu,
 		.polled = polled,
 		.ports = &port,
+		.no_ooo_stash = p->no_ooo_stash[i],
+		.trace = p->trace,
+		.trace_arg = p->trace_arg,
+		.trace_recorder = p->trace_recorder,
 	};
 	struct side *s = &p->s[i];
 	int err;

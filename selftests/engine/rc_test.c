@@ -4,6 +4,7 @@
  * byte for byte, message sizes around the MTU, PSN wrap.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
@@ -334,6 +335,113 @@ TEST_F(rc, invalidate_refuses_ordinary_mrs)
 				IBV_SEND_SIGNALED));
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+}
+
+/* roxe_device_attr.trace: a line per frame, handed to the callback as it
+ * goes or, with trace_recorder, at the close (the library prints none). */
+struct trace_log {
+	pthread_mutex_t	lock;
+	unsigned	lines, tx, rx, heads;
+};
+
+static void trace_count(void *arg, const char *line)
+{
+	struct trace_log *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	t->lines++;
+	t->tx += strstr(line, " tx RC_SEND_ONLY ") != NULL;
+	t->rx += strstr(line, " rx RC_SEND_ONLY ") != NULL;
+	t->heads += strstr(line, " frames:") != NULL;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static struct trace_log trace_read(struct trace_log *t)
+{
+	struct trace_log now;
+
+	pthread_mutex_lock(&t->lock);
+	now = *t;
+	pthread_mutex_unlock(&t->lock);
+	return now;
+}
+
+/* One 8-byte SEND between a traced pair; what the trace had before the close in *before. */
+static void traced_send(struct __test_metadata *_metadata, bool recorder, struct trace_log *t,
+			struct trace_log *before)
+{
+	struct pair p;
+	struct ibv_wc wc;
+
+	memset(&p, 0, sizeof(p));
+	p.buf_len = 4096;
+	p.wire = roxe_loop_wire_new(4096 + 256, 1024);
+	ASSERT_NE(NULL, p.wire);
+	p.trace = trace_count;
+	p.trace_arg = t;
+	p.trace_recorder = recorder;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pair_side_open(&p, i, roxe_loop_port(p.wire, i), 1024, false));
+	ASSERT_EQ(0, pair_connect(&p, IBV_QPT_RC, IBV_MTU_1024, 1, 2, 14, 7, 7));
+	ASSERT_EQ(0, post_recv1(p.s[1].qp, 1, p.s[1].buf, 64, p.s[1].mr->lkey));
+	ASSERT_EQ(0, post_send1(p.s[0].qp, IBV_WR_SEND, 2, p.s[0].buf, 8, p.s[0].mr->lkey, 0, 0,
+				IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(p.s[1].cq, &wc, 1, 5000));
+	ASSERT_EQ(1, poll_n(p.s[0].cq, &wc, 1, 5000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	*before = trace_read(t);
+	pair_close(&p);
+}
+
+TEST(trace_hands_each_frame_over_as_it_goes)
+{
+	struct trace_log t = { .lock = PTHREAD_MUTEX_INITIALIZER }, before, after;
+
+	traced_send(_metadata, false, &t, &before);
+	EXPECT_LE(1, before.tx);	/* (a retransmission under load: more) */
+	EXPECT_LE(1, before.rx);
+	after = trace_read(&t);
+	EXPECT_EQ(0, after.heads);
+	EXPECT_LE(4, after.lines);	/* the SEND and its ACK, each sent and taken */
+}
+
+TEST(trace_recorder_hands_the_frames_over_at_the_close)
+{
+	struct trace_log t = { .lock = PTHREAD_MUTEX_INITIALIZER }, before, after;
+
+	traced_send(_metadata, true, &t, &before);
+	EXPECT_EQ(0, before.lines);
+	after = trace_read(&t);
+	EXPECT_EQ(2, after.heads);	/* one per engine, before its frames */
+	EXPECT_LE(1, after.tx);
+	EXPECT_LE(1, after.rx);
+	EXPECT_LE(6, after.lines);
+}
+
+/* A wake-up that fails in an engine (here: its eventfd taken away) has no
+ * caller to return to: counted, and the device's last error. */
+TEST(failed_wakeups_are_counted_and_kept)
+{
+	struct pair p;
+	struct roxe_engine *e;
+	uint64_t n = 1;
+	int efd;
+
+	ASSERT_EQ(0, pair_open_polled(&p, 1024, 4096, 3));	/* no engine thread reads it */
+	EXPECT_EQ(0, roxe_device_last_error(p.s[0].dev, &n));
+	EXPECT_EQ(0, n);
+	e = &p.s[0].dev->engines[0];
+	efd = e->efd;
+	e->efd = -1;
+	roxe_engine_kick(e);
+	roxe_engine_kick(e);
+	e->efd = efd;
+	EXPECT_EQ(-EBADF, roxe_device_last_error(p.s[0].dev, &n));
+	EXPECT_EQ(2, n);
+	EXPECT_EQ(2, e->stats->wakeup_errors);
+	EXPECT_EQ(0, roxe_device_last_error(p.s[1].dev, NULL));
+	pair_close(&p);
+	EXPECT_EQ(0, leak_check());
 }
 
 /* A fenced WRITE waits for the READ before it: the READ returns the old

@@ -610,7 +610,7 @@ FIXTURE(rec) {
 
 /* As pair_open_polled, each device on a filtering port. Set gbn_peer for
  * a responder that keeps nothing past a gap (b's device opens with
- * ROXE_OOO_STASH=0): IBA's go-back-N responder, as kernel rxe's. */
+ * no_ooo_stash): IBA's go-back-N responder, as kernel rxe's. */
 static bool gbn_peer;
 
 static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
@@ -633,10 +633,8 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 		f[i].held = malloc((size_t)HOLD_MAX * HOLD_FRAME);
 		if (!f[i].held)
 			return -ENOMEM;
-		if (i && gbn_peer)
-			setenv("ROXE_OOO_STASH", "0", 1);
+		p->no_ooo_stash[i] = i && gbn_peer;
 		err = pair_side_open(p, i, &f[i].port, 1024, polled & (1u << i));
-		unsetenv("ROXE_OOO_STASH");
 		if (err)
 			return err;
 	}

@@ -1394,8 +1394,24 @@ static void crc32_copy_every_length(struct __test_metadata *_metadata, const cha
 	}
 }
 
-/* Each test runs in a process of its own, which picks its CRC code at its
- * first CRC: ROXE_ICRC set before that picks a narrower one. */
+/* Each test runs in a process of its own, whose CRC code stays as the test
+ * selects it (roxe_icrc_select; the tools' ROXE_ICRC). */
+/* Names other than the three (and NULL, "": the widest) change nothing. */
+TEST(icrc_select_takes_its_names_only)
+{
+	const char *widest = roxe_icrc_impl();
+
+	EXPECT_EQ(-EINVAL, roxe_icrc_select("sse4"));
+	EXPECT_STREQ(widest, roxe_icrc_impl());
+	ASSERT_EQ(0, roxe_icrc_select("generic"));
+	EXPECT_STREQ("libdeflate", roxe_icrc_impl());
+	ASSERT_EQ(0, roxe_icrc_select(""));
+	EXPECT_STREQ(widest, roxe_icrc_impl());
+	ASSERT_EQ(0, roxe_icrc_select("avx2"));
+	ASSERT_EQ(0, roxe_icrc_select(NULL));
+	EXPECT_STREQ(widest, roxe_icrc_impl());
+}
+
 TEST(icrc_crc32_every_length_avx512_vbmi)
 {
 	crc32_every_length(_metadata, "avx512-vpclmulqdq-vbmi");
@@ -1404,21 +1420,21 @@ TEST(icrc_crc32_every_length_avx512_vbmi)
 
 TEST(icrc_crc32_every_length_avx512)
 {
-	setenv("ROXE_ICRC", "avx512", 1);
+	ASSERT_EQ(0, roxe_icrc_select("avx512"));
 	crc32_every_length(_metadata, "avx512-vpclmulqdq");
 	crc32_copy_every_length(_metadata, "avx512-vpclmulqdq");
 }
 
 TEST(icrc_crc32_every_length_avx2)
 {
-	setenv("ROXE_ICRC", "avx2", 1);
+	ASSERT_EQ(0, roxe_icrc_select("avx2"));
 	crc32_every_length(_metadata, "avx2-vpclmulqdq");
 	crc32_copy_every_length(_metadata, "avx2-vpclmulqdq");
 }
 
 TEST(icrc_crc32_every_length_libdeflate)
 {
-	setenv("ROXE_ICRC", "generic", 1);
+	ASSERT_EQ(0, roxe_icrc_select("generic"));
 	crc32_every_length(_metadata, "libdeflate");
 	crc32_copy_every_length(_metadata, "libdeflate");
 }

@@ -8,7 +8,8 @@
 # one veth pair, both in the namespace. Over AF_XDP a frame for the other
 # interface's address leaves towards that interface's MAC (as the kernel's
 # rdma_translate_ip answers ib_core) and crosses the link; over the UDP
-# backend the kernel delivers it locally.
+# backend the kernel delivers it locally. ROXE_TRACE reaches the engines
+# through the tools (libroxe reads no environment).
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -62,5 +63,19 @@ run roxe-perf "send lat" "send lat -n 500 --verify"
 run roxe-perf "atomic bw" "atomic bw -n 1000 --verify"
 run roxe-perf "send bw -B udp" "send bw -B udp -n 1000 --verify"
 run roxe-pingpong "-c -n 100 -B udp" "-c -n 100 -B udp"
+# roxe(7)'s variables reach libroxe through the tools, libroxe reading none:
+# ROXE_TRACE=1 prints each frame as it goes, 2 each engine's last ones when
+# the device closes.
+for level in 1 2; do
+	want=" tx RC_SEND_"
+	[ $level = 1 ] || want=" last [0-9]* frames:"
+	ROXE_TRACE=$level run roxe-pingpong "-c -n 20 -B udp" "-c -n 20 -B udp"
+	if grep -q -- "$want" "$out/client" && grep -q -- "$want" "$out/server"; then
+		log "ok: ROXE_TRACE=$level: both ends print '$want' lines"
+	else
+		log "FAIL: ROXE_TRACE=$level: no '$want' line from one end"
+		fails=$((fails + 1))
+	fi
+done
 [ $fails = 0 ] || { log "$fails failed"; exit $KSFT_FAIL; }
 exit $KSFT_PASS

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "roxe/env.h"
 #include "perf.h"
 
 #define BUF_BUDGET	(16u << 20)	/* bytes of slots per QP, at most */
@@ -126,6 +127,7 @@ int perf_open(struct perf_ctx *c, const struct perf_opts *o)
 	int err;
 
 	c->o = o;
+	roxe_env_device_attr(&da, "roxe-perf");
 	err = roxe_device_open(&da, &c->dev);
 	if (err) {
 		fprintf(stderr, "Couldn't open roxe on %s: %s\n", o->ifname, strerror(-err));
@@ -247,6 +249,8 @@ void perf_teardown(struct perf_ctx *c)
 		roxe_dealloc_pd(c->pd);
 	if (c->ch)
 		roxe_destroy_comp_channel(c->ch);
+	if (c->dev)
+		roxe_env_report(c->dev, "roxe-perf");
 	roxe_device_close(c->dev);
 	perf_oob_close(c);
 }

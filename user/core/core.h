@@ -188,6 +188,11 @@ struct roxe_device {
 	bool			polled;		/* no engine threads: poll_cq drives */
 	unsigned		rt_priority;	/* engine threads' SCHED_FIFO priority; 0 none */
 	bool			ooo_stash;	/* responders keep frames past a gap (stash.c) */
+	/* frame tracing (transport/trace.c), as the attributes set it */
+	void			(*trace)(void *arg, const char *line);
+	void			*trace_arg;
+	bool			trace_recorder;
+	_Atomic int		last_err;	/* roxe_device_last_error() */
 	/* the interface (AFXDP, UDP backends) */
 	char			ifname[16];
 	int			ifindex;

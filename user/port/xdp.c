@@ -389,13 +389,8 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		goto fail;
 	if (query(ifindex, &x->prog_id, &cur_mode) == 0)
 		x->mode = cur_mode;
-	if (!o || !o->no_pin) {
-		int perr = pin(x);
-
-		if (perr)
-			fprintf(stderr, "roxe: warning: cannot pin maps under %s/%s: %s\n",
-				ROXE_XDP_PIN_ROOT, ifname, strerror(-perr));
-	}
+	if (!o || !o->no_pin)
+		x->pin_err = pin(x);	/* the caller's to tell */
 	map_qp_stats(x);
 	*out = x;
 	return 0;
@@ -511,6 +506,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->credit_waits += one.credit_waits;
 		sum->credit_lapses += one.credit_lapses;
 		sum->kdb_overflows += one.kdb_overflows;
+		sum->wakeup_errors += one.wakeup_errors;
 	}
 	return 0;
 }

@@ -72,17 +72,31 @@ void roxe_clock_virtual(uint64_t start_ns)
 	vclock_on = true;
 }
 
-void roxe_clock_advance(uint64_t ns)
+/* A failed eventfd write or read has no caller to return to (the engine's
+ * thread, or a thread that rang and goes on): counted, and kept for
+ * roxe_device_last_error(). */
+static void engine_fault(struct roxe_engine *e, int err)
+{
+	__atomic_fetch_add(&e->stats->wakeup_errors, 1, __ATOMIC_RELAXED);
+	atomic_store_explicit(&e->dev->last_err, -err, memory_order_relaxed);
+}
+
+void roxe_engine_kick(struct roxe_engine *e)
 {
 	uint64_t one = 1;
 
+	if (write(e->efd, &one, sizeof(one)) < 0)
+		engine_fault(e, errno);
+}
+
+void roxe_clock_advance(uint64_t ns)
+{
 	atomic_fetch_add_explicit(&vclock_ns, ns, memory_order_release);
 	/* Each engine looks at the clock on waking: its due timers fire in
 	 * that turn. (Polled engines turn when their poller says.) */
 	pthread_mutex_lock(&vclock_lock);
 	for (struct roxe_engine *e = vclock_engines; e; e = e->vclock_next)
-		if (write(e->efd, &one, sizeof(one)) < 0)
-			perror("roxe: clock advance");
+		roxe_engine_kick(e);
 	pthread_mutex_unlock(&vclock_lock);
 }
 
@@ -128,7 +142,6 @@ void roxe_engine_doorbell(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;
 	struct roxe_qp *head;
-	uint64_t one = 1;
 
 	if (!atomic_exchange(&qp->db_queued, true)) {
 		head = atomic_load(&e->db_head);
@@ -136,8 +149,8 @@ void roxe_engine_doorbell(struct roxe_qp *qp)
 			qp->db_next = head;
 		while (!atomic_compare_exchange_weak(&e->db_head, &head, qp));
 	}
-	if (atomic_load(&e->sleeping) && write(e->efd, &one, sizeof(one)) < 0)
-		perror("roxe: doorbell");
+	if (atomic_load(&e->sleeping))
+		roxe_engine_kick(e);
 }
 
 void roxe_dev_quiesce(struct roxe_device *dev)
@@ -281,7 +294,7 @@ static void rx_frame(struct roxe_engine *e, const struct roxe_buf *b, bool loope
 	bool counts;
 	int v;
 
-	if (roxe_trace > 0)
+	if (dev->trace)
 		roxe_trace_frame(e, "rx", b->data, b->len);
 	v = roxe_parse(b->data, b->data + b->len, b->len, &pkt);
 	if (v != ROXE_PKT_OK)
@@ -394,14 +407,11 @@ static bool doorbell_turn(struct roxe_engine *e)
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring,
 			 __u64 *queued)
 {
-	uint64_t one = 1;
-
 	e->kdb_cons = __atomic_load_n(&ring->cons, __ATOMIC_RELAXED);
 	e->kdb_queued = queued;
 	atomic_store_explicit(&e->kdb, ring, memory_order_release);
 	/* Doorbells rung before the engine knew the ring: look now. */
-	if (write(e->efd, &one, sizeof(one)) < 0)
-		perror("roxe: engine wakeup");
+	roxe_engine_kick(e);
 }
 
 /* A QP's doorbells count once per turn (turn: the engine's epoch + 1, never
@@ -546,7 +556,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	}
 	atomic_store(&e->sleeping, false);
 	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		perror("roxe: engine wakeup");
+		engine_fault(e, errno);
 }
 
 /* One turn of the loop; true when it found work. */
@@ -594,7 +604,7 @@ static void *engine_main(void *arg)
 			idle_since = 0;
 		}
 	}
-	if (roxe_trace > 1)
+	if (e->dev->trace_recorder)
 		roxe_trace_dump(e);
 	return NULL;
 }
@@ -638,8 +648,6 @@ int roxe_engine_start(struct roxe_engine *e)
 {
 	int err;
 
-	if (roxe_trace < 0)
-		roxe_trace = getenv("ROXE_TRACE") ? atoi(getenv("ROXE_TRACE")) : 0;
 	if (e->dev->polled)
 		return 0;
 	if (vclock_on)
@@ -652,20 +660,17 @@ int roxe_engine_start(struct roxe_engine *e)
 
 void roxe_engine_stop(struct roxe_engine *e)
 {
-	uint64_t one = 1;
-
 	atomic_store(&e->stop, true);
 	if (e->dev->polled) {
 		while (atomic_exchange(&e->driving, true))	/* a poller's last turn */
 			sched_yield();
 		roxe_engine_tx_flush(e);		/* held ACKs */
-		if (roxe_trace > 1)
+		if (e->dev->trace_recorder)
 			roxe_trace_dump(e);
 		atomic_store(&e->exited, true);
 		return;
 	}
-	if (write(e->efd, &one, sizeof(one)) < 0)
-		perror("roxe: engine stop");
+	roxe_engine_kick(e);
 	pthread_join(e->thread, NULL);
 	if (vclock_on)
 		vclock_leave(e);

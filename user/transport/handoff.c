@@ -48,6 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/engine.h"
 #include "transport/handoff.h"
 
 #define HO_SLOTS	ROXE_HANDOFF_SLOTS
@@ -127,11 +128,9 @@ void roxe_handoff_fini(struct roxe_engine *e)
  * engine sees the work or we see it sleeping and wake it. */
 static void wake(struct roxe_engine *e)
 {
-	uint64_t one = 1;
-
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&e->sleeping) && write(e->efd, &one, sizeof(one)) < 0)
-		perror("roxe: hand-off wakeup");
+	if (atomic_load(&e->sleeping))
+		roxe_engine_kick(e);
 }
 
 bool roxe_handoff_push(struct roxe_engine *e, const uint8_t *f, uint32_t len,

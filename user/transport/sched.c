@@ -193,7 +193,7 @@ struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e)
 
 static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b)
 {
-	if (roxe_trace > 0)
+	if (e->dev->trace)
 		roxe_trace_frame(e, "tx", b->data, b->len);
 	if (qp) {
 		qp->stats->tx_packets++;

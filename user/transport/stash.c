@@ -47,8 +47,8 @@
  * engine's other QPs still stash theirs
  * (stash_test: a_flooding_qp_leaves_the_others_their_share).
  *
- * ROXE_OOO_STASH=0 in the environment turns it off for the devices opened
- * after (the responder then behaves as rxe's; roxe(7)).
+ * roxe_device_attr.no_ooo_stash turns it off for a device (the responder
+ * then behaves as rxe's; roxe(7)).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,13 +75,6 @@ struct roxe_stash {
 
 _Static_assert(ROXE_STASH_SLOTS < STASH_NONE, "slot numbers must fit a uint16_t");
 _Static_assert(ROXE_STASH_SPAN >= ROXE_MAX_INFLIGHT, "the span covers a roxe requester's window");
-
-bool roxe_stash_wanted(void)
-{
-	const char *v = getenv("ROXE_OOO_STASH");
-
-	return !v || strcmp(v, "0");
-}
 
 static struct roxe_stash *stash_get(struct roxe_engine *e)
 {

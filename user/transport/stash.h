@@ -18,7 +18,6 @@
 #define ROXE_STASH_SLOTS	512
 #define ROXE_STASH_SPAN		1024
 
-bool roxe_stash_wanted(void);		/* ROXE_OOO_STASH is not 0 */
 void roxe_stash_fini(struct roxe_engine *e);
 /* Keep a copy of the request frame with PSN psn, ahead of resp.psn;
  * false: not kept (dropped, as without a stash). */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Frame tracing. ROXE_TRACE=1 in the environment: one line per frame sent
- * and received, on stderr as it happens, stamped with CLOCK_MONOTONIC to
- * the microsecond (comparable between processes: both ends of a
- * ping-pong). ROXE_TRACE=2: the same lines kept in memory (the last
- * TRACE_RING per engine) and printed when the engine stops: a flight
- * recorder that barely changes the timing it records.
+ * Frame tracing (roxe_device_attr.trace): one line per frame sent and
+ * received, handed to the device's callback as it happens, stamped with
+ * CLOCK_MONOTONIC to the microsecond (comparable between processes: both
+ * ends of a ping-pong). With trace_recorder: the same lines kept in memory
+ * (the last TRACE_RING per engine) and handed over when the engine stops:
+ * a flight recorder that barely changes the timing it records. The
+ * library prints nothing itself (the tools print, for ROXE_TRACE).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,6 @@
 #include "transport/transport.h"
 #include "transport/trace.h"
 
-int roxe_trace = -1;
 #define TRACE_RING	512
 #define TRACE_LINE	128
 static __thread char (*trace_ring)[TRACE_LINE];
@@ -48,8 +48,8 @@ void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_
 			snprintf(line + n, sizeof(line) - (size_t)n, " syn %#x msn %u",
 				 h.syndrome, h.msn);
 	}
-	if (roxe_trace == 1) {
-		fprintf(stderr, "%s\n", line);
+	if (!e->dev->trace_recorder) {
+		e->dev->trace(e->dev->trace_arg, line);
 		return;
 	}
 	if (!trace_ring && !(trace_ring = calloc(TRACE_RING, TRACE_LINE)))
@@ -60,12 +60,14 @@ void roxe_trace_frame(const struct roxe_engine *e, const char *dir, const uint8_
 void roxe_trace_dump(const struct roxe_engine *e)
 {
 	unsigned n = trace_next < TRACE_RING ? trace_next : TRACE_RING;
+	char head[TRACE_LINE];
 
 	if (!trace_ring)
 		return;
-	fprintf(stderr, "roxe[%u.%u] last %u frames:\n", e->dev->gid[15], e->id, n);
+	snprintf(head, sizeof(head), "roxe[%u.%u] last %u frames:", e->dev->gid[15], e->id, n);
+	e->dev->trace(e->dev->trace_arg, head);
 	for (unsigned i = trace_next - n; i != trace_next; i++)
-		fprintf(stderr, "%s\n", trace_ring[i % TRACE_RING]);
+		e->dev->trace(e->dev->trace_arg, trace_ring[i % TRACE_RING]);
 	free(trace_ring);
 	trace_ring = NULL;
 }

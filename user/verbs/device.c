@@ -498,7 +498,10 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->nengines = n;
 	dev->polled = attr->polled;
 	dev->rt_priority = attr->rt_priority;
-	dev->ooo_stash = roxe_stash_wanted();
+	dev->ooo_stash = !attr->no_ooo_stash;
+	dev->trace = attr->trace;
+	dev->trace_arg = attr->trace_arg;
+	dev->trace_recorder = attr->trace && attr->trace_recorder;
 	for (unsigned i = 0; i < n; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 
@@ -569,6 +572,17 @@ void roxe_device_close(struct roxe_device *dev)
 	for (unsigned i = 0; i < dev->nengines; i++)
 		roxe_engine_stop(&dev->engines[i]);
 	dev_free(dev);
+}
+
+int roxe_device_last_error(struct roxe_device *dev, uint64_t *count)
+{
+	if (count) {
+		*count = 0;
+		for (unsigned i = 0; i < dev->nengines; i++)
+			*count += __atomic_load_n(&dev->eng_stats[i].wakeup_errors,
+						  __ATOMIC_RELAXED);
+	}
+	return atomic_load_explicit(&dev->last_err, memory_order_relaxed);
 }
 
 /*

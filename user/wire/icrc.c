@@ -23,10 +23,10 @@
  * cost of the transport's own per frame, bench-budget.sh). The folds are
  * latency-bound chains of carry-less multiplies; twice the width halves the
  * chain. A payload copied in from an MR is CRCed as it is copied, in
- * whole cache lines each way where the CPU has VBMI. ROXE_ICRC=generic,
- * avx2 or avx512 (without VBMI) in the environment picks a narrower path
- * (ROXE_ICRC_GENERIC=1 is generic).
+ * whole cache lines each way where the CPU has VBMI. roxe_icrc_select()
+ * picks a narrower path (the tools do for ROXE_ICRC, roxe(7)).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,10 +301,9 @@ static uint32_t crc32_copy_shift_avx512(uint32_t crc, uint8_t *dst, const uint8_
 enum { PATH_UNSET = -1, PATH_GENERIC, PATH_AVX2, PATH_AVX512, PATH_AVX512_VBMI };
 static int crc_path = PATH_UNSET;
 
-/* The widest path the CPU has, narrowed by ROXE_ICRC / ROXE_ICRC_GENERIC. */
-static int pick_path(void)
+/* The widest path the CPU has, narrowed to want (roxe_icrc_select). */
+static int pick_path(const char *want)
 {
-	const char *want = getenv("ROXE_ICRC");
 	int best = PATH_GENERIC;
 
 	__builtin_cpu_init();
@@ -317,7 +316,7 @@ static int pick_path(void)
 		    __builtin_cpu_supports("avx512vbmi"))
 			best = PATH_AVX512_VBMI;
 	}
-	if (getenv("ROXE_ICRC_GENERIC") || (want && !strcmp(want, "generic")))
+	if (want && !strcmp(want, "generic"))
 		return PATH_GENERIC;
 	if (want && !strcmp(want, "avx2") && best > PATH_AVX2)
 		return PATH_AVX2;
@@ -331,12 +330,23 @@ static int icrc_path(void)
 	int path = __atomic_load_n(&crc_path, __ATOMIC_RELAXED);
 
 	if (path == PATH_UNSET) {
-		path = pick_path();
+		path = pick_path(NULL);
 		__atomic_store_n(&crc_path, path, __ATOMIC_RELAXED);
 	}
 	return path;
 }
 #endif
+
+int roxe_icrc_select(const char *impl)
+{
+	if (impl && *impl && strcmp(impl, "generic") && strcmp(impl, "avx2") &&
+	    strcmp(impl, "avx512"))
+		return -EINVAL;
+#ifdef HAVE_VPCLMUL_CRC
+	__atomic_store_n(&crc_path, pick_path(impl), __ATOMIC_RELAXED);
+#endif
+	return 0;
+}
 
 const char *roxe_icrc_impl(void)
 {
