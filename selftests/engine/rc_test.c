@@ -8,6 +8,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
+#include "transport/wake.h"
 #include "vclock.h"
 
 #define BUF (4u << 20)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "transport/transport.h"
+#include "transport/wake.h"
 #include "transport/engine.h"
 #include "transport/cnp.h"
 #include "transport/completer.h"
@@ -70,23 +71,6 @@ void roxe_clock_virtual(uint64_t start_ns)
 	/* 0 is "never" to the timers and the loss memory */
 	atomic_store(&vclock_ns, start_ns ? start_ns : 1);
 	vclock_on = true;
-}
-
-/* A failed eventfd write or read has no caller to return to (the engine's
- * thread, or a thread that rang and goes on): counted, and kept for
- * roxe_device_last_error(). */
-static void engine_fault(struct roxe_engine *e, int err)
-{
-	__atomic_fetch_add(&e->stats->wakeup_errors, 1, __ATOMIC_RELAXED);
-	atomic_store_explicit(&e->dev->last_err, -err, memory_order_relaxed);
-}
-
-void roxe_engine_kick(struct roxe_engine *e)
-{
-	uint64_t one = 1;
-
-	if (write(e->efd, &one, sizeof(one)) < 0)
-		engine_fault(e, errno);
 }
 
 void roxe_clock_advance(uint64_t ns)
@@ -556,7 +540,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	}
 	atomic_store(&e->sleeping, false);
 	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		engine_fault(e, errno);
+		roxe_engine_fault(e, errno);
 }
 
 /* One turn of the loop; true when it found work. */

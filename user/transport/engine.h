@@ -19,8 +19,6 @@ int roxe_engine_start(struct roxe_engine *e);
 void roxe_engine_stop(struct roxe_engine *e);
 bool roxe_engine_poll(struct roxe_engine *e);	/* polled devices: one turn */
 void roxe_engine_doorbell(struct roxe_qp *qp);
-/* Wake the engine (a failure counts in its stats: roxe_device_last_error) */
-void roxe_engine_kick(struct roxe_engine *e);
 void roxe_dev_quiesce(struct roxe_device *dev);
 /* Start taking doorbells from roxe.ko's ring for engine e. */
 void roxe_engine_set_kdb(struct roxe_engine *e, struct roxe_kabi_db_ring *ring,

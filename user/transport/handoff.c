@@ -48,7 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "transport/transport.h"
-#include "transport/engine.h"
+#include "transport/wake.h"
 #include "transport/handoff.h"
 
 #define HO_SLOTS	ROXE_HANDOFF_SLOTS
