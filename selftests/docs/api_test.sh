@@ -163,6 +163,19 @@ elif ! out=$(LD_LIBRARY_PATH=$top/build/lib "$tmp/app" 2>&1); then
 else
 	ok "built with \`pkg-config --cflags --libs roxe\` alone, it runs: $out"
 fi
+# Static: libroxe.a and what the .pc names for it (Requires.private:
+# its dependencies by their own .pc files).
+if ! flags=$(pkg-config --static --cflags --libs roxe 2>"$tmp/err"); then
+	bad "pkg-config --static --cflags --libs roxe: $(cat "$tmp/err")"
+elif ! cc -std=gnu11 -Wall -Wextra -Werror -o "$tmp/app-static" "$tmp/app.c" \
+	${flags/-lroxe/$top/build/lib/libroxe.a} 2>"$tmp/err"; then
+	bad "linked statically with pkg-config --static's flags, it does not build:"
+	sed 's/^/#   /' "$tmp/err"
+elif ! out=$("$tmp/app-static" 2>&1); then
+	bad "the application linked with libroxe.a fails: $out"
+else
+	ok "linked with libroxe.a and \`pkg-config --static --libs roxe\`, it runs: $out"
+fi
 
 log "$((n - fails))/$n checks passed"
 [ $fails = 0 ] && exit $KSFT_PASS || exit $KSFT_FAIL

@@ -62,6 +62,15 @@ for p in "${pages[@]}"; do
 		[ -e "$man/$ref" ] || miss="$miss see-also:$ref"
 	done
 	if [ -n "$miss" ]; then bad "$f lacks:$miss"; else ok "$f has its sections"; fi
+	# An option's heading (-x, --long) opens a .TP paragraph of its own:
+	# without one it renders inside the option before it.
+	heads=$(awk '/^\.B[RI]* \\-[A-Za-z0-9] ", " \\-\\-/ && prev != ".TP" { print NR": "$0 }
+		     { prev = $0 }' "$p")
+	if [ -n "$heads" ]; then
+		bad "$f: option headings outside a .TP paragraph: $heads"
+	else
+		ok "$f: every option heading opens its .TP paragraph"
+	fi
 done
 
 # Every program has a page, every page of section 1 or 8 a program; the
