@@ -439,6 +439,39 @@ static int poll_a(struct side *a, struct ibv_wc *wc, int *got, int max)
 	return r;
 }
 
+/* A RESET drops the receives posted before it (as rxe), also when the
+ * engine never saw the QP leave RESET: INIT, a receive and RESET again
+ * between two of its turns (b turns only when polled). */
+TEST_F(rcstep, reset_drops_receives_posted_in_init)
+{
+	struct side *b = &self->p.s[1];
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_wc wc[2];
+	struct roxe_qp *qp;
+	int got = 0;
+
+	ASSERT_EQ(0, qp_create(b, IBV_QPT_RC, &qp));
+	ASSERT_EQ(0, roxe_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, post_recv1(qp, 0x7ec0, b->buf, 64, b->mr->lkey));
+	ASSERT_EQ(0, modify_state(qp, IBV_QPS_RESET, 0));
+	ASSERT_EQ(0, roxe_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, modify_state(qp, IBV_QPS_ERR, 0));
+	/* ERR flushes what is posted: nothing, the receive went with RESET */
+	for (int turn = 0; turn < 4; turn++) {
+		int r = roxe_poll_cq(b->cq, 2 - got, wc + got);
+
+		ASSERT_LE(0, r);
+		got += r;
+	}
+	EXPECT_EQ(0, got);
+	if (got)
+		TH_LOG("completion wr_id 0x%llx status %d", (unsigned long long)wc[0].wr_id,
+		       wc[0].status);
+	EXPECT_EQ(0, roxe_destroy_qp(qp));
+}
+
 TEST_F(rcstep, sqd_drains_sends_in_flight)
 {
 	/* 64 packets a message: one turn of b (a burst of 64 frames)

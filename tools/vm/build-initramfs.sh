@@ -46,6 +46,10 @@ optional_modules=(xsk_diag)
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
 	/usr/bin/busybox /usr/bin/bash
+	# kmod's insmod: busybox's loads a module whose init failed a second
+	# time (finit_module, then init_module on any error), a rerun no test
+	# may get
+	/usr/sbin/insmod
 	/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/tcpdump /usr/sbin/ethtool
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_asyncwatch
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong

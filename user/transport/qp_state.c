@@ -120,7 +120,17 @@ static void reset(struct roxe_qp *qp)
 
 void roxe_qp_engine_sync(struct roxe_qp *qp)
 {
+	/* asked before st is read: a RESET asked is one the state shows */
+	unsigned asked = atomic_load_explicit(&qp->reset_asked, memory_order_acquire);
 	int st = roxe_qp_state(qp);
+
+	/* A RESET not done yet, though the engine may never have seen the
+	 * QP leave RESET: whatever was posted meanwhile goes (as rxe). */
+	if (asked != atomic_load_explicit(&qp->reset_done, memory_order_relaxed)) {
+		reset(qp);
+		qp->eng_state = IBV_QPS_RESET;
+		atomic_store_explicit(&qp->reset_done, asked, memory_order_release);
+	}
 
 	if (st == qp->eng_state) {
 		if (st == IBV_QPS_ERR)

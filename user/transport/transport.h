@@ -121,6 +121,10 @@ struct roxe_qp {
 	/* the engine's list of QPs charged (credit.c: their charges lapse) */
 	struct roxe_qp		*credit_next, **credit_pprev;
 	int			eng_state;	/* state the engine acted on */
+	/* RESETs the application asked for and the engine did: one asked
+	 * while the engine still saw RESET (INIT -> RESET between two of its
+	 * turns) must still drop what was posted (qp_state.c). */
+	atomic_uint		reset_asked, reset_done;
 	uint64_t		cnp_last;	/* when it last sent a CNP (e->now); 0: never */
 
 	struct roxe_req_info	req;		/* the requester's (requester.c) */

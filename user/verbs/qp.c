@@ -595,9 +595,13 @@ static int qp_modify(struct roxe_qp *qp, struct ibv_qp_attr *attr, int mask,
 		atomic_store(&qp->sq_draining, false);
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
-		/* The engine drops everything it knows about the QP first. */
+		/* The engine drops everything it knows about the QP first,
+		 * also when it never saw the QP leave RESET (qp_state.c). */
+		unsigned asked;
+
 		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
-		while (qp->eng_state != IBV_QPS_RESET)
+		asked = atomic_fetch_add(&qp->reset_asked, 1) + 1;
+		while (atomic_load_explicit(&qp->reset_done, memory_order_acquire) != asked)
 			wait_engine(qp);
 		memset(&qp->attr, 0, sizeof(qp->attr));
 		if (!qp->served) {

@@ -473,6 +473,20 @@ static void test_atomics(void)
 	ib_dereg_mr(mr);
 }
 
+/* A send completion of stream(): the next one in order, successful. */
+static int stream_sent(const struct ib_wc *wc, u32 *sent)
+{
+	int err = 0;
+
+	if (wc->status != IB_WC_SUCCESS || wc->wr_id != *sent) {
+		pr_info(pfx "stream: send %u: status %d wr_id %llu\n", *sent, wc->status,
+			wc->wr_id);
+		err = -EIO;
+	}
+	(*sent)++;
+	return err;
+}
+
 /* count messages of len bytes from s to d, with window in flight. */
 static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 {
@@ -501,16 +515,19 @@ static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 			err = post_send(s->rc, &wr);
 			posted++;
 		}
-		while (!err && sent < posted && ib_poll_cq(s->scq, 1, &wc) > 0) {
-			if (wc.status != IB_WC_SUCCESS || wc.wr_id != sent) {
-				pr_info(pfx "stream: send %u: status %d wr_id %llu\n",
-					sent, wc.status, wc.wr_id);
-				err = -EIO;
-			}
-			sent++;
-		}
+		while (!err && sent < posted && ib_poll_cq(s->scq, 1, &wc) > 0)
+			err = stream_sent(&wc, &sent);
 		if (err)
 			break;
+		/* Message got not posted yet: the window waits for send
+		 * completions (the receiver may run a window ahead of the
+		 * sender's ACK processing), so wait for one of those. */
+		if (got >= posted) {
+			err = poll_one(s->scq, &wc);
+			if (!err)
+				err = stream_sent(&wc, &sent);
+			continue;
+		}
 		err = poll_one(d->rcq, &wc);
 		if (!err && (wc.status != IB_WC_SUCCESS || wc.wr_id != got ||
 			     wc.byte_len != len ||
@@ -523,7 +540,8 @@ static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 	}
 	while (!err && sent < posted) {
 		err = poll_one(s->scq, &wc);
-		sent++;
+		if (!err)
+			err = stream_sent(&wc, &sent);
 	}
 	if (err)
 		pr_info(pfx "stream %s -> %s: error %d at message %u\n",
