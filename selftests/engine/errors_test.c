@@ -427,4 +427,76 @@ TEST(rt_priority)
 	roxe_loop_wire_free(w);
 }
 
+/* Allocations while alloc_counting, in the thread that counts (ASan's
+ * malloc hook; declared here: GCC ships no allocator_interface.h). */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+					      void (*free_hook)(const volatile void *));
+static __thread bool alloc_counting;
+static __thread unsigned alloc_count;
+
+static void count_malloc(const volatile void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+	if (alloc_counting)
+		alloc_count++;
+}
+
+static void ignore_free(const volatile void *p)
+{
+	(void)p;	/* the hooks come in pairs */
+}
+
+static int open_counting(const struct roxe_device_attr *da, unsigned *allocs)
+{
+	struct roxe_device *dev = NULL;
+	int err;
+
+	alloc_count = 0;
+	alloc_counting = true;
+	err = roxe_device_open(da, &dev);
+	alloc_counting = false;
+	*allocs = alloc_count;
+	if (!err)
+		roxe_device_close(dev);
+	return err;
+}
+
+/* Every check on the attr comes before anything exists: a refused attr
+ * (rt_priority among them) fails with -EINVAL having allocated nothing,
+ * and before the interface is looked up (-ENODEV once came first). */
+TEST(bad_attr_allocates_nothing)
+{
+	struct roxe_loop_wire *w = roxe_loop_wire_new(4096 + 256, 64);
+	struct roxe_device_attr da = { .backend = ROXE_BACKEND_PORTS, .engines = 1, .mtu = 1024 };
+	struct roxe_device_attr ua = { .backend = ROXE_BACKEND_UDP, .ifname = "roxe-none0",
+				       .rt_priority = 100 };
+	struct roxe_port *port, *none = NULL;
+	unsigned allocs;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(0, __sanitizer_install_malloc_and_free_hooks(count_malloc, ignore_free));
+	port = roxe_loop_port(w, 0);
+	da.ports = &port;
+	roxe_gid_from_v4(da.gid, htonl(0x0a630001));
+	for (int i = 0; i < 7; i++) {
+		struct roxe_device_attr bad = da;
+
+		switch (i) {
+		case 0: bad.rt_priority = 100; break;
+		case 1: bad.rt_priority = 7, bad.polled = true; break;
+		case 2: bad.mtu = 1000; break;
+		case 3: bad.cnp_interval_us = ROXE_CNP_INTERVAL_MAX_US + 1; break;
+		case 4: bad.cc = "no_such_setting=1"; break;
+		case 5: bad.ports = &none; break;
+		case 6: bad.backend = (enum roxe_backend)7; break;
+		}
+		EXPECT_EQ(-EINVAL, open_counting(&bad, &allocs)) TH_LOG("case %d", i);
+		EXPECT_EQ(0, allocs) TH_LOG("case %d", i);
+	}
+	EXPECT_EQ(-EINVAL, open_counting(&ua, &allocs));
+	roxe_loop_wire_free(w);
+	EXPECT_EQ(0, leak_check());
+}
+
 TEST_HARNESS_MAIN

@@ -298,7 +298,7 @@ TEST_F(rc, invalidate_refuses_ordinary_mrs)
 	EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 	EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_INV);
 	/* still registered: found by its rkey, its bytes reachable */
-	EXPECT_NE(NULL, roxe_mr_lookup(b->dev, victim->rkey, true));
+	EXPECT_NE(NULL, roxe_mr_lookup(b->dev, victim->rkey, ROXE_LOOKUP_REMOTE));
 	roxe_dereg_mr(victim);
 
 	/* LOCAL_INV of an ordinary MR fails as in rxe (a local QP operation
@@ -316,7 +316,7 @@ TEST_F(rc, invalidate_refuses_ordinary_mrs)
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status);
 	EXPECT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
-	EXPECT_NE(NULL, roxe_mr_lookup(a->dev, mine->lkey, false));
+	EXPECT_NE(NULL, roxe_mr_lookup(a->dev, mine->lkey, ROXE_LOOKUP_LOCAL));
 	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_SEND, 3, a->buf, 10, mine->lkey, 0, 0,
 				IBV_SEND_SIGNALED));
 	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));

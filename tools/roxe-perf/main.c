@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +117,18 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 	return *end || *v < min || *v > max ? -1 : 0;
 }
 
-#define USAGE_ERR(...) do { fprintf(stderr, "%s: ", argv[0]); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 2; } while (0)
+/* "argv0: message" on stderr; returns a usage error's exit status. */
+static int __attribute__((format(printf, 2, 3))) usage_err(const char *argv0, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", argv0);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
 
 /* The CQ takes every WR of every QP (qps * (tx + rx) + 1 entries, as
  * resources.c sizes it). Without -t/-r, many QPs share what one CQ holds:
@@ -140,190 +151,284 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 	return 0;
 }
 
+enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
+
+static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:Fh";
+static const struct option long_opts[] = {
+	{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
+	{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
+	{ "qp", 1, NULL, 'q' }, { "mtu", 1, NULL, 'm' }, { "tx-depth", 1, NULL, 't' },
+	{ "rx-depth", 1, NULL, 'r' }, { "cq-mod", 1, NULL, 'Q' },
+	{ "qp-timeout", 1, NULL, 'u' },
+	{ "inline_size", 1, NULL, 'I' }, { "atomic_type", 1, NULL, 'A' },
+	{ "events", 0, NULL, 'e' }, { "polled", 0, NULL, 'P' },
+	{ "engines", 1, NULL, O_ENGINES }, { "backend", 1, NULL, 'B' },
+	{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
+	{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
+	{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
+	{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
+	{ 0 },
+};
+
+/* Options given whose absence leaves a default that depends on others. */
+struct given {
+	bool size, iters, tx, rx, cq;
+};
+
+/* An option group's answer for an option of another group. */
+#define NOT_MINE (-1)
+
+/* -d -B --engines -P --cc -x -i -F: the device this end opens. */
+static int opt_device(int opt, const char *arg, struct perf_opts *o, struct given *g,
+		      const char *argv0)
+{
+	unsigned long long v;
+
+	(void)g;
+	switch (opt) {
+	case 'd': o->ifname = arg; return 0;
+	case 'B':
+		if (!strcmp(arg, "afxdp"))
+			o->backend = ROXE_BACKEND_AFXDP;
+		else if (!strcmp(arg, "udp"))
+			o->backend = ROXE_BACKEND_UDP;
+		else
+			return usage_err(argv0, "unknown backend %s (afxdp, udp)", arg);
+		return 0;
+	case O_ENGINES:
+		if (parse_num(arg, 1, 64, &v))
+			return usage_err(argv0, "invalid engine count %s", arg);
+		o->engines = (unsigned)v;
+		return 0;
+	case 'P': o->polled = true; return 0;
+	case O_CC: o->cc = arg; return 0;	/* checked by roxe_device_open */
+	case 'x': o->gid_index = atoi(arg); return 0;
+	case 'i':
+		if (strcmp(arg, "1"))
+			return usage_err(argv0, "roxe devices have one port: 1");
+		return 0;
+	case 'F': return 0;
+	}
+	return NOT_MINE;
+}
+
+/* -s -a -n -D -q -A --verify: what the test moves, and for how long. */
+static int opt_workload(int opt, const char *arg, struct perf_opts *o, struct given *g,
+			const char *argv0)
+{
+	unsigned long long v;
+
+	switch (opt) {
+	case 's':
+		if (parse_num(arg, 1, PERF_SWEEP_MAX, &v))
+			return usage_err(argv0, "invalid size %s (1 .. %u)", arg, PERF_SWEEP_MAX);
+		o->size = (uint32_t)v;
+		g->size = true;
+		return 0;
+	case 'a': o->sweep = true; return 0;
+	case 'n':
+		if (parse_num(arg, 1, 1ull << 40, &v))
+			return usage_err(argv0, "invalid iteration count %s", arg);
+		o->iters = v;
+		g->iters = true;
+		return 0;
+	case 'D':
+		if (parse_num(arg, 1, 86400, &v))
+			return usage_err(argv0, "invalid duration %s (seconds)", arg);
+		o->duration = (unsigned)v;
+		return 0;
+	case 'q':
+		if (parse_num(arg, 1, PERF_MAX_QPS, &v))
+			return usage_err(argv0, "invalid QP count %s (1 .. %d)", arg, PERF_MAX_QPS);
+		o->qps = (unsigned)v;
+		return 0;
+	case 'A':
+		if (!strcmp(arg, "CMP_AND_SWAP"))
+			o->cmp_swap = true;
+		else if (strcmp(arg, "FETCH_AND_ADD"))
+			return usage_err(argv0, "invalid atomic type %s (CMP_AND_SWAP, FETCH_AND_ADD)",
+					 arg);
+		return 0;
+	case O_VERIFY: o->verify = true; return 0;
+	}
+	return NOT_MINE;
+}
+
+/* -m -t -r -Q -I -u -e: the QPs, their queues and the CQ. */
+static int opt_queues(int opt, const char *arg, struct perf_opts *o, struct given *g,
+		      const char *argv0)
+{
+	unsigned long long v;
+
+	switch (opt) {
+	case 'm':
+		if (tool_parse_mtu(arg, &o->mtu))
+			return usage_err(argv0, "invalid MTU %s (256, 512, 1024, 2048, 4096)", arg);
+		return 0;
+	case 't':
+		if (parse_num(arg, 1, 16383, &v))
+			return usage_err(argv0, "invalid TX depth %s (1 .. 16383)", arg);
+		o->tx_depth = (unsigned)v;
+		g->tx = true;
+		return 0;
+	case 'r':
+		if (parse_num(arg, 1, 16383, &v))
+			return usage_err(argv0, "invalid RX depth %s (1 .. 16383)", arg);
+		o->rx_depth = (unsigned)v;
+		g->rx = true;
+		return 0;
+	case 'Q':
+		if (parse_num(arg, 1, 16383, &v))
+			return usage_err(argv0, "invalid CQ moderation %s", arg);
+		o->cq_mod = (unsigned)v;
+		g->cq = true;
+		return 0;
+	case 'I':
+		if (parse_num(arg, 0, 512, &v))
+			return usage_err(argv0, "invalid inline size %s (0 .. 512)", arg);
+		o->inline_size = (uint32_t)v;
+		return 0;
+	case 'u':
+		if (parse_num(arg, 1, 31, &v))
+			return usage_err(argv0, "invalid QP timeout %s (1 .. 31)", arg);
+		o->qp_timeout = (unsigned)v;
+		return 0;
+	case 'e': o->events = true; return 0;
+	}
+	return NOT_MINE;
+}
+
+/* -p --perftest --json --progress --report_gbits: the exchange with the
+ * other end, and how results are written. */
+static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct given *g,
+			const char *argv0)
+{
+	unsigned long long v;
+
+	(void)g;
+	switch (opt) {
+	case 'p':
+		if (parse_num(arg, 1, 65535, &v))
+			return usage_err(argv0, "invalid port %s", arg);
+		o->port = (int)v;
+		return 0;
+	case O_PERFTEST: o->perftest = true; return 0;
+	case O_JSON: o->json = true; return 0;
+	case O_PROGRESS: o->progress = true; return 0;
+	case O_GBITS: return 0;
+	}
+	return NOT_MINE;
+}
+
+/* TEST MODE [HOST]: the words after the options (argc of them). */
+static int parse_words(int argc, char **argv, struct perf_opts *o, const char *argv0)
+{
+	if (argc < 2 || argc > 3) {
+		usage(stderr, argv0);
+		return 2;
+	}
+	if (!strcmp(argv[0], "write"))
+		o->test = TEST_WRITE;
+	else if (!strcmp(argv[0], "read"))
+		o->test = TEST_READ;
+	else if (!strcmp(argv[0], "send"))
+		o->test = TEST_SEND;
+	else if (!strcmp(argv[0], "atomic"))
+		o->test = TEST_ATOMIC;
+	else
+		return usage_err(argv0, "unknown test %s (write, read, send, atomic)", argv[0]);
+	if (!strcmp(argv[1], "bw"))
+		o->mode = MODE_BW;
+	else if (!strcmp(argv[1], "lat"))
+		o->mode = MODE_LAT;
+	else
+		return usage_err(argv0, "unknown mode %s (bw, lat)", argv[1]);
+	o->server = argc == 3 ? argv[2] : NULL;
+	return 0;
+}
+
+/* Options that exclude each other, or the test. */
+static int check_combos(const struct perf_opts *o, const struct given *g, const char *argv0)
+{
+	if (!o->ifname)
+		return usage_err(argv0, "-d IFACE is required (the network interface)");
+	if (o->polled && o->events)
+		return usage_err(argv0, "-P (polled) and -e (events) exclude each other");
+	if (o->verify && o->perftest)
+		return usage_err(argv0, "--verify needs roxe-perf at both ends, not --perftest");
+	if (o->mode == MODE_LAT && (o->qps > 1 || o->duration))
+		return usage_err(argv0, "latency tests run one QP for -n exchanges (no -q, no -D)");
+	if (o->duration && g->iters)
+		return usage_err(argv0, "-n and -D exclude each other");
+	if (o->test == TEST_ATOMIC && (o->sweep || (g->size && o->size != 8)))
+		return usage_err(argv0, "atomics are 8 bytes: no -s or -a");
+	return 0;
+}
+
+/* What was not given, by test and mode; depths cut to the iterations and
+ * to what the CQ holds. */
+static int fill_defaults(struct perf_opts *o, const struct given *g, const char *argv0)
+{
+	if (o->test == TEST_ATOMIC)
+		o->size = 8;
+	else if (!g->size)
+		o->size = o->mode == MODE_BW ? 65536 : 2;
+	if (!g->iters)
+		o->iters = o->mode == MODE_BW && o->test == TEST_WRITE ? 5000 : 1000;
+	if (!g->tx)
+		o->tx_depth = o->mode == MODE_BW ? 128 : 1;	/* perftest's */
+	if (o->mode == MODE_BW && !o->duration && o->tx_depth > o->iters)
+		o->tx_depth = (unsigned)o->iters;
+	if (o->rx_depth > o->iters && !o->duration)
+		o->rx_depth = (unsigned)o->iters;
+	if (perf_fit_depths(o, g->tx, g->rx))
+		return usage_err(argv0, "%u QPs of depth %u + %u need %llu CQ entries, more than %d: "
+				 "smaller -t/-r or fewer QPs", o->qps, o->tx_depth, o->rx_depth,
+				 (unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1,
+				 ROXE_MAX_CQE);
+	if (!g->cq || o->cq_mod > o->tx_depth)
+		o->cq_mod = o->cq_mod < o->tx_depth ? o->cq_mod : o->tx_depth;
+	if (o->duration)
+		o->iters = 0;
+	return 0;
+}
+
+/* The command line into *o: 0, or the exit status of a usage error. */
 static int parse(int argc, char **argv, struct perf_opts *o)
 {
-	enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
-	static const struct option lo[] = {
-		{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
-		{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
-		{ "qp", 1, NULL, 'q' }, { "mtu", 1, NULL, 'm' }, { "tx-depth", 1, NULL, 't' },
-		{ "rx-depth", 1, NULL, 'r' }, { "cq-mod", 1, NULL, 'Q' },
-		{ "qp-timeout", 1, NULL, 'u' },
-		{ "inline_size", 1, NULL, 'I' }, { "atomic_type", 1, NULL, 'A' },
-		{ "events", 0, NULL, 'e' }, { "polled", 0, NULL, 'P' },
-		{ "engines", 1, NULL, O_ENGINES }, { "backend", 1, NULL, 'B' },
-		{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
-		{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
-		{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
-		{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
-		{ 0 },
+	static int (*const groups[])(int, const char *, struct perf_opts *, struct given *,
+				     const char *) = {
+		opt_device, opt_workload, opt_queues, opt_exchange,
 	};
-	unsigned long long v;
-	bool size_set = false, iters_set = false, tx_set = false, rx_set = false, cq_set = false;
-	int opt;
+	struct given g = { 0 };
+	int opt, err;
 
 	*o = (struct perf_opts){
 		.port = PERF_DEF_PORT, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .qps = 1,
 		.rx_depth = 512, .cq_mod = 100, .gid_index = -1, .qp_timeout = 14,
 		.progress = isatty(STDERR_FILENO),
 	};
-	while ((opt = getopt_long(argc, argv, "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:Fh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'd': o->ifname = optarg; break;
-		case 'p':
-			if (parse_num(optarg, 1, 65535, &v))
-				USAGE_ERR("invalid port %s", optarg);
-			o->port = (int)v;
-			break;
-		case 's':
-			if (parse_num(optarg, 1, PERF_SWEEP_MAX, &v))
-				USAGE_ERR("invalid size %s (1 .. %u)", optarg, PERF_SWEEP_MAX);
-			o->size = (uint32_t)v;
-			size_set = true;
-			break;
-		case 'a': o->sweep = true; break;
-		case 'n':
-			if (parse_num(optarg, 1, 1ull << 40, &v))
-				USAGE_ERR("invalid iteration count %s", optarg);
-			o->iters = v;
-			iters_set = true;
-			break;
-		case 'D':
-			if (parse_num(optarg, 1, 86400, &v))
-				USAGE_ERR("invalid duration %s (seconds)", optarg);
-			o->duration = (unsigned)v;
-			break;
-		case 'q':
-			if (parse_num(optarg, 1, PERF_MAX_QPS, &v))
-				USAGE_ERR("invalid QP count %s (1 .. %d)", optarg, PERF_MAX_QPS);
-			o->qps = (unsigned)v;
-			break;
-		case 'm':
-			if (tool_parse_mtu(optarg, &o->mtu))
-				USAGE_ERR("invalid MTU %s (256, 512, 1024, 2048, 4096)", optarg);
-			break;
-		case 't':
-			if (parse_num(optarg, 1, 16383, &v))
-				USAGE_ERR("invalid TX depth %s (1 .. 16383)", optarg);
-			o->tx_depth = (unsigned)v;
-			tx_set = true;
-			break;
-		case 'r':
-			if (parse_num(optarg, 1, 16383, &v))
-				USAGE_ERR("invalid RX depth %s (1 .. 16383)", optarg);
-			o->rx_depth = (unsigned)v;
-			rx_set = true;
-			break;
-		case 'u':
-			if (parse_num(optarg, 1, 31, &v))
-				USAGE_ERR("invalid QP timeout %s (1 .. 31)", optarg);
-			o->qp_timeout = (unsigned)v;
-			break;
-		case 'Q':
-			if (parse_num(optarg, 1, 16383, &v))
-				USAGE_ERR("invalid CQ moderation %s", optarg);
-			o->cq_mod = (unsigned)v;
-			cq_set = true;
-			break;
-		case 'I':
-			if (parse_num(optarg, 0, 512, &v))
-				USAGE_ERR("invalid inline size %s (0 .. 512)", optarg);
-			o->inline_size = (uint32_t)v;
-			break;
-		case 'A':
-			if (!strcmp(optarg, "CMP_AND_SWAP"))
-				o->cmp_swap = true;
-			else if (strcmp(optarg, "FETCH_AND_ADD"))
-				USAGE_ERR("invalid atomic type %s (CMP_AND_SWAP, FETCH_AND_ADD)", optarg);
-			break;
-		case 'e': o->events = true; break;
-		case 'P': o->polled = true; break;
-		case O_ENGINES:
-			if (parse_num(optarg, 1, 64, &v))
-				USAGE_ERR("invalid engine count %s", optarg);
-			o->engines = (unsigned)v;
-			break;
-		case 'B':
-			if (!strcmp(optarg, "afxdp"))
-				o->backend = ROXE_BACKEND_AFXDP;
-			else if (!strcmp(optarg, "udp"))
-				o->backend = ROXE_BACKEND_UDP;
-			else
-				USAGE_ERR("unknown backend %s (afxdp, udp)", optarg);
-			break;
-		case O_CC: o->cc = optarg; break;	/* checked by roxe_device_open */
-		case O_VERIFY: o->verify = true; break;
-		case O_JSON: o->json = true; break;
-		case O_PERFTEST: o->perftest = true; break;
-		case O_GBITS: break;
-		case O_PROGRESS: o->progress = true; break;
-		case 'x': o->gid_index = atoi(optarg); break;
-		case 'F': break;
-		case 'i':
-			if (strcmp(optarg, "1"))
-				USAGE_ERR("roxe devices have one port: 1");
-			break;
-		case 'h': usage(stdout, argv[0]); exit(0);
-		default: usage(stderr, argv[0]); return 2;
+	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout, argv[0]);
+			exit(0);
 		}
+		err = NOT_MINE;
+		for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]) && err == NOT_MINE; i++)
+			err = groups[i](opt, optarg, o, &g, argv[0]);
+		if (err == NOT_MINE) {
+			usage(stderr, argv[0]);
+			return 2;
+		}
+		if (err)
+			return err;
 	}
-	if (argc - optind < 2 || argc - optind > 3) {
-		usage(stderr, argv[0]);
-		return 2;
-	}
-	if (!strcmp(argv[optind], "write"))
-		o->test = TEST_WRITE;
-	else if (!strcmp(argv[optind], "read"))
-		o->test = TEST_READ;
-	else if (!strcmp(argv[optind], "send"))
-		o->test = TEST_SEND;
-	else if (!strcmp(argv[optind], "atomic"))
-		o->test = TEST_ATOMIC;
-	else
-		USAGE_ERR("unknown test %s (write, read, send, atomic)", argv[optind]);
-	if (!strcmp(argv[optind + 1], "bw"))
-		o->mode = MODE_BW;
-	else if (!strcmp(argv[optind + 1], "lat"))
-		o->mode = MODE_LAT;
-	else
-		USAGE_ERR("unknown mode %s (bw, lat)", argv[optind + 1]);
-	o->server = argc - optind == 3 ? argv[optind + 2] : NULL;
-
-	if (!o->ifname)
-		USAGE_ERR("-d IFACE is required (the network interface)");
-	if (o->polled && o->events)
-		USAGE_ERR("-P (polled) and -e (events) exclude each other");
-	if (o->verify && o->perftest)
-		USAGE_ERR("--verify needs roxe-perf at both ends, not --perftest");
-	if (o->mode == MODE_LAT && (o->qps > 1 || o->duration))
-		USAGE_ERR("latency tests run one QP for -n exchanges (no -q, no -D)");
-	if (o->duration && iters_set)
-		USAGE_ERR("-n and -D exclude each other");
-	if (o->test == TEST_ATOMIC) {
-		if (o->sweep || (size_set && o->size != 8))
-			USAGE_ERR("atomics are 8 bytes: no -s or -a");
-		o->size = 8;
-	}
-	if (!size_set && o->test != TEST_ATOMIC)
-		o->size = o->mode == MODE_BW ? 65536 : 2;
-	if (!iters_set)
-		o->iters = o->mode == MODE_BW && o->test == TEST_WRITE ? 5000 : 1000;
-	if (!tx_set)
-		o->tx_depth = o->mode == MODE_BW ? 128 : 1;	/* perftest's */
-	if (o->mode == MODE_BW && !o->duration && o->tx_depth > o->iters)
-		o->tx_depth = (unsigned)o->iters;
-	if (o->rx_depth > o->iters && !o->duration)
-		o->rx_depth = (unsigned)o->iters;
-	if (perf_fit_depths(o, tx_set, rx_set))
-		USAGE_ERR("%u QPs of depth %u + %u need %llu CQ entries, more than %d: "
-			  "smaller -t/-r or fewer QPs", o->qps, o->tx_depth, o->rx_depth,
-			  (unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1,
-			  ROXE_MAX_CQE);
-	if (!cq_set || o->cq_mod > o->tx_depth)
-		o->cq_mod = o->cq_mod < o->tx_depth ? o->cq_mod : o->tx_depth;
-	if (o->duration)
-		o->iters = 0;
-	return 0;
+	err = parse_words(argc - optind, argv + optind, o, argv[0]);
+	if (!err)
+		err = check_combos(o, &g, argv[0]);
+	if (!err)
+		err = fill_defaults(o, &g, argv[0]);
+	return err;
 }
 
 /* --- the runs, in perftest's order of socket exchanges ---------------------- */

@@ -250,7 +250,14 @@ struct roxe_device {
 };
 
 /* --- mr.c: MRs as engines use them --- */
-struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote);
+/* Which way bytes go between a buffer and an MR, or the MRs an SGE list's
+ * lkeys name (rxe's enum rxe_mr_copy_dir). */
+enum roxe_copy_dir { ROXE_TO_MR, ROXE_FROM_MR };
+/* Which of its keys names an MR: the lkey (local SGEs, LOCAL_INV) or the
+ * rkey (remote access, SEND_WITH_INV; rxe's enum rxe_mr_lookup_type). */
+enum roxe_lookup { ROXE_LOOKUP_LOCAL, ROXE_LOOKUP_REMOTE };
+
+struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, enum roxe_lookup type);
 /* Check that [va, va+len) lies in the MR, that it belongs to pd, and that
  * it grants access; returns 0 or -EACCES (access) / -ERANGE (bounds). */
 int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
@@ -279,20 +286,21 @@ int roxe_rkey_check(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t 
 void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
 bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
-/* Copy len bytes between buf and [va, va+len) of what rkey names (to_mr:
- * into it), with roxe_mr_map()'s checks; 0 or -EACCES. */
+/* Copy len bytes between buf and [va, va+len) of what rkey names, with
+ * roxe_mr_map()'s checks; 0 or -EACCES. */
 int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
-		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr);
+		 uint64_t va, void *buf, uint32_t len, unsigned access, enum roxe_copy_dir dir);
 /* From the MR into a frame's payload, *crc (the ICRC so far) updated over
  * the copy as it is made (roxe_icrc_update_copy). */
 int roxe_mr_read_icrc(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
 		      uint32_t rkey, uint64_t va, void *buf, uint32_t len, unsigned access,
 		      uint32_t *crc);
-/* Copy between a local SGE list (lkeys) and a buffer. to_sges: data flows
- * into the SGEs (needs LOCAL_WRITE). offset: bytes into the SGE list.
+/* Copy between a local SGE list (lkeys) and a buffer; ROXE_TO_MR (into
+ * the SGEs) needs LOCAL_WRITE. offset: bytes into the SGE list.
  * Returns 0, -EACCES or -ERANGE (a bad lkey, access, or bounds). */
 int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
-		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges);
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len,
+		  enum roxe_copy_dir dir);
 /* From the SGEs into a frame's payload, *crc (the ICRC so far) updated over
  * the copy as it is made (roxe_icrc_update_copy). */
 int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
@@ -305,23 +313,24 @@ int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
  * valid fast-registration MR of pd: ordinary MRs are never invalidated
  * (IBA 10.6.3.5, as rxe). */
 int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
-		       bool remote);
+		       enum roxe_lookup type);
 
 /* --- mw.c: memory windows --- */
 /* Execute a BIND_MW WQE (the engine's copy: read once) of QP qpn of pd:
  * IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR, with rxe's checks. */
 int roxe_mw_bind(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
 		 const struct rxe_send_wqe *w);
-/* Invalidate the type 2 window key names: LOCAL_INV by a QP of pd, or
- * (remote) a SEND_WITH_INV that QP qpn received. 0, or -EINVAL when key
- * names no bound type 2 window of pd (remote: bound to qpn). */
+/* Invalidate the type 2 window key names: LOCAL_INV by a QP of pd
+ * (ROXE_LOOKUP_LOCAL), or a SEND_WITH_INV that QP qpn received
+ * (ROXE_LOOKUP_REMOTE). 0, or -EINVAL when key names no bound type 2
+ * window of pd (remote: bound to qpn). */
 int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
-		       uint32_t key, bool remote);
-/* LOCAL_INV or (remote) SEND_WITH_INV of key by QP qpn of pd, whichever
- * kind of key it is: roxe_mw_invalidate for a window's, else
- * roxe_mr_invalidate. 0, or -EINVAL. */
+		       uint32_t key, enum roxe_lookup type);
+/* LOCAL_INV (ROXE_LOOKUP_LOCAL) or SEND_WITH_INV (ROXE_LOOKUP_REMOTE) of
+ * key by QP qpn of pd, whichever kind of key it is: roxe_mw_invalidate for
+ * a window's, else roxe_mr_invalidate. 0, or -EINVAL. */
 int roxe_key_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
-			uint32_t key, bool remote);
+			uint32_t key, enum roxe_lookup type);
 /* QP qpn is being destroyed: its type 2 windows go free (no other QP that
  * gets its number may reach them). */
 void roxe_mw_qp_gone(struct roxe_device *dev, uint32_t qpn);

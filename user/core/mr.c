@@ -57,17 +57,22 @@ out:
 	return st;
 }
 
-int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
-		       bool remote)
+static uint32_t mr_key(const struct roxe_mr_priv *mr, enum roxe_lookup type)
 {
-	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, key, remote);
+	return type == ROXE_LOOKUP_REMOTE ? mr->pub.rkey : mr->pub.lkey;
+}
+
+int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t key,
+		       enum roxe_lookup type)
+{
+	struct roxe_mr_priv *mr = roxe_mr_lookup(dev, key, type);
 	int err = 0;
 
 	if (!mr || mr->pd != pd || !mr->window)
 		return -EINVAL;
 	mr_write_begin(mr);
 	/* Checked again under the lock: two QPs may invalidate it at once. */
-	if (!atomic_load(&mr->valid) || (remote ? mr->pub.rkey : mr->pub.lkey) != key) {
+	if (!atomic_load(&mr->valid) || mr_key(mr, type) != key) {
 		err = -EINVAL;
 	} else {
 		atomic_store(&mr->valid, false);
@@ -77,14 +82,15 @@ int roxe_mr_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32
 	return err;
 }
 
-struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key, bool remote)
+struct roxe_mr_priv *roxe_mr_lookup(struct roxe_device *dev, uint32_t key,
+				    enum roxe_lookup type)
 {
 	struct roxe_mr_priv *mr;
 
 	if (roxe_key_is_mw(key))
 		return NULL;
 	mr = atomic_load_explicit(&dev->mrs[(key >> 8) % ROXE_MAX_MR], memory_order_acquire);
-	if (!mr || (remote ? mr->pub.rkey : mr->pub.lkey) != key || !key)
+	if (!mr || mr_key(mr, type) != key || !key)
 		return NULL;
 	if (!atomic_load_explicit(&mr->valid, memory_order_relaxed))
 		return NULL;
@@ -174,7 +180,7 @@ void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qp
 
 	if (roxe_key_is_mw(rkey))
 		return mw_map(dev, pd, qpn, rkey, va, len, access, acc);
-	mr = roxe_mr_lookup(dev, rkey, true);
+	mr = roxe_mr_lookup(dev, rkey, ROXE_LOOKUP_REMOTE);
 	return mr ? mr_map(mr, pd, va, len, access, acc) : NULL;
 }
 
@@ -200,7 +206,8 @@ bool roxe_mr_access_ok(const struct roxe_mr_access *acc)
 
 /* crc: from the MR only; updated over what lands in buf */
 static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
-		   uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr, uint32_t *crc)
+		   uint64_t va, void *buf, uint32_t len, unsigned access, enum roxe_copy_dir dir,
+		   uint32_t *crc)
 {
 	struct roxe_mr_access acc;
 	void *host;
@@ -210,7 +217,7 @@ static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t q
 	host = roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc);
 	if (!host)
 		return -EACCES;
-	if (to_mr)
+	if (dir == ROXE_TO_MR)
 		memcpy(host, buf, len);
 	else if (crc)
 		*crc = roxe_icrc_update_copy(*crc, buf, host, len);
@@ -220,16 +227,16 @@ static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t q
 }
 
 int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
-		 uint64_t va, void *buf, uint32_t len, unsigned access, bool to_mr)
+		 uint64_t va, void *buf, uint32_t len, unsigned access, enum roxe_copy_dir dir)
 {
-	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, to_mr, NULL);
+	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, dir, NULL);
 }
 
 int roxe_mr_read_icrc(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
 		      uint32_t rkey, uint64_t va, void *buf, uint32_t len, unsigned access,
 		      uint32_t *crc)
 {
-	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, false, crc);
+	return mr_copy(dev, pd, qpn, rkey, va, buf, len, access, ROXE_FROM_MR, crc);
 }
 
 /* One SGE, each field read once: the list may be in an application's
@@ -245,9 +252,10 @@ static struct rxe_sge sge_read(const struct rxe_sge *s)
 
 /* crc: from the SGEs only; updated over what lands in buf */
 static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
-		    unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges,
-		    uint32_t *crc)
+		    unsigned num_sge, uint32_t offset, void *buf, uint32_t len,
+		    enum roxe_copy_dir dir, uint32_t *crc)
 {
+	unsigned access = dir == ROXE_TO_MR ? IBV_ACCESS_LOCAL_WRITE : 0;
 	uint8_t *p = buf;
 	unsigned i = 0;
 
@@ -265,15 +273,13 @@ static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rx
 		n = sge.length - offset;
 		if (n > len)
 			n = len;
-		mr = roxe_mr_lookup(dev, sge.lkey, false);
+		mr = roxe_mr_lookup(dev, sge.lkey, ROXE_LOOKUP_LOCAL);
 		if (!mr)
 			return -EACCES;
-		host = mr_map(mr, pd, sge.addr + offset, n, to_sges ? IBV_ACCESS_LOCAL_WRITE : 0,
-			      &acc);
+		host = mr_map(mr, pd, sge.addr + offset, n, access, &acc);
 		if (!host)
-			return roxe_mr_check(mr, pd, sge.addr + offset, n,
-					     to_sges ? IBV_ACCESS_LOCAL_WRITE : 0) ?: -EACCES;
-		if (to_sges)
+			return roxe_mr_check(mr, pd, sge.addr + offset, n, access) ?: -EACCES;
+		if (dir == ROXE_TO_MR)
 			memcpy(host, p, n);
 		else if (crc)
 			*crc = roxe_icrc_update_copy(*crc, p, host, n);
@@ -289,13 +295,14 @@ static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rx
 }
 
 int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
-		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len, bool to_sges)
+		  unsigned num_sge, uint32_t offset, void *buf, uint32_t len,
+		  enum roxe_copy_dir dir)
 {
-	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, to_sges, NULL);
+	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, dir, NULL);
 }
 
 int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
 		       unsigned num_sge, uint32_t offset, void *buf, uint32_t len, uint32_t *crc)
 {
-	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, false, crc);
+	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, ROXE_FROM_MR, crc);
 }

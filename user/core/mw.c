@@ -99,7 +99,7 @@ int roxe_mw_bind(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn
 	if (!mw || mw->rkey != mw_rkey)
 		return IBV_WC_MW_BIND_ERR;
 	if (len) {
-		mr = roxe_mr_lookup(dev, mr_lkey, false);
+		mr = roxe_mr_lookup(dev, mr_lkey, ROXE_LOOKUP_LOCAL);
 		/* a fast-registration MR's pages may go at any invalidation */
 		if (!mr || mr->window)
 			return IBV_WC_MW_BIND_ERR;
@@ -134,7 +134,7 @@ int roxe_mw_bind(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn
 }
 
 int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
-		       uint32_t key, bool remote)
+		       uint32_t key, enum roxe_lookup type)
 {
 	struct roxe_mw_priv *mw = mw_lookup(dev, key);
 	int err = 0;
@@ -146,7 +146,7 @@ int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32
 	 * window in the QP's PD; remotely only the QP it is bound to (IBA
 	 * 9.4.1.1.2). */
 	if (mw->rkey != key || mw->type != IBV_MW_TYPE_2 || mw->state != ROXE_MW_VALID ||
-	    mw->pd != pd || (remote && mw->qpn != qpn))
+	    mw->pd != pd || (type == ROXE_LOOKUP_REMOTE && mw->qpn != qpn))
 		err = -EINVAL;
 	else
 		mw_clear(mw, ROXE_MW_FREE);
@@ -155,10 +155,10 @@ int roxe_mw_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32
 }
 
 int roxe_key_invalidate(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
-			uint32_t key, bool remote)
+			uint32_t key, enum roxe_lookup type)
 {
-	return roxe_key_is_mw(key) ? roxe_mw_invalidate(dev, pd, qpn, key, remote) :
-				     roxe_mr_invalidate(dev, pd, key, remote);
+	return roxe_key_is_mw(key) ? roxe_mw_invalidate(dev, pd, qpn, key, type) :
+				     roxe_mr_invalidate(dev, pd, key, type);
 }
 
 void roxe_mw_unbind(struct roxe_mw_priv *mw)

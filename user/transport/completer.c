@@ -299,7 +299,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 	}
 	if (pkt->payload_len &&
 	    roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), offset,
-			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+			  (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -322,7 +322,7 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
 		return;
 	if (roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), 0,
-			  &orig, 8, true)) {
+			  &orig, 8, ROXE_TO_MR)) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

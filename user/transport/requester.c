@@ -80,7 +80,8 @@ static uint32_t local_op(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 		return (uint32_t)roxe_mw_bind(qp->dev, qp->pd, qp->qpn, w);
 	/* as rxe: a key that names no valid fast-registration MR (or bound
 	 * type 2 window) of the QP's PD is a local QP operation error */
-	if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, w->wr.ex.invalidate_rkey, false))
+	if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, w->wr.ex.invalidate_rkey,
+				ROXE_LOOKUP_LOCAL))
 		return IBV_WC_LOC_QP_OP_ERR;
 	return IBV_WC_SUCCESS;
 }

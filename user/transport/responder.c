@@ -483,7 +483,7 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		return;
 	}
 	err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
-			    (void *)(frame + pkt->payload_off), pkt->payload_len, true);
+			    (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR);
 	if (err) {
 		fail(qp, ROXE_NAK_REMOTE_OP_ERR, h->psn, IBV_WC_LOC_PROT_ERR);
 		return;
@@ -494,7 +494,8 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 		if (pkt->flags & ROXE_HDR_IETH) {
 			/* only a fast-registration MR of the QP's PD (rxe),
 			 * or a type 2 window bound to this QP */
-			if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey, true)) {
+			if (roxe_key_invalidate(qp->dev, qp->pd, qp->qpn, h->inv_rkey,
+						ROXE_LOOKUP_REMOTE)) {
 				fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_ACCESS_ERR);
 				return;
 			}
@@ -545,7 +546,7 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 	/* Looked up again per packet: the MR may have gone meanwhile. */
 	if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 			 (void *)(frame + pkt->payload_off), pkt->payload_len,
-			 IBV_ACCESS_REMOTE_WRITE, true)) {
+			 IBV_ACCESS_REMOTE_WRITE, ROXE_TO_MR)) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
 	}
@@ -721,7 +722,7 @@ static void rc_flush(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	}
 	/* The whole MR needs no range: only its key and access count. No
 	 * roxe MR holds FLUSH_PERSISTENT, so a persistence FLUSH ends here. */
-	mr = roxe_mr_lookup(qp->dev, h->rkey, true);
+	mr = roxe_mr_lookup(qp->dev, h->rkey, ROXE_LOOKUP_REMOTE);
 	if (!mr || roxe_mr_check(mr, qp->pd, h->flush_level == ROXE_FLUSH_SEL_MR ? mr->iova : h->va,
 				 h->flush_level == ROXE_FLUSH_SEL_MR ? 0 : h->dma_len, need)) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
@@ -819,7 +820,8 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 
 		if (rw->offset + pkt->payload_len > rw->length ||
 		    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
-				  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+				  (void *)(frame + pkt->payload_off), pkt->payload_len,
+				  ROXE_TO_MR)) {
 			complete_rwqe(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL, 0);
 			goto drop;
 		}
@@ -843,7 +845,7 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 			goto drop;
 		if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
 				 (void *)(frame + pkt->payload_off), pkt->payload_len,
-				 IBV_ACCESS_REMOTE_WRITE, true))
+				 IBV_ACCESS_REMOTE_WRITE, ROXE_TO_MR))
 			goto drop;
 		qp->resp.wr_va += pkt->payload_len;
 		qp->resp.wr_resid -= pkt->payload_len;
@@ -879,9 +881,9 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		memcpy(grh, ip, 40);
 	else
 		memcpy(grh + 20, ip, 20);
-	if (roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 0, grh, 40, true) ||
+	if (roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 0, grh, 40, ROXE_TO_MR) ||
 	    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 40,
-			  (void *)(frame + pkt->payload_off), pkt->payload_len, true)) {
+			  (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR)) {
 		complete_rwqe(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, h, 0);
 		return;
 	}

@@ -103,8 +103,8 @@ static int iface_query(struct roxe_device *dev, const struct roxe_device_attr *a
 	unsigned ib_mtu = 4096;
 	int fd, err = 0;
 
-	if (!attr->ifname || strlen(attr->ifname) >= sizeof(dev->ifname))
-		return -EINVAL;
+	/* attr_check saw the name fit */
+	_Static_assert(sizeof(dev->ifname) >= IFNAMSIZ, "an interface's name fits");
 	strcpy(dev->ifname, attr->ifname);
 	dev->ifindex = (int)if_nametoindex(attr->ifname);
 	if (!dev->ifindex)
@@ -231,10 +231,15 @@ static int local_set_read(const struct roxe_device *dev, struct roxe_local_set *
 	return 0;
 }
 
+/* Whether engine threads may be reading the local set: then an old one
+ * is freed only once each has turned (roxe_dev_quiesce). */
+enum engines_state { ENGINES_STOPPED, ENGINES_RUNNING };
+
 /* Publish l (ours from now on): the XDP program's list first, so that no
  * frame to a new address reaches an engine that would not take it for
  * long; the old set is freed once no engine can be reading it. */
-static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, bool quiesce)
+static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l,
+			     enum engines_state engines)
 {
 	struct roxe_local_set *old;
 	int err = 0;
@@ -243,7 +248,7 @@ static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, 
 		err = roxe_xdp_set_local_addrs(dev->xdp, (const uint8_t (*)[16])l->gid, l->n);
 	old = atomic_exchange_explicit(&dev->local, l, memory_order_acq_rel);
 	roxe_loop_epoch_bump();		/* QPs look again where their frames go */
-	if (old && quiesce)
+	if (old && engines == ENGINES_RUNNING)
 		roxe_dev_quiesce(dev);
 	free(old);
 	return err;
@@ -251,7 +256,7 @@ static int local_set_publish(struct roxe_device *dev, struct roxe_local_set *l, 
 
 /* Read the addresses, then update the GID table and publish the local set
  * if they changed: 1, 0 (nothing changed) or a negative errno. */
-static int addrs_update(struct roxe_device *dev, bool quiesce)
+static int addrs_update(struct roxe_device *dev, enum engines_state engines)
 {
 	uint8_t a[ROXE_MAX_LOCAL_ADDRS][16];
 	struct roxe_local_set *l, *cur;
@@ -278,7 +283,7 @@ static int addrs_update(struct roxe_device *dev, bool quiesce)
 	if (same)
 		free(l);
 	else
-		err = local_set_publish(dev, l, quiesce);
+		err = local_set_publish(dev, l, engines);
 	pthread_mutex_unlock(&dev->addr_lock);
 	return err ? err : (!same || table);
 }
@@ -287,13 +292,14 @@ int roxe_device_refresh_addrs(struct roxe_device *dev)
 {
 	if (!dev)
 		return -EINVAL;
-	return addrs_update(dev, true);
+	return addrs_update(dev, ENGINES_RUNNING);
 }
 
 /* The address watcher's thread: an address of ours came or went. */
 static void addrs_changed(void *arg)
 {
-	addrs_update(arg, true);	/* a failed read leaves the old set: the next event retries */
+	/* a failed read leaves the old set: the next event retries */
+	addrs_update(arg, ENGINES_RUNNING);
 }
 
 /* The table before any address is read: on an interface, the default GID;
@@ -393,30 +399,73 @@ static int open_udp(struct roxe_device *dev, struct roxe_port **ports)
 	return 0;
 }
 
-int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
+/* The PORTS backend's MTU when attr gives none. */
+static unsigned ports_mtu(const struct roxe_device_attr *attr)
 {
-	struct roxe_port *ports[ROXE_MAX_ENGINES];
-	struct roxe_dcqcn_params cc;
-	struct roxe_device *dev;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned n;
-	int err;
+	return attr->mtu ? attr->mtu : 1024;
+}
 
-	if (!attr || !out)
+/* A port carries the device's frames: an MTU of payload and 128 B of
+ * headers. */
+static bool port_fits(const struct roxe_port *port, unsigned mtu)
+{
+	return port && port->frame_size >= mtu + 128;
+}
+
+/* Engines the device runs: attr's count, else one per online core on
+ * AF_XDP (queues steer by QP) and one elsewhere. */
+static unsigned engines_of(const struct roxe_device_attr *attr)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (attr->engines)
+		return attr->engines;
+	return attr->backend == ROXE_BACKEND_AFXDP && cpus > 0 ? (unsigned)cpus : 1;
+}
+
+/* DCQCN's settings over the defaults and the interface's line rate: the
+ * rate bounds min_rate, so it is read before the settings. */
+static int cc_parse(const struct roxe_device_attr *attr, struct roxe_dcqcn_params *cc)
+{
+	roxe_dcqcn_defaults(cc);
+	if (attr->backend != ROXE_BACKEND_PORTS && attr->ifname[0])
+		cc->line_rate = iface_speed(attr->ifname, cc->line_rate);
+	return roxe_dcqcn_parse(cc, attr->cc, NULL, 0) ? -EINVAL : 0;
+}
+
+/* Every check on attr alone, before anything exists: 0 or -EINVAL, with
+ * the engine count (*n) and the DCQCN settings (*cc) worked out. */
+static int attr_check(const struct roxe_device_attr *attr, unsigned *n,
+		      struct roxe_dcqcn_params *cc)
+{
+	bool iface = attr->backend == ROXE_BACKEND_AFXDP || attr->backend == ROXE_BACKEND_UDP;
+
+	*n = engines_of(attr);
+	if (!iface && attr->backend != ROXE_BACKEND_PORTS)
 		return -EINVAL;
-	n = attr->engines ? attr->engines : (attr->backend == ROXE_BACKEND_AFXDP && cpus > 0 ?
-					     (unsigned)cpus : 1);
-	if (n > ROXE_MAX_ENGINES || (attr->backend == ROXE_BACKEND_UDP && n != 1))
+	if (*n > ROXE_MAX_ENGINES || (attr->backend == ROXE_BACKEND_UDP && *n != 1))
 		return -EINVAL;		/* a UDP socket cannot steer by QP */
-	if (attr->backend == ROXE_BACKEND_PORTS && !attr->ports)
+	if (iface && (!attr->ifname || strlen(attr->ifname) >= IFNAMSIZ))
 		return -EINVAL;
 	if (attr->mtu && (attr->mtu < 256 || attr->mtu > 4096 || (attr->mtu & (attr->mtu - 1))))
 		return -EINVAL;
+	if (attr->backend == ROXE_BACKEND_PORTS) {
+		if (!attr->ports)
+			return -EINVAL;
+		for (unsigned i = 0; i < *n; i++)
+			if (!port_fits(attr->ports[i], ports_mtu(attr)))
+				return -EINVAL;
+	}
 	if (attr->cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US)
 		return -EINVAL;
-	dev = calloc(1, sizeof(*dev));
-	if (!dev)
-		return -ENOMEM;
+	if (attr->rt_priority > 99 || (attr->rt_priority && attr->polled))
+		return -EINVAL;
+	return cc_parse(attr, cc);
+}
+
+/* The device's locks, tables and attr's settings: 0 or -ENOMEM. */
+static int dev_init(struct roxe_device *dev, const struct roxe_device_attr *attr)
+{
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->async_lock, NULL);
 	pthread_mutex_init(&dev->addr_lock, NULL);
@@ -424,6 +473,12 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->ecn = attr->no_ecn ? ROXE_ECN_NOT_ECT : ROXE_ECN_ECT0;
 	dev->cnp_interval_ns = 1000ull * (attr->cnp_interval_us ? attr->cnp_interval_us :
 					  ROXE_CNP_INTERVAL_US);
+	dev->polled = attr->polled;
+	dev->rt_priority = attr->rt_priority;
+	dev->ooo_stash = !attr->no_ooo_stash;
+	dev->trace = attr->trace;
+	dev->trace_arg = attr->trace_arg;
+	dev->trace_recorder = attr->trace && attr->trace_recorder;
 	dev->next_qpn = 2;
 	dev->next_mr = 1;
 	dev->key_gen = 0x5a;
@@ -433,75 +488,73 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	dev->ahs = calloc(ROXE_MAX_AH, sizeof(*dev->ahs));
 	dev->engines = calloc(ROXE_MAX_ENGINES, sizeof(*dev->engines));
 	dev->async_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!dev->qps || !dev->mrs || !dev->mws || !dev->ahs || !dev->engines || dev->async_efd < 0) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	if (!dev->qps || !dev->mrs || !dev->mws || !dev->ahs || !dev->engines || dev->async_efd < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* One port per engine (ports[]), and the device's MTU, MAC and GID. */
+static int ports_open(struct roxe_device *dev, const struct roxe_device_attr *attr, unsigned n,
+		      struct roxe_port **ports)
+{
+	int err;
+
 	switch (attr->backend) {
 	case ROXE_BACKEND_PORTS:
-		dev->mtu = attr->mtu ? attr->mtu : 1024;
+		dev->mtu = ports_mtu(attr);
 		memcpy(dev->gid, attr->gid, 16);
 		memcpy(dev->mac, attr->mac, 6);
 		memcpy(ports, attr->ports, n * sizeof(*ports));
-		err = 0;
-		break;
+		return 0;
 	case ROXE_BACKEND_AFXDP:
 		err = iface_query(dev, attr);
-		if (!err)
-			err = open_afxdp(dev, n, ports);
-		break;
+		return err ? err : open_afxdp(dev, n, ports);
 	case ROXE_BACKEND_UDP:
 		err = iface_query(dev, attr);
-		if (!err)
-			err = open_udp(dev, ports);
-		break;
-	default:
-		err = -EINVAL;
+		return err ? err : open_udp(dev, ports);
 	}
-	if (!err) {
-		/* roxectl may have attached the program long ago: its list too */
-		gid_table_init(dev);
-		err = addrs_update(dev, false);
-		err = err < 0 ? err : 0;
-	}
-	if (err)
-		goto fail;
+	return -EINVAL;
+}
+
+/* The GID table and the port's own addresses as they are now. */
+static int addrs_init(struct roxe_device *dev)
+{
+	int err;
+
+	/* roxectl may have attached the program long ago: its list too */
+	gid_table_init(dev);
+	err = addrs_update(dev, ENGINES_STOPPED);
+	return err < 0 ? err : 0;
+}
+
+/* Counters: the XDP program's maps where it has them, else our own. */
+static int stats_alloc(struct roxe_device *dev)
+{
 	if (dev->xdp)
 		dev->eng_stats = roxe_xdp_eng_stats_map(dev->xdp);
 	if (!dev->eng_stats) {
 		dev->eng_stats = calloc(ROXE_MAX_ENGINES, sizeof(*dev->eng_stats));
 		dev->eng_stats_own = true;
-		if (!dev->eng_stats) {
-			err = -ENOMEM;
-			goto fail;
-		}
+		if (!dev->eng_stats)
+			return -ENOMEM;
 	}
 	if (!dev->qp_stats) {
 		dev->qp_stats = calloc(ROXE_MAX_QPS, sizeof(*dev->qp_stats));
 		dev->qp_stats_own = true;
-		if (!dev->qp_stats) {
-			err = -ENOMEM;
-			goto fail;
-		}
+		if (!dev->qp_stats)
+			return -ENOMEM;
 	}
-	roxe_dcqcn_defaults(&cc);
-	if (dev->ifname[0])
-		cc.line_rate = iface_speed(dev->ifname, cc.line_rate);
-	if (roxe_dcqcn_parse(&cc, attr->cc, NULL, 0)) {
-		err = -EINVAL;
-		goto fail;
-	}
-	if (attr->rt_priority > 99 || (attr->rt_priority && attr->polled)) {
-		err = -EINVAL;
-		goto fail;
-	}
+	return 0;
+}
+
+/* Each engine on its port, with its doorbell and hand-off ring; none runs
+ * yet. */
+static int engines_init(struct roxe_device *dev, unsigned n, struct roxe_port **ports,
+			const struct roxe_dcqcn_params *cc)
+{
+	int err;
+
 	dev->nengines = n;
-	dev->polled = attr->polled;
-	dev->rt_priority = attr->rt_priority;
-	dev->ooo_stash = !attr->no_ooo_stash;
-	dev->trace = attr->trace;
-	dev->trace_arg = attr->trace_arg;
-	dev->trace_recorder = attr->trace && attr->trace_recorder;
 	for (unsigned i = 0; i < n; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 
@@ -510,47 +563,93 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		e->port = ports[i];
 		roxe_credit_init(e);
 		e->stats = &dev->eng_stats[i];
-		e->cc = cc;
+		e->cc = *cc;
 		e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (e->efd < 0 || !e->port || e->port->frame_size < dev->mtu + 128) {
-			err = e->efd < 0 ? -ENOMEM : -EINVAL;
-			goto fail;
-		}
+		if (e->efd < 0)
+			return -ENOMEM;
+		if (!port_fits(e->port, dev->mtu))
+			return -EINVAL;
 		err = roxe_handoff_init(e);
 		if (err)
-			goto fail;
+			return err;
 	}
-	/* Caller-made ports are wires of their own: only devices on an
-	 * interface take frames from other devices of the process. */
-	if (dev->backend != ROXE_BACKEND_PORTS) {
-		err = roxe_loop_register(dev);
+	return 0;
+}
+
+/* Caller-made ports are wires of their own: only devices on an interface
+ * take frames from other devices of the process. */
+static int loop_join(struct roxe_device *dev)
+{
+	return dev->backend == ROXE_BACKEND_PORTS ? 0 : roxe_loop_register(dev);
+}
+
+/* The address watcher first: it may wait for the engines (quiesce). */
+static void threads_stop(struct roxe_device *dev, unsigned engines)
+{
+	roxe_addr_watch_stop(dev->addr_watch);
+	dev->addr_watch = NULL;
+	for (unsigned i = 0; i < engines; i++)
+		roxe_engine_stop(&dev->engines[i]);
+}
+
+/* Engine threads, then the address watcher; on failure none runs. */
+static int threads_start(struct roxe_device *dev)
+{
+	unsigned started = 0;
+	int err = 0;
+
+	for (; started < dev->nengines; started++) {
+		err = roxe_engine_start(&dev->engines[started]);
 		if (err)
-			goto fail;
+			break;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		err = roxe_engine_start(&dev->engines[i]);
-		if (err) {
-			while (i--)
-				roxe_engine_stop(&dev->engines[i]);
-			goto fail;
-		}
-	}
-	if (dev->backend != ROXE_BACKEND_PORTS) {
+	if (!err && dev->backend != ROXE_BACKEND_PORTS) {
 		/* Addresses follow rtnetlink's events from now on; one more read
 		 * covers a change between the first one and the subscription. */
 		dev->addr_watch = roxe_addr_watch_start(dev->ifindex, addrs_changed, dev);
-		err = dev->addr_watch ? addrs_update(dev, true) : -errno;
-		if (err < 0) {
-			for (unsigned i = 0; i < n; i++)
-				roxe_engine_stop(&dev->engines[i]);
-			goto fail;
-		}
+		err = dev->addr_watch ? addrs_update(dev, ENGINES_RUNNING) : -errno;
+		err = err < 0 ? err : 0;
+	}
+	if (err)
+		threads_stop(dev, started);
+	return err;
+}
+
+int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
+{
+	struct roxe_port *ports[ROXE_MAX_ENGINES];
+	struct roxe_dcqcn_params cc;
+	struct roxe_device *dev;
+	unsigned n;
+	int err;
+
+	if (!attr || !out)
+		return -EINVAL;
+	err = attr_check(attr, &n, &cc);
+	if (err)
+		return err;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	err = dev_init(dev, attr);
+	if (!err)
+		err = ports_open(dev, attr, n, ports);
+	if (!err)
+		err = addrs_init(dev);
+	if (!err)
+		err = stats_alloc(dev);
+	if (!err)
+		err = engines_init(dev, n, ports, &cc);
+	if (!err)
+		err = loop_join(dev);
+	if (!err)
+		err = threads_start(dev);
+	if (err) {
+		dev_free(dev);	/* frees what the steps made, whichever failed */
+		return err;
 	}
 	*out = dev;
 	return 0;
-fail:
-	dev_free(dev);
-	return err;
 }
 
 /* Over the defaults alone: roxe_device_open starts from the interface's
@@ -567,10 +666,7 @@ void roxe_device_close(struct roxe_device *dev)
 {
 	if (!dev)
 		return;
-	roxe_addr_watch_stop(dev->addr_watch);	/* before the engines it may wait for */
-	dev->addr_watch = NULL;
-	for (unsigned i = 0; i < dev->nengines; i++)
-		roxe_engine_stop(&dev->engines[i]);
+	threads_stop(dev, dev->nengines);
 	dev_free(dev);
 }
 
