@@ -21,12 +21,26 @@
 
 struct roxe_port;
 
+/*
+ * tx: where a frame goes, as its builder wrote it into the headers, so that
+ * nothing on the way out reads them back. tx_alloc hands bth_off 0: not
+ * described; a backend that needs the addressing (udp) parses such a frame.
+ */
+struct roxe_tx_desc {
+	uint8_t		dgid[16];	/* IP destination; IPv4-mapped for IPv4 */
+	uint32_t	dqpn;		/* the BTH's destination QP */
+	uint16_t	bth_off;	/* the UDP payload's start; 0: not described */
+	uint8_t		ttl;		/* IPv4 TTL / IPv6 hop limit */
+	uint8_t		tclass;		/* IPv4 TOS / IPv6 traffic class */
+};
+
 /* One frame lent by a port: to the engine on receive, to be filled on send. */
 struct roxe_buf {
 	uint8_t		*data;
 	uint32_t	len;		/* rx: frame length; tx: set by the caller */
 	uint32_t	cap;		/* tx: bytes writable at data */
 	uint64_t	priv;		/* the backend's handle (e.g. UMEM address) */
+	struct roxe_tx_desc tx;		/* tx: set by the caller, or left undescribed */
 };
 
 struct roxe_port_stats {
@@ -43,7 +57,8 @@ struct roxe_port_ops {
 	 * rx_release (in any order, in batches). */
 	unsigned (*rx_burst)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
 	void (*rx_release)(struct roxe_port *p, const struct roxe_buf *bufs, unsigned n);
-	/* Borrow up to n empty frames of cap >= the port's frame size. */
+	/* Borrow up to n empty frames of cap >= the port's frame size
+	 * (tx.bth_off 0). */
 	unsigned (*tx_alloc)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
 	/* Queue filled frames (len set); they are owned by the port again.
 	 * Frames borrowed and not submitted go back through tx_free. */

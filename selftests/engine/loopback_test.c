@@ -386,12 +386,12 @@ TEST_F(loop, forged_looped_frames_are_dropped)
 		h.dqpn = roxe_qp_num(v);
 		len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
 		ASSERT_GT(len, 0);
-		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001));
+		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, h.dqpn, 1001));
 		wait_until(drop_addr(s->dev, v) >= 1, 5000);
 		EXPECT_EQ(1u, drop_addr(s->dev, v));
 		EXPECT_EQ(0, roxe_poll_cq(s->cq, 1, &wc));
 		/* the same datagram from QP 1 itself is taken */
-		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1));
+		ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, h.dqpn, 1));
 		ASSERT_EQ(1, poll_dev(s, &wc, 1, 0));
 		EXPECT_EQ(9u, wc.wr_id);
 		EXPECT_EQ(1u, wc.src_qp);
@@ -481,7 +481,7 @@ TEST_F(loop, full_ring_drops_and_counts)
 	len = roxe_frame_build(frame, sizeof(frame), &fa, &h, pay, sizeof(pay), &pkt);
 	ASSERT_GT(len, 0);
 	for (int i = 0; i < ROXE_HANDOFF_SLOTS + 44; i++) {
-		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len, 1001 + i % 8);
+		int r = roxe_loop_deliver(s->dev, frame, (uint32_t)len, h.dqpn, 1001 + i % 8);
 
 		if (r == 0)
 			ok++;
@@ -490,7 +490,7 @@ TEST_F(loop, full_ring_drops_and_counts)
 	}
 	EXPECT_EQ((unsigned)ROXE_HANDOFF_SLOTS, ok);
 	EXPECT_EQ(44u, full);
-	EXPECT_EQ(-EINVAL, roxe_loop_deliver(s->dev, frame, 20, 1001));	/* not a whole frame */
+	EXPECT_EQ(-EINVAL, roxe_loop_deliver(s->dev, frame, 20, h.dqpn, 1001));	/* not a whole frame */
 	EXPECT_TRUE(roxe_handoff_pending(&s->dev->engines[0]));
 	/* The engine's stats have one writer: it counts the ring's drops on
 	 * its next turn. */
@@ -538,14 +538,14 @@ TEST_F(loop, a_flooding_sender_leaves_room_for_others)
 
 	for (int f = 0; f < 2; f++)
 		for (int i = 0; i < ROXE_HANDOFF_SLOTS + 44; i++) {
-			int r = roxe_loop_deliver(s->dev, flood, (uint32_t)flen, flooders[f]);
+			int r = roxe_loop_deliver(s->dev, flood, (uint32_t)flen, 1000, flooders[f]);
 
 			if (r == 0)
 				ok[f]++;
 			else if (r == -ENOBUFS)
 				full++;
 		}
-	ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, roxe_qp_num(u)))
+	ASSERT_EQ(0, roxe_loop_deliver(s->dev, frame, (uint32_t)len, h.dqpn, roxe_qp_num(u)))
 		TH_LOG("u's datagram found no room: %u and %u flood frames queued", ok[0], ok[1]);
 	EXPECT_EQ((unsigned)ROXE_HANDOFF_QP_SLOTS, ok[0]);
 	EXPECT_EQ((unsigned)ROXE_HANDOFF_MCAST_SLOTS, ok[1]);
@@ -558,7 +558,7 @@ TEST_F(loop, a_flooding_sender_leaves_room_for_others)
 	for (int i = 0; i < 100 && roxe_handoff_pending(&s->dev->engines[0]); i++)
 		roxe_poll_cq(s->cq, 1, &wc);
 	EXPECT_FALSE(roxe_handoff_pending(&s->dev->engines[0]));
-	EXPECT_EQ(0, roxe_loop_deliver(s->dev, flood, (uint32_t)flen, flooders[0]));
+	EXPECT_EQ(0, roxe_loop_deliver(s->dev, flood, (uint32_t)flen, 1000, flooders[0]));
 }
 
 TEST_HARNESS_MAIN

@@ -467,6 +467,7 @@ static unsigned afxdp_tx_alloc(struct roxe_port *port, struct roxe_buf *bufs, un
 		bufs[i].len = 0;
 		bufs[i].cap = p->port.frame_size;
 		bufs[i].priv = addr;
+		bufs[i].tx.bth_off = 0;
 	}
 	return i;
 }

@@ -129,6 +129,7 @@ static unsigned pool_take(struct loop_port *lp, struct roxe_buf *bufs, unsigned 
 		bufs[i].cap = lp->port.frame_size;
 		bufs[i].len = 0;
 		bufs[i].priv = idx;
+		bufs[i].tx.bth_off = 0;
 	}
 	return i;
 }

@@ -4,8 +4,10 @@
  *
  * The engine deals in whole Ethernet frames everywhere. On transmit this
  * backend strips Ethernet/IP/UDP and sends the rest (BTH .. ICRC) to the
- * frame's destination IP, port 4791; on receive it puts synthesised
- * Ethernet/IP/UDP headers in front of the datagram.
+ * frame's destination IP, port 4791, TTL and TOS as the frame's builder
+ * described them (roxe_buf.tx; a frame not described is parsed); on
+ * receive it puts synthesised Ethernet/IP/UDP headers in front of the
+ * datagram.
  *
  * The ICRC covers the IP header (but TOS/TTL/checksum, IPv6 class, flow
  * label and hop limit) and the UDP header (but its checksum): the frame the
@@ -194,6 +196,7 @@ static unsigned udp_tx_alloc(struct roxe_port *port, struct roxe_buf *bufs, unsi
 		bufs[i].len = 0;
 		bufs[i].cap = UDP_FRAME_SIZE;
 		bufs[i].priv = b;
+		bufs[i].tx.bth_off = 0;
 	}
 	return i;
 }
@@ -269,16 +272,35 @@ static void udp_tx_flush(struct roxe_port *port)
 	p->npend = 0;
 }
 
+/* A frame its builder did not describe (a caller of the port API, not an
+ * engine): what sending it takes, read from its headers. false: not a
+ * RoCE v2 frame. */
+static bool tx_describe(const struct roxe_buf *b, struct roxe_tx_desc *d, uint32_t *len)
+{
+	struct roxe_frame_addr a;
+	struct roxe_pkt pkt;
+
+	if (roxe_parse(b->data, b->data + b->len, b->len, &pkt) != ROXE_PKT_OK)
+		return false;
+	roxe_frame_addr_get(b->data, &pkt, &a);
+	memcpy(d->dgid, a.dgid, 16);
+	d->bth_off = pkt.bth_off;
+	d->ttl = a.hop_limit;
+	d->tclass = a.tclass;
+	*len = pkt.frame_len;	/* Ethernet padding stays behind */
+	return true;
+}
+
 static void udp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsigned n)
 {
 	struct udp_port *p = (struct udp_port *)port;
 
 	for (unsigned i = 0; i < n; i++) {
-		const uint8_t *f = bufs[i].data;
-		struct roxe_pkt pkt;
-		int v = roxe_parse(f, f + bufs[i].len, bufs[i].len, &pkt);
+		struct roxe_tx_desc d = bufs[i].tx;
+		uint32_t len = bufs[i].len;
 
-		if (v != ROXE_PKT_OK || (pkt.ip_version == 6) != p->v6) {
+		if ((!d.bth_off && !tx_describe(&bufs[i], &d, &len)) ||
+		    roxe_gid_is_v4(d.dgid) == p->v6) {
 			p->port.stats.tx_dropped++;
 			p->tx_free[p->tx_nfree++] = bufs[i].priv;
 			continue;
@@ -293,26 +315,19 @@ static void udp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsigne
 
 			s6->sin6_family = AF_INET6;
 			s6->sin6_port = htons(ROXE_UDP_PORT);
-			memcpy(&s6->sin6_addr, f + pkt.l3_off + 24, 16);
+			memcpy(&s6->sin6_addr, d.dgid, 16);
 		} else {
 			struct sockaddr_in *s4 = (void *)to;
 
 			s4->sin_family = AF_INET;
 			s4->sin_port = htons(ROXE_UDP_PORT);
-			memcpy(&s4->sin_addr, f + pkt.l3_off + 16, 4);
+			memcpy(&s4->sin_addr, d.dgid + 12, 4);
 		}
-		if (p->v6) {
-			const uint8_t *ip = f + pkt.l3_off;
-
-			p->pend[p->npend].ttl = ip[7];
-			p->pend[p->npend].tos = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
-		} else {
-			p->pend[p->npend].ttl = f[pkt.l3_off + 8];
-			p->pend[p->npend].tos = f[pkt.l3_off + 1];
-		}
+		p->pend[p->npend].ttl = d.ttl;
+		p->pend[p->npend].tos = d.tclass;
 		p->pend[p->npend].buf = bufs[i].priv;
-		p->pend[p->npend].off = pkt.bth_off;
-		p->pend[p->npend].len = pkt.frame_len - pkt.bth_off;
+		p->pend[p->npend].off = d.bth_off;
+		p->pend[p->npend].len = len - d.bth_off;
 		p->npend++;
 	}
 }

@@ -20,18 +20,22 @@
 #include "transport/sched.h"
 #include "transport/sendctl.h"
 
-/* Build the CNP qp sends its peer into buf; its length or a negative
- * errno (roxe_frame_build). */
-int roxe_cnp_build(const struct roxe_qp *qp, void *buf, size_t cap)
+/* Build the CNP qp sends its peer into b, described (b->tx); its length
+ * or a negative errno (roxe_frame_build). */
+int roxe_cnp_build(const struct roxe_qp *qp, struct roxe_buf *b)
 {
 	static const uint8_t reserved[ROXE_CNP_PAYLOAD_LEN];
 	struct roxe_frame_addr a;
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
+	int len;
 
 	roxe_cnp_addr(&a, &qp->path, qp->dev->ecn);
 	roxe_cnp_hdr(&h, qp->attr.dest_qp_num);
-	return roxe_frame_build(buf, cap, &a, &h, reserved, sizeof(reserved), &pkt);
+	len = roxe_frame_build(b->data, b->cap, &a, &h, reserved, sizeof(reserved), &pkt);
+	if (len > 0)
+		roxe_engine_tx_desc(b, &a, &h, &pkt);
+	return len;
 }
 
 /* A CE frame arrived for qp (already validated as the QP's: ICRC, path).
@@ -55,7 +59,7 @@ void roxe_ecn_ce_rx(struct roxe_qp *qp, bool count)
 	b = roxe_engine_tx_buf(e);
 	if (!b)
 		return;		/* no buffer: the next mark tries again */
-	len = roxe_cnp_build(qp, b->data, b->cap);
+	len = roxe_cnp_build(qp, b);
 	if (len < 0) {
 		roxe_port_tx_free(e->port, b, 1);
 		return;

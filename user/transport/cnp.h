@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include "transport/transport.h"
 
-int roxe_cnp_build(const struct roxe_qp *qp, void *buf, size_t cap);
+int roxe_cnp_build(const struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_ecn_ce_rx(struct roxe_qp *qp, bool count);	/* count: XDP did not */
 void roxe_cnp_rx(struct roxe_qp *qp);
 void roxe_cnp_received(struct roxe_qp *qp);	/* a valid CNP: the reaction point */

@@ -114,23 +114,21 @@ struct roxe_mc_set *roxe_mc_set_edit(const struct roxe_mc_set *old, const uint8_
 
 /* --- delivery ---------------------------------------------------------------------- */
 /*
- * The frame f (parsed: pkt) to a multicast group, on engine e: a copy to
- * each of e's QPs attached to the group; with fwd, one copy to each other
- * engine with an attached QP. Its ICRC has been checked (or made here).
+ * The frame f (parsed or built: pkt) to multicast group dgid, on engine e:
+ * a copy to each of e's QPs attached to the group; with fwd, one copy to
+ * each other engine with an attached QP. Its ICRC has been checked (or
+ * made here).
  */
 static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
-		    const struct roxe_pkt *pkt, bool fwd)
+		    const struct roxe_pkt *pkt, const uint8_t dgid[16], bool fwd)
 {
 	struct roxe_device *dev = e->dev;
 	struct roxe_mcast *mc = atomic_load_explicit(&dev->mcast, memory_order_acquire);
 	const struct roxe_mc_group *g;
 	const struct roxe_mc_set *s;
-	uint8_t sgid[16], dgid[16];
 	uint64_t others = 0;
 
-	if (!mc || !(pkt->flags & ROXE_OPF_REQUEST))
-		return;
-	if (roxe_pkt_gids(f, f + len, pkt, sgid, dgid) || !roxe_gid_is_mcast(dgid))
+	if (!mc || !(pkt->flags & ROXE_OPF_REQUEST) || !roxe_gid_is_mcast(dgid))
 		return;
 	s = atomic_load_explicit(&mc->set, memory_order_acquire);
 	g = roxe_mc_set_find(s, dgid);
@@ -169,46 +167,45 @@ static void deliver(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 		   const struct roxe_pkt *pkt)
 {
-	uint8_t sgid[16];
+	uint8_t sgid[16], dgid[16];
 
-	if (roxe_pkt_gids(f, f + len, pkt, sgid, NULL) || roxe_dev_is_local(e->dev, sgid)) {
+	if (roxe_pkt_gids(f, f + len, pkt, sgid, dgid) || roxe_dev_is_local(e->dev, sgid)) {
 		e->stats->rx_drop_addr++;
 		return;
 	}
 	if (roxe_icrc_check(f, pkt) != ROXE_PKT_OK)
 		return;
-	deliver(e, f, len, pkt, true);
+	deliver(e, f, len, pkt, dgid, true);
 }
 
 /*
  * roxe_mcast_loop: the local copies of a multicast datagram this host sends.
- * Contract: e is the sending engine, on its own thread; f is a whole RoCE
- * v2 frame of len bytes it has just sealed (ICRC made) for the wire, still
- * in its transmit buffer. Every QP of this device attached to the frame's
- * destination group gets a copy (those of other engines through their
+ * Contract: e is the sending engine, on its own thread; b holds a whole
+ * RoCE v2 frame of b->len bytes it has just built and sealed (ICRC made)
+ * for the wire, described in b->tx, its layout in pkt (roxe_engine_tx_hdrs):
+ * nothing here reads the headers back. Every QP of this device attached to
+ * the destination group gets a copy (those of other engines through their
  * hand-off rings) before the call returns; anything not a UD request to a
  * multicast group is ignored. As a frame from a peer, it is delivered to
  * QPs whose Q_Key matches, the sending QP too if attached.
  */
-void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len)
+void roxe_mcast_loop(struct roxe_engine *e, const struct roxe_buf *b, const struct roxe_pkt *pkt)
 {
-	struct roxe_pkt pkt;
-
 	if (!atomic_load_explicit(&e->dev->mcast, memory_order_acquire))
 		return;
-	if (roxe_parse(f, f + len, len, &pkt) != ROXE_PKT_OK)
+	if (b->tx.dqpn != ROXE_MCAST_QPN)
 		return;
-	if (roxe_bth_qpn((const struct roxe_bth *)(f + pkt.bth_off)) != ROXE_MCAST_QPN)
-		return;
-	deliver(e, f, len, &pkt, true);
+	deliver(e, b->data, b->len, pkt, b->tx.dgid, true);
 }
 
 void roxe_mcast_copy_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len)
 {
 	struct roxe_pkt pkt;
+	uint8_t sgid[16], dgid[16];
 
 	/* The engine's private copy, parsed again: nothing else writes it.
 	 * Its ICRC was checked (or made) by the engine that handed it. */
-	if (roxe_parse(f, f + len, len, &pkt) == ROXE_PKT_OK)
-		deliver(e, f, len, &pkt, false);
+	if (roxe_parse(f, f + len, len, &pkt) == ROXE_PKT_OK &&
+	    !roxe_pkt_gids(f, f + len, &pkt, sgid, dgid))
+		deliver(e, f, len, &pkt, dgid, false);
 }

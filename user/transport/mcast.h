@@ -53,7 +53,7 @@ void roxe_mcast_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len,
 		   const struct roxe_pkt *pkt);
 /* Engine side: a multicast frame e sends, to this host's attached QPs
  * (the contract is in mcast.c). */
-void roxe_mcast_loop(struct roxe_engine *e, const uint8_t *f, uint32_t len);
+void roxe_mcast_loop(struct roxe_engine *e, const struct roxe_buf *b, const struct roxe_pkt *pkt);
 /* Engine side: a ROXE_HO_VERIFIED copy another engine handed e. */
 void roxe_mcast_copy_rx(struct roxe_engine *e, const uint8_t *f, uint32_t len);
 

@@ -34,6 +34,7 @@
  * that fails locally (an lkey that does not cover the data) stops the send
  * queue: RC goes to ERR, UC and UD to SQE (roxe_qp_send_error).
  */
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "transport/transport.h"
@@ -211,127 +212,172 @@ static bool pace_holds_after(const struct roxe_qp *qp, uint32_t len)
 	return roxe_pace_when(&pc, qp->eng->now) != 0;
 }
 
-/* Build and queue the next packet of w. Returns false when no transmit
- * buffer is free (try again next turn) or the WQE failed locally. */
-static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
+/* --- one packet: headers, payload, bookkeeping ---------------------------- */
+/* Payload bytes of w's packet at offset off: a READ or ATOMIC request
+ * carries none, an ATOMIC WRITE its 8 bytes, the rest up to an MTU. */
+static uint32_t packet_payload(const struct roxe_qp *qp, const struct rxe_send_wqe *w,
+			       uint32_t off)
 {
-	struct roxe_engine *e = qp->eng;
-	uint32_t op = w->wr.opcode, len = w->dma.length, off = qp->req.offset;
-	bool rd_at = roxe_wqe_is_read_or_atomic(op);
-	uint32_t payload = op == ROXE_UWR_ATOMIC_WRITE ? ROXE_ATOMIC_WRITE_LEN : rd_at ? 0 :
-			   (len - off < qp->mtu ? len - off : qp->mtu);
-	bool first = off == 0, last = rd_at || off + payload >= len;
-	struct roxe_frame_hdr h = { 0 };
-	struct roxe_frame_addr ud;
-	struct roxe_pkt pkt;
-	struct roxe_buf *b;
-	uint8_t *dst;
-	uint32_t crc = 0;
-	bool crc_done = false;	/* crc: the ICRC so far, over the copied payload */
+	uint32_t op = w->wr.opcode, len = w->dma.length;
 
-	if (qp->type == IBV_QPT_UD) {
-		w->status = ud_addr(qp, w, &ud);
-		if (w->status != IBV_WC_SUCCESS)
-			return false;
-	}
-	b = roxe_engine_tx_buf(e);
-	if (!b)
-		return false;
-	h.opcode = req_opcode(qp->type, op, first, last);
-	h.se = last && (w->wr.send_flags & IBV_SEND_SOLICITED) &&
-	       (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
-		op == IBV_WR_SEND_WITH_INV || op == IBV_WR_RDMA_WRITE_WITH_IMM);
-	h.pkey = ROXE_DEFAULT_PKEY;
-	h.psn = qp->req.psn;
-	h.dqpn = qp->type == IBV_QPT_UD ? w->wr.wr.ud.remote_qpn : qp->attr.dest_qp_num;
-	/* low on credit: what holds it must be acknowledged (credit.c) */
-	if (qp->type == IBV_QPT_RC)
-		h.ackreq = last || qp->req.probe || ++qp->req.since_ackreq >= ackreq_every(qp) ||
-			   roxe_credit_low(e);
+	if (op == ROXE_UWR_ATOMIC_WRITE)
+		return ROXE_ATOMIC_WRITE_LEN;
+	if (roxe_wqe_is_read_or_atomic(op))
+		return 0;
+	return len - off < qp->mtu ? len - off : qp->mtu;
+}
+
+/* AckReq (RC): on the last packet, a probe, about twice per window, and
+ * when low on credit (what holds it must be acknowledged: credit.c). */
+static bool want_ackreq(struct roxe_qp *qp, bool last)
+{
+	bool ackreq = qp->type == IBV_QPT_RC &&
+		      (last || qp->req.probe || ++qp->req.since_ackreq >= ackreq_every(qp) ||
+		       roxe_credit_low(qp->eng));
+
 	qp->req.probe = false;
-	if (h.ackreq)
+	if (ackreq)
 		qp->req.since_ackreq = 0;
-	if (op == IBV_WR_RDMA_READ) {
-		/* one part of it (roxe_read_part_end) */
-		h.va = w->iova + off;
-		h.rkey = w->wr.wr.rdma.rkey;
-		h.dma_len = roxe_read_part_end(qp, w, off) - off;
-	} else if (first && (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)) {
-		h.va = w->iova + off;
-		h.rkey = w->wr.wr.rdma.rkey;
-		h.dma_len = len - off;
-	} else if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		h.va = w->wr.wr.atomic.remote_addr;
-		h.rkey = w->wr.wr.atomic.rkey;
-		h.swap_add = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.swap :
-			     w->wr.wr.atomic.compare_add;
-		h.compare = op == IBV_WR_ATOMIC_CMP_AND_SWP ? w->wr.wr.atomic.compare_add : 0;
-	} else if (op == ROXE_UWR_ATOMIC_WRITE) {
-		h.va = w->iova;
-		h.rkey = w->wr.wr.rdma.rkey;
-		h.dma_len = ROXE_ATOMIC_WRITE_LEN;
-	} else if (op == ROXE_UWR_FLUSH) {
-		/* as rxe's requester: the range from iova and dma.length, the
-		 * R_Key and FETH from wr.flush */
+	return ackreq;
+}
+
+/* The BTH's fields. */
+static void hdr_bth(struct roxe_qp *qp, const struct rxe_send_wqe *w, bool first, bool last,
+		    struct roxe_frame_hdr *h)
+{
+	uint32_t op = w->wr.opcode;
+
+	h->opcode = req_opcode(qp->type, op, first, last);
+	h->se = last && (w->wr.send_flags & IBV_SEND_SOLICITED) &&
+		(op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		 op == IBV_WR_SEND_WITH_INV || op == IBV_WR_RDMA_WRITE_WITH_IMM);
+	h->pkey = ROXE_DEFAULT_PKEY;
+	h->psn = qp->req.psn;
+	h->dqpn = qp->type == IBV_QPT_UD ? w->wr.wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	h->ackreq = want_ackreq(qp, last);
+}
+
+/* RETH of a READ (one part of it: roxe_read_part_end) or a WRITE's first
+ * packet. */
+static void hdr_rdma(const struct roxe_qp *qp, const struct rxe_send_wqe *w, uint32_t off,
+		     struct roxe_frame_hdr *h)
+{
+	h->va = w->iova + off;
+	h->rkey = w->wr.wr.rdma.rkey;
+	h->dma_len = w->wr.opcode == IBV_WR_RDMA_READ ? roxe_read_part_end(qp, w, off) - off :
+		     w->dma.length - off;
+}
+
+/* AtomicETH of a compare-and-swap or a fetch-and-add. */
+static void hdr_atomic(const struct rxe_send_wqe *w, struct roxe_frame_hdr *h)
+{
+	bool cas = w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+
+	h->va = w->wr.wr.atomic.remote_addr;
+	h->rkey = w->wr.wr.atomic.rkey;
+	h->swap_add = cas ? w->wr.wr.atomic.swap : w->wr.wr.atomic.compare_add;
+	h->compare = cas ? w->wr.wr.atomic.compare_add : 0;
+}
+
+/* RETH of an ATOMIC WRITE or a FLUSH, and the FLUSH's FETH: as rxe's
+ * requester, a FLUSH's range from iova and dma.length, its R_Key and FETH
+ * from wr.flush. */
+static void hdr_iba15(const struct rxe_send_wqe *w, struct roxe_frame_hdr *h)
+{
+	h->va = w->iova;
+	if (w->wr.opcode == ROXE_UWR_ATOMIC_WRITE) {
+		h->rkey = w->wr.wr.rdma.rkey;
+		h->dma_len = ROXE_ATOMIC_WRITE_LEN;
+	} else {
 		struct roxe_uwr_flush fl = roxe_uwr_flush_get(w);
 
-		h.va = w->iova;
-		h.rkey = fl.rkey;
-		h.dma_len = len;
-		h.flush_type = fl.type;
-		h.flush_level = fl.level;
+		h->rkey = fl.rkey;
+		h->dma_len = w->dma.length;
+		h->flush_type = fl.type;
+		h->flush_level = fl.level;
 	}
-	h.imm = w->wr.ex.imm_data;
-	h.inv_rkey = w->wr.ex.invalidate_rkey;
+}
+
+/* The extension headers' fields: the opcode's ETH, ImmDt and IETH, and a
+ * UD datagram's DETH. */
+static void hdr_ext(const struct roxe_qp *qp, const struct rxe_send_wqe *w, uint32_t off,
+		    bool first, struct roxe_frame_hdr *h)
+{
+	uint32_t op = w->wr.opcode;
+
+	if (op == IBV_WR_RDMA_READ ||
+	    (first && (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)))
+		hdr_rdma(qp, w, off, h);
+	else if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		hdr_atomic(w, h);
+	else if (op == ROXE_UWR_ATOMIC_WRITE || op == ROXE_UWR_FLUSH)
+		hdr_iba15(w, h);
+	h->imm = w->wr.ex.imm_data;
+	h->inv_rkey = w->wr.ex.invalidate_rkey;
 	if (qp->type == IBV_QPT_UD) {
 		/* A Q_Key with the high bit set means "use the QP's own". */
-		h.qkey = (int32_t)w->wr.wr.ud.remote_qkey < 0 ? qp->attr.qkey :
-			 w->wr.wr.ud.remote_qkey;
-		h.src_qpn = qp->qpn;
+		h->qkey = (int32_t)w->wr.wr.ud.remote_qkey < 0 ? qp->attr.qkey :
+			  w->wr.wr.ud.remote_qkey;
+		h->src_qpn = qp->qpn;
 	}
-	if (roxe_frame_hdrs(b->data, b->cap, qp->type == IBV_QPT_UD ? &ud : &qp->path,
-			    &h, payload, &pkt))
-		goto local_error;
-	if (qp->req.cc.limited && !h.ackreq && qp->type == IBV_QPT_RC &&
-	    pace_holds_after(qp, pkt.frame_len)) {
-		/* The pacer holds the next frame: this one asks for the ACK,
-		 * or the tail probe (2 SRTTs) would take the pacer's wait
-		 * for a lost tail. */
-		h.ackreq = true;
-		qp->req.since_ackreq = 0;
-		if (roxe_frame_hdrs(b->data, b->cap, &qp->path, &h, payload, &pkt))
-			goto local_error;
-	}
-	dst = b->data + pkt.payload_off;
-	if (op == ROXE_UWR_ATOMIC_WRITE) {
+}
+
+/* A rate-limited RC packet that does not ask for an ACK, in a frame of
+ * frame_len bytes, after which the pacer holds the next one: it asks, or
+ * the tail probe (2 SRTTs) would take the pacer's wait for a lost tail.
+ * The bit goes into the BTH as built (the ICRC is not made yet). */
+static void pace_ackreq(struct roxe_qp *qp, struct roxe_frame_hdr *h, uint8_t *frame,
+			const struct roxe_pkt *pkt)
+{
+	if (!qp->req.cc.limited || h->ackreq || qp->type != IBV_QPT_RC ||
+	    !pace_holds_after(qp, pkt->frame_len))
+		return;
+	h->ackreq = true;
+	qp->req.since_ackreq = 0;
+	frame[pkt->bth_off + offsetof(struct roxe_bth, apsn)] |= (uint8_t)(ROXE_BTH_ACKREQ >> 24);
+}
+
+/* The payload of w's packet at offset off into the frame b (headers
+ * written: pkt), and the ICRC; false: the WQE fails locally. */
+static bool fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe_buf *b,
+			 const struct roxe_pkt *pkt, uint32_t off)
+{
+	uint8_t *dst = b->data + pkt->payload_off;
+	uint32_t payload = pkt->payload_len, crc;
+
+	if (w->wr.opcode == ROXE_UWR_ATOMIC_WRITE) {
 		/* dma.atomic_wr: within the slot (roxe_qp_check_send_wqe) */
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data, ROXE_ATOMIC_WRITE_LEN);
 	} else if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
 		if (off + payload > qp->sq_slot_inline)
-			goto local_error;
+			return false;
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);
 	} else if (payload) {
 		/* copied from the MR and CRCed in one pass */
-		crc = roxe_icrc_begin(b->data, &pkt);
-		crc_done = true;
+		crc = roxe_icrc_begin(b->data, pkt);
 		if (roxe_sge_copy_icrc(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
 				       roxe_wqe_num_sge(qp, w), off, dst, payload, &crc))
-			goto local_error;
+			return false;
+		b->len = roxe_frame_seal_icrc(b->data, pkt, crc);
+		return true;
 	}
-	b->len = crc_done ? roxe_frame_seal_icrc(b->data, &pkt, crc) : roxe_frame_seal(b->data, &pkt);
-	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
-		roxe_mcast_loop(e, b->data, b->len);	/* this host's members */
-	roxe_pace_sent_frame(qp, b->len);
-	roxe_engine_tx_commit(e, qp, b);
+	b->len = roxe_frame_seal(b->data, pkt);
+	return true;
+}
 
+/* w's packet at offset off (payload bytes, AckReq as asked) is queued:
+ * RTT timing, and the requester moves on. */
+static void packet_sent(struct roxe_qp *qp, const struct rxe_send_wqe *w, uint32_t off,
+			uint32_t payload, bool ackreq)
+{
 	/* Time one PSN per round trip: one that asks for an ACK and was never
 	 * sent before (Karn: an ACK of a resent PSN may answer either copy). */
-	if (h.ackreq && !qp->req.rtt_timing && qp->req.psn == qp->req.max_psn) {
+	if (ackreq && !qp->req.rtt_timing && qp->req.psn == qp->req.max_psn) {
 		qp->req.rtt_timing = true;
 		qp->req.rtt_psn = qp->req.psn;
-		qp->req.rtt_sent = e->now;
+		qp->req.rtt_sent = qp->eng->now;
 	}
-	if (op == IBV_WR_RDMA_READ) {
+	if (w->wr.opcode == IBV_WR_RDMA_READ) {
 		qp->req.offset = roxe_read_part_end(qp, w, off);
 		qp->req.psn = roxe_psn_add(w->first_psn, read_psns(qp, qp->req.offset));
 	} else {
@@ -341,6 +387,43 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	roxe_credit_sync(qp);		/* what it took of the engine's credit */
 	if (roxe_psn_diff(qp->req.psn, qp->req.max_psn) > 0)
 		qp->req.max_psn = qp->req.psn;
+}
+
+/* Build and queue the next packet of w. Returns false when no transmit
+ * buffer is free (try again next turn) or the WQE failed locally. */
+static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
+{
+	struct roxe_engine *e = qp->eng;
+	uint32_t off = qp->req.offset, payload = packet_payload(qp, w, off);
+	bool first = off == 0;
+	bool last = roxe_wqe_is_read_or_atomic(w->wr.opcode) || off + payload >= w->dma.length;
+	const struct roxe_frame_addr *a = &qp->path;
+	struct roxe_frame_hdr h = { 0 };
+	struct roxe_frame_addr ud;
+	struct roxe_pkt pkt;
+	struct roxe_buf *b;
+
+	if (qp->type == IBV_QPT_UD) {
+		w->status = ud_addr(qp, w, &ud);
+		if (w->status != IBV_WC_SUCCESS)
+			return false;
+		a = &ud;
+	}
+	b = roxe_engine_tx_buf(e);
+	if (!b)
+		return false;
+	hdr_bth(qp, w, first, last, &h);
+	hdr_ext(qp, w, off, first, &h);
+	if (roxe_engine_tx_hdrs(b, a, &h, payload, &pkt))
+		goto local_error;
+	pace_ackreq(qp, &h, b->data, &pkt);
+	if (!fill_payload(qp, w, b, &pkt, off))
+		goto local_error;
+	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
+		roxe_mcast_loop(e, b, &pkt);	/* this host's members */
+	roxe_pace_sent_frame(qp, b->len);
+	roxe_engine_tx_commit(e, qp, b);
+	packet_sent(qp, w, off, payload, h.ackreq);
 	return true;
 
 local_error:

@@ -136,7 +136,7 @@ static struct roxe_buf *build(struct roxe_qp *qp, const struct roxe_frame_hdr *h
 
 	if (!b)
 		return NULL;
-	if (roxe_frame_hdrs(b->data, b->cap, &qp->path, h, payload_len, pkt)) {
+	if (roxe_engine_tx_hdrs(b, &qp->path, h, payload_len, pkt)) {
 		roxe_port_tx_free(qp->eng->port, b, 1);
 		return NULL;
 	}

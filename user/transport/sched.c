@@ -205,18 +205,20 @@ static void count_tx(struct roxe_engine *e, struct roxe_qp *qp, const struct rox
  * A frame for one of the host's own addresses does not go to the port: it
  * goes, built as for the wire, to the engine that owns its destination QP
  * (loopback.c), now; the buffer goes back to the port. Order per QP holds:
- * all of a QP's frames go the one way or the other.
+ * all of a QP's frames go the one way or the other. Where it goes is what
+ * its builder described (b->tx): the receiving engine checks the frame
+ * itself.
  */
 static bool tx_looped(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
-	struct roxe_device *to = qp ? roxe_loop_target_qp(qp, b->data, b->len) :
-				 roxe_loop_target(e->dev, b->data, b->len);
+	struct roxe_device *to = qp ? roxe_loop_target_qp(qp, b->tx.dgid) :
+				 roxe_loop_find(e->dev, b->tx.dgid);
 
 	if (!to)
 		return false;
 	count_tx(e, qp, b);
 	/* a full ring counted it */
-	roxe_loop_deliver(to, b->data, b->len, qp ? qp->qpn : ROXE_LOOP_NO_QPN);
+	roxe_loop_deliver(to, b->data, b->len, b->tx.dqpn, qp ? qp->qpn : ROXE_LOOP_NO_QPN);
 	roxe_port_tx_free(e->port, b, 1);
 	return true;
 }
@@ -233,6 +235,7 @@ void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct
 		/* the newer ACK replaces the held one */
 		memcpy(e->tx[slot].data, b->data, b->len);
 		e->tx[slot].len = b->len;
+		e->tx[slot].tx = b->tx;
 		roxe_port_tx_free(e->port, b, 1);
 		qp->stats->tx_packets--;
 		qp->stats->tx_bytes -= b->len;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "transport/transport.h"
 
 void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
@@ -21,6 +22,29 @@ void roxe_timer_disarm(struct roxe_qp *qp);
 uint64_t roxe_timer_fine(const struct roxe_qp *qp);
 /* Frames the state machines send: borrow, fill, queue. */
 struct roxe_buf *roxe_engine_tx_buf(struct roxe_engine *e);
+/* b->tx for the frame built into b (a, h: its pkt): where it goes, as
+ * written in its headers. Every frame an engine commits is described. */
+static inline void roxe_engine_tx_desc(struct roxe_buf *b, const struct roxe_frame_addr *a,
+				       const struct roxe_frame_hdr *h, const struct roxe_pkt *pkt)
+{
+	memcpy(b->tx.dgid, a->dgid, 16);
+	b->tx.dqpn = h->dqpn & ROXE_QPN_MASK;
+	b->tx.bth_off = pkt->bth_off;
+	b->tx.ttl = a->hop_limit ? a->hop_limit : 64;	/* as roxe_frame_hdrs */
+	b->tx.tclass = a->tclass;
+}
+
+/* The headers of the frame b carries (roxe_frame_hdrs), described. */
+static inline int roxe_engine_tx_hdrs(struct roxe_buf *b, const struct roxe_frame_addr *a,
+				      const struct roxe_frame_hdr *h, uint32_t payload_len,
+				      struct roxe_pkt *pkt)
+{
+	int err = roxe_frame_hdrs(b->data, b->cap, a, h, payload_len, pkt);
+
+	if (!err)
+		roxe_engine_tx_desc(b, a, h, pkt);
+	return err;
+}
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
