@@ -32,11 +32,21 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 CFLAGS   ?= -O2 -g
 VERSION  := 0.1.0
-# Public headers only (include/roxe/): what tools build with. libroxe's own
-# sources and the white-box tests add its private headers (user/); roxed
-# adds them for user/verbs/served.h alone (selftests/docs/api_test.sh).
+# The headers of include/, three kinds, each included as "roxe/NAME.h":
+#   include/uapi/roxe/     the ABI: roxe.ko's (kabi.h), roxed's status
+#                          socket (ctl.h); first, as the kernel puts its own
+#   include/roxe/          what make install installs: the verbs API
+#                          (ROXE_0.1 in user/libroxe.map) and the header-only
+#                          contracts shared with bpf/ and kmod/
+#   include/private/roxe/  roxe's own, not installed: the building blocks
+#                          its tools link (ROXE_PRIVATE), roxed's and the
+#                          tools' shared headers
+# That is what tools build with. libroxe's own sources and the white-box
+# tests add its private headers (user/); roxed adds them for
+# user/verbs/served.h alone (selftests/docs/api_test.sh).
+INC_FLAGS := -I$(TOP)/include/uapi -I$(TOP)/include -I$(TOP)/include/private
 ROXE_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-I$(TOP)/include -I$(GEN_INC) -MMD -MP
+	$(INC_FLAGS) -I$(GEN_INC) -MMD -MP
 # libnl-route-3: rtnetlink (address events) for libroxe's own sources.
 LIBNL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0)
 LIBNL_LIBS := $(shell pkg-config --libs libnl-route-3.0)
@@ -55,8 +65,9 @@ LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(OBJ_PIC)/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(OBJ_SAN)/%.o)
 LIBROXE  := $(BUILD)/lib/libroxe.a
 LIBROXE_SAN := $(BUILD)/lib/libroxe-san.a
-# The shared library exports only the public headers' functions
-# (user/libroxe.map); tools link it, so they can use nothing else.
+# The shared library exports the public API's functions at ROXE_0.1 and
+# the building blocks roxe's tools call at ROXE_PRIVATE (user/libroxe.map);
+# tools link it, so they can use nothing else.
 LIBROXE_SO := $(BUILD)/lib/libroxe.so.0
 ROXE_PC  := $(BUILD)/lib/pkgconfig/roxe.pc
 
@@ -88,7 +99,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.c=$(BUILD)/bpf/%.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
-	-I$(TOP)/include -I$(ARCH_INC) -MMD -MP
+	-I$(TOP)/include/uapi -I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
 .PHONY: all deps check check-unit demo bench soak kmod clean install uninstall
 # Keep every intermediate (BPF objects, tool objects): make install after
@@ -153,7 +164,7 @@ $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
 # the AF_XDP socket dump (sock_diag) goes through libnl
 $(OBJ)/tools/lib/xskdiag.o: ROXE_CFLAGS += $(LIBNL_CFLAGS)
 
-# Tools link the shared libroxe (its public API only), found beside them;
+# Tools link the shared libroxe (ROXE_0.1 and ROXE_PRIVATE), found beside them;
 # make install links them again with the installed library's RUNPATH.
 TOOL_RPATH ?= $$ORIGIN/../lib
 TOOL_LDLIBS = $(TOOL_LIB) -L$(BUILD)/lib -l:libroxe.so.0 \
@@ -329,14 +340,15 @@ MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 DKMSDIR     ?= /usr/src
 INSTALL     ?= install
 
-# The public headers: the four of the API (api_test.sh) and what they
-# include; the others (kabi.h, ctl.h, env.h, queue.h, psn.h) are roxe's own.
-PUB_HEADERS := verbs.h frame.h port.h xdp.h wire.h opcode.h parse.h maps.h limits.h
+# The public headers: all of include/roxe/ (the API, verbs.h, and the
+# header-only contracts); include/uapi/ and include/private/ are roxe's own.
+PUB_HEADERS := $(notdir $(wildcard include/roxe/*.h))
 # roxe.ko's sources for dkms: kmod/ and the shared headers it includes, in
-# the tree's layout so that kmod/Kbuild finds ../include.
+# the tree's layout so that kmod/Kbuild finds ../include/uapi, ../include.
 DKMS_SRC    := $(DKMSDIR)/roxe-$(VERSION)
 DKMS_KMOD   := Kbuild $(notdir $(wildcard kmod/*.c kmod/*.h))
-DKMS_INC    := kabi.h limits.h
+DKMS_UAPI   := kabi.h
+DKMS_INC    := limits.h
 INST_PROGS  := $(notdir $(TOOLS) $(DAEMONS))
 INST_SBIN   := $(foreach p,$(INST_PROGS),$(if $(wildcard man/$(p).8),$(p)))
 INST_BIN    := $(filter-out $(INST_SBIN),$(INST_PROGS))
@@ -379,8 +391,10 @@ install: install-build
 	$(INSTALL) -D -m 644 $(INST_BUILD)/roxed@.service $(DESTDIR)$(UNITDIR)/roxed@.service
 	$(INSTALL) -D -m 644 tools/systemd/roxe.conf $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
 	$(INSTALL) -D -m 644 $(INST_BUILD)/dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
-	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe
+	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe \
+		$(DESTDIR)$(DKMS_SRC)/include/uapi/roxe
 	$(INSTALL) -m 644 $(addprefix kmod/,$(DKMS_KMOD)) $(DESTDIR)$(DKMS_SRC)/kmod/
+	$(INSTALL) -m 644 $(addprefix include/uapi/roxe/,$(DKMS_UAPI)) $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe/
 	$(INSTALL) -m 644 $(addprefix include/roxe/,$(DKMS_INC)) $(DESTDIR)$(DKMS_SRC)/include/roxe/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then echo ldconfig; ldconfig; fi
 
@@ -398,8 +412,10 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/roxed@.service
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
 	rm -f $(DESTDIR)$(DKMS_SRC)/dkms.conf $(addprefix $(DESTDIR)$(DKMS_SRC)/kmod/,$(DKMS_KMOD)) \
+		$(addprefix $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe/,$(DKMS_UAPI)) \
 		$(addprefix $(DESTDIR)$(DKMS_SRC)/include/roxe/,$(DKMS_INC))
-	rmdir $(DESTDIR)$(DKMS_SRC)/include/roxe $(DESTDIR)$(DKMS_SRC)/include \
+	rmdir $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe $(DESTDIR)$(DKMS_SRC)/include/uapi \
+		$(DESTDIR)$(DKMS_SRC)/include/roxe $(DESTDIR)$(DKMS_SRC)/include \
 		$(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC) 2>/dev/null || true
 
 clean:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * roxed's status socket (include/roxe/ctl.h): roxed's listening side and
+ * roxed's status socket (include/uapi/roxe/ctl.h): roxed's listening side and
  * roxectl's reading side.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * roxe(7)'s environment variables into libroxe's settings, and what the
  * library reports printed: the programs' side of a library that reads no
- * environment and prints nothing (include/roxe/env.h). Shared by roxed and
+ * environment and prints nothing (include/private/roxe/env.h). Shared by roxed and
  * the tools (libroxe-tools.a), as ctlsock.c is.
  */
 #include <stdio.h>

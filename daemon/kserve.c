@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * roxed's side of /dev/roxe (include/roxe/kabi.h): the module announces
+ * roxed's side of /dev/roxe (include/uapi/roxe/kabi.h): the module announces
  * CQs, SRQs, QPs (with every modify) and MRs of the applications using its
  * ib_device; we map each queue and each MR's pinned pages into this
  * process and create the engine's served objects on them, at the numbers

@@ -201,7 +201,7 @@ static int daemonize(int *ready)
 	return 0;
 }
 
-/* What `roxectl devices` shows (include/roxe/ctl.h). */
+/* What `roxectl devices` shows (include/uapi/roxe/ctl.h). */
 static void status_text(char *buf, size_t len, const struct roxe_device_attr *da,
 			const struct roxe_kabi_info *info, const struct roxe_kserve *ks,
 			time_t started)

@@ -352,7 +352,7 @@ static bool kopcode_ok(enum ib_qp_type t, enum ib_wr_opcode op)
 static_assert(IB_WR_REG_MR == ROXE_KABI_WR_REG_MR);
 
 /* A REG_MR WR: what roxed needs to register the MR when it gets there
- * (include/roxe/kabi.h); the MR must be a fast-reg MR of the QP's PD.
+ * (include/uapi/roxe/kabi.h); the MR must be a fast-reg MR of the QP's PD.
  */
 static int fill_reg(struct roxe_qp *qp, struct rxe_send_wqe *w,
 		    const struct ib_reg_wr *reg)

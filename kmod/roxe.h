@@ -124,7 +124,7 @@ struct roxe_mmap {
 	struct kref		ref;		/* queue, rdma entry, mmap in progress */
 };
 
-/* A work or completion queue in the rxe ABI layout (include/roxe/queue.h). */
+/* A work or completion queue in the rxe ABI layout (include/private/roxe/queue.h). */
 struct roxe_kqueue {
 	struct rxe_queue_buf	*buf;
 	size_t			size;		/* bytes, page aligned */

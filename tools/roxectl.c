@@ -555,7 +555,7 @@ static int cmd_stats(int argc, char **argv)
 }
 
 /* --- devices: what roxed daemons serve ------------------------------------- */
-/* The columns: roxed's key (include/roxe/ctl.h), the table's head, and its
+/* The columns: roxed's key (include/uapi/roxe/ctl.h), the table's head, and its
  * width (negative: left-aligned). */
 static const struct {
 	const char *key, *head;

@@ -3,12 +3,13 @@
 # Paths the tree names in its comments, documentation and help texts exist:
 # every word/word.EXT (EXT: c, h, sh, md, mk, map, py; man/NAME.[1-8])
 # whose first part is one of ours (user/, daemon/, kmod/, bpf/, tools/,
-# include/roxe/, selftests/, docs/, man/; roxe/ for include/roxe/; verbs/,
-# transport/, core/, port/, wire/ for user/'s layers) is a file from the
-# top, from the naming file's directory or its parent, or from user/ or
-# include/. Others' paths (URLs, the kernel's drivers/... and include/linux/,
-# rdma-core's providers/...), build outputs (build/) and placeholders (NAME)
-# are not ours to check.
+# include/, selftests/, docs/, man/; roxe/ for include/roxe/,
+# include/uapi/roxe/ or include/private/roxe/, as the compiler finds it;
+# verbs/, transport/, core/, port/, wire/ for user/'s layers) is a file from
+# the top, from the naming file's directory or its parent, or from user/,
+# include/, include/uapi/ or include/private/. Others' paths (URLs, the
+# kernel's drivers/... and include/linux/, rdma-core's providers/...), build
+# outputs (build/) and placeholders (NAME) are not ours to check.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -u
@@ -24,7 +25,7 @@ cd "$top" || exit $KSFT_FAIL
 # A path starts where no path character, $, <, %, @, : or ~ precedes it
 # (so not inside a URL, $VAR/..., <sys/x.h> or an absolute path).
 re='(?<![A-Za-z0-9_./$<@:~%-])[A-Za-z0-9_][A-Za-z0-9_.+-]*(/[A-Za-z0-9_][A-Za-z0-9_.+-]*)+\.(bpf\.c|c|h|sh|md|mk|map|py|[1-8])(?![A-Za-z0-9_/])'
-ours='^(user|daemon|kmod|bpf|tools|include/roxe|selftests|docs|man|roxe|verbs|transport|core|port|wire)/'
+ours='^(user|daemon|kmod|bpf|tools|include|selftests|docs|man|roxe|verbs|transport|core|port|wire)/'
 
 files=$(find README.md Makefile user daemon kmod bpf tools include selftests docs man \
 	-type f ! -name '*.png' 2>/dev/null)
@@ -39,7 +40,8 @@ while IFS=: read -r file line ref; do
 	esac
 	n=$((n + 1))
 	dir=$(dirname "$file")
-	for c in "$ref" "$dir/$ref" "$dir/../$ref" "user/$ref" "include/$ref"; do
+	for c in "$ref" "$dir/$ref" "$dir/../$ref" "user/$ref" "include/$ref" \
+		"include/uapi/$ref" "include/private/$ref"; do
 		[ -e "$c" ] && continue 2
 	done
 	stale=$((stale + 1))

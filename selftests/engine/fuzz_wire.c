@@ -26,7 +26,7 @@
 #include "transport/transport.h"
 #include "transport/engine.h"
 #include "transport/stash.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 #define BUF		(256u << 10)
 #define MTU		1024u

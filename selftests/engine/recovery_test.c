@@ -28,7 +28,7 @@
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "roxe/parse.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 #include "transport/transport.h"
 #include "transport/credit.h"
 #include "transport/engine.h"

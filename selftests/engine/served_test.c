@@ -1138,7 +1138,7 @@ static int app_qp_kernel(FIXTURE_DATA(served) *self)
 	return served_connect(self->a.qp, s0, roxe_qp_num(s0->qp), sgid, dmac);
 }
 
-/* A REG_MR WQE as roxe.ko writes it for a kernel QP (include/roxe/kabi.h). */
+/* A REG_MR WQE as roxe.ko writes it for a kernel QP (include/uapi/roxe/kabi.h). */
 static void app_reg_mr(struct app *a, uint64_t id, uint32_t key, uint64_t iova, uint64_t len,
 		       uint32_t page_off, uint32_t access)
 {

@@ -12,7 +12,7 @@
 #include "kselftest_harness.h"
 #include "transport/transport.h"
 #include "transport/stash.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 FIXTURE(stash) {
 	struct roxe_device dev;

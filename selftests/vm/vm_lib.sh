@@ -97,15 +97,16 @@ vm_need_kmod() {
 # vm_build_prog TEST TOP NAME [CC-OPTION...]: the guest's program
 # build/vm/NAME from selftests/vm/NAME.c, against the host's libibverbs
 # (the image carries the same libraries), when it is older than its source,
-# verbs_util.h or include/roxe/kabi.h; TEST fails if it does not build.
+# verbs_util.h or include/uapi/roxe/kabi.h; TEST fails if it does not build.
 vm_build_prog() {
 	local test=$1 top=$2 name=$3 src bin
 	shift 3
 	src=$top/selftests/vm/$name.c bin=$top/build/vm/$name
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] ||
-	   [ "$top/selftests/vm/verbs_util.h" -nt "$bin" ] || [ "$top/include/roxe/kabi.h" -nt "$bin" ]; then
+	   [ "$top/selftests/vm/verbs_util.h" -nt "$bin" ] || [ "$top/include/uapi/roxe/kabi.h" -nt "$bin" ]; then
 		mkdir -p "$top/build/vm"
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include" "$@" -o "$bin" "$src" \
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$top/include/uapi" -I"$top/include" \
+			-I"$top/include/private" "$@" -o "$bin" "$src" \
 			-libverbs || { echo "$test: FAIL: cannot build $name"; exit $KSFT_FAIL; }
 	fi
 }

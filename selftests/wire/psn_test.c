@@ -2,7 +2,7 @@
 /* 24-bit PSN arithmetic, checked against a 64-bit model around the wrap. */
 #include <stdint.h>
 #include "kselftest_harness.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* The model: unwrap both into 64 bits near each other and subtract. */
 static int64_t model_diff(uint32_t a, uint32_t b)

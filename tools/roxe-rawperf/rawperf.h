@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * roxe-rawperf: the raw frame path under roxe's transport, measured with
- * roxe's own port layer (include/roxe/port.h) and XDP program: what the transport
+ * roxe's own port layer (include/private/roxe/port.h) and XDP program: what the transport
  * could reach at best on this link. Valid RoCE v2 frames (RC SEND_ONLY to a
  * QPN the receiver registers in the XDP program's QP table), and nothing
  * else: no ACKs, no PSN checks, no ICRC work per frame (each frame is a

@@ -305,7 +305,7 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
  * the copy as it is made (roxe_icrc_update_copy). */
 int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
 		       unsigned num_sge, uint32_t offset, void *buf, uint32_t len, uint32_t *crc);
-/* Execute a REG_MR WQE (include/roxe/kabi.h) of a QP of pd: an IBV_WC_* status. */
+/* Execute a REG_MR WQE (include/uapi/roxe/kabi.h) of a QP of pd: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
 		     const struct rxe_send_wqe *w);
 /* LOCAL_INV, SEND_WITH_INV of key by a QP of pd: a fast-registration

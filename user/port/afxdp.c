@@ -924,8 +924,3 @@ bool roxe_afxdp_zerocopy(const struct roxe_afxdp *g)
 {
 	return g->zerocopy;
 }
-
-unsigned roxe_afxdp_queues(const struct roxe_afxdp *g)
-{
-	return g->queues;
-}

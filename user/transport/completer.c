@@ -39,7 +39,7 @@
 #include "transport/sched.h"
 #include "transport/sendctl.h"
 #include "transport/sq.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* RNR timer field -> nanoseconds (IBA table 45). */
 static const uint32_t rnr_us[32] = {

@@ -62,7 +62,7 @@
 #include "transport/transport.h"
 #include "transport/credit.h"
 #include "transport/sched.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* Of the port's receive ring, this share (1/n) for outstanding PSNs. */
 #define CREDIT_SHARE		2

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "roxe/psn.h"
+#include "wire/psn.h"
 #include "transport/transport.h"
 
 /* A charge with no answer for this long lapses; looked for at most every

@@ -13,7 +13,7 @@
 #include "transport/sendctl.h"
 #include "transport/sq.h"
 #include "transport/stash.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* --- the engine's side of state changes ----------------------------------------- */
 static void flush_wc(struct roxe_cq *cq, uint64_t wr_id, uint32_t qpn, enum ibv_wc_opcode op)

@@ -4,7 +4,7 @@
  * and the choices are in recovery.h).
  */
 #include "transport/recovery.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* --- retransmission timeout ---------------------------------------------------- */
 void roxe_rto_init(struct roxe_rto *r)

@@ -45,7 +45,7 @@
 #include "transport/sched.h"
 #include "transport/sendctl.h"
 #include "transport/sq.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* PSNs a WQE takes: responses for a READ, packets otherwise. */
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w)

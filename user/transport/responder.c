@@ -45,7 +45,7 @@
 #include "transport/sched.h"
 #include "transport/sendctl.h"
 #include "transport/stash.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 /* --- receive WQEs ----------------------------------------------------------- */
 static bool take_rwqe(struct roxe_qp *qp)

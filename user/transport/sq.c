@@ -6,7 +6,7 @@
  */
 #include "transport/transport.h"
 #include "transport/sq.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 {

@@ -54,7 +54,7 @@
 #include <string.h>
 #include "transport/transport.h"
 #include "transport/stash.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 
 #define STASH_BUCKETS		(2 * ROXE_STASH_SLOTS)
 #define STASH_NONE		0xffff

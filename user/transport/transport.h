@@ -12,7 +12,7 @@
  *   that thread runs its requester, responder and completer, so per-QP
  *   transport state needs no lock.
  * - Applications produce into a QP's send and receive queues (rxe uAPI
- *   rings, include/roxe/queue.h) under a per-QP post lock, then ring the
+ *   rings, include/private/roxe/queue.h) under a per-QP post lock, then ring the
  *   owning engine's doorbell: a lock-free list of QPs with new work.
  */
 #ifndef ROXE_TRANSPORT_H

@@ -29,7 +29,7 @@
 #include "verbs/internal.h"
 #include "transport/qp_state.h"
 #include "transport/sq.h"
-#include "roxe/psn.h"
+#include "wire/psn.h"
 #include "roxe/xdp.h"
 
 /* --- attribute masks per transition (IBA 11.2.5 table 91) ------------------ */

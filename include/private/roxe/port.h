@@ -11,6 +11,11 @@
  * Frames are always contiguous in memory (a backend that receives a frame
  * in pieces joins it), and always start at the Ethernet header, whatever
  * the backend: the engine parses and builds full frames everywhere.
+ *
+ * roxe's own, not installed (include/private/): the functions of this
+ * header that roxe's tools call are exported at ROXE_PRIVATE
+ * (user/libroxe.map), with no promise to any other program; the rest are
+ * libroxe's alone. Applications have the verbs API (roxe/verbs.h).
  */
 #ifndef ROXE_PORT_H
 #define ROXE_PORT_H
@@ -172,7 +177,6 @@ struct roxe_port *roxe_afxdp_port(struct roxe_afxdp *x, unsigned engine);
 void roxe_afxdp_close(struct roxe_afxdp *x);
 
 bool roxe_afxdp_zerocopy(const struct roxe_afxdp *x);
-unsigned roxe_afxdp_queues(const struct roxe_afxdp *x);
 
 /* --- UDP backend -------------------------------------------------------------- */
 /*

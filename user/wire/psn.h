@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Packet sequence numbers: 24-bit serial arithmetic (IBA 9.7.1).
- * Usable from user space, BPF and the kernel module.
+ * Packet sequence numbers: 24-bit serial arithmetic (IBA 9.7.1), for
+ * libroxe's transport and QPs.
  */
 #ifndef ROXE_PSN_H
 #define ROXE_PSN_H

@@ -17,6 +17,11 @@
  *   -ENOENT      roxe is not attached to the interface
  *   -EOPNOTSUPP  the interface cannot run XDP in the mode asked for
  *   -EPERM       not root (CAP_NET_ADMIN and CAP_BPF needed)
+ *
+ * roxe's own, not installed (include/private/): the functions of this
+ * header that roxe's tools call are exported at ROXE_PRIVATE
+ * (user/libroxe.map), with no promise to any other program; the rest are
+ * libroxe's alone. Applications have the verbs API (roxe/verbs.h).
  */
 #ifndef ROXE_XDP_H
 #define ROXE_XDP_H

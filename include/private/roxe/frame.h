@@ -12,6 +12,11 @@
  *
  * Received frames go through roxe_parse() (roxe/parse.h), then
  * roxe_frame_hdr_get() and roxe_icrc_check().
+ *
+ * roxe's own, not installed (include/private/): the functions of this
+ * header that roxe's tools call are exported at ROXE_PRIVATE
+ * (user/libroxe.map), with no promise to any other program; the rest are
+ * libroxe's alone. Applications have the verbs API (roxe/verbs.h).
  */
 #ifndef ROXE_FRAME_H
 #define ROXE_FRAME_H
