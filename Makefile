@@ -161,6 +161,11 @@ $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 $(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
+# The programs' --version (include/private/roxe/version.h): the one object
+# built with VERSION, again when the Makefile changes; roxed links it too.
+VERSION_OBJ := $(OBJ)/tools/lib/version.o
+$(VERSION_OBJ) $(OBJ_SAN)/tools/lib/version.o: ROXE_CFLAGS += -DROXE_VERSION='"$(VERSION)"'
+$(VERSION_OBJ) $(OBJ_SAN)/tools/lib/version.o: Makefile
 # the AF_XDP socket dump (sock_diag) goes through libnl
 $(OBJ)/tools/lib/xskdiag.o: ROXE_CFLAGS += $(LIBNL_CFLAGS)
 
@@ -186,7 +191,7 @@ $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) 
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
-$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(LIBROXE)
+$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(VERSION_OBJ) $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
 
@@ -196,14 +201,14 @@ $(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(LIBROXE)
 ROXED_SAN := $(BUILD)/san/roxed-san
 .PHONY: roxed-san
 roxed-san: $(ROXED_SAN)
-$(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(LIBROXE_SAN)
+$(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(OBJ_SAN)/tools/lib/version.o $(LIBROXE_SAN)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(LIBROXE_SAN) $(LDLIBS)
 
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
 	$(TOOL_LIB_SRCS:%.c=$(OBJ)/%.d) \
-	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d)
+	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d) $(OBJ_SAN)/tools/lib/version.d
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes
@@ -272,7 +277,7 @@ define kmod_build
 	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/$(2)/; done
 	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/$(2)/; done
 	+@for d in $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2); do \
-		$(MAKE) -C $(1) M=$$d modules >$$d/build.log 2>&1; rc=$$?; \
+		$(MAKE) -C $(1) M=$$d ROXE_VERSION=$(VERSION) modules >$$d/build.log 2>&1; rc=$$?; \
 		cat $$d/build.log; [ $$rc = 0 ] || exit 1; \
 		if grep -v '^make' $$d/build.log | grep -qi 'warning'; then \
 			rm -f $$d/*.o $$d/*.ko; \
@@ -344,7 +349,8 @@ INSTALL     ?= install
 # header-only contracts); include/uapi/ and include/private/ are roxe's own.
 PUB_HEADERS := $(notdir $(wildcard include/roxe/*.h))
 # roxe.ko's sources for dkms: kmod/ and the shared headers it includes, in
-# the tree's layout so that kmod/Kbuild finds ../include/uapi, ../include.
+# the tree's layout so that kmod/Kbuild finds ../include/uapi, ../include;
+# its Kbuild sets ROXE_VERSION (MODULE_VERSION), which make kmod passes.
 DKMS_SRC    := $(DKMSDIR)/roxe-$(VERSION)
 DKMS_KMOD   := Kbuild $(notdir $(wildcard kmod/*.c kmod/*.h))
 DKMS_UAPI   := kabi.h
@@ -372,6 +378,10 @@ install-build: all
 	$(SUBST) user/roxe.pc.in > $(INST_BUILD)/roxe.pc
 	$(SUBST) tools/systemd/roxed@.service.in > $(INST_BUILD)/roxed@.service
 	$(SUBST) kmod/dkms.conf.in > $(INST_BUILD)/dkms.conf
+	@# kmod/Kbuild with its version (MODULE_VERSION), which make kmod gives
+	sed 's|^ROXE_VERSION ?=.*|ROXE_VERSION ?= $(VERSION)|' kmod/Kbuild > $(INST_BUILD)/Kbuild
+	@grep -qx 'ROXE_VERSION ?= $(VERSION)' $(INST_BUILD)/Kbuild || \
+		{ echo "install: kmod/Kbuild has no line ROXE_VERSION ?=" >&2; exit 1; }
 
 install: install-build
 	$(INSTALL) -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
@@ -393,7 +403,8 @@ install: install-build
 	$(INSTALL) -D -m 644 $(INST_BUILD)/dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe \
 		$(DESTDIR)$(DKMS_SRC)/include/uapi/roxe
-	$(INSTALL) -m 644 $(addprefix kmod/,$(DKMS_KMOD)) $(DESTDIR)$(DKMS_SRC)/kmod/
+	$(INSTALL) -m 644 $(addprefix kmod/,$(filter-out Kbuild,$(DKMS_KMOD))) $(INST_BUILD)/Kbuild \
+		$(DESTDIR)$(DKMS_SRC)/kmod/
 	$(INSTALL) -m 644 $(addprefix include/uapi/roxe/,$(DKMS_UAPI)) $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe/
 	$(INSTALL) -m 644 $(addprefix include/roxe/,$(DKMS_INC)) $(DESTDIR)$(DKMS_SRC)/include/roxe/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then echo ldconfig; ldconfig; fi

@@ -28,6 +28,7 @@
 #include "roxe/kabi.h"
 #include "roxe/limits.h"
 #include "roxe/verbs.h"
+#include "roxe/version.h"
 #include "verbs/served.h"
 #include "kserve.h"
 
@@ -38,7 +39,7 @@ static const char usage[] =
 "SYNOPSIS\n"
 "    roxed -d IFACE [-e N] [--rt-priority P] [--backend afxdp|udp] [--no-ecn]\n"
 "          [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n"
-"    roxed --help\n"
+"    roxed --help | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    Attaches to IFACE through /dev/roxe: roxe.ko registers an RDMA device\n"
@@ -84,6 +85,7 @@ static const char usage[] =
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
+"    -V, --version        print roxed's version and exit\n"
 "\n"
 "EXIT STATUS\n"
 "    0 after a clean shutdown; 1 if the module is not loaded, IFACE does\n"
@@ -373,6 +375,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
@@ -383,7 +386,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int o, fd, sfd, rc, ready = -1;
 
-	while ((o = getopt_long(argc, argv, "d:e:r:b:c:fvh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "d:e:r:b:c:fvhV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			ifname = optarg;
@@ -448,6 +451,8 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
+		case 'V':
+			tool_version_exit("roxed");
 		default:
 			fputs(usage, stderr);
 			return 2;

@@ -7,6 +7,11 @@
 #include <linux/netdevice.h>
 #include "roxe.h"
 
+/* the top Makefile's VERSION, from kmod/Kbuild */
+#ifndef ROXE_VERSION
+#error "ROXE_VERSION is not set: build roxe.ko with make kmod, or ROXE_VERSION=X.Y.Z"
+#endif
+
 LIST_HEAD(roxe_devs);
 DEFINE_MUTEX(roxe_devs_lock);
 
@@ -79,4 +84,5 @@ module_exit(roxe_exit);
 MODULE_AUTHOR("roxe");
 MODULE_DESCRIPTION("roxe: RoCE v2 ib_device served by the roxed user-space engine");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(ROXE_VERSION);
 MODULE_SOFTDEP("pre: ib_uverbs");

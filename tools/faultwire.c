@@ -47,6 +47,7 @@
 #include <linux/if_packet.h>
 #include <sys/socket.h>
 #include "roxe/parse.h"
+#include "roxe/version.h"
 #include "linkq.h"
 
 static const char usage_text[] =
@@ -58,6 +59,7 @@ static const char usage_text[] =
 "              [--corrupt PPM] [--seed N] [--rate RATE [--mark BYTES]\n"
 "              [--limit BYTES]]\n"
 "    faultwire -h | --help\n"
+"    faultwire -V | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    Forwards every frame between IF1 and IF2 (AF_PACKET), dropping,\n"
@@ -97,6 +99,7 @@ static const char usage_text[] =
 "    --limit BYTES  backlog beyond which frames are dropped (default 256k,\n"
 "                   at most 64m, at least --mark)\n"
 "    -h, --help     this text\n"
+"    -V, --version  print faultwire's version and exit\n"
 "\n"
 "EXIT STATUS\n"
 "    0 after SIGTERM or SIGINT, 1 if an interface cannot be opened (needs\n"
@@ -363,6 +366,7 @@ int main(int argc, char **argv)
 		{ "drop", 1, NULL, 'd' }, { "dup", 1, NULL, 'u' }, { "reorder", 1, NULL, 'r' },
 		{ "corrupt", 1, NULL, 'c' }, { "seed", 1, NULL, 's' }, { "help", 0, NULL, 'h' },
 		{ "rate", 1, NULL, 'R' }, { "mark", 1, NULL, 'M' }, { "limit", 1, NULL, 'L' },
+		{ "version", 0, NULL, 'V' },
 		{ 0 },
 	};
 	uint64_t last_rx = now_ns();
@@ -372,7 +376,7 @@ int main(int argc, char **argv)
 	uint8_t buf[9216];
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': ppm[0] = (uint32_t)atoi(optarg); break;
 		case 'u': ppm[1] = (uint32_t)atoi(optarg); break;
@@ -397,6 +401,7 @@ int main(int argc, char **argv)
 			*(opt == 'M' ? &q_mark : &q_limit) = (size_t)v;
 			break;
 		case 'h': fputs(usage_text, stdout); return 0;
+		case 'V': tool_version_exit("faultwire");
 		default: fputs("Try 'faultwire --help'.\n", stderr); return 2;
 		}
 	}

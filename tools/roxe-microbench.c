@@ -14,10 +14,12 @@
 #include <libdeflate.h>
 #include "roxe/env.h"
 #include "roxe/frame.h"
+#include "roxe/version.h"
 #include "json.h"
 
 static const char usage_text[] =
 "usage: roxe-microbench [--json] [--time MS]\n"
+"       roxe-microbench -h | --help | -V | --version\n"
 "\n"
 "Times libroxe's per-frame hot paths on one core: roxe_icrc_compute() over\n"
 "whole frames of about 64, 256, 1024, 4096 and 9000 bytes, roxe_parse()\n"
@@ -30,7 +32,9 @@ static const char usage_text[] =
 "that read the whole frame (not the parser: it reads headers only).\n"
 "\n"
 "  --json      one JSON object instead of the table\n"
-"  --time MS   time per case\n";
+"  --time MS   time per case\n"
+"  --help      this text\n"
+"  --version   print roxe-microbench's version and exit\n";
 
 #define ROUNDS		5
 #define MAX_FRAME	9100
@@ -192,6 +196,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "time", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct result res[16];
@@ -202,7 +207,7 @@ int main(int argc, char **argv)
 	bool json = false;
 	int nres = 0, o;
 
-	while ((o = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "jt:hV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'j':
 			json = true;
@@ -217,6 +222,8 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case 'V':
+			tool_version_exit("roxe-microbench");
 		default:
 			fputs(usage_text, stderr);
 			return 2;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <pcap/pcap.h>
+#include "roxe/version.h"
 #include "pcapcheck.h"
 
 static const char usage_text[] =
@@ -20,6 +21,7 @@ static const char usage_text[] =
 "SYNOPSIS\n"
 "    roxe-pcap verify [-q] FILE\n"
 "    roxe-pcap -h | --help\n"
+"    roxe-pcap -V | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads FILE, a pcap or pcapng capture (\"-\" is standard input), and\n"
@@ -36,7 +38,8 @@ static const char usage_text[] =
 "    malformed. (Cutting only Ethernet padding or the FCS does no harm.)\n"
 "\n"
 "OPTIONS\n"
-"    -q  print only the summary and the frames that failed\n"
+"    -q             print only the summary and the frames that failed\n"
+"    -V, --version  print roxe-pcap's version and exit\n"
 "\n"
 "OUTPUT\n"
 "    One line per RoCE v2 frame, frame numbers counting every record of\n"
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool quiet = false;
@@ -153,13 +157,15 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")))
+		tool_version_exit("roxe-pcap");
 	if (argc < 2)
 		return usage_error("no command");
 	if (strcmp(argv[1], "verify"))
 		return usage_error("unknown command (the command is: verify)");
 
 	optind = 2;
-	while ((o = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hqV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'h':
 			fputs(usage_text, stdout);
@@ -167,6 +173,8 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'V':
+			tool_version_exit("roxe-pcap");
 		default:
 			return usage_error("unknown option");
 		}

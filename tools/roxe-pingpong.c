@@ -20,6 +20,7 @@
 #include "roxe/verbs.h"
 #include "roxe/env.h"
 #include "roxe/frame.h"
+#include "roxe/version.h"
 #include "tool.h"
 
 #define RECV_WRID	1
@@ -115,6 +116,7 @@ static void usage(const char *argv0)
 	       "                         exchange (default 0): on a lossy link the peer may\n"
 	       "                         still be retrying its last message, whose ACK was lost\n"
 	       "  -h, --help             this text\n"
+	       "  -V, --version          print roxe-pingpong's version and exit\n"
 	       "\n"
 	       "Exit status: 0 when every exchange completed (and validated with -c),\n"
 	       "1 otherwise.\n", argv0);
@@ -569,6 +571,7 @@ int main(int argc, char **argv)
 		{ "chk-echo", 0, NULL, 'C' }, { "backend", 1, NULL, 'B' },
 		{ "engines", 1, NULL, 'E' }, { "ud", 0, NULL, 'U' }, { "help", 0, NULL, 'h' },
 		{ "polled", 0, NULL, 'P' }, { "linger", 1, NULL, 'L' },
+		{ "version", 0, NULL, 'V' },
 		{ 0 },
 	};
 	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .gidx = -1,
@@ -584,7 +587,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cCB:E:UL:Ph", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cCB:E:UL:PhV", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'p': o.port = atoi(optarg); break;
 		case 'd': o.ifname = optarg; break;
@@ -626,6 +629,7 @@ int main(int argc, char **argv)
 		case 'U': o.ud = true; break;
 		case 'P': o.polled = true; break;
 		case 'h': usage(argv[0]); return 0;
+		case 'V': tool_version_exit("roxe-pingpong");
 		default: usage(argv[0]); return 1;
 		}
 	}

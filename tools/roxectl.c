@@ -17,6 +17,7 @@
 #include "roxe/ctl.h"
 #include "roxe/maps.h"
 #include "roxe/frame.h"
+#include "roxe/version.h"
 #include "roxe/xdp.h"
 #include "json.h"
 #include "xskdiag.h"
@@ -31,7 +32,8 @@ static const char usage[] =
 "    roxectl status\n"
 "    roxectl stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n"
 "    roxectl devices [IFACE] [--json]\n"
-"    roxectl --help\n"
+"    roxectl -h | --help\n"
+"    roxectl -V | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    roxe steers RoCE v2 frames (UDP port 4791) to its engines with an XDP\n"
@@ -87,6 +89,10 @@ static const char usage[] =
 "\n"
 "    Needs root (CAP_NET_ADMIN, CAP_BPF). Maps are found through the program\n"
 "    attached to the interface, so roxectl works under `ip netns exec`.\n"
+"\n"
+"OPTIONS\n"
+"    -h, --help     this text\n"
+"    -V, --version  print roxectl's version and exit\n"
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 on failure (with a message), 2 on a usage error.\n"
@@ -687,6 +693,8 @@ int main(int argc, char **argv)
 		fputs(usage, cmd ? stdout : stderr);
 		return cmd ? 0 : 2;
 	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V"))
+		tool_version_exit("roxectl");
 	if (geteuid() != 0 && (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")))
 		return fail_msg(cmd, NULL, -EPERM, 0);
 	if (!strcmp(cmd, "attach"))

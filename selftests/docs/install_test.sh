@@ -20,7 +20,10 @@
 #   - the unit passes systemd-analyze verify, and security at exposure
 #     at most 4.0 (when systemd-analyze is there);
 #   - dkms add and build of the installed /usr/src/roxe-VERSION against the
-#     6.1 headers, in a scratch dkms tree (when dkms is installed);
+#     6.1 headers, in a scratch dkms tree (when dkms is installed): the
+#     module's modinfo version is VERSION;
+#   - so is that of every roxe.ko make kmod built (build/kmod/, and
+#     build/kmod/RELEASE/; none is required: make kmod is no part of make);
 #   - make uninstall leaves no file or link, and no file it did not install
 #     is touched.
 #
@@ -252,11 +255,23 @@ else
 	else
 		ko=$(find "$tmp/dkms/roxe/$ver/$kver" -name 'roxe.ko*' | head -1)
 		vm=$(modinfo -F vermagic "$ko" 2>/dev/null)
-		[ -n "$ko" ] && [ "${vm%% *}" = "$kver" ] &&
-			ok "dkms add + build roxe/$ver for $kver: ${ko##*/}, vermagic $vm" ||
-			bad "dkms build: no roxe.ko for $kver (found '$ko', vermagic '$vm')"
+		mv=$(modinfo -F version "$ko" 2>/dev/null)
+		[ -n "$ko" ] && [ "${vm%% *}" = "$kver" ] && [ "$mv" = "$ver" ] &&
+			ok "dkms add + build roxe/$ver for $kver: ${ko##*/}, vermagic $vm, version $mv" ||
+			bad "dkms build: no roxe.ko $ver for $kver (found '$ko', vermagic '$vm', version '$mv')"
 	fi
 fi
+
+# --- roxe.ko's version ------------------------------------------------------------
+kos=$(ls "$top"/build/kmod/roxe.ko "$top"/build/kmod/*/roxe.ko 2>/dev/null)
+if [ -z "$kos" ]; then
+	log "no roxe.ko in build/kmod/ (make kmod): its version not checked"
+fi
+for ko in $kos; do
+	mv=$(modinfo -F version "$ko" 2>/dev/null)
+	[ "$mv" = "$ver" ] && ok "${ko#$top/}: modinfo version $mv" ||
+		bad "${ko#$top/}: modinfo version '$mv', not $ver"
+done
 
 # --- uninstall --------------------------------------------------------------------
 echo keep >"$d/usr/bin/not-roxe"

@@ -3,8 +3,10 @@
 # The manual pages (man/): each renders without a warning (groff -ww, and
 # man and mandoc when they are installed) and has the sections a page needs;
 # every program in build/bin has a page of section 1 or 8 and every such page
-# a program; every long option a program's --help names is in its page; the
-# roxe pages SEE ALSO names exist; roxe_verbs(3) has every function of
+# a program; every long option a program's --help names is in its page; every
+# program answers --version with one line, NAME VERSION (the top Makefile's
+# VERSION), and exit 0, and names --version in its --help and in a .TP
+# paragraph of its page's options; the roxe pages SEE ALSO names exist; roxe_verbs(3) has every function of
 # include/roxe/verbs.h in its SYNOPSIS, and its example compiles and links
 # against build/lib/libroxe.a.
 #
@@ -18,6 +20,8 @@ log() { echo "# $*"; }
 
 command -v groff >/dev/null || { log "FAIL: missing: groff is missing (tools/scripts/install-deps.sh)"; exit $KSFT_FAIL; }
 [ -d "$bin" ] || { log "FAIL: missing: $bin not built (make)"; exit $KSFT_FAIL; }
+version=$(sed -n 's/^VERSION[[:space:]]*:\?=[[:space:]]*//p' "$top/Makefile")
+[ -n "$version" ] || { log "FAIL: no VERSION in $top/Makefile"; exit $KSFT_FAIL; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -92,6 +96,18 @@ for t in "$bin"/*; do
 	done
 	if [ -n "$miss" ]; then bad "$(basename "$p") lacks options of $name --help:$miss"
 	else ok "$(basename "$p") has every option of $name --help"; fi
+	# --version: "NAME VERSION" alone on stdout, nothing on stderr, exit 0,
+	# as GNU programs; named by --help and in a .TP paragraph of the page
+	out=$("$t" --version 2>"$tmp/err"); rc=$?
+	if [ $rc = 0 ] && [ "$out" = "$name $version" ] && [ ! -s "$tmp/err" ]; then
+		ok "$name --version: $out"
+	else
+		bad "$name --version: exit $rc, stdout '$(head -c 200 <<<"$out")', stderr '$(head -c 200 "$tmp/err")'" \
+		    "(want '$name $version', exit 0)"
+	fi
+	grep -q -- '--version' "$tmp/help" || bad "$name --help does not name --version"
+	awk 'prev == ".TP" && /\\-\\-version/ { found = 1 } { prev = $0 } END { exit !found }' "$p" ||
+		bad "$(basename "$p") documents --version in no .TP paragraph of its own"
 done
 for p in "$man"/*.[18]; do
 	f=$(basename "$p")

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "perf.h"
 #include "roxe/limits.h"
+#include "roxe/version.h"
 #include "tool.h"
 
 volatile sig_atomic_t perf_interrupted;
@@ -89,6 +90,7 @@ static void usage(FILE *f, const char *argv0)
 "  -i, --ib-port=1        accepted; roxe devices have one port\n"
 "  -F                     accepted (perftest's CPU frequency warning)\n"
 "  -h, --help             this text\n"
+"  -V, --version          print roxe-perf's version and exit\n"
 "\n"
 "Output: bandwidth counts message bytes (Gb/s = 10^9 bit/s) and the peak is\n"
 "the best tenth of the run; latency is per perftest: the time between\n"
@@ -153,7 +155,7 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 
 enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
 
-static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:Fh";
+static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:FhV";
 static const struct option long_opts[] = {
 	{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
 	{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
@@ -167,6 +169,7 @@ static const struct option long_opts[] = {
 	{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
 	{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
 	{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
+	{ "version", 0, NULL, 'V' },
 	{ 0 },
 };
 
@@ -413,6 +416,8 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 			usage(stdout, argv[0]);
 			exit(0);
 		}
+		if (opt == 'V')
+			tool_version_exit("roxe-perf");
 		err = NOT_MINE;
 		for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]) && err == NOT_MINE; i++)
 			err = groups[i](opt, optarg, o, &g, argv[0]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <net/if.h>
 #include "roxe/limits.h"
+#include "roxe/version.h"
 #include "rawperf.h"
 
 #define DEFAULT_PORT	18520
@@ -102,6 +103,7 @@ static const char usage_text[] =
 "    -c, --cpu N            pin this process to CPU N\n"
 "    -j, --json             print one JSON object instead of the table\n"
 "    -h, --help             this text\n"
+"    -V, --version          print roxe-rawperf's version and exit\n"
 "    On the server, -s, -D, -n, -w, -b and -k are ignored: the client's apply.\n"
 "\n"
 "OUTPUT\n"
@@ -173,7 +175,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "size", 1, NULL, 's' }, { "duration", 1, NULL, 'D' }, { "iters", 1, NULL, 'n' },
 		{ "warmup", 1, NULL, 'w' }, { "batch", 1, NULL, 'b' }, { "qpn", 1, NULL, 'q' },
 		{ "frames", 1, NULL, 'k' }, { "cpu", 1, NULL, 'c' }, { "json", 0, NULL, 'j' },
-		{ "help", 0, NULL, 'h' },
+		{ "help", 0, NULL, 'h' }, { "version", 0, NULL, 'V' },
 		{ 0 },
 	};
 	bool seconds_set = false, iters_set = false, warmup_set = false, frames_set = false;
@@ -185,7 +187,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			    .batch = DEFAULT_BATCH, .qpn = DEFAULT_QPN, .cpu = -1,
 			    .frames = 1 };
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:B:p:s:D:n:w:b:k:q:c:jh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:B:p:s:D:n:w:b:k:q:c:jhV", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			if (!*optarg || strlen(optarg) >= IF_NAMESIZE)
@@ -264,6 +266,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'V':
+			tool_version_exit("roxe-rawperf");
 		case ':':
 			return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
