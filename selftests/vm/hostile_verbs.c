@@ -1806,25 +1806,38 @@ static bool port_counter(const char *dev, const char *name, uint64_t *v)
 	return got;
 }
 
-static void phase_flood(const char *dev, unsigned secs)
+/* A process of another user (uid VICTIM_UID) running fn(dev, go), which
+ * waits for a byte on go before it acts; this one drops to nobody. Its pid,
+ * and in *go the end to write that byte to. */
+static pid_t other_tenant(void (*fn)(const char *dev, int go), const char *dev, int *go)
 {
-	pthread_t th[FLOOD_THREADS];
-	struct flood f = { 0 };
-	uint64_t t0, turn, waits;
-	int go[2], st = 0;
+	int p[2];
 	pid_t pid;
 
-	if (pipe(go))
+	if (pipe(p))
 		die("pipe", errno);
 	pid = fork();
 	if (pid < 0)
 		die("fork", errno);
 	if (!pid) {
-		close(go[1]);
-		victim(dev, go[0]);
+		close(p[1]);
+		fn(dev, p[0]);	/* exits */
+		exit(1);
 	}
-	close(go[0]);
+	close(p[0]);
 	drop_to(65534);
+	*go = p[1];
+	return pid;
+}
+
+static void phase_flood(const char *dev, unsigned secs)
+{
+	pthread_t th[FLOOD_THREADS];
+	struct flood f = { 0 };
+	uint64_t t0, turn, waits;
+	int go, st = 0;
+	pid_t pid = other_tenant(victim, dev, &go);
+
 	f.ctx = open_dev(dev);
 	f.pd = ibv_alloc_pd(f.ctx);
 	f.cq = f.pd ? ibv_create_cq(f.ctx, 16, NULL, NULL, 0) : NULL;
@@ -1837,9 +1850,9 @@ static void phase_flood(const char *dev, unsigned secs)
 	t0 = now_ms();
 	while (atomic_load(&f.started) < FLOOD_THREADS && now_ms() - t0 < secs * 1000)
 		usleep(10000);
-	if (write(go[1], "g", 1) != 1)
+	if (write(go, "g", 1) != 1)
 		die("starting the victim", errno);
-	close(go[1]);
+	close(go);
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		if (now_ms() - t0 >= secs * 1000)
 			atomic_store(&f.stop, true);
@@ -1921,20 +1934,9 @@ static void phase_mcast(const char *dev)
 	union ibv_gid g;
 	struct common c;
 	unsigned n = 0;
-	int go[2], st = 0, e = 0;
-	pid_t pid;
+	int go, st = 0, e = 0;
+	pid_t pid = other_tenant(mcast_other, dev, &go);
 
-	if (pipe(go))
-		die("pipe", errno);
-	pid = fork();
-	if (pid < 0)
-		die("fork", errno);
-	if (!pid) {
-		close(go[1]);
-		mcast_other(dev, go[0]);
-	}
-	close(go[0]);
-	drop_to(65534);
 	common_init(&c, dev, 16);
 	for (int i = 0; i < 2; i++)
 		if (!(qp[i] = ud_qp(c.pd, c.cq)))
@@ -1951,9 +1953,9 @@ static void phase_mcast(const char *dev)
 	else
 		fail("nobody attached %u times (its share: %u), then %s", n,
 		     ROXE_MAX_MCAST_TENANT_ATTACH, e ? strerror(e) : "no refusal");
-	if (write(go[1], "g", 1) != 1)
+	if (write(go, "g", 1) != 1)
 		die("starting the other tenant", errno);
-	close(go[1]);
+	close(go);
 	waitpid(pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail("the other tenant's attaches failed (status 0x%x)", st);
