@@ -182,7 +182,7 @@ if [ -r "$base" ]; then
 				printf "%.2f", (n / t) / (rn / rt) }')" \
 			"$(awk -v n="$now" -v t="$was" -v rn="$raw_now" -v rt="$raw_then" 'BEGIN {
 				if (n != "-" && rn != "-" && t > 0 && rn > 0 && (n / t) / (rn / rt) > 1.15)
-					print "SLOWER than the baseline" }')"
+					print "slower: A/B it against the baseline tree" }')"
 	done < "$base"
 fi
 
