@@ -142,9 +142,9 @@ done
 # --- latency ---------------------------------------------------------------
 declare -A lat
 lat_keys="roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp"	# table order
-lat[roxe-afxdp]=$(perf_lat afxdp 8) || lat[roxe-afxdp]="- -"
+lat[roxe-afxdp]=$(perf_lat afxdp 8 -t 1) || lat[roxe-afxdp]="- -"
 lat[roxe-afxdp-reply]=$(perf_lat afxdp 8 -t 16) || lat[roxe-afxdp-reply]="- -"
-lat[roxe-udp]=$(perf_lat udp 8) || lat[roxe-udp]="- -"
+lat[roxe-udp]=$(perf_lat udp 8 -t 1) || lat[roxe-udp]="- -"
 lat[raw-afxdp]=$(raw_lat afxdp 8) || lat[raw-afxdp]="- -"
 # the frames of ib_send_lat's exchange: each one way a message and an ACK
 lat[raw-afxdp-2]=$(raw_lat afxdp 8 "$lat_iters" -k 2) || lat[raw-afxdp-2]="- -"
@@ -162,6 +162,29 @@ for k in $lat_keys; do
 		raw-afxdp-2) echo "raw AF_XDP, 2 frames each way";;
 		tcp) echo "kernel TCP (sockperf spin, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
 done
+
+# against the recorded baseline (bench-baseline.tsv): the ratio, and the
+# ratio over raw AF_XDP's (the machine's speed today against that day's)
+base=$top/tools/scripts/bench-baseline.tsv
+if [ -r "$base" ]; then
+	raw_now=${lat[raw-afxdp]% *} raw_then=$(awk -F '\t' '$1 == "raw-afxdp" { print $2 }' "$base")
+	printf '\nRound trip against the baseline (%s; > 1.15 over raw: A/B it with\n' \
+		"$(sed -n 's/^# Recorded: //p' "$base")"
+	printf 'tools/scripts/lat-ab.sh, the tx depth given)\n'
+	printf '  %-34s %10s %10s %8s %10s\n' path now baseline ratio "over raw"
+	while IFS=$'\t' read -r k was _; do
+		case $k in '#'*|'') continue;; esac
+		now=${lat[$k]:-- -}; now=${now% *}
+		printf '  %-34s %10s %10s %8s %10s %s\n' "$k" "$now" "$was" \
+			"$([ "$now" = - ] && echo - || ratio "$now" "$was")" \
+			"$(awk -v n="$now" -v t="$was" -v rn="$raw_now" -v rt="$raw_then" 'BEGIN {
+				if (n == "-" || rn == "-" || t <= 0 || rn <= 0) { print "-"; exit }
+				printf "%.2f", (n / t) / (rn / rt) }')" \
+			"$(awk -v n="$now" -v t="$was" -v rn="$raw_now" -v rt="$raw_then" 'BEGIN {
+				if (n != "-" && rn != "-" && t > 0 && rn > 0 && (n / t) / (rn / rt) > 1.15)
+					print "slower: A/B it against the baseline tree" }')"
+	done < "$base"
+fi
 
 idle=$(idle_cpu)
 "$bin/roxe-microbench" --json > "$out/microbench.json"
