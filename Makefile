@@ -121,20 +121,23 @@ $(GEN_INC)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 # --- user space ------------------------------------------------------------
 # User objects may include BPF skeletons: build those first.
+# Per-object flags go in OBJ_CFLAGS, never ROXE_CFLAGS: the selftests
+# pass ROXE_CFLAGS on the command line to the makes they start (roxed-san
+# from kmod_hostile), where it would override a target's own additions.
 $(OBJ)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(ROXE_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
 
 $(OBJ_SAN)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) -O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) -c $< -o $@
+	$(CC) -O1 -g $(SAN_FLAGS) $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
 
 $(OBJ_PIC)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC $(ROXE_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
 
 $(OBJ)/user/%.o $(OBJ_SAN)/user/%.o $(OBJ_PIC)/user/%.o $(OBJ)/daemon/%.o $(OBJ_SAN)/daemon/%.o: \
-	ROXE_CFLAGS += $(PRIV_CFLAGS)
+	OBJ_CFLAGS += $(PRIV_CFLAGS)
 
 $(LIBROXE): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -160,14 +163,14 @@ $(TOOL_LIB): $(TOOL_LIB_SRCS:%.c=$(OBJ)/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(OBJ)/tools/%.o: ROXE_CFLAGS += -I$(TOP)/tools/lib
+$(OBJ)/tools/%.o: OBJ_CFLAGS += -I$(TOP)/tools/lib
 # The programs' --version (include/private/roxe/version.h): the one object
 # built with VERSION, again when the Makefile changes; roxed links it too.
 VERSION_OBJ := $(OBJ)/tools/lib/version.o
-$(VERSION_OBJ) $(OBJ_SAN)/tools/lib/version.o: ROXE_CFLAGS += -DROXE_VERSION='"$(VERSION)"'
+$(VERSION_OBJ) $(OBJ_SAN)/tools/lib/version.o: OBJ_CFLAGS += -DROXE_VERSION='"$(VERSION)"'
 $(VERSION_OBJ) $(OBJ_SAN)/tools/lib/version.o: Makefile
 # the AF_XDP socket dump (sock_diag) goes through libnl
-$(OBJ)/tools/lib/xskdiag.o: ROXE_CFLAGS += $(LIBNL_CFLAGS)
+$(OBJ)/tools/lib/xskdiag.o: OBJ_CFLAGS += $(LIBNL_CFLAGS)
 
 # Tools link the shared libroxe (ROXE_0.1 and ROXE_PRIVATE), found beside them;
 # make install links them again with the installed library's RUNPATH.
