@@ -230,7 +230,7 @@ check_case() {
 	rr=$(counter retransmits "$d/$name.roxe.txt")
 	xr=$(counter completer_retry_err "$d/$name.rxe.txt")
 	if [ "$prog" = ibv_rc_pingpong ]; then
-		res=$(grep -h 'iters in' "$d/$name.guest.log" 2>/dev/null | head -n1)
+		res=$(grep -h 'iters in' "$d/$name.guest.log" 2>/dev/null | sed -n 1p)
 		need='roxe rxe'
 	else
 		res=$(grep -E '^ [0-9]+ +[0-9]+ ' "$d/$name.host.log" 2>/dev/null | tail -n1 | tr -s ' \t' ' ')
@@ -290,7 +290,7 @@ check_boot() {
 		[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ] || [ "$from_host" = 0 ] ||
 		[ "$from_guest" = 0 ]; then
 		log "FAIL: frames missing, with a bad ICRC or malformed:"
-		printf '%s\n' "$v" | grep -v 'icrc ok$' | head -n 20 | sed 's/^/    /'
+		printf '%s\n' "$v" | grep -v 'icrc ok$' | sed -n 1,20p | sed 's/^/    /'
 		bad=1
 	fi
 	if [ -s "$d/rxe-counters.txt" ]; then

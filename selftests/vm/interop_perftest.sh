@@ -196,7 +196,7 @@ check_boot() {
 	else
 		log "mtu $mtu: FAIL: capture: $VM_CAPTURE; roxe sent $VM_FROM_HOST," \
 			"rxe sent $VM_FROM_GUEST; frames missing, with a bad ICRC or malformed:"
-		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | head -n 20 | sed 's/^/    /'
+		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | sed -n 1,20p | sed 's/^/    /'
 		bad=1
 	fi
 	# send_rnr_err is no error here: send_bw's client may outrun the

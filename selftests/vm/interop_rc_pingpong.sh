@@ -112,7 +112,7 @@ peer_main() {
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 	[ "${ROXE_INTEROP_TRACE:-0}" = 1 ] && envs=(ROXE_TRACE=1)
 	ip link set "$tap" mtu "$CASE_MTU"
-	ip link show "$tap" | head -n1
+	ip link show "$tap" | sed -n 1p
 	if [ "$CASE_SERVER" = host ]; then
 		env ${envs[@]+"${envs[@]}"} timeout $PP_TIMEOUT "${pp[@]}" >"$o/host.log" 2>&1 &
 		pid=$!
@@ -156,7 +156,7 @@ check_case() {
 
 	if ! vm_verify_capture "$d/wire.pcap" "$d/verify.txt"; then
 		log "$name: FAIL: capture: $VM_CAPTURE; frames with a bad ICRC or malformed:"
-		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | head -n 20 | sed 's/^/    /'
+		grep -v 'icrc ok$' "$d/verify.txt" 2>/dev/null | sed -n 1,20p | sed 's/^/    /'
 		bad=1
 	fi
 	from_host=$VM_FROM_HOST from_guest=$VM_FROM_GUEST
@@ -186,7 +186,7 @@ check_case() {
 		done
 		return 1
 	fi
-	log "$name: ok ($(grep -h 'iters in' "$d/guest.log" 2>/dev/null | head -n1))"
+	log "$name: ok ($(grep -h 'iters in' "$d/guest.log" 2>/dev/null | sed -n 1p))"
 	return 0
 }
 

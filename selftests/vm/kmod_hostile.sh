@@ -143,7 +143,7 @@ run_phase() {
 	rc=0
 	wait "$ROXED_PID" || rc=$?
 	bad "$name: roxed died (exit $rc)"
-	san_reports | head -40
+	san_reports | sed -n 1,40p
 	tail -n 5 "$OUT/roxed.log" | sed 's/^/    roxed: /'
 	# the later phases still get a roxed
 	vm_wait_for 10 vm_no_dev roxe0 || { bad "roxe0 stays after roxed died"; return; }
@@ -193,7 +193,7 @@ guest_main() {
 		ok "other applications: $passed verified rc_pingpong runs alongside, all passed"
 	else
 		bad "other applications: $failed of $((passed + failed)) rc_pingpong runs failed"
-		grep -A10 '^FAIL' "$OUT/traffic.log" | head -40 | sed 's/^/    /'
+		grep -A10 '^FAIL' "$OUT/traffic.log" | sed -n 1,40p | sed 's/^/    /'
 	fi
 	if out=$(pingpong 1001); then
 		ok "a new connection after the attacks: $out"
@@ -228,7 +228,7 @@ guest_main() {
 	if [ -n "$hits" ]; then
 		bad "dmesg:"
 		dmesg | grep -E -B2 -A12 'WARNING|BUG|Oops|Call Trace|refcount_t|general protection|segfault' |
-			head -60 | sed 's/^/    /'
+			sed -n 1,60p | sed 's/^/    /'
 	else
 		ok "dmesg: no WARNING/BUG/Oops"
 	fi

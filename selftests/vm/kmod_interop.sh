@@ -166,7 +166,7 @@ cm_counts() {
 step_cm() {
 	local tx rx f n
 	if dmesg | grep -a "infiniband roxe0: Couldn't" >/dev/null; then
-		bad "ib_mad on roxe0: $(dmesg | grep -a "infiniband roxe0: Couldn't" | head -1)"
+		bad "ib_mad on roxe0: $(dmesg | grep -a "infiniband roxe0: Couldn't" | sed -n 1p)"
 	fi
 	run "ib_write_bw rdma_cm" ib_write_bw -R -s 65536 -n 200
 	run "ib_send_bw rdma_cm" ib_send_bw -R -s 4096 -n 200
@@ -367,7 +367,7 @@ step_kill() {
 		kill -KILL $cpid
 	else
 		wait $cpid || rc=$?
-		[ $rc != 0 ] && ok "kill: ib_write_bw on roxe0 ended with status $rc: $(grep -iE 'error|fail' "$ROXE_VM_OUT/kill.cli" | head -1)" ||
+		[ $rc != 0 ] && ok "kill: ib_write_bw on roxe0 ended with status $rc: $(grep -iE 'error|fail' "$ROXE_VM_OUT/kill.cli" | sed -n 1p)" ||
 			bad "kill: ib_write_bw on roxe0 exited 0 although roxed died"
 	fi
 	kill -KILL $spid 2>/dev/null || true
@@ -388,7 +388,7 @@ step_kill() {
 	rmmod roxe && ok "kill: rmmod roxe" || bad "kill: rmmod roxe failed"
 	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace' >/dev/null; then
 		bad "dmesg has warnings"
-		dmesg | grep -E -A5 'WARNING|BUG|Oops|Call Trace' | head -30 | sed 's/^/    /'
+		dmesg | grep -E -A5 'WARNING|BUG|Oops|Call Trace' | sed -n 1,30p | sed 's/^/    /'
 	fi
 }
 

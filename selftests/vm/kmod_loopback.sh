@@ -117,7 +117,7 @@ rx_frames() { cat /sys/class/net/rxa/statistics/rx_packets; }
 step_counters() {
 	local out lo left
 	out=$("$ROXECTL" stats rxb 2>&1) || { bad "roxectl stats rxb: $out"; return; }
-	echo "$out" | head -n 24 | sed 's/^/    /'
+	echo "$out" | sed -n 1,24p | sed 's/^/    /'
 	lo=$(awk '$1 == "loopback" { print $2 }' <<<"$out")
 	left=$(($(rx_frames) - RXA0))
 	log "loopback frames: ${lo:-none}; frames that reached rxa meanwhile: $left"

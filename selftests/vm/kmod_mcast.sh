@@ -37,7 +37,7 @@ rxe_sent() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts; }
 # roxed attached a QP to GROUP (its -v log)
 attached() { grep -q "attach qp [0-9]* to $1\$" "$ROXE_VM_OUT/roxed.log"; }
 # rxe0's side joined GROUP: rdma_cm joins the IP group on the netdev
-joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -qE "inet +$1\$"; }
+joined_rxa() { /usr/sbin/ip maddr show dev rxa | grep -E "inet +$1\$" >/dev/null; }
 
 # mckey_case LABEL GROUP RECV_ADDR SEND_ADDR JOINED_FN: a receiver bound to
 # RECV_ADDR (its device), then, once it says it joined (librdmacm attaches
@@ -113,7 +113,7 @@ guest_main() {
 	mckey_case "roxe0 receives from rxe0" 239.1.2.3 $B $A attached
 	mckey_case "rxe0 receives from roxe0" 239.1.2.4 $A $B joined_rxa
 	mckey_case "roxe0 loopback" 239.1.2.5 $B $B attached
-	grep -E "(at|de)tach qp" "$ROXE_VM_OUT/roxed.log" | sed 's/^/    roxed: /' | head -12 || true
+	grep -E "(at|de)tach qp" "$ROXE_VM_OUT/roxed.log" | sed 's/^/    roxed: /' | sed -n 1,12p || true
 	"$MCAST_VERBS" roxe0 >"$ROXE_VM_OUT/mcast_verbs.log" 2>&1 || bad "mcast_verbs roxe0 failed"
 	sed 's/^/    /' "$ROXE_VM_OUT/mcast_verbs.log"
 	v=$(grep -c "attach qp [0-9]* to 239.9.9.9\$" "$ROXE_VM_OUT/roxed.log" || true)

@@ -104,7 +104,7 @@ check_layout() {
 	fi
 }
 
-ns_listening() { $IP netns exec $NS netstat -ltn | grep -q ":$1 "; }
+ns_listening() { $IP netns exec $NS netstat -ltn | grep ":$1 " >/dev/null; }
 
 # pingpong LABEL GIDX: ibv_rc_pingpong -c, server roxe0 in nsb, client rxe0
 pingpong() {
@@ -228,8 +228,8 @@ step_netns_mode() {
 	local out rc=0
 	out=$(rdma system show 2>&1) || true
 	grep -q 'netns shared' <<<"$out" && ok "rdma system: $out" || bad "rdma system: $out"
-	$IP netns exec $NS rdma dev 2>&1 | grep -q '^[0-9]*: roxe0' &&
-		rdma dev 2>&1 | grep -q '^[0-9]*: roxe0' &&
+	$IP netns exec $NS rdma dev 2>&1 | grep '^[0-9]*: roxe0' >/dev/null &&
+		rdma dev 2>&1 | grep '^[0-9]*: roxe0' >/dev/null &&
 		ok "shared: roxe0 seen from the root namespace and from $NS" ||
 		bad "shared: roxe0 not seen from both namespaces"
 	# rb leaves roxed's namespace: for roxe0 that is the netdev going away
@@ -265,7 +265,7 @@ step_netns_mode() {
 		rdma system set netns shared || true
 		return
 	fi
-	if $IP netns exec $NS rdma dev 2>&1 | grep -q 'roxe0'; then
+	if $IP netns exec $NS rdma dev 2>&1 | grep 'roxe0' >/dev/null; then
 		bad "exclusive: roxe0 seen from $NS before any move"
 	else
 		ok "exclusive: roxe0 starts in the initial namespace, not seen from $NS"
@@ -280,8 +280,8 @@ step_netns_mode() {
 	out=$(rdma dev set roxe0 netns $NS 2>&1) || rc=$?
 	if [ $rc != 0 ]; then
 		bad "exclusive: rdma dev set roxe0 netns $NS: exit $rc ${out}"
-	elif ! $IP netns exec $NS rdma dev 2>&1 | grep -q ': roxe0:' ||
-	     rdma dev 2>&1 | grep -q ': roxe0:'; then
+	elif ! $IP netns exec $NS rdma dev 2>&1 | grep ': roxe0:' >/dev/null ||
+	     rdma dev 2>&1 | grep ': roxe0:' >/dev/null; then
 		bad "exclusive: after the move roxe0 is not in $NS alone"
 		$IP netns exec $NS rdma dev 2>&1 | sed 's/^/    nsb rdma dev: /'
 		rdma dev 2>&1 | sed 's/^/    root rdma dev: /'

@@ -209,7 +209,7 @@ step_cmtime() {
 	done
 	kill -TERM $spid 2>/dev/null
 	wait $spid 2>/dev/null || true
-	grep -i 'fail\|error' "$logf.srv" | head -3 | sed 's/^/    srv: /' || true
+	grep -i 'fail\|error' "$logf.srv" | sed -n 1,3p | sed 's/^/    srv: /' || true
 }
 
 # --- qperf --------------------------------------------------------------------
@@ -240,7 +240,7 @@ step_qperf_ud() {
 	timeout 30 "${APP_ENV[@]}" qperf -lp 19766 -t 2 "$s" ud_lat >"$logf.cli" 2>&1 || rc=$?
 	kill $spid 2>/dev/null; wait $spid 2>/dev/null || true
 	# whichever end creates its address handle first reports the refusal
-	why=$(grep -h 'failed to create address handle: Invalid argument' "$logf.cli" "$logf.srv" | head -1)
+	why=$(grep -h 'failed to create address handle: Invalid argument' "$logf.cli" "$logf.srv" | sed -n 1p)
 	if [ $rc != 0 ] && [ -n "$why" ]; then
 		log "known: qperf ud_lat, $who the server, client on $cdev: exit $rc, '$why' (qperf's UD tests have no GRH: no RoCE device takes them)"
 	else
@@ -304,7 +304,7 @@ step_fio() {
 	fio_ok "fio verb=write check, $who the server" || return 0
 	if ! fio_check $f; then
 		bad "fio verb=write: the server's buffer fails fio's crc32c verify"
-		sed 's/^/    chk: /' "$ROXE_VM_OUT/$PEER-fio-check.log" | grep -i 'verify\|err' | head -5
+		sed 's/^/    chk: /' "$ROXE_VM_OUT/$PEER-fio-check.log" | grep -i 'verify\|err' | sed -n 1,5p
 		return 0
 	fi
 	app_pair "fio-read-check-$who-server" vm_cm_listening 7500 \
@@ -313,7 +313,7 @@ step_fio() {
 	fio_ok "fio verb=read check, $who the server" || return 0
 	if ! fio_check $g; then
 		bad "fio verb=read: the block read back fails fio's crc32c verify"
-		sed 's/^/    chk: /' "$ROXE_VM_OUT/$PEER-fio-check.log" | grep -i 'verify\|err' | head -5
+		sed 's/^/    chk: /' "$ROXE_VM_OUT/$PEER-fio-check.log" | grep -i 'verify\|err' | sed -n 1,5p
 		return 0
 	fi
 	ok "fio rdma, $who the server: 1 MiB with crc32c headers RDMA-written (verb=write) into the server's buffer and RDMA-read (verb=read) back, both verified by fio (a zeroed buffer fails it)"
@@ -323,7 +323,7 @@ step_fio() {
 			"$FIO_SRV --name=srv --bs=64k --size=8m --iodepth=8" \
 			"$(fio_cli "$s" bw "--verb=$v --bs=64k --size=8m --iodepth=8")" || continue
 		fio_ok "fio verb=$v, $who the server" || continue
-		ok "fio rdma verb=$v 8 MiB, 64 KiB x 8, $who the server: $(grep -oE 'bw=[^ ]+ \([^)]*\)' "$APP_CLI" | head -1)"
+		ok "fio rdma verb=$v 8 MiB, 64 KiB x 8, $who the server: $(grep -oE 'bw=[^ ]+ \([^)]*\)' "$APP_CLI" | sed -n 1p)"
 	done
 }
 

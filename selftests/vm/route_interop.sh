@@ -105,7 +105,7 @@ setup_net() {
 	$IP -6 route add $A6/128 via fd77:4::fe dev rxb src $B6 hoplimit $HOPS_B table 102
 	ping -c 1 -W 5 $B4 >/dev/null && ping -6 -c 1 -W 5 $B6 >/dev/null ||
 		{ bad "no IP path through the router"; $IP route get $B4; $IP -6 route get $B6; return 1; }
-	$IP route get $B4 | head -1 | grep -q "via 10.77.3.254" ||
+	$IP route get $B4 | sed -n 1p | grep "via 10.77.3.254" >/dev/null ||
 		{ bad "$B4 is not reached through the router: $($IP route get $B4)"; return 1; }
 	ok "router namespace between rxa ($A4, $A6) and rxb ($B4, $B6)"
 }
@@ -153,7 +153,7 @@ capture_start() {
 	$IP netns exec rt tcpdump -i "$1" -nn -v -l --immediate-mode -s 128 -B 4096 -Z root "udp port 4791 and src host $2" \
 		>"$3" 2>"$3.err" &
 	CAP_PIDS="${CAP_PIDS:-} $!:$3"
-	vm_wait_for 20 grep -q listening "$3.err" || bad "tcpdump on $1 did not start"
+	tcpdump_listening $! "$3.err" || bad "tcpdump on $1 did not start"
 }
 
 capture_stop() {

@@ -51,7 +51,7 @@ setup_rxe() {
 		sleep 0.1
 	done
 	if [ -z "${G0:-}" ] || [ -z "${G1:-}" ]; then
-		log "no RoCE v2 GIDs"
+		log "FAIL: no RoCE v2 GIDs"
 		rdma link
 		return 1
 	fi
@@ -59,12 +59,10 @@ setup_rxe() {
 	ibv_devinfo -d rxe0 | grep -E 'state|active_mtu' || true
 }
 
-capturing() { grep -q 'listening on' "$1"; }
-
 # run_pair NAME PORT PROG ARGS...: the server on rxe0, the client on rxe1
 # connecting to $A, tcpdump on rxa around both.
 run_pair() {
-	local name=$1 port=$2 rc=0 spid dpid gid=-x
+	local name=$1 port=$2 rc=0 spid dpid early gid=-x
 	shift 2
 	case "$1" in ibv_*) gid=-g ;; esac
 	local srv=("$@" "$gid" "$G0") cli=("$@" "$gid" "$G1")
@@ -74,30 +72,33 @@ run_pair() {
 	# tcpdump's default (256 KiB) in its 2 MiB would leave room for 7
 	tcpdump -i rxa -nn -U --immediate-mode -s 9216 -B 16384 -Z root -w "$pcap" udp port 4791 2>/tmp/tcpdump.err &
 	dpid=$!
-	vm_wait_for 20 capturing /tmp/tcpdump.err || { log "$name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
+	tcpdump_listening $dpid /tmp/tcpdump.err || { log "FAIL: $name: tcpdump did not start"; cat /tmp/tcpdump.err; return 1; }
 
 	"${srv[@]}" -d rxe0 -p "$port" >>"$logf" 2>&1 &
 	spid=$!
 	if ! vm_wait_for 20 vm_listening "$port"; then
-		log "$name: server did not listen on $port"
+		log "FAIL: $name: server did not listen on $port"
 		rc=1
-	elif ! timeout 60 "${cli[@]}" -d rxe1 -p "$port" $A >>"$logf" 2>&1; then
-		log "$name: client failed"
-		rc=1
+	else
+		timeout 60 "${cli[@]}" -d rxe1 -p "$port" $A >>"$logf" 2>&1 ||
+			{ log "FAIL: $name: client exited $?"; rc=1; }
 	fi
 	# the server finishes on its own once the client is done
 	local n=100
 	while kill -0 $spid 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
 	if kill -0 $spid 2>/dev/null; then
-		log "$name: server hung"
+		log "FAIL: $name: server hung"
 		kill -KILL $spid
 		rc=1
 	fi
-	wait $spid || { log "$name: server failed"; rc=1; }
+	wait $spid || { log "FAIL: $name: server exited $?"; rc=1; }
 	# tcpdump runs on the guest's one vCPU after the programs
-	tcpdump_stop $dpid /tmp/tcpdump.err || { log "$name: capture incomplete"; rc=1; }
+	early=${TCPDUMP_EARLY[$dpid]:-0}
+	tcpdump_stop $dpid /tmp/tcpdump.err 2>/tmp/tcpdump.why ||
+		{ log "FAIL: $name: capture incomplete: $(cat /tmp/tcpdump.why)"; rc=1; }
 	cp "$pcap" "$ROXE_VM_OUT/"
-	log "$name: $([ $rc = 0 ] && echo ok || echo FAILED), $(stat -c %s "$pcap") bytes captured"
+	log "$name: $([ $rc = 0 ] && echo ok || echo FAILED), $(stat -c %s "$pcap") bytes captured$(
+		[ "$early" = 0 ] || echo " ($early other frames reached tcpdump before its filter)")"
 	[ $rc = 0 ] || sed 's/^/    /' "$logf"
 	return $rc
 }

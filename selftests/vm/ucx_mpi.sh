@@ -96,7 +96,7 @@ perf() {
 		return 0
 	fi
 	RESULT="client exited $rc, server $src: $(grep -ah 'Fatal\|ERROR' "$logf.cli" "$logf.srv" |
-		head -1 | sed 's/^\[[^]]*\] *\[[^]]*\] *//; s/  */ /g')"
+		sed -n 1p | sed 's/^\[[^]]*\] *\[[^]]*\] *//; s/  */ /g')"
 	return 1
 }
 

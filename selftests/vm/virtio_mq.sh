@@ -94,14 +94,14 @@ guest_main() {
 	check_status "$o/status.txt"
 	touch "$o/guest-ready"
 	wait $pid || rc=$?
-	[ $rc = 0 ] && ok "guest server: $(grep -h 'iters in' "$o/guest1.log" | head -n1)" ||
+	[ $rc = 0 ] && ok "guest server: $(grep -h 'iters in' "$o/guest1.log" | sed -n 1p)" ||
 		{ bad "guest server: roxe-pingpong exit $rc"; tail -n 5 "$o/guest1.log" | sed 's/^/    /'; }
 
 	# 2: the host serves
 	rc=0
 	if vm_wait_file 60 "$o/host-ready"; then
 		timeout $PP_TIMEOUT "${pp[@]}" "$ROXE_VM_HOST_ADDR" >"$o/guest2.log" 2>&1 || rc=$?
-		[ $rc = 0 ] && ok "guest client: $(grep -h 'iters in' "$o/guest2.log" | head -n1)" ||
+		[ $rc = 0 ] && ok "guest client: $(grep -h 'iters in' "$o/guest2.log" | sed -n 1p)" ||
 			{ bad "guest client: roxe-pingpong exit $rc"; tail -n 5 "$o/guest2.log" | sed 's/^/    /'; }
 	else
 		bad "the host never served"

@@ -249,32 +249,80 @@ vm_verify_capture() {
 		[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
 }
 
+# tcpdump_counts ERR: the counts of the newest "N packets captured, M
+# packets received by filter" line in ERR, as "N M".
+tcpdump_counts() {
+	local line
+	line=$(grep ' captured, ' "$1" | tail -n1)
+	[[ $line =~ ([0-9]+)\ packets?\ captured,\ ([0-9]+)\ packets?\ received ]] || return 1
+	echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+}
+
+# catches_usr1 PID: PID has a handler for SIGUSR1 (signal 10: bit 9 of SigCgt).
+catches_usr1() {
+	local cgt
+	cgt=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$1/status" 2>/dev/null) &&
+		[ -n "$cgt" ] && (((0x$cgt >> 9) & 1))
+}
+
+# tcpdump_ask PID ERR: ask tcpdump PID for its counts (SIGUSR1) and wait
+# at most 0.2 s for the answer, a new counts line in ERR; prints it as
+# tcpdump_counts does. tcpdump says "listening on" before it installs its
+# SIGUSR1 handler, and SIGUSR1 kills it until then: so first wait (5 s
+# at most) for the handler.
+tcpdump_ask() {
+	local pid=$1 err=$2 had i
+	had=$(grep -c ' captured, ' "$err")
+	vm_wait_for 5 catches_usr1 "$pid" || return 2
+	kill -USR1 "$pid" 2>/dev/null || return 2
+	for i in $(seq 20); do
+		[ "$(grep -c ' captured, ' "$err")" -gt "$had" ] && break
+		sleep 0.01
+	done
+	tcpdump_counts "$err"
+}
+
+# tcpdump_listening PID ERR: wait at most 20 s until tcpdump PID (its
+# stderr in ERR) listens, then note how many frames its socket counted
+# before its filter was in place: libpcap's "received by filter" includes
+# the frames of any kind that reached the socket between its creation and
+# the filter (an IPv6 router solicitation of a link just up, say), which
+# are never captured. tcpdump_stop then does not wait for them.
+declare -gA TCPDUMP_EARLY=()
+tcpdump_listening() {
+	local pid=$1 err=$2 counts
+	vm_wait_for 20 grep -q 'listening on' "$err" || return 1
+	counts=$(tcpdump_ask "$pid" "$err") || return 1
+	# shellcheck disable=SC2086 # "N M"
+	set -- $counts
+	TCPDUMP_EARLY[$pid]=$(($2 - $1))
+}
+
 # tcpdump_stop PID ERR [WANT]: stop the tcpdump PID (its stderr in ERR)
 # once it has written every frame its socket took in. A signal that stops it
 # earlier loses the frames it received but had not written yet, so first ask
 # (SIGUSR1: "N packets captured, M packets received by filter") until N
-# reaches M, or WANT where given (on lo libpcap drops the outgoing copy of
-# each frame, so M counts it twice). At most 20 s; 1 (with the counts on
+# reaches M (less what came before the filter, where tcpdump_listening
+# saw it start), or WANT where given (on lo libpcap drops the outgoing copy
+# of each frame, so M counts it twice). At most 20 s; 1 (with the counts on
 # stderr) if it never got there.
 tcpdump_stop() {
-	local pid=$1 err=$2 want=${3:-} asked i line cap= rcv=
+	local pid=$1 err=$2 want=${3:-} asked rc counts cap= rcv= early=${TCPDUMP_EARLY[$1]:-0}
 	for asked in $(seq 100); do
-		kill -USR1 "$pid" 2>/dev/null || break
-		# its answer is the asked-th counts line of ERR
-		for i in $(seq 20); do
-			[ "$(grep -c ' captured, ' "$err")" -ge "$asked" ] && break
-			sleep 0.01
-		done
-		line=$(grep ' captured, ' "$err" | tail -n1)
-		[[ $line =~ ([0-9]+)\ packets?\ captured,\ ([0-9]+)\ packets?\ received ]] || continue
-		cap=${BASH_REMATCH[1]} rcv=${BASH_REMATCH[2]}
+		rc=0
+		counts=$(tcpdump_ask "$pid" "$err") || rc=$?
+		[ $rc != 2 ] || break	# tcpdump is gone
+		[ $rc = 0 ] || continue
+		read -r cap rcv <<<"$counts"
+		rcv=$((rcv - early))
 		[ "$cap" -ge "${want:-$rcv}" ] && break
 	done
+	unset "TCPDUMP_EARLY[$pid]"
 	# SIGTERM: a background job of a script ignores SIGINT
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	[ -n "$cap" ] && [ "$cap" -ge "${want:-$rcv}" ] && return 0
-	echo "tcpdump_stop: ${cap:-no} frames written of ${want:-${rcv:-?}}: ${line:-no counts}" >&2
+	echo "tcpdump_stop: ${cap:-no} frames written of ${want:-${rcv:-?}} ($early counted before the filter): $(grep ' captured, ' "$err" | tail -n1)" >&2
 	return 1
 }
 

@@ -48,7 +48,7 @@ run() {
 	if [ "$want" = fail ] && [ $crc = 1 ] && [ $src = 1 ] &&
 	   grep -q -i -E 'runs|peer' "$out/client" "$out/server"; then
 		log "ok: $cargs vs $sargs fails as it should: $(grep -h -i -E 'runs|peer' \
-			"$out/client" "$out/server" | head -n1)"
+			"$out/client" "$out/server" | sed -n 1p)"
 		return
 	fi
 	log "FAIL: client \"$cargs\" exit $crc, server \"$sargs\" exit $src, $rows rows (want $want)"

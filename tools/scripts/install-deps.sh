@@ -137,7 +137,7 @@ apt_opts=(-y -q -o DPkg::Lock::Timeout=600 --no-install-recommends)
 # when bookworm-backports was just added.
 if add_backports; then
 	apt-get -q -o DPkg::Lock::Timeout=600 update
-elif [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null | head -n1)" ]; then
+elif [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null | sed -n 1p)" ]; then
 	apt-get -q -o DPkg::Lock::Timeout=600 update
 fi
 apt-get install "${apt_opts[@]}" "${missing[@]}"
