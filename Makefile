@@ -380,6 +380,7 @@ install-build: all
 		$(addprefix $(INST_BUILD)/bin/,$(INST_PROGS))
 	$(SUBST) user/roxe.pc.in > $(INST_BUILD)/roxe.pc
 	$(SUBST) tools/systemd/roxed@.service.in > $(INST_BUILD)/roxed@.service
+	$(SUBST) tools/systemd/roxe.service.in > $(INST_BUILD)/roxe.service
 	$(SUBST) kmod/dkms.conf.in > $(INST_BUILD)/dkms.conf
 	@# kmod/Kbuild with its version (MODULE_VERSION), which make kmod gives
 	sed 's|^ROXE_VERSION ?=.*|ROXE_VERSION ?= $(VERSION)|' kmod/Kbuild > $(INST_BUILD)/Kbuild
@@ -402,6 +403,7 @@ install: install-build
 		$(INSTALL) -D -m 644 man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 	$(INSTALL) -D -m 644 $(BUILD)/bpf/roxe_xdp.bpf.o $(DESTDIR)$(BPFDIR)/roxe_xdp.bpf.o
 	$(INSTALL) -D -m 644 $(INST_BUILD)/roxed@.service $(DESTDIR)$(UNITDIR)/roxed@.service
+	$(INSTALL) -D -m 644 $(INST_BUILD)/roxe.service $(DESTDIR)$(UNITDIR)/roxe.service
 	$(INSTALL) -D -m 644 tools/systemd/roxe.conf $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
 	$(INSTALL) -D -m 644 $(INST_BUILD)/dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe \
@@ -423,7 +425,7 @@ uninstall:
 		echo "rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m"; \
 		rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 	rm -f $(DESTDIR)$(BPFDIR)/roxe_xdp.bpf.o
-	rm -f $(DESTDIR)$(UNITDIR)/roxed@.service
+	rm -f $(DESTDIR)$(UNITDIR)/roxed@.service $(DESTDIR)$(UNITDIR)/roxe.service
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
 	rm -f $(DESTDIR)$(DKMS_SRC)/dkms.conf $(addprefix $(DESTDIR)$(DKMS_SRC)/kmod/,$(DKMS_KMOD)) \
 		$(addprefix $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe/,$(DKMS_UAPI)) \

@@ -31,6 +31,7 @@
 #include "roxe/version.h"
 #include "verbs/served.h"
 #include "kserve.h"
+#include "links.h"
 
 static const char usage[] =
 "NAME\n"
@@ -39,6 +40,7 @@ static const char usage[] =
 "SYNOPSIS\n"
 "    roxed -d IFACE [-e N] [--rt-priority P] [--backend afxdp|udp] [--no-ecn]\n"
 "          [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n"
+"    roxed --links [OPTIONS]\n"
 "    roxed --help | --version\n"
 "\n"
 "DESCRIPTION\n"
@@ -53,6 +55,12 @@ static const char usage[] =
 "    XDP and AF_XDP on IFACE by default: applications' queues and pinned\n"
 "    memory are mapped into roxed, doorbells and completion events pass\n"
 "    through shared rings, so no data goes through the kernel module.\n"
+"\n"
+"    With --links roxed serves `rdma link add NAME type roxe netdev IFACE`:\n"
+"    it waits for roxe.ko's link requests and starts, for each, a roxed\n"
+"    with its own OPTIONS and -d IFACE that serves the device NAME;\n"
+"    `rdma link delete NAME` takes the device and that roxed down. It stays\n"
+"    in the foreground, logging to stderr (the roxe service runs it).\n"
 "\n"
 "    Without --foreground roxed detaches from the terminal once the device\n"
 "    is registered and logs to syslog (daemon facility); in the foreground\n"
@@ -82,6 +90,8 @@ static const char usage[] =
 "                         as ConnectX ships it), off, or name=value,...\n"
 "                         over the defaults, e.g. ai_rate=10,threshold=5\n"
 "                         (names, units and ranges: roxed(8))\n"
+"    -L, --links          start a roxed per `rdma link add ... type roxe`\n"
+"    --link ID            serve link request ID (what --links passes on)\n"
 "    -f, --foreground     stay in the foreground, log to stderr\n"
 "    -v, --verbose        log more (repeat for more still)\n"
 "    -h, --help           this text\n"
@@ -127,7 +137,8 @@ static const char *port_state_name(unsigned s)
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
-static int attach(const char *ifname, struct roxe_kabi_attach *a)
+/* link_id: the request of `rdma link add` this roxed serves; 0: none. */
+static int attach(const char *ifname, unsigned link_id, struct roxe_kabi_attach *a)
 {
 	const char *path = "/dev/" ROXE_KABI_DEVNAME;
 	int fd;
@@ -136,6 +147,10 @@ static int attach(const char *ifname, struct roxe_kabi_attach *a)
 	a->abi_version = ROXE_KABI_VERSION;
 	/* registered once we serve: ib_mad's QP1 is created inside it */
 	a->flags = ROXE_KABI_ATTACH_ON_SERVE;
+	if (link_id) {
+		a->flags |= ROXE_KABI_ATTACH_LINK;
+		a->link_id = link_id;
+	}
 	a->ifindex = if_nametoindex(ifname);
 	if (!a->ifindex) {
 		logmsg(LOG_ERR, "%s: no such interface", ifname);
@@ -271,6 +286,12 @@ static int serve_loop(int fd, int sfd, int cfd, int ready, const struct roxe_dev
 		}
 		if (n > 0 && ((p[1].revents | p[2].revents) & POLLIN)) {
 			err = roxe_kserve_run(ks);
+			if (err == -ENODEV && ioctl(fd, ROXE_IOC_INFO, info) == 0 &&
+			    (info->flags & ROXE_KABI_INFO_UNREGISTERED)) {
+				logmsg(LOG_INFO, "%s: deleted (rdma link delete), detaching",
+				       info->ibdev);
+				return 0;
+			}
 			if (err) {
 				logmsg(LOG_ERR, "command channel: %s", strerror(-err));
 				return 1;
@@ -372,6 +393,8 @@ int main(int argc, char **argv)
 		{ "no-ecn", no_argument, NULL, 'N' },
 		{ "cnp-interval", required_argument, NULL, 'C' },
 		{ "cc", required_argument, NULL, 'c' },
+		{ "links", no_argument, NULL, 'L' },
+		{ "link", required_argument, NULL, 'l' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -382,11 +405,19 @@ int main(int argc, char **argv)
 	struct roxe_kabi_attach a;
 	const char *ifname = NULL;
 	char *end;
-	bool foreground = false;
+	bool foreground = false, links = false;
+	unsigned link_id = 0;
 	sigset_t sigs;
-	int o, fd, sfd, rc, ready = -1;
+	int o, fd, sfd, rc, ready = -1, nargs = 0;
+	/* what --links passes on: argv as given (getopt permutes it) */
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
 
-	while ((o = getopt_long(argc, argv, "d:e:r:b:c:fvhV", opts, NULL)) != -1) {
+	if (!args)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--links") && strcmp(argv[i], "-L"))
+			args[nargs++] = argv[i];
+	while ((o = getopt_long(argc, argv, "d:e:r:b:c:LfvhV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
 			ifname = optarg;
@@ -442,6 +473,17 @@ int main(int argc, char **argv)
 			da.cc = optarg;
 			break;
 		}
+		case 'L':
+			links = true;
+			break;
+		case 'l':
+			errno = 0;
+			link_id = (unsigned)strtoul(optarg, &end, 10);
+			if (errno || *end || !link_id || *optarg == '-') {
+				fprintf(stderr, "roxed: --link: a request id, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'f':
 			foreground = true;
 			break;
@@ -458,6 +500,15 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (links) {
+		if (ifname || link_id || optind != argc) {
+			fputs("roxed: --links starts the roxeds that serve devices: no -d, --link or operands\n",
+			      stderr);
+			return 2;
+		}
+		return roxed_links_run("/proc/self/exe", args, nargs, logmsg);
+	}
+	free(args);
 	if (!ifname || optind != argc) {
 		fputs(usage, stderr);
 		return 2;
@@ -471,7 +522,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	fd = attach(ifname, &a);
+	fd = attach(ifname, link_id, &a);
 	if (fd < 0)
 		return 1;
 	logmsg(LOG_INFO, "%s: serving %s (ifindex %u), active mtu %u", a.ibdev, ifname,

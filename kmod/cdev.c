@@ -11,7 +11,9 @@
  * else (INFO, CQ_EVENT, EVENT, MR_WINDOW, read, write, mmap) acts only on
  * the device the calling file attached: a file that never attached gets
  * ENOTCONN, and no file reaches another file's device. The attached file
- * is the capability; roxed passes it to no one.
+ * is the capability; roxed passes it to no one. A file that listens for
+ * links (LINK_LISTEN: CAP_NET_ADMIN over the initial user namespace, as
+ * `rdma link add` itself) reads link requests and never attaches.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -24,8 +26,9 @@
 #include "roxe.h"
 
 struct roxe_file {
-	struct mutex		lock;		/* rdev, user_ns */
+	struct mutex		lock;		/* rdev, user_ns, listens */
 	struct roxe_dev		*rdev;
+	bool			listens;	/* for links: link.c */
 	/* owner of the attached netdev's network namespace: SERVE's check */
 	struct user_namespace	*user_ns;
 };
@@ -70,6 +73,8 @@ static int roxe_release(struct inode *inode, struct file *filp)
 		pr_info("%s: daemon detached\n", dev_name(&rf->rdev->ib.dev));
 		roxe_dev_remove(rf->rdev);
 	}
+	if (rf->listens)
+		roxe_link_unlisten(rf);
 	if (rf->user_ns)
 		put_user_ns(rf->user_ns);
 	mutex_destroy(&rf->lock);
@@ -93,13 +98,16 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 		return -EFAULT;
 	if (a.abi_version != ROXE_KABI_VERSION)
 		return -EPROTO;
-	if (a.flags & ~ROXE_KABI_ATTACH_ON_SERVE)
+	if (a.flags & ~(ROXE_KABI_ATTACH_ON_SERVE | ROXE_KABI_ATTACH_LINK))
+		return -EINVAL;
+	/* a link's device registers inside its roxed's SERVE, as any */
+	if ((a.flags & ROXE_KABI_ATTACH_LINK) && !(a.flags & ROXE_KABI_ATTACH_ON_SERVE))
 		return -EINVAL;
 
 	mutex_lock(&roxe_attach_lock);
 	mutex_lock(&rf->lock);
 	err = -EBUSY;
-	if (rf->rdev)
+	if (rf->rdev || rf->listens)
 		goto out_unlock;
 	err = -ENODEV;
 	ndev = dev_get_by_index(current->nsproxy->net_ns, a.ifindex);
@@ -115,8 +123,11 @@ static long roxe_ioc_attach(struct file *filp, void __user *uarg)
 		ib_device_put(other);
 		goto out_put;
 	}
-	rdev = roxe_dev_add(ndev, rf, filp->f_mapping,
-			    a.flags & ROXE_KABI_ATTACH_ON_SERVE);
+	if (a.flags & ROXE_KABI_ATTACH_LINK)
+		rdev = roxe_link_attach(a.link_id, ndev, rf, filp->f_mapping);
+	else
+		rdev = roxe_dev_add(ndev, rf, filp->f_mapping,
+				    a.flags & ROXE_KABI_ATTACH_ON_SERVE, NULL);
 	if (IS_ERR(rdev)) {
 		err = PTR_ERR(rdev);
 		goto out_put;
@@ -155,6 +166,8 @@ static long roxe_ioc_info(struct roxe_file *rf, void __user *uarg)
 		i.port_state = roxe_port_state(rdev);
 		if (READ_ONCE(rdev->registered))
 			i.flags |= ROXE_KABI_INFO_REGISTERED;
+		if (READ_ONCE(rdev->unregistered))
+			i.flags |= ROXE_KABI_INFO_UNREGISTERED;
 		i.port_mtu = ib_mtu_enum_to_int(roxe_active_mtu(rdev));
 		i.ucontexts = atomic64_read(&rdev->ucontexts);
 		strscpy(i.ibdev, dev_name(&rdev->ib.dev), sizeof(i.ibdev));
@@ -235,6 +248,40 @@ static long roxe_ioc_mr_window(struct file *filp, void __user *uarg)
 	return roxe_mr_window(rdev, &w);
 }
 
+/* This file is the one roxed that starts a roxed per `rdma link add`. */
+static long roxe_ioc_link_listen(struct roxe_file *rf)
+{
+	long err;
+
+	mutex_lock(&rf->lock);
+	err = rf->rdev || rf->listens ? -EBUSY : roxe_link_listen(rf);
+	if (!err)
+		rf->listens = true;
+	mutex_unlock(&rf->lock);
+	return err;
+}
+
+static bool file_listens(struct roxe_file *rf)
+{
+	bool l;
+
+	mutex_lock(&rf->lock);
+	l = rf->listens;
+	mutex_unlock(&rf->lock);
+	return l;
+}
+
+static long roxe_ioc_link_done(struct roxe_file *rf, void __user *uarg)
+{
+	struct roxe_kabi_link_done d;
+
+	if (!file_listens(rf))
+		return -ENOTCONN;
+	if (copy_from_user(&d, uarg, sizeof(d)))
+		return -EFAULT;
+	return roxe_link_done(rf, d.id, d.error);
+}
+
 static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct roxe_file *rf = filp->private_data;
@@ -253,6 +300,10 @@ static long roxe_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return roxe_ioc_event(filp, uarg);
 	case ROXE_IOC_MR_WINDOW:
 		return roxe_ioc_mr_window(filp, uarg);
+	case ROXE_IOC_LINK_LISTEN:
+		return roxe_ioc_link_listen(rf);
+	case ROXE_IOC_LINK_DONE:
+		return roxe_ioc_link_done(rf, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -264,6 +315,9 @@ static ssize_t roxe_read(struct file *filp, char __user *buf, size_t len,
 {
 	struct roxe_dev *rdev = file_dev(filp);
 
+	if (!rdev && file_listens(filp->private_data))
+		return roxe_link_read(filp->private_data, buf, len,
+				      filp->f_flags & O_NONBLOCK);
 	if (!rdev)
 		return -ENOTCONN;
 	return roxe_chan_read(&rdev->chan, buf, len, filp->f_flags & O_NONBLOCK);
@@ -285,6 +339,8 @@ static __poll_t roxe_poll(struct file *filp, poll_table *wait)
 	struct roxe_dev *rdev = file_dev(filp);
 	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
 
+	if (!rdev && file_listens(filp->private_data))
+		return roxe_link_poll(filp, wait);
 	if (!rdev)
 		return mask;
 	poll_wait(filp, &rdev->chan.wq, wait);

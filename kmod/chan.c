@@ -419,8 +419,9 @@ void roxe_chan_kill(struct roxe_chan *ch)
 
 bool roxe_chan_readable(struct roxe_chan *ch)
 {
+	/* dead: roxed's read() says ENODEV, so that it goes */
 	return !list_empty_careful(&ch->orphans) ||
-	       !list_empty_careful(&ch->ring);
+	       !list_empty_careful(&ch->ring) || READ_ONCE(ch->dead);
 }
 
 /* read(): one command. */
@@ -439,6 +440,9 @@ ssize_t roxe_chan_read(struct roxe_chan *ch, char __user *buf, size_t len,
 		if (r)
 			break;
 		spin_unlock(&ch->lock);
+		/* the device went (rdma link delete): roxed's cue to go */
+		if (READ_ONCE(ch->dead))
+			return -ENODEV;
 		if (nonblock)
 			return -EAGAIN;
 		err = wait_event_interruptible(ch->wq, roxe_chan_readable(ch) ||

@@ -98,7 +98,7 @@ void roxe_port_update(struct roxe_dev *rdev)
 	enum ib_port_state st = roxe_port_state(rdev);
 	struct ib_event ev = { .device = &rdev->ib, .element.port_num = 1 };
 
-	if (!READ_ONCE(rdev->registered))
+	if (!READ_ONCE(rdev->registered) || READ_ONCE(rdev->unregistered))
 		return;
 	if (xchg(&rdev->last_state, st) == st)
 		return;
@@ -143,6 +143,8 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = ROXE_MAX_QPS;
 	attr->max_qp_wr = ROXE_MAX_WR;
+	/* `rdma link delete`, as rxe */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
@@ -251,6 +253,46 @@ static int roxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return roxe_dereg_user_mr(rdev, mr);
 }
 
+/* Off the list, nobody waits for the daemon any more, and the daemon is
+ * told to go (its reads fail with ENODEV). Idempotent: the daemon's
+ * detach and ib_core's dealloc_driver both come here, in either order.
+ */
+static void roxe_dev_detach(struct roxe_dev *rdev)
+{
+	mutex_lock(&roxe_devs_lock);
+	list_del_init(&rdev->list);
+	mutex_unlock(&roxe_devs_lock);
+
+	/* user QPs' doorbells answer EIO from here on; kernel QPs' posts
+	 * complete as flushed (kverbs.c): either a post sees detached, or
+	 * the flush sees its WQEs
+	 */
+	WRITE_ONCE(rdev->detached, true);
+	smp_mb();
+	/* from here on every command fails at once: neither a verb racing
+	 * with the flush nor the destroys that unregistration runs wait for
+	 * the daemon that left
+	 */
+	roxe_chan_kill(&rdev->chan);
+	/* a `rdma link add` still waiting for this device fails */
+	roxe_link_gone(rdev);
+}
+
+/* ib_core is done with the device: the last op it calls, from our own
+ * unregistration (the daemon detached), from `rdma link delete`, or from
+ * ib_unregister_driver(). Everything users made is destroyed by now. The
+ * memory stays: roxed's file holds the device until roxe_dev_remove().
+ */
+static void roxe_dealloc_driver(struct ib_device *ib)
+{
+	struct roxe_dev *rdev = to_rdev(ib);
+
+	WRITE_ONCE(rdev->unregistered, true);
+	roxe_dev_detach(rdev);
+	if (READ_ONCE(rdev->registered))
+		pr_info("%s: unregistered\n", dev_name(&ib->dev));
+}
+
 static const struct ib_device_ops roxe_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
@@ -267,6 +309,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.create_qp = roxe_create_qp,
 	.create_srq = roxe_create_srq,
 	.create_user_ah = roxe_create_ah,
+	.dealloc_driver = roxe_dealloc_driver,
 	.dealloc_mw = roxe_dealloc_mw,
 	.dealloc_pd = roxe_dealloc_pd,
 	.dealloc_ucontext = roxe_dealloc_ucontext,
@@ -310,6 +353,19 @@ static const struct ib_device_ops roxe_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, roxe_ucontext, ibuc),
 };
 
+/* The netdev reference, if the netdev did not go first. */
+static void roxe_dev_drop_ndev(struct roxe_dev *rdev)
+{
+	struct net_device *ndev;
+
+	spin_lock_irq(&rdev->ndev_lock);
+	ndev = rdev->ndev;
+	rdev->ndev = NULL;
+	spin_unlock_irq(&rdev->ndev_lock);
+	if (ndev)
+		dev_put(ndev);
+}
+
 /* Every object is gone by now (unregistration destroyed what users left)
  * and no verb runs: the ids, the lookup tables, the shared area and the
  * engines' eventfds go.
@@ -338,7 +394,7 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 /* Is name a registered ib_device's, or one of ours waiting for its
  * registration? Under roxe_devs_lock.
  */
-static bool roxe_name_taken(const char *name)
+bool roxe_name_taken(const char *name)
 {
 	struct ib_device *other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
 	struct roxe_dev *r;
@@ -394,6 +450,7 @@ static void roxe_register_work(struct work_struct *work)
 		       err);
 	else
 		pr_info("%s: registered\n", dev_name(&rdev->ib.dev));
+	roxe_link_registered(rdev, err);
 }
 
 /* roxed serves (ROXE_IOC_SERVE succeeded, once): a registration that
@@ -406,14 +463,16 @@ void roxe_dev_served(struct roxe_dev *rdev)
 		queue_work(system_unbound_wq, &rdev->register_work);
 }
 
-/* Name roxe%u on ndev for the daemon `owner`, whose file's mapping holds
- * roxed's MR mappings, and register it now or (register_on_serve) once
- * roxed serves. Not under roxe_devs_lock: registration takes RTNL (GID
- * rescan), the netdev notifier holds RTNL and then takes roxe_devs_lock.
+/* Name the device on ndev (name, or the lowest free roxe%u) for the daemon
+ * `owner`, whose file's mapping holds roxed's MR mappings, and register it
+ * now or (register_on_serve) once roxed serves. Not under roxe_devs_lock:
+ * registration takes RTNL (GID rescan), the netdev notifier holds RTNL and
+ * then takes roxe_devs_lock. The caller's file holds a reference to the
+ * device's memory from here until roxe_dev_remove().
  */
 struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 			      struct address_space *daemon_mapping,
-			      bool register_on_serve)
+			      bool register_on_serve, const char *name)
 {
 	struct roxe_dev *rdev;
 	int err;
@@ -422,6 +481,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	if (!rdev)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&rdev->ndev_lock);
+	INIT_LIST_HEAD(&rdev->list);	/* detach may come before the list */
 	dev_hold(ndev);
 	rdev->ndev = ndev;
 	rdev->ifindex = ndev->ifindex;
@@ -464,76 +524,63 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 
 	/* on the list before registering, so NETDEV_UNREGISTER finds us */
 	mutex_lock(&roxe_devs_lock);
-	err = roxe_serves(ndev) ? -EBUSY : roxe_dev_name(rdev);
+	if (roxe_serves(ndev))
+		err = -EBUSY;
+	else if (name)
+		err = roxe_name_taken(name) ? -EEXIST : dev_set_name(&rdev->ib.dev, "%s", name);
+	else
+		err = roxe_dev_name(rdev);
 	if (err) {
 		mutex_unlock(&roxe_devs_lock);
 		goto fail;
 	}
 	list_add_tail(&rdev->list, &roxe_devs);
 	mutex_unlock(&roxe_devs_lock);
+	roxe_rxe_pin();		/* roxe_dev_remove() unpins */
 
+	get_device(&rdev->ib.dev);	/* the file's */
 	if (register_on_serve)
 		return rdev;
 	err = roxe_dev_register(rdev);
 	if (err) {
-		mutex_lock(&roxe_devs_lock);
-		list_del(&rdev->list);
-		mutex_unlock(&roxe_devs_lock);
-		goto fail;
+		roxe_dev_remove(rdev);
+		return ERR_PTR(err);
 	}
 	return rdev;
 
 fail:
-	spin_lock_irq(&rdev->ndev_lock);
-	ndev = rdev->ndev;
-	rdev->ndev = NULL;
-	spin_unlock_irq(&rdev->ndev_lock);
-	if (ndev)
-		dev_put(ndev);
+	roxe_dev_drop_ndev(rdev);
 	roxe_dev_free_ids(rdev);
 	ib_dealloc_device(&rdev->ib);
 	return ERR_PTR(err);
 }
 
-/* The daemon detached: what it left undone is flushed (completions and
- * events while the application's objects still exist), the port goes DOWN
- * (an event for whoever listens), then the device goes (if it ever came). Users of uverbs
- * are disassociated, kernel ULPs removed.
+/* The daemon detached (its file closed): what it left undone is flushed
+ * (completions and events while the application's objects still exist),
+ * the port goes DOWN (an event for whoever listens), then the device goes
+ * (if it ever came and is still there). Users of uverbs are disassociated,
+ * kernel ULPs removed; then the memory goes.
  */
 void roxe_dev_remove(struct roxe_dev *rdev)
 {
-	struct net_device *ndev;
-
-	mutex_lock(&roxe_devs_lock);
-	list_del(&rdev->list);
-	mutex_unlock(&roxe_devs_lock);
-
-	/* user QPs' doorbells answer EIO from here on; kernel QPs' posts
-	 * complete as flushed (kverbs.c): either a post sees detached, or
-	 * the flush below sees its WQEs
-	 */
-	WRITE_ONCE(rdev->detached, true);
-	smp_mb();
-	/* from here on every command fails at once: neither a verb racing
-	 * with the flush nor the destroys that unregistration runs wait for
-	 * the daemon that just left
-	 */
-	roxe_chan_kill(&rdev->chan);
+	roxe_dev_detach(rdev);
 	/* a registration under way ends soon: its clients' commands fail */
 	cancel_work_sync(&rdev->register_work);
 	roxe_flush_all(rdev);
 	roxe_port_update(rdev);
+	/* once registered, ib_core deallocates (dealloc_driver) as it
+	 * unregisters; a `rdma link delete` that did already leaves nothing
+	 * to do here. Never registered: ours to deallocate.
+	 */
 	if (READ_ONCE(rdev->registered))
 		ib_unregister_device(&rdev->ib);
+	else
+		ib_dealloc_device(&rdev->ib);
 	/* the ULPs destroyed their CQs: no event is left to raise */
 	cancel_work_sync(&rdev->fire_work);
 
-	spin_lock_irq(&rdev->ndev_lock);
-	ndev = rdev->ndev;
-	rdev->ndev = NULL;
-	spin_unlock_irq(&rdev->ndev_lock);
-	if (ndev)
-		dev_put(ndev);
+	roxe_dev_drop_ndev(rdev);
 	roxe_dev_free_ids(rdev);
-	ib_dealloc_device(&rdev->ib);
+	roxe_rxe_unpin();
+	put_device(&rdev->ib.dev);	/* the file's: the memory goes */
 }

@@ -56,14 +56,26 @@ static int __init roxe_init(void)
 	err = register_netdevice_notifier(&roxe_netdev_nb);
 	if (err)
 		return err;
+	err = roxe_rxe_watch();
+	if (err)
+		goto out_notifier;
 	err = roxe_cdev_init();
-	if (err) {
-		unregister_netdevice_notifier(&roxe_netdev_nb);
-		return err;
-	}
+	if (err)
+		goto out_watch;
+	err = roxe_link_init();
+	if (err)
+		goto out_cdev;
 	pr_info("loaded (control ABI %d, /dev/%s)\n", ROXE_KABI_VERSION,
 		ROXE_KABI_DEVNAME);
 	return 0;
+
+out_cdev:
+	roxe_cdev_exit();
+out_watch:
+	roxe_rxe_unwatch();
+out_notifier:
+	unregister_netdevice_notifier(&roxe_netdev_nb);
+	return err;
 }
 
 /* Every device belongs to an open /dev/roxe, which pins the module: by the
@@ -71,7 +83,9 @@ static int __init roxe_init(void)
  */
 static void __exit roxe_exit(void)
 {
+	roxe_link_exit();
 	roxe_cdev_exit();
+	roxe_rxe_unwatch();
 	unregister_netdevice_notifier(&roxe_netdev_nb);
 	WARN_ON(!list_empty(&roxe_devs));
 	roxe_mr_maps_destroy();

@@ -75,6 +75,11 @@ struct roxe_dev {
 	bool			register_on_serve;	/* ROXE_KABI_ATTACH_ON_SERVE */
 	struct work_struct	register_work;	/* that registration */
 	bool			detached;	/* daemon gone: port DOWN for good */
+	/* ib_core let go of the device (dealloc_driver: our unregistration,
+	 * `rdma link delete`, ib_unregister_driver()): no event, no op more
+	 */
+	bool			unregistered;
+	struct roxe_link_req	*link;		/* link.c: `rdma link add` waits */
 	u32			last_state;	/* enum ib_port_state last reported */
 	atomic64_t		ucontexts;
 	struct ida		qpn_ida;
@@ -314,9 +319,10 @@ extern struct mutex roxe_devs_lock;
 /* ibdev.c */
 struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 			      struct address_space *daemon_mapping,
-			      bool register_on_serve);
+			      bool register_on_serve, const char *name);
 void roxe_dev_served(struct roxe_dev *rdev);
 void roxe_dev_remove(struct roxe_dev *rdev);
+bool roxe_name_taken(const char *name);
 void roxe_port_update(struct roxe_dev *rdev);
 enum ib_port_state roxe_port_state(struct roxe_dev *rdev);
 enum ib_mtu roxe_active_mtu(struct roxe_dev *rdev);
@@ -326,6 +332,28 @@ bool roxe_serves(struct net_device *ndev);
 /* cdev.c */
 int roxe_cdev_init(void);
 void roxe_cdev_exit(void);
+
+/* link.c: `rdma link add/delete NAME type roxe`, through roxed --links */
+struct roxe_link_req;
+int roxe_link_init(void);
+void roxe_link_exit(void);
+int roxe_link_listen(const void *owner);
+void roxe_link_unlisten(const void *owner);
+ssize_t roxe_link_read(const void *owner, char __user *buf, size_t len,
+		       bool nonblock);
+__poll_t roxe_link_poll(struct file *filp, poll_table *wait);
+int roxe_link_done(const void *owner, u32 id, int error);
+struct roxe_dev *roxe_link_attach(u32 id, struct net_device *ndev,
+				  struct roxe_file *owner,
+				  struct address_space *daemon_mapping);
+void roxe_link_registered(struct roxe_dev *rdev, int err);
+void roxe_link_gone(struct roxe_dev *rdev);
+
+/* beside_rxe.c: rdma_rxe stays loaded while we have devices */
+void roxe_rxe_pin(void);
+void roxe_rxe_unpin(void);
+int roxe_rxe_watch(void);
+void roxe_rxe_unwatch(void);
 
 /* stats.c: port counters from roxed's totals in the shared area */
 struct rdma_hw_stats *roxe_alloc_hw_port_stats(struct ib_device *ib, u32 port);

@@ -143,15 +143,20 @@ fuzz_run()
 	fi
 	new=$((total - inited))
 
-	if [ "$new" -lt "$min" ]; then
-		# Short of inputs: more, by count (-runs counts the replay too).
-		echo "# $new new inputs in ${secs}s: fuzzing on to $min"
+	# Short of inputs: more, by count. -runs counts the replay of the seeds
+	# and corpus too, and libFuzzer's replay count can differ from the
+	# files by one (an empty or duplicate input): a pass may end a few
+	# short, so up to three passes, each for what is still missing.
+	local pass
+	for pass in 1 2 3; do
+		[ "$new" -lt "$min" ] || break
+		echo "# $new new inputs so far: fuzzing on to $min"
 		files=$(fuzz_files "$work/seeds" "$work/corpus")
 		fuzz_pass "$work/log.more" -runs=$((files + 1 + min - new)) "$@"
 		stat=$(fuzz_stat "$work/log.more")
 		new=$((new + ${stat#* } - ${stat% *}))
 		total=$((total + ${stat#* }))
-	fi
+	done
 	if [ "$new" -lt "$min" ]; then
 		echo "# the fuzzer ran only $new new inputs, fewer than $min"
 		exit 1

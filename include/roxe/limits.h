@@ -39,6 +39,9 @@
  * queue, see include/roxe/maps.h). */
 #define ROXE_MAX_ENGINES	64
 #define ROXE_MAX_QUEUES		64
+/* Devices one `roxed --links` serves at once (a roxed each: `rdma link
+ * add NAME type roxe`). */
+#define ROXE_MAX_LINKS		256
 /* Frames an engine's hand-off ring holds (user/transport/handoff.c: frames
  * for the host's own addresses, multicast copies from other engines): two
  * QPs' whole send windows. */

@@ -78,6 +78,7 @@ done
 	for h in "${hdrs[@]}"; do echo "644 usr/include/roxe/$h"; done
 	echo "644 usr/lib/bpf/roxe_xdp.bpf.o"
 	echo "644 usr/lib/systemd/system/roxed@.service"
+	echo "644 usr/lib/systemd/system/roxe.service"
 	echo "644 usr/lib/modules-load.d/roxe.conf"
 	echo "644 usr/src/roxe-$ver/dkms.conf"
 	for f in "$top"/kmod/Kbuild "$top"/kmod/*.[ch]; do echo "644 usr/src/roxe-$ver/kmod/${f##*/}"; done
@@ -231,6 +232,20 @@ if command -v systemd-analyze >/dev/null; then
 	else
 		bad "systemd-analyze security above 4: $(grep -o 'exposure level.*' <<<"$out")"
 	fi
+	# roxe.service: roxed --links, with the same sandbox
+	links=$d/usr/lib/systemd/system/roxe.service
+	grep -qx 'ExecStart=/usr/sbin/roxed --links $ROXED_OPTS' "$links" &&
+		ok "roxe.service: ExecStart /usr/sbin/roxed --links" || bad "roxe.service: $(grep ExecStart "$links")"
+	sed "s|^ExecStart=/usr|ExecStart=$d/usr|" "$links" >"$tmp/units/roxe.service"
+	if out=$(cd "$tmp/units" && systemd-analyze verify --man=no "$tmp/units/roxe.service" 2>&1) &&
+	   [ -z "$out" ]; then
+		ok "systemd-analyze verify roxe.service: clean"
+	else
+		bad "systemd-analyze verify roxe.service: $out"
+	fi
+	out=$(systemd-analyze security --offline=true --threshold=40 "$tmp/units/roxe.service" 2>&1) &&
+		ok "systemd-analyze security roxe.service: $(grep -o 'exposure level.*' <<<"$out")" ||
+		bad "systemd-analyze security roxe.service above 4: $(grep -o 'exposure level.*' <<<"$out")"
 else
 	log "systemd-analyze missing: the unit is not verified"
 fi

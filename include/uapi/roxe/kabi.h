@@ -15,6 +15,14 @@
  * DOWN, then the ib_device is unregistered. Applications using it through
  * uverbs are disassociated (they get IB_EVENT_DEVICE_FATAL and EIO), kernel
  * ULPs get their remove callback.
+ *
+ * `rdma link add NAME type roxe netdev IFACE` reaches the module through
+ * ib_core's rdma_link_ops; the module asks the roxed that listens for links
+ * (ROXE_IOC_LINK_LISTEN: `roxed --links`) to start a roxed for it, which
+ * attaches with ROXE_KABI_ATTACH_LINK and the request's id. The command
+ * returns once the device is registered, or with the error that stopped it.
+ * `rdma link delete NAME` unregisters the device: its roxed reads ENODEV
+ * and exits.
  */
 #ifndef ROXE_KABI_H
 #define ROXE_KABI_H
@@ -23,7 +31,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	10
+#define ROXE_KABI_VERSION	11
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -36,10 +44,35 @@ struct roxe_kabi_attach {
 	__u32	flags;			/* in: ROXE_KABI_ATTACH_* */
 	__u32	port_mtu;		/* out: active IB MTU, bytes */
 	char	ibdev[ROXE_KABI_NAME_MAX];	/* out: "roxe0", ... */
+	__u32	link_id;		/* in: with ROXE_KABI_ATTACH_LINK */
+	__u32	pad;
 };
 
 /* Register once SERVE is done (ROXE_KABI_INFO_REGISTERED says when). */
 #define ROXE_KABI_ATTACH_ON_SERVE	(1u << 0)
+/* Serve the device `rdma link add` asked for (link_id, from a link
+ * request): its name is the request's, its netdev must be the request's.
+ * Needs ROXE_KABI_ATTACH_ON_SERVE.
+ */
+#define ROXE_KABI_ATTACH_LINK		(1u << 1)
+
+/* What a file that listens for links (ROXE_IOC_LINK_LISTEN) reads, one
+ * per read(): start a roxed that attaches to ifindex (in the listener's
+ * network namespace) with ROXE_KABI_ATTACH_LINK and this id.
+ */
+struct roxe_kabi_link_req {
+	__u32	id;
+	__u32	ifindex;
+	char	ibdev[ROXE_KABI_NAME_MAX];	/* the name `rdma link add` gave */
+};
+
+/* ROXE_IOC_LINK_DONE: the listener could not serve request id: error
+ * (a negative errno) is what `rdma link add` returns.
+ */
+struct roxe_kabi_link_done {
+	__u32	id;
+	__s32	error;
+};
 
 /* ROXE_IOC_INFO: what the device looks like now (roxectl, tests). */
 struct roxe_kabi_info {
@@ -54,6 +87,8 @@ struct roxe_kabi_info {
 };
 
 #define ROXE_KABI_INFO_REGISTERED	(1u << 0)	/* ib_device is up */
+/* ib_core let the device go: `rdma link delete`, or rdma_rxe's exit */
+#define ROXE_KABI_INFO_UNREGISTERED	(1u << 1)
 
 /*
  * Commands: the module tells roxed about the objects applications create.
@@ -443,5 +478,9 @@ struct roxe_kabi_mr_window {
 #define ROXE_IOC_CQ_EVENT	_IOW(ROXE_IOC_MAGIC, 4, __u32)
 #define ROXE_IOC_EVENT		_IOW(ROXE_IOC_MAGIC, 5, struct roxe_kabi_event)
 #define ROXE_IOC_MR_WINDOW	_IOW(ROXE_IOC_MAGIC, 6, struct roxe_kabi_mr_window)
+/* this file (never attached) receives link requests; one listener at a
+ * time, CAP_NET_ADMIN over the initial user namespace */
+#define ROXE_IOC_LINK_LISTEN	_IO(ROXE_IOC_MAGIC, 7)
+#define ROXE_IOC_LINK_DONE	_IOW(ROXE_IOC_MAGIC, 8, struct roxe_kabi_link_done)
 
 #endif /* ROXE_KABI_H */

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * roxed --links (links.c): a roxed per `rdma link add NAME type roxe`.
+ */
+#ifndef ROXED_LINKS_H
+#define ROXED_LINKS_H
+
+/* syslog priority, printf format */
+typedef void (*roxed_log_fn)(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Options roxed --links passes on to the roxeds it starts, at most. */
+#define ROXED_LINKS_MAX_ARGS	32
+
+/* Listen for link requests until SIGTERM or SIGINT, starting `self ARGS
+ * -d IFACE --link ID --foreground` for each; the exit status for main. */
+int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn log);
+
+#endif /* ROXED_LINKS_H */
