@@ -22,7 +22,8 @@
 # cache and an empty dpkg status; the host's apt.conf.d is not read, so no
 # hook of the host's apt runs): the mirror(s) and keyring the host's apt
 # sources use for bookworm, with the suites bookworm and
-# bookworm-backports. ROXE_VM_KERNELS moves build/vm/kernels/.
+# bookworm-backports, and the host's bookworm-security source (Debian 12's
+# current 6.1 is there). ROXE_VM_KERNELS moves build/vm/kernels/.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -101,10 +102,16 @@ apt_sources() {
 setup_apt() {
 	local uri suite key s opt lines=()
 	while read -r uri suite key; do
-		[ "$suite" = bookworm ] || continue
 		opt=
 		case "$key" in /*) opt="[signed-by=$key] " ;; esac	# a file, not an inline key
-		for s in "${suites[@]}"; do lines+=("deb $opt$uri $s main"); done
+		case "$suite" in
+		bookworm)
+			for s in "${suites[@]}"; do lines+=("deb $opt$uri $s main"); done ;;
+		# Debian 12's current 6.1 comes through the security suite (its
+		# own archive): the host's, where it has one
+		bookworm-security)
+			lines+=("deb $opt$uri $suite main") ;;
+		esac
 	done < <(apt_sources)
 	[ ${#lines[@]} -gt 0 ] ||
 		die "no apt source for bookworm in /etc/apt/sources.list{,.d}: no mirror to fetch the guest kernels from"
@@ -156,7 +163,7 @@ update_lists() {
 	[ $update = 1 ] || [ "${1:-0}" = 1 ] || [ -z "$fresh" ] || return 0
 	updated=1
 	mirrors=$(awk '{ print ($2 ~ /^\[/ ? $3 : $2) }' "$apt/sources.list" | sort -u | tr '\n' ' ')
-	say "updating the package lists of ${suites[*]} from ${mirrors% } (private: ${apt#$top/}/)"
+	say "updating the package lists from ${mirrors% } (private: ${apt#$top/}/)"
 	APT_CONFIG=$apt/apt.conf apt-get -qq --error-on=any update ||
 		die "cannot fetch the package lists of ${suites[*]} (network, mirror?)"
 }
