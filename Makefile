@@ -13,6 +13,10 @@
 #   make kmod       build roxe.ko: build/kmod/roxe.ko against the running
 #                   kernel's headers (or KDIR=), build/kmod/<release>/ for
 #                   each VM guest kernel (VM_KERNELS, default 6.1 6.12)
+#   make kernels    fetch the VM guest kernels (image, modules, headers)
+#                   into build/vm/kernels/, never installed
+#   make deps       install every Debian package roxe needs; deps-demo,
+#                   deps-bench, deps-check: only what that target needs
 #   make install    install (PREFIX=/usr/local, DESTDIR=; see "Install" below)
 #   make uninstall  remove exactly what make install put there
 #   make clean
@@ -101,14 +105,19 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include/uapi -I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
-.PHONY: all deps check check-unit demo bench soak kmod clean install uninstall
+.PHONY: all deps deps-demo deps-bench deps-check kernels check check-unit demo bench soak kmod clean install uninstall
 # Keep every intermediate (BPF objects, tool objects): make install after
 # make must not rebuild, and it installs build/bpf/roxe_xdp.bpf.o.
 .SECONDARY:
 all: $(BPF_SKELS) $(LIBROXE) $(LIBROXE_SO) $(ROXE_PC) $(TOOLS) $(DAEMONS) $(VM_LINGER)
 
+# Packages: deps installs all; deps-NAME what make NAME needs
+# (tools/scripts/install-deps.sh --for NAME), so that make demo installs
+# no QEMU, no MPI and no test tools.
 deps:
 	@$(TOP)/tools/scripts/install-deps.sh
+deps-demo deps-bench deps-check:
+	@$(TOP)/tools/scripts/install-deps.sh --for $(@:deps-%=%)
 
 # --- BPF -------------------------------------------------------------------
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
@@ -218,34 +227,38 @@ $(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(OBJ_SAN)/tools/lib/version.o $
 # from Debian's linux-source-6.1 tarball, extracted once into build/.
 include selftests/selftests.mk
 
-# roxe.ko for the guest kernels first: a module that does not build fails
-# check here, and no VM test can pass or skip without it.
-check: deps
+# The guest kernels, then roxe.ko for them first: a module that does not
+# build fails check here, and no VM test can pass or skip without it.
+check: deps-check
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kernels
 	@$(MAKE) --no-print-directory kmod
 	@$(MAKE) --no-print-directory kselftest
 
 # The VM suite alone (kernel rxe under QEMU), and its guest as a shell.
 .PHONY: check-vm vm-shell
-check-vm: deps
+check-vm: deps-check
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory kernels
 	@$(MAKE) --no-print-directory kmod
 	@$(MAKE) --no-print-directory kselftest TARGETS=vm
 
-vm-shell: deps all
+vm-shell: deps-check all
 	@$(TOP)/tools/vm/run.sh --shell
 
 # --- demo, bench, soak ------------------------------------------------------
 # tools/scripts/NAME.sh: the demo, the benchmarks, the 10-minute soak
 # (manual).
-demo bench soak: deps
+demo: deps-demo
+bench soak: deps-bench
+demo bench soak:
 	@$(MAKE) --no-print-directory all
 	@if [ ! -x $(TOP)/tools/scripts/$@.sh ]; then \
 		echo "$@: tools/scripts/$@.sh is not written yet" >&2; exit 1; fi
 	@$(TOP)/tools/scripts/$@.sh
 
 .PHONY: bench-vm
-bench-vm: deps
+bench-vm: deps-check
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory kmod
 	@$(TOP)/tools/scripts/bench-vm.sh
@@ -255,14 +268,18 @@ bench-vm: deps
 # its products next to the sources it compiles. Two kinds of build:
 #  - the host's: against KDIR, by default the running kernel's headers when
 #    they are installed, into build/kmod/ (and build/kmod-test/);
-#  - the VM guests': for each series in VM_KERNELS, the newest installed
-#    Debian kernel of it (tools/vm/kver.sh) against its own headers, into
+#  - the VM guests': for each series in VM_KERNELS, the newest Debian
+#    kernel of it fetched into build/vm/kernels/ (make kernels;
+#    tools/vm/kver.sh) against its own headers there, into
 #    build/kmod/<release>/ (and build/kmod-test/<release>/), where the VM
 #    tests take the module for the kernel they boot.
 # Version differences live in kmod/compat.h.
 HOST_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(HOST_KDIR)/Makefile),$(HOST_KDIR))
 VM_KERNELS ?= 6.1 6.12
+# the guest kernels' tree (tools/vm/fetch-kernels.sh), and the releases
+# VM_KERNELS stand for in it (none before make kernels)
+VM_KROOT := $(shell $(TOP)/tools/vm/kver.sh --root)
 VM_KVERS := $(foreach n,$(VM_KERNELS),$(shell $(TOP)/tools/vm/kver.sh $(n) 2>/dev/null))
 KMOD_OUT := $(BUILD)/kmod
 KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
@@ -288,13 +305,18 @@ define kmod_build
 	done
 endef
 
-.PHONY: kmod-clean kmod-host kmod-vm
+.PHONY: kmod-clean kmod-host kmod-vm kmod-vm-all
 kmod: kmod-host kmod-vm
-	@if [ -z "$(KDIR)" ] && [ -z "$(strip $(VM_KVERS))" ]; then \
+	@if [ -z "$(KDIR)" ] && [ -z "$(strip $(VM_KERNELS))" ]; then \
 		echo "kmod: no kernel headers: neither the running kernel's" \
-		     "($(HOST_KDIR)) nor a VM guest kernel's ($(VM_KERNELS));" \
-		     "run tools/scripts/install-deps.sh or give KDIR=" >&2; \
+		     "($(HOST_KDIR)) nor a VM guest kernel (VM_KERNELS is empty);" \
+		     "give KDIR= or VM_KERNELS=" >&2; \
 		exit 1; fi
+
+# The guest kernels, fetched when missing: tools/vm/fetch-kernels.sh says
+# what it downloads and why it cannot.
+kernels:
+	@[ -z "$(strip $(VM_KERNELS))" ] || $(TOP)/tools/vm/fetch-kernels.sh $(VM_KERNELS)
 
 kmod-host:
 ifneq ($(KDIR),)
@@ -303,18 +325,24 @@ ifneq ($(KDIR),)
 	$(call kmod_build,$(KDIR),.)
 endif
 
-kmod-vm:
+# After make kernels, a make of its own: VM_KVERS, read when this one
+# started, may predate the fetch.
+kmod-vm: kernels
+	+@[ -z "$(strip $(VM_KERNELS))" ] || $(MAKE) --no-print-directory kmod-vm-all
 
-# one target per guest kernel
+kmod-vm-all:
+	@for n in $(VM_KERNELS); do $(TOP)/tools/vm/kver.sh $$n >/dev/null || exit 1; done
+
+# one target per guest kernel, against its headers in build/vm/kernels/
 define kmod_vm_rule
-kmod-vm: kmod-vm-$(1)
+kmod-vm-all: kmod-vm-$(1)
 .PHONY: kmod-vm-$(1)
 kmod-vm-$(1):
-	@if [ ! -f /lib/modules/$(1)/build/Makefile ]; then \
-		echo "kmod: headers for the VM kernel $(1) are missing:" \
-		     "run tools/scripts/install-deps.sh (linux-headers-$(1))" >&2; \
+	@if [ ! -f $(VM_KROOT)/usr/src/linux-headers-$(1)/Makefile ]; then \
+		echo "kmod: headers for the VM kernel $(1) are missing" \
+		     "from $(VM_KROOT): run make kernels" >&2; \
 		exit 1; fi
-	$$(call kmod_build,/lib/modules/$(1)/build,$(1))
+	$$(call kmod_build,$(VM_KROOT)/usr/src/linux-headers-$(1),$(1))
 endef
 $(foreach k,$(VM_KVERS),$(eval $(call kmod_vm_rule,$(k))))
 

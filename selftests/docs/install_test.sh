@@ -251,18 +251,20 @@ else
 fi
 
 # --- dkms -----------------------------------------------------------------------
-kver=$(ls -d /usr/src/linux-headers-6.1.[0-9]*-amd64 2>/dev/null | sort -V | tail -1)
-kver=${kver#/usr/src/linux-headers-}
+# against the 6.1 guest kernel's headers, unpacked in build/vm/kernels/
+# (make kernels), not installed
+kver=$("$top/tools/vm/kver.sh" 6.1 2>/dev/null) || kver=
+kdir=$("$top/tools/vm/kver.sh" --root)/usr/src/linux-headers-$kver
 if ! command -v dkms >/dev/null; then
 	log "dkms missing (tools/scripts/install-deps.sh): dkms build not tried"
-elif [ -z "$kver" ] || [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
-	log "no 6.1 kernel headers: dkms build not tried"
+elif [ -z "$kver" ] || [ ! -f "$kdir/Makefile" ]; then
+	log "no 6.1 guest kernel headers in build/vm/kernels/ (make kernels): dkms build not tried"
 else
 	dk=(--dkmstree "$tmp/dkms" --sourcetree "$d/usr/src" --installtree "$tmp/dkms-inst")
 	mkdir -p "$tmp/dkms" "$tmp/dkms-inst"
 	if ! dkms add -m roxe -v "$ver" "${dk[@]}" >"$tmp/dkms.log" 2>&1; then
 		bad "dkms add roxe/$ver: $(tail -5 "$tmp/dkms.log")"
-	elif ! dkms build -m roxe -v "$ver" -k "$kver" --kernelsourcedir "/usr/src/linux-headers-$kver" \
+	elif ! dkms build -m roxe -v "$ver" -k "$kver" --kernelsourcedir "$kdir" \
 			"${dk[@]}" >>"$tmp/dkms.log" 2>&1; then
 		bad "dkms build roxe/$ver -k $kver:"
 		tail -20 "$tmp/dkms.log" | sed 's/^/#   /'

@@ -4,7 +4,8 @@
 #
 # Host side: `make install DESTDIR=build/vm/install-root PREFIX=/usr`, then
 # roxe.ko built from the installed /usr/src/roxe-VERSION the way dkms does
-# (dkms.conf's MAKE[0] in a copy of that tree, against the 6.1 headers)
+# (dkms.conf's MAKE[0] in a copy of that tree, against the guest kernel's
+# headers: KVER's, 6.1 by default, unpacked in build/vm/kernels/)
 # and put in the root's /lib/modules/KVER/updates/dkms/; boots the VM with
 # that root and this file as the guest script.
 # Guest side (ROXE_VM_GUEST=1), each step a check:
@@ -218,9 +219,10 @@ host_main() {
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 	vm_host_ready
 	[ -x /usr/bin/setpriv ] || host_missing "setpriv (util-linux) missing"
-	kdir=$(ls -d /usr/src/linux-headers-6.1.[0-9]*-amd64 2>/dev/null | sort -V | tail -1)
-	[ -f "$kdir/Makefile" ] || host_missing "no Debian 6.1 kernel headers"
-	kver=${kdir#/usr/src/linux-headers-}
+	# the guest's own release (vm_host_ready's KVER), its headers in the tree
+	kver=$KVER
+	kdir=$("$top/tools/vm/kver.sh" --root)/usr/src/linux-headers-$kver
+	[ -f "$kdir/Makefile" ] || host_missing "no headers for $kver in $kdir (make kernels)"
 	root=$top/build/vm/install-root
 	rm -rf "$root"
 	make -s -C "$top" install DESTDIR="$root" PREFIX=/usr >/dev/null ||

@@ -63,18 +63,19 @@ vm_out() {
 }
 
 # vm_host_ready: what booting the VM takes on the host (root, QEMU, the
-# guest's kernel image, /dev/net/tun); the caller's host_missing when something
-# is missing. Resolves KVER (a name: 6.1, the default, 6.12 or a release;
-# tools/vm/kver.sh; a test run as NAME-SERIES.sh takes SERIES) to the
-# release the guest boots and exports it, for
+# guest's kernel, fetched under build/vm/kernels/ when missing, /dev/net/tun);
+# the caller's host_missing when something is missing. Resolves KVER (a name:
+# 6.1, the default, 6.12 or a release; tools/vm/kver.sh; a test run as
+# NAME-SERIES.sh takes SERIES) to the release the guest boots and exports it, for
 # run.sh and for the paths of the modules built for it
 # (build/kmod/$KVER/roxe.ko; the guest finds them by its uname -r).
 vm_host_ready() {
 	local k
 	[ "$(id -u)" = 0 ] || host_missing "needs root"
 	command -v qemu-system-x86_64 >/dev/null || host_missing "qemu-system-x86_64 missing"
-	k=$("$(find_top)/tools/vm/kver.sh" "$(vm_kver_name)" 2>/dev/null) ||
-		host_missing "no Debian $(vm_kver_name) kernel image"
+	"$(find_top)/tools/vm/fetch-kernels.sh" "$(vm_kver_name)" >&2 &&
+		k=$("$(find_top)/tools/vm/kver.sh" "$(vm_kver_name)") ||
+		host_missing "no Debian $(vm_kver_name) guest kernel (make kernels)"
 	export KVER=$k
 	[ -c /dev/net/tun ] || host_missing "/dev/net/tun missing"
 }

@@ -89,8 +89,9 @@ fi
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/bench
 [ "$(id -u)" -eq 0 ] || { echo "bench-vm: needs root (QEMU's tap, network namespace)" >&2; exit 1; }
-KVER=$("$top/tools/vm/kver.sh" "${KVER:-6.1}") ||
-	{ echo "bench-vm: no Debian ${KVER:-6.1} kernel image" >&2; exit 1; }
+# the guest kernel from build/vm/kernels/, fetched when missing
+"$top/tools/vm/fetch-kernels.sh" "${KVER:-6.1}" && KVER=$("$top/tools/vm/kver.sh" "${KVER:-6.1}") ||
+	{ echo "bench-vm: no Debian ${KVER:-6.1} guest kernel (make kernels)" >&2; exit 1; }
 export KVER
 [ -f "$top/build/kmod/$KVER/roxe.ko" ] || make -s -C "$top" kmod VM_KERNELS="$KVER"
 mkdir -p "$out"

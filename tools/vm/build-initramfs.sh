@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# Build the VM harness's guest image from the host's own files, for the
+# Build the VM harness's guest image from the host's own programs, for the
 # Debian kernel KVER names (tools/vm/kver.sh: a release or a series such as
-# 6.1 or 6.12; default 6.1), in build/vm/<release>/:
+# 6.1 or 6.12; default 6.1), unpacked under build/vm/kernels/root/ (image and
+# modules: tools/vm/fetch-kernels.sh, never the host's /boot), in
+# build/vm/<release>/:
 #   vmlinux             the uncompressed kernel (booted via PVH)
 #   initramfs.cpio.gz   busybox, bash, that kernel's modules (virtio, 9p, veth,
 #                                ib_core/ib_uverbs/rdma_rxe, the CM modules,
@@ -72,11 +74,16 @@ for f in "$@"; do
 	extras+=("$(realpath -s "$f")")
 done
 
-# The guest's kernel: KVER by name (a series picks its newest release).
+# The guest's kernel: KVER by name (a series picks its newest release),
+# from the tree fetch-kernels.sh unpacked. moddir is where its modules are
+# on the host, gmoddir where the guest finds them (its own /lib/modules).
 pick_kernel() {
+	local kroot
 	KVER=$("$here/kver.sh" "${KVER:-6.1}") || die "no kernel ${KVER:-6.1}"
-	vmlinuz=/boot/vmlinuz-$KVER
-	moddir=/lib/modules/$KVER
+	kroot=$("$here/kver.sh" --root)
+	vmlinuz=$kroot/boot/vmlinuz-$KVER
+	moddir=$kroot/lib/modules/$KVER
+	gmoddir=/lib/modules/$KVER
 	out=${ROXE_VM_BUILD:-$top/build/vm/$KVER}
 	[ -r "$vmlinuz" ] || die "$vmlinuz is not readable"
 }
@@ -84,9 +91,12 @@ pick_kernel() {
 # bzImage = setup code + decompressor + a compressed vmlinux: xz (6.1) or
 # zstd (6.12). Try every xz and zstd magic until one decompresses to an ELF
 # file.
+# vmlinux.src names the image it came from (path, size, mtime): another
+# image of the same release (a refetch) is extracted again.
 extract_vmlinux() {
-	local dst=$out/vmlinux off offs fmt
-	if [ -s "$dst" ] && [ "$dst" -nt "$vmlinuz" ] && [ "$force" = 0 ]; then
+	local dst=$out/vmlinux off offs fmt src
+	src=$(stat -c '%n %s %Y' "$vmlinuz")
+	if [ -s "$dst" ] && [ "$(cat "$dst.src" 2>/dev/null)" = "$src" ] && [ "$force" = 0 ]; then
 		return
 	fi
 	echo "  VMLINUX $vmlinuz"
@@ -110,6 +120,7 @@ extract_vmlinux() {
 			fi
 			if is_elf "$dst.tmp"; then
 				mv "$dst.tmp" "$dst"
+				echo "$src" >"$dst.src"
 				return
 			fi
 		done
@@ -250,16 +261,16 @@ stage() {
 	local ko deps
 	for p in "${modorder[@]}"; do
 		ko=$(plain_ko "$p")
-		mkdir -p "$(dirname "$root$moddir/$ko")"
+		mkdir -p "$(dirname "$root$gmoddir/$ko")"
 		case "$p" in
-		*.ko.xz) xz -dc "$moddir/$p" >"$root$moddir/$ko" ;;
-		*.ko.zst) zstd -dcq "$moddir/$p" >"$root$moddir/$ko" ;;
-		*.ko.gz) gzip -dc "$moddir/$p" >"$root$moddir/$ko" ;;
-		*) cp "$moddir/$p" "$root$moddir/$ko" ;;
+		*.ko.xz) xz -dc "$moddir/$p" >"$root$gmoddir/$ko" ;;
+		*.ko.zst) zstd -dcq "$moddir/$p" >"$root$gmoddir/$ko" ;;
+		*.ko.gz) gzip -dc "$moddir/$p" >"$root$gmoddir/$ko" ;;
+		*) cp "$moddir/$p" "$root$gmoddir/$ko" ;;
 		esac || die "cannot unpack $moddir/$p"
 		deps=
 		for d in ${moddep[$p]}; do deps+=" $(plain_ko "$d")"; done
-		echo "$ko:$deps" >>"$root$moddir/modules.dep"
+		echo "$ko:$deps" >>"$root$gmoddir/modules.dep"
 		echo "$ko" >>"$root/etc/roxe-vm/modules"
 	done
 	echo "$KVER" >"$root/etc/roxe-vm/kver"

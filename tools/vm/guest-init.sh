@@ -28,7 +28,9 @@ mount_all() {
 	hostname roxevm
 }
 
-# One insmod per line of /etc/roxe-vm/modules (dependencies come first).
+# One insmod per line of /etc/roxe-vm/modules (dependencies come first),
+# from the image's own /lib/modules/<release> (build-initramfs.sh put them
+# there from build/vm/kernels/; the host's are never used).
 # A failure is reported, not fatal: e.g. crc32-pclmul needs a CPU with
 # PCLMULQDQ and rxe works with crc32_generic alone.
 load_modules() {

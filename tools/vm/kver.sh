@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# The VM guest's kernel by name: prints the release of the newest installed
-# Debian kernel NAME stands for, one that has its image and modules.dep.
+# The VM guest's kernel by name: prints the release of the newest Debian
+# kernel NAME stands for among those unpacked under build/vm/kernels/root/
+# (tools/vm/fetch-kernels.sh), one with its image and modules.dep. The
+# host's own kernels (/boot, /lib/modules) are never looked at: guest
+# kernels are not installed.
 #
 #   tools/vm/kver.sh [NAME]     NAME: a full release (6.12.95+deb12-amd64)
 #                               or a series (6.1, 6.12); default 6.1
+#   tools/vm/kver.sh --root     the tree the kernels are unpacked in
 #
 # A series matches the releases "NAME.<anything>-amd64" only, so 6.1 never
-# picks a 6.12 kernel. Exit 1 (and a line on stderr) when none is installed.
+# picks a 6.12 kernel. Exit 1 (and a line on stderr) when none is there.
+# ROXE_VM_KERNELS moves build/vm/kernels/.
 set -euo pipefail
 
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+root=${ROXE_VM_KERNELS:-$top/build/vm/kernels}/root
+if [ "${1:-}" = --root ]; then
+	echo "$root"
+	exit 0
+fi
 name=${1:-6.1}
-usable() { [ -r "/boot/vmlinuz-$1" ] && [ -f "/lib/modules/$1/modules.dep" ]; }
+usable() { [ -r "$root/boot/vmlinuz-$1" ] && [ -f "$root/lib/modules/$1/modules.dep" ]; }
 
 if usable "$name"; then
 	echo "$name"
 	exit 0
 fi
 best=
-for k in /boot/vmlinuz-"$name".*-amd64; do
+for k in "$root/boot/vmlinuz-$name".*-amd64; do
 	[ -e "$k" ] || continue
-	k=${k#/boot/vmlinuz-}
+	k=${k##*/vmlinuz-}
 	usable "$k" || continue
 	# newest by version order
 	if [ -z "$best" ] || [ "$(printf '%s\n%s\n' "$best" "$k" | sort -V | tail -n1)" = "$k" ]; then
@@ -28,7 +39,7 @@ for k in /boot/vmlinuz-"$name".*-amd64; do
 	fi
 done
 if [ -z "$best" ]; then
-	echo "kver: no installed kernel $name (/boot/vmlinuz-$name.*-amd64 with modules): run tools/scripts/install-deps.sh" >&2
+	echo "kver: no guest kernel $name in $root (vmlinuz-$name.*-amd64 with modules): run make kernels (tools/vm/fetch-kernels.sh $name)" >&2
 	exit 1
 fi
 echo "$best"

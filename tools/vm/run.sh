@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Boot a Debian kernel under QEMU (TCG) with the harness initramfs, run a
 # test script inside the guest and exit with its exit code. KVER picks the
-# kernel by name (tools/vm/kver.sh: 6.1, the default, 6.12 or a release).
+# kernel by name (tools/vm/kver.sh: 6.1, the default, 6.12 or a release),
+# fetched under build/vm/kernels/ when missing (tools/vm/fetch-kernels.sh).
 #
 #   tools/vm/run.sh --script FILE [options]     run FILE (bash) in the guest
 #   tools/vm/run.sh --shell [options]           interactive guest shell
@@ -350,6 +351,7 @@ main() {
 	# the LD_PRELOAD linger for stock verbs programs (tools/vm/linger.c),
 	# in every image so that tests with and without it share one
 	[ ! -f "$top/build/lib/roxe-linger.so" ] || adds+=("$top/build/lib/roxe-linger.so")
+	"$here/fetch-kernels.sh" "${KVER:-6.1}" || die "no guest kernel ${KVER:-6.1}"
 	KVER=$("$here/kver.sh" "${KVER:-6.1}") || die "no guest kernel ${KVER:-6.1}"
 	export KVER
 	img=$build/$KVER

@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The VM guests' kernels, fetched and unpacked under build/vm/kernels/,
+# never installed: nothing here writes to /boot, /lib/modules, /usr/src or
+# /etc/apt, so the host boots as it did (issue #36).
+#
+#   tools/vm/fetch-kernels.sh [-u] [NAME ...]      default NAMEs: 6.1 6.12
+#
+# NAME is a series (6.1, 6.12) or a full release (6.1.0-41-amd64). For each,
+# the newest Debian release of the series: bookworm has 6.1,
+# bookworm-backports 6.12. Its packages linux-image-REL (the image and the
+# modules), linux-headers-REL and what those headers depend on of
+# linux-headers-*-common and linux-kbuild-* are `dpkg-deb -x`ed into one
+# tree, build/vm/kernels/root/ (tools/vm/kver.sh --root), so that their
+# relative links resolve; absolute links and the headers' Makefile, which
+# name /usr/src/..., are pointed into the tree, and depmod writes
+# modules.dep there (the packages' postinst would).
+#
+# A NAME already unpacked costs nothing (no network, well under a second);
+# -u asks the mirror for a newer release. Downloads go through a private
+# apt configuration in build/vm/kernels/apt/ (its own sources list, lists,
+# cache and an empty dpkg status; the host's apt.conf.d is not read, so no
+# hook of the host's apt runs): the mirror(s) and keyring the host's apt
+# sources use for bookworm, with the suites bookworm and
+# bookworm-backports, and the host's bookworm-security source (Debian 12's
+# current 6.1 is there). ROXE_VM_KERNELS moves build/vm/kernels/.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kernels=${ROXE_VM_KERNELS:-$top/build/vm/kernels}
+root=$kernels/root
+apt=$kernels/apt
+suites=(bookworm bookworm-backports)
+
+die() { echo "fetch-kernels: $*" >&2; exit 1; }
+say() { echo "fetch-kernels: $*"; }
+
+update=0
+if [ "${1:-}" = -u ]; then update=1; shift; fi
+case "${1:-}" in -*) die "usage: $0 [-u] [NAME ...]" ;; esac
+[ $# -gt 0 ] || set -- 6.1 6.12
+
+# ready NAME: NAME resolves to a release with its image, modules.dep and
+# headers in the tree
+ready() {
+	local rel
+	rel=$("$here/kver.sh" "$1" 2>/dev/null) && [ -f "$root/usr/src/linux-headers-$rel/Makefile" ]
+}
+
+todo=()
+for n in "$@"; do
+	[ $update = 0 ] && ready "$n" || todo+=("$n")
+done
+[ ${#todo[@]} -gt 0 ] || exit 0
+
+# The enabled apt sources of the host as "URI SUITE KEYRING" lines, from
+# the deb822 files (*.sources) and the one-line files (sources.list,
+# *.list); binary ("deb") entries only. Read only.
+apt_sources() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		awk '
+		function flush() {
+			if (types ~ /(^| )deb( |$)/ && enabled != "no")
+				for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
+					print uris[i], suites[j], (key == "" ? "-" : key)
+			types = ""; enabled = ""; key = ""; nu = 0; ns = 0
+		}
+		/^[ \t]*$/ { flush(); next }
+		/^#/ { next }
+		{
+			k = tolower($1); sub(/:$/, "", k); $1 = ""; sub(/^ +/, "")
+			if (k == "types") types = $0
+			else if (k == "enabled") enabled = tolower($0)
+			else if (k == "signed-by") key = $0
+			else if (k == "uris") nu = split($0, uris, " ")
+			else if (k == "suites") ns = split($0, suites, " ")
+		}
+		END { flush() }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		awk '$1 == "deb" {
+			key = "-"; i = 2
+			if ($2 ~ /^\[/) {
+				for (; i <= NF; i++) {
+					if ($i ~ /^\[?signed-by=/) { key = $i; sub(/^\[?signed-by=/, "", key); sub(/\]$/, "", key) }
+					if ($i ~ /\]$/) break
+				}
+				i++
+			}
+			print $i, $(i + 1), key
+		}' "$f"
+	done
+}
+
+# The private apt configuration: bookworm's mirror(s) and keyring, both
+# suites, amd64 only, no translations; the host's proxy and date-check
+# settings (apt-config) carried over, nothing else of its configuration.
+setup_apt() {
+	local uri suite key s opt lines=()
+	while read -r uri suite key; do
+		opt=
+		case "$key" in /*) opt="[signed-by=$key] " ;; esac	# a file, not an inline key
+		case "$suite" in
+		bookworm)
+			for s in "${suites[@]}"; do lines+=("deb $opt$uri $s main"); done ;;
+		# Debian 12's current 6.1 comes through the security suite (its
+		# own archive): the host's, where it has one
+		bookworm-security)
+			lines+=("deb $opt$uri $suite main") ;;
+		esac
+	done < <(apt_sources)
+	[ ${#lines[@]} -gt 0 ] ||
+		die "no apt source for bookworm in /etc/apt/sources.list{,.d}: no mirror to fetch the guest kernels from"
+	mkdir -p "$apt/empty" "$apt/lists/partial" "$apt/cache/archives/partial"
+	[ -f "$apt/status" ] || : >"$apt/status"
+	printf '%s\n' "${lines[@]}" | awk '!seen[$0]++' >"$apt/sources.list.new"
+	if ! cmp -s "$apt/sources.list.new" "$apt/sources.list"; then
+		mv "$apt/sources.list.new" "$apt/sources.list"
+		rm -f "$apt/lists/"*_Packages* "$apt/lists/"*Release*	# other mirrors' lists
+	else
+		rm -f "$apt/sources.list.new"
+	fi
+	{
+		cat <<-EOF
+		Dir::Etc::main "$apt/none";
+		Dir::Etc::Parts "$apt/empty";
+		Dir::Etc::SourceList "$apt/sources.list";
+		Dir::Etc::SourceParts "$apt/empty";
+		Dir::Etc::Preferences "$apt/none";
+		Dir::Etc::PreferencesParts "$apt/empty";
+		Dir::State::Lists "$apt/lists";
+		Dir::State::status "$apt/status";
+		Dir::State::extended_states "$apt/extended_states";
+		Dir::Cache "$apt/cache";
+		Dir::Cache::archives "$apt/cache/archives";
+		Dir::Cache::srcpkgcache "";
+		Dir::Log "$apt/log";
+		Debug::NoLocking "true";
+		APT::Architecture "amd64";
+		APT::Architectures { "amd64"; };
+		Acquire::Languages "none";
+		Acquire::GzipIndexes "true";
+		EOF
+		APT_CONFIG=/dev/null apt-config dump 2>/dev/null |
+			grep -E '^Acquire::(https?|ftp)::Proxy|^Acquire::Check-(Valid-Until|Date) |^Acquire::ForceIPv[46] ' || true
+	} >"$apt/apt.conf"
+}
+
+aptc() { APT_CONFIG=$apt/apt.conf apt-cache "$@"; }
+
+# Package lists: fetched when missing, older than a day, with -u, or when
+# asked (update_lists 1: a download failed on lists the mirror has moved
+# past); once per run.
+updated=0
+update_lists() {
+	local fresh mirrors
+	[ $updated = 0 ] || return 0
+	fresh=$(find "$apt/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null)
+	[ $update = 1 ] || [ "${1:-0}" = 1 ] || [ -z "$fresh" ] || return 0
+	updated=1
+	mirrors=$(awk '{ print ($2 ~ /^\[/ ? $3 : $2) }' "$apt/sources.list" | sort -u | tr '\n' ' ')
+	say "updating the package lists from ${mirrors% } (private: ${apt#$top/}/)"
+	APT_CONFIG=$apt/apt.conf apt-get -qq --error-on=any update ||
+		die "cannot fetch the package lists of ${suites[*]} (network, mirror?)"
+}
+
+# release NAME: the newest release NAME stands for that the mirror has: a
+# full release as is, a series its newest "SERIES.<x>[-<abi>]-amd64"
+# (never 6.12 for 6.1, nor the -cloud or -rt flavours)
+release() {
+	local re=${1//./\\.}
+	if [[ $1 =~ -amd64$ ]]; then re="^$re\$"; else re="^$re\\.[0-9][0-9a-z.+~]*(-[0-9]+)?-amd64\$"; fi
+	aptc pkgnames linux-image- | sed -n 's/^linux-image-//p' | sed 's/-unsigned$//' |
+		{ grep -E "$re" || true; } | sort -uV | tail -n 1
+}
+
+# has PKG: PKG has a candidate (a version to download)
+has() { [ -n "$(aptc show --no-all-versions "$1" 2>/dev/null | sed -n 's/^Version: //p')" ]; }
+
+field() { aptc show --no-all-versions "$1" | sed -n "s/^$2: //p"; }
+
+# packages REL: the image (signed or not, whichever the mirror has), the
+# headers, and the -common headers and kbuild they depend on
+packages() {
+	local rel=$1 img=linux-image-$1
+	has "$img" || img=linux-image-$rel-unsigned
+	has "$img" || die "no $img on the mirror"
+	echo "$img"
+	echo "linux-headers-$rel"
+	field "linux-headers-$rel" Depends | tr ',|' '\n\n' | sed 's/(.*//; s/ //g' |
+		grep -E '^linux-(headers|kbuild)-' || true
+}
+
+# unpack REL DEB...: the packages into the tree, links and Makefile fixed,
+# modules.dep written last (kver.sh takes a release only once it exists)
+unpack() {
+	local rel=$1 d l t
+	shift
+	for d in "$@"; do dpkg-deb -x "$d" "$root" || die "dpkg-deb -x $d failed"; done
+	# absolute links (lib/modules/REL/build -> /usr/src/...) into the tree
+	while IFS= read -r -d '' l; do
+		t=$(readlink "$l")
+		ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" "$root$t")" "$l"
+	done < <(find "$root" -type l -lname '/*' -print0)
+	# the headers' Makefile includes /usr/src/linux-headers-*-common/Makefile:
+	# its sibling in the tree instead, wherever the tree is
+	sed -i 's|^include /usr/src/\(.*\)$|include $(dir $(realpath $(lastword $(MAKEFILE_LIST))))../\1|' \
+		"$root/usr/src/linux-headers-$rel/Makefile"
+	[ -d "$root/lib/modules/$rel/kernel" ] || die "linux-image for $rel holds no lib/modules/$rel"
+	# the host's depmod.d stays out (-C: an empty directory)
+	depmod -C "$apt/empty" -b "$root" "$rel" || die "depmod for $rel failed"
+}
+
+fetch() {
+	local name=$1 rel pkgs p size total=0 debs=() t0=$SECONDS dl
+	rel=$(release "$name")
+	[ -n "$rel" ] || die "no linux-image-$name.*-amd64 in ${suites[*]} on the mirror"
+	mapfile -t pkgs < <(packages "$rel")
+	say "$name: $rel, downloading:"
+	for p in "${pkgs[@]}"; do
+		size=$(field "$p" Size)
+		total=$((total + ${size:-0}))
+		printf '    %-48s %-22s %5d MiB\n' "$p" "$(field "$p" Version)" $((${size:-0} >> 20))
+	done
+	say "$name: $((total >> 20)) MiB into ${kernels#$top/}/"
+	dl=$kernels/debs
+	rm -rf "$dl" && mkdir -p "$dl"
+	# as root apt downloads as _apt: let it write there
+	[ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$dl"
+	if ! (cd "$dl" && APT_CONFIG=$apt/apt.conf apt-get -qq download "${pkgs[@]}"); then
+		[ $updated = 0 ] || die "cannot download ${pkgs[*]}"
+		say "$name: the download failed: the package lists once more, then again"
+		update_lists 1
+		fetch "$name"
+		return
+	fi
+	for p in "${pkgs[@]}"; do debs+=("$dl/${p}_"*.deb); done
+	unpack "$rel" "${debs[@]}"
+	rm -rf "$dl"
+	ready "$rel" || die "$rel unpacked, but kver.sh does not take it"
+	say "$name: $rel ready in ${root#$top/}/ ($((SECONDS - t0)) s)"
+}
+
+command -v dpkg-deb >/dev/null || die "dpkg-deb missing"
+command -v depmod >/dev/null || die "depmod missing: tools/scripts/install-deps.sh --for check (kmod)"
+mkdir -p "$kernels"
+# one fetch at a time (make -j, two tests at once); the second finds the
+# kernels there
+exec 9>"$kernels/.lock"
+flock 9
+setup_apt
+update_lists
+for n in "${todo[@]}"; do
+	[ $update = 0 ] && ready "$n" && continue
+	if [ $update = 1 ] && ready "$n" && [ "$(release "$n")" = "$("$here/kver.sh" "$n")" ]; then
+		continue
+	fi
+	fetch "$n"
+done
