@@ -19,6 +19,7 @@
 #                   deps-bench, deps-check: only what that target needs
 #   make install    install (PREFIX=/usr/local, DESTDIR=; see "Install" below)
 #   make uninstall  remove exactly what make install put there
+#   make deb        Debian packages (debian/) into build/deb/
 #   make clean
 
 TOP      := $(abspath .)
@@ -35,6 +36,8 @@ BPFTOOL  ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 CFLAGS   ?= -O2 -g
+# CPPFLAGS and LDFLAGS: a packager's (dpkg-buildflags: _FORTIFY_SOURCE,
+# relro), on the compile and link lines of what make install installs.
 VERSION  := 0.1.0
 # The headers of include/, three kinds, each included as "roxe/NAME.h":
 #   include/uapi/roxe/     the ABI: roxe.ko's (kabi.h), roxed's status
@@ -105,7 +108,7 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(GEN_INC)/%.skel.h)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror \
 	-I$(TOP)/include/uapi -I$(TOP)/include -I$(ARCH_INC) -MMD -MP
 
-.PHONY: all deps deps-demo deps-bench deps-check kernels check check-unit demo bench soak kmod clean install uninstall
+.PHONY: all deps deps-demo deps-bench deps-check kernels check check-unit demo bench soak kmod clean install uninstall deb
 # Keep every intermediate (BPF objects, tool objects): make install after
 # make must not rebuild, and it installs build/bpf/roxe_xdp.bpf.o.
 .SECONDARY:
@@ -135,7 +138,7 @@ $(GEN_INC)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # from kmod_hostile), where it would override a target's own additions.
 $(OBJ)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
 
 $(OBJ_SAN)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
@@ -143,7 +146,7 @@ $(OBJ_SAN)/%.o: %.c | $(BPF_SKELS)
 
 $(OBJ_PIC)/%.o: %.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(ROXE_CFLAGS) $(OBJ_CFLAGS) -c $< -o $@
 
 $(OBJ)/user/%.o $(OBJ_SAN)/user/%.o $(OBJ_PIC)/user/%.o $(OBJ)/daemon/%.o $(OBJ_SAN)/daemon/%.o: \
 	OBJ_CFLAGS += $(PRIV_CFLAGS)
@@ -158,7 +161,7 @@ $(LIBROXE_SAN): $(LIB_SAN_OBJS)
 
 $(LIBROXE_SO): $(LIB_PIC_OBJS) user/libroxe.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,--version-script=user/libroxe.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,--version-script=user/libroxe.map \
 		-Wl,-Bsymbolic-functions -Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) $(LDLIBS)
 	ln -sfn $(notdir $@) $(BUILD)/lib/libroxe.so
 
@@ -190,7 +193,7 @@ comma := ,
 
 $(BIN)/%: $(OBJ)/tools/%.o $(TOOL_LIB) $(LIBROXE_SO)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(TOOL_LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_LDLIBS)
 
 $(VM_LINGER): tools/vm/linger.c
 	@mkdir -p $(@D)
@@ -199,13 +202,13 @@ $(VM_LINGER): tools/vm/linger.c
 define tool_dir
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) $(TOOL_LIB) $(LIBROXE_SO)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $$(TOOL_LDLIBS) -lm
+	$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(TOOL_LDLIBS) -lm
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
 $(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(VERSION_OBJ) $(LIBROXE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
 
 # roxed with ASan and UBSan, for the VM suite's hostile-application test
 # (selftests/vm/kmod_hostile.sh builds it); not part of all, and not in
@@ -353,9 +356,11 @@ kmod-clean:
 # make install [PREFIX=/usr/local] [DESTDIR=]: the programs (those whose
 # manual is in section 8 in SBINDIR, the others in BINDIR), libroxe (the
 # versioned shared library, its links and the static archive), roxe.pc,
-# the public headers, the manual pages, the XDP object, the systemd unit
-# roxed@.service, a modules-load.d entry, and roxe.ko's sources with a
-# dkms.conf in DKMSDIR/roxe-VERSION. make uninstall removes exactly those.
+# the public headers, the manual pages, the XDP object, the systemd units
+# roxed@.service and roxe.service, and roxe.ko's sources with a dkms.conf
+# in DKMSDIR/roxe-VERSION. make uninstall removes exactly those. No
+# modules-load.d entry: the units load roxe.ko (modprobe@roxe.service)
+# when they start, and a host that runs neither needs no module.
 PREFIX      ?= /usr/local
 EXEC_PREFIX ?= $(PREFIX)
 BINDIR      ?= $(EXEC_PREFIX)/bin
@@ -369,8 +374,10 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # The XDP object, for inspection and other loaders: libroxe carries its own
 # copy (the skeleton, build/include/roxe_xdp.skel.h), so nothing reads it.
 BPFDIR      ?= $(LIBDIR)/bpf
-# systemd and kmod read their directories under /usr/local/lib too.
+# systemd reads its directory under /usr/local/lib too.
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
+# make uninstall only: the boot-time load of roxe.ko that make install
+# once put there (see above)
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
 # dkms finds module sources only in /usr/src, whatever the prefix.
 DKMSDIR     ?= /usr/src
@@ -432,7 +439,6 @@ install: install-build
 	$(INSTALL) -D -m 644 $(BUILD)/bpf/roxe_xdp.bpf.o $(DESTDIR)$(BPFDIR)/roxe_xdp.bpf.o
 	$(INSTALL) -D -m 644 $(INST_BUILD)/roxed@.service $(DESTDIR)$(UNITDIR)/roxed@.service
 	$(INSTALL) -D -m 644 $(INST_BUILD)/roxe.service $(DESTDIR)$(UNITDIR)/roxe.service
-	$(INSTALL) -D -m 644 tools/systemd/roxe.conf $(DESTDIR)$(MODULESLOADDIR)/roxe.conf
 	$(INSTALL) -D -m 644 $(INST_BUILD)/dkms.conf $(DESTDIR)$(DKMS_SRC)/dkms.conf
 	$(INSTALL) -d -m 755 $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/roxe \
 		$(DESTDIR)$(DKMS_SRC)/include/uapi/roxe
@@ -461,6 +467,13 @@ uninstall:
 	rmdir $(DESTDIR)$(DKMS_SRC)/include/uapi/roxe $(DESTDIR)$(DKMS_SRC)/include/uapi \
 		$(DESTDIR)$(DKMS_SRC)/include/roxe $(DESTDIR)$(DKMS_SRC)/include \
 		$(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC) 2>/dev/null || true
+
+# --- Debian packages ----------------------------------------------------------
+# roxe, libroxe0, libroxe-dev, roxe-dkms into build/deb/, built by
+# dpkg-buildpackage from a copy of the tree (tools/scripts/deb.sh says why);
+# debian/changelog's version must be VERSION.
+deb:
+	@$(TOP)/tools/scripts/deb.sh $(VERSION)
 
 clean:
 	rm -rf $(BUILD)

@@ -7,9 +7,10 @@
 #     manual page in its section, libroxe.so.VERSION with its SONAME and
 #     the libroxe.so.0 and libroxe.so links, libroxe.a, roxe.pc, the public
 #     headers (include/roxe/, no other: not include/uapi/ nor
-#     include/private/), the XDP object, roxed@.service, the modules-load.d entry,
-#     dkms.conf and roxe.ko's sources in /usr/src/roxe-VERSION; modes 755
-#     for programs, 644 for the rest, nothing group- or world-writable;
+#     include/private/), the XDP object, roxed@.service and roxe.service,
+#     dkms.conf and roxe.ko's sources in /usr/src/roxe-VERSION, and no
+#     modules-load.d entry (the units load roxe.ko when they start); modes
+#     755 for programs, 644 for the rest, nothing group- or world-writable;
 #   - the installed tools need libroxe.so.0 and carry no RUNPATH for
 #     /usr/lib (one to LIBDIR for PREFIX=/opt/roxe); with the DESTDIR's
 #     library every installed program answers --help;
@@ -79,7 +80,6 @@ done
 	echo "644 usr/lib/bpf/roxe_xdp.bpf.o"
 	echo "644 usr/lib/systemd/system/roxed@.service"
 	echo "644 usr/lib/systemd/system/roxe.service"
-	echo "644 usr/lib/modules-load.d/roxe.conf"
 	echo "644 usr/src/roxe-$ver/dkms.conf"
 	for f in "$top"/kmod/Kbuild "$top"/kmod/*.[ch]; do echo "644 usr/src/roxe-$ver/kmod/${f##*/}"; done
 	for h in "${khdrs[@]}"; do echo "644 usr/src/roxe-$ver/$h"; done
@@ -95,8 +95,9 @@ else
 fi
 w=$(find "$d" -type f -perm /7022)
 [ -z "$w" ] && ok "nothing setuid, setgid, sticky, group- or world-writable" || bad "bad modes: $w"
-grep -qx roxe "$d/usr/lib/modules-load.d/roxe.conf" && ok "modules-load.d/roxe.conf loads roxe" ||
-	bad "modules-load.d/roxe.conf: $(cat "$d/usr/lib/modules-load.d/roxe.conf")"
+# roxe.ko is loaded by the units that use it, not at every boot
+[ ! -e "$d/usr/lib/modules-load.d" ] && ok "no modules-load.d entry" ||
+	bad "make install loads a module at boot: $(ls -A "$d/usr/lib/modules-load.d")"
 file -b "$d/usr/lib/bpf/roxe_xdp.bpf.o" 2>/dev/null | grep -q 'eBPF' ||
 	readelf -h "$d/usr/lib/bpf/roxe_xdp.bpf.o" 2>/dev/null | grep -q 'Machine:.*BPF' &&
 	ok "lib/bpf/roxe_xdp.bpf.o is a BPF object" || bad "lib/bpf/roxe_xdp.bpf.o is no BPF object"

@@ -50,6 +50,8 @@ check_pkgs=(
 	# make install's dkms.conf: install_test.sh runs dkms add/build; strace:
 	# kmod_install.sh checks roxed's system calls against its unit's filter
 	dkms strace
+	# packaging (make deb, deb_test.sh): dpkg-buildpackage, dh, dh_dkms, lintian
+	dpkg-dev debhelper dh-dkms lintian
 	# VM harness: the real peer (kernel rxe) runs under QEMU; zstd
 	# unpacks 6.12's bzImage
 	qemu-system-x86 busybox-static cpio xz-utils zstd
