@@ -220,14 +220,18 @@ for u in "$top"/tools/systemd/*.service.in; do
 done
 links=$(find "$R/etc" -type l 2>/dev/null)
 [ -z "$links" ] && ok "nothing enabled: no unit link under /etc" || bad "enabled: $links"
+# roxe.service by its [Install] section, in the root (deb-systemd-helper
+# answers only inside a maintainer script: DPKG_MAINTSCRIPT_PACKAGE)
 if command -v deb-systemd-helper >/dev/null; then
-	en=$(for u in roxe.service roxed@.service; do
-		DPKG_ROOT=$R deb-systemd-helper --quiet was-enabled "$u" 2>/dev/null && echo "$u"; done)
-	[ -z "$en" ] && ok "deb-systemd-helper: no roxe unit was enabled" || bad "deb-systemd-helper: enabled: $en"
+	en=$(DPKG_MAINTSCRIPT_PACKAGE=roxe DPKG_ROOT=$R deb-systemd-helper is-enabled roxe.service 2>&1)
+	[ "$en" = disabled ] && ok "deb-systemd-helper is-enabled roxe.service: $en" ||
+		bad "deb-systemd-helper is-enabled roxe.service: $en"
 fi
-# no maintainer script starts a unit, none enables one but where an admin had
-# (deb-systemd-helper's was-enabled guard)
-starts=$(cd "$R/var/lib/dpkg/info" && grep -H -E 'systemctl[^|;]* (start|restart|enable)|deb-systemd-invoke (start|restart|try-restart)' roxe.* 2>/dev/null)
+# No maintainer script starts a unit (deb-systemd-invoke other than stop,
+# systemctl other than daemon-reload); enabling is only where an admin had
+# (deb-systemd-helper's was-enabled guard), which the root above checks.
+starts=$(cd "$R/var/lib/dpkg/info" && grep -H -E 'deb-systemd-invoke|systemctl ' roxe.* 2>/dev/null |
+	grep -v -E 'deb-systemd-invoke +stop |systemctl --system daemon-reload')
 [ -z "$starts" ] && ok "roxe's maintainer scripts start nothing" || bad "roxe's scripts start units: $starts"
 runs=0
 for p in "$R"/usr/bin/* "$R"/usr/sbin/*; do
