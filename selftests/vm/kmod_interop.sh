@@ -283,6 +283,9 @@ step_kverbs() {
 		rmmod roxe_kverbs_test || bad "rmmod roxe_kverbs_test"
 	else
 		bad "kernel verbs on roxe0 (insmod exited $rc)"
+		# what roxe's engine saw of it: per-QP counters, port counters
+		"$ROXECTL" stats rxb 2>&1 | sed -n 1,60p | sed 's/^/    roxectl stats: /'  || true
+		rdma statistic show link rxe0/1 2>&1 | sed 's/^/    /' || true
 	fi
 }
 

@@ -77,6 +77,7 @@ app_pair() {
 		log "    client: $cli"
 		sed 's/^/    srv: /' "$logf.srv" | tail -10
 		sed 's/^/    cli: /' "$logf.cli" | tail -10
+		vm_cm_trace_tail 30 | sed 's/^/    cm trace: /'
 		return 1
 	fi
 	return 0
@@ -216,13 +217,20 @@ step_cmtime() {
 
 # qperf: the server on SADDR's end (listens on TCP 19765 for the
 # client's requests), the client -cm1 (rdma_cm addressing, which RoCE
-# needs: without it qperf has no GID) towards it.
+# needs: without it qperf has no GID) towards it. Debian 12's qperf
+# (0.4.11) tells the client the server's rdma_cm port before it listens
+# there (upstream's 118a571, "Fix rdmacm race", came after): a REQ that
+# comes first is rejected, no listener (REJ 8), whatever the devices (the
+# ib_cm trace of a failed run: REQ at 22.164, REJ at 22.165, the server's
+# listen at 22.166). So the client connects once the listener is there
+# (roxe-linger.so's ROXE_CONNECT_WAIT, as kmod_interop's perftest -R).
 step_qperf() {
 	local s=$1 who=$2 t
+	local wait="ROXE_CONNECT_WAIT='bash $ROXE_TOP/selftests/vm/vm_lib.sh cm_wait'"
 	for t in rc_bw rc_lat rc_rdma_write_bw; do
 		app_pair "qperf-$t-$who-server" tcp_listening 19765 \
 			"timeout 60 qperf -lp 19765" \
-			"qperf -lp 19765 -cm1 -t 1 $s $t quit" || continue
+			"$wait qperf -lp 19765 -cm1 -t 1 $s $t quit" || continue
 		ok "qperf -cm1 $t, $who the server: $(grep -E '^ *(bw|latency) *=' "$APP_CLI" | tr -s ' ' | tr '\n' ' ')"
 	done
 }
@@ -349,6 +357,7 @@ guest_main() {
 	local t0=$SECONDS R P RWHO PWHO
 	# fio and rping's threads: glibc loads libgcc_s at pthread_exit
 	ulimit -l unlimited
+	vm_cm_trace_on		# a failed connection's log says why
 	if [ "$PEER" = rxe ]; then
 		vm_rxe_roxe_pair $A $B 1 || exit 1
 		R=$B P=$A RWHO=roxe0 PWHO=rxe0 ROXE_IF=rxb

@@ -432,6 +432,23 @@ vm_rxe_up() {
 	vm_wait_for 5 vm_gid_index rxe0 "$2" && vm_gid_index rxe0 "$2"
 }
 
+# vm_cm_trace_on: record ib_cm's and rdma_cm's tracepoints (connection
+# events, with each REJ's reason) in the kernel's trace buffer, where the
+# kernel has them; vm_cm_trace_tail prints the last N (default 30) lines:
+# what a failed connection says of why.
+VM_TRACING=/sys/kernel/debug/tracing
+vm_cm_trace_on() {
+	local e
+	for e in ib_cma rdma_cma; do
+		[ -w "$VM_TRACING/events/$e/enable" ] && echo 1 >"$VM_TRACING/events/$e/enable"
+	done
+	return 0
+}
+vm_cm_trace_tail() {
+	[ -r "$VM_TRACING/trace" ] || return 0
+	{ grep -v '^#' "$VM_TRACING/trace" || true; } | tail -n "${1:-30}"
+}
+
 # vm_check_dmesg [NOTE]: the caller's ok (NOTE appended) when the kernel log
 # holds no WARNING, BUG, Oops, call trace, refcount or protection fault,
 # else its bad and the log's tail.

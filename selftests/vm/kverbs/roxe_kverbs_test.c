@@ -487,6 +487,33 @@ static int stream_sent(const struct ib_wc *wc, u32 *sent)
 	return err;
 }
 
+/* The next send completion of stream(). One not there in 5 s fails, but
+ * first says what it knows: the QP's state, and whether the completion
+ * came late (within 25 s more) or not at all.
+ */
+static int stream_wait_sent(struct end *s, u32 *sent)
+{
+	unsigned long t0 = jiffies, end = jiffies + 25 * HZ;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr qa;
+	struct ib_wc wc;
+	int err = poll_one(s->scq, &wc), n;
+
+	if (err != -ETIMEDOUT)
+		return err ?: stream_sent(&wc, sent);
+	n = ib_query_qp(s->rc, &qa, IB_QP_STATE | IB_QP_SQ_PSN, &init);
+	pr_info(pfx "stream: no send completion %u in 5 s; %s QP %u: query %d, state %d, sq_psn %u\n",
+		*sent, s->name, s->rc->qp_num, n, n ? -1 : qa.qp_state, n ? 0 : qa.sq_psn);
+	while (!(n = ib_poll_cq(s->scq, 1, &wc)) && time_before(jiffies, end))
+		usleep_range(100, 1000);
+	if (n > 0)
+		pr_info(pfx "stream: send completion %u came %u ms late: status %d wr_id %llu\n",
+			*sent, jiffies_to_msecs(jiffies - t0), wc.status, wc.wr_id);
+	else
+		pr_info(pfx "stream: send completion %u: none in 30 s\n", *sent);
+	return -ETIMEDOUT;
+}
+
 /* count messages of len bytes from s to d, with window in flight. */
 static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 {
@@ -523,9 +550,7 @@ static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 		 * completions (the receiver may run a window ahead of the
 		 * sender's ACK processing), so wait for one of those. */
 		if (got >= posted) {
-			err = poll_one(s->scq, &wc);
-			if (!err)
-				err = stream_sent(&wc, &sent);
+			err = stream_wait_sent(s, &sent);
 			continue;
 		}
 		err = poll_one(d->rcq, &wc);
@@ -538,11 +563,8 @@ static bool stream(struct end *s, struct end *d, u32 count, u32 len, u32 window)
 		}
 		got++;
 	}
-	while (!err && sent < posted) {
-		err = poll_one(s->scq, &wc);
-		if (!err)
-			err = stream_sent(&wc, &sent);
-	}
+	while (!err && sent < posted)
+		err = stream_wait_sent(s, &sent);
 	if (err)
 		pr_info(pfx "stream %s -> %s: error %d at message %u\n",
 			s->name, d->name, err, got);
