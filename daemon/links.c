@@ -29,6 +29,7 @@
 #include "roxe/kabi.h"
 #include "roxe/limits.h"
 #include "links.h"
+#include "notify.h"
 
 /* How long the roxeds started get to go after SIGTERM before SIGKILL. */
 #define LINKS_STOP_MS	10000
@@ -82,6 +83,8 @@ static int start(struct links *l, const struct roxe_kabi_link_req *r, const char
 		/* the parent blocks these for its signalfd */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* systemd hears from roxed --links, the unit's main process */
+		unsetenv("NOTIFY_SOCKET");
 		execv(l->self, argv);
 		_exit(127);
 	}
@@ -222,6 +225,7 @@ int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn
 		return 1;
 	}
 	log(LOG_INFO, "listening for `rdma link add NAME type roxe netdev IFACE`");
+	roxed_notify("READY=1\nSTATUS=listening for rdma link add NAME type roxe");
 	for (;;) {
 		struct pollfd p[2] = { { .fd = l.fd, .events = POLLIN },
 				       { .fd = sfd, .events = POLLIN } };
@@ -243,6 +247,7 @@ int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn
 			if (quit) {
 				log(LOG_INFO, "shutting down: stopping %u roxed%s", live(&l),
 				    live(&l) == 1 ? "" : "s");
+				roxed_notify("STOPPING=1");
 				break;
 			}
 		}

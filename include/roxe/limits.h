@@ -35,10 +35,15 @@
 #define ROXE_MAX_RD_ATOMIC	16		/* READ/ATOMIC in flight per QP, each way */
 #define ROXE_MAX_MSG_SZ		0x80000000u	/* bytes a message: IBA's 2^31 */
 
-/* Engines and the interface's queues (AF_XDP sockets: one per engine per
- * queue, see include/roxe/maps.h). */
+/* Engines (threads) of one device. An interface's queues have no limit of
+ * their own: every engine has an AF_XDP socket on every queue, and what
+ * bounds queues x engines is the XDP program's socket map (ROXE_MAX_XSKS,
+ * include/roxe/maps.h). */
 #define ROXE_MAX_ENGINES	64
-#define ROXE_MAX_QUEUES		64
+/* AF_XDP sockets of one interface, engines x queues: the size of the XDP
+ * program's XSKMAP (roxe_xsks), 8 bytes a slot in the kernel (128 KiB).
+ * 16 engines (roxe.ko's most) on 1024 queues, or 64 on 256. */
+#define ROXE_MAX_XSKS		16384
 /* Devices one `roxed --links` serves at once (a roxed each: `rdma link
  * add NAME type roxe`). */
 #define ROXE_MAX_LINKS		256

@@ -28,8 +28,8 @@
 
 /* QPNs the XDP program steers: 0 .. ROXE_MAX_QPS-1 (QP1, the GSI QP, is an
  * ordinary entry). Engines allocate QPNs below this. Per QP the maps hold
- * 8 B of route and 256 B of counters: 8.25 MiB per attached interface. */
-#define ROXE_MAX_XSKS		(ROXE_MAX_ENGINES * ROXE_MAX_QUEUES)
+ * 8 B of route and 256 B of counters: 8.25 MiB per attached interface.
+ * roxe_xsks holds ROXE_MAX_XSKS sockets (include/roxe/limits.h). */
 
 /* roxe_local_ips key: one local address as a GID; value: 1. */
 struct roxe_local_addr {

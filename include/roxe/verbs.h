@@ -46,7 +46,8 @@ enum roxe_backend {
 struct roxe_device_attr {
 	const char		*ifname;	/* AFXDP, UDP: the interface */
 	enum roxe_backend	backend;
-	unsigned		engines;	/* 0: one per online core */
+	unsigned		engines;	/* 0: one per usable core, on AF_XDP at
+						 * most one per interface queue */
 	unsigned		mtu;		/* 256..4096; 0: from the interface */
 	/* No engine threads: roxe_poll_cq() runs the engines (run-to-
 	 * completion). Lowest latency, but the application must keep polling

@@ -18,8 +18,11 @@
 #     against the installed headers and the shared library, and --static
 #     against libroxe.a, and both run (a device on lo, in a network
 #     namespace of their own); each public header compiles alone;
-#   - the unit passes systemd-analyze verify, and security at exposure
-#     at most 4.0 (when systemd-analyze is there);
+#   - the unit runs roxed in the foreground with Type=notify, restarts it
+#     neither after exit 2 nor 78 and at most StartLimitBurst times,
+#     allows --rt-priority (CAP_SYS_NICE, RestrictRealtime not yes), passes
+#     systemd-analyze verify, and security at exposure at most 4.0 (when
+#     systemd-analyze is there);
 #   - dkms add and build of the installed /usr/src/roxe-VERSION against the
 #     6.1 headers, in a scratch dkms tree (when dkms is installed): the
 #     module's modinfo version is VERSION;
@@ -132,7 +135,7 @@ unset LD_LIBRARY_PATH
 if make -s -C "$top" install DESTDIR="$tmp/opt" PREFIX=/opt/roxe >"$tmp/make2.log" 2>&1; then
 	rp=$(readelf -d "$tmp/opt/opt/roxe/bin/roxe-perf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 	[ "$rp" = /opt/roxe/lib ] && ok "PREFIX=/opt/roxe: RUNPATH $rp" || bad "PREFIX=/opt/roxe: RUNPATH '$rp'"
-	grep -qx 'ExecStart=/opt/roxe/sbin/roxed -d %i $ROXED_OPTS' \
+	grep -qx 'ExecStart=/opt/roxe/sbin/roxed -d %i --foreground $ROXED_OPTS' \
 		"$tmp/opt/opt/roxe/lib/systemd/system/roxed@.service" &&
 		grep -qx 'libdir=/opt/roxe/lib' "$tmp/opt/opt/roxe/lib/pkgconfig/roxe.pc" &&
 		ok "PREFIX=/opt/roxe: the unit's ExecStart and roxe.pc's libdir follow" ||
@@ -215,8 +218,24 @@ ok "$alone installed public headers compile alone"
 
 # --- the unit -----------------------------------------------------------------
 unit=$d/usr/lib/systemd/system/roxed@.service
-grep -qx 'ExecStart=/usr/sbin/roxed -d %i $ROXED_OPTS' "$unit" && ok "unit: ExecStart /usr/sbin/roxed -d %i" ||
-	bad "unit: $(grep ExecStart "$unit")"
+grep -qx 'ExecStart=/usr/sbin/roxed -d %i --foreground $ROXED_OPTS' "$unit" &&
+	ok "unit: ExecStart /usr/sbin/roxed -d %i --foreground" || bad "unit: $(grep ExecStart "$unit")"
+# readiness through sd_notify (roxed stays in the foreground: no PID file)
+grep -qx 'Type=notify' "$unit" && ok "unit: Type=notify" || bad "unit: $(grep '^Type=' "$unit")"
+# no restart loop on a failure a restart cannot fix: usage (2), the
+# settings do not fit the host (78); the rest stops at StartLimitBurst
+if grep -qx 'RestartPreventExitStatus=2 78' "$unit" && grep -q '^StartLimitBurst=' "$unit"; then
+	ok "unit: no restart after exit 2 or 78, $(sed -n 's/^StartLimitBurst=//p' "$unit") starts in $(sed -n 's/^StartLimitIntervalSec=//p' "$unit") s at most"
+else
+	bad "unit: $(grep -E '^(RestartPreventExitStatus|StartLimit)' "$unit" | tr '\n' ' ')"
+fi
+# --rt-priority (roxed(8)) works in the unit: SCHED_FIFO needs CAP_SYS_NICE
+# and no RestrictRealtime=yes
+if grep -q '^CapabilityBoundingSet=.*CAP_SYS_NICE' "$unit" && ! grep -qx 'RestrictRealtime=yes' "$unit"; then
+	ok "unit: --rt-priority allowed (CAP_SYS_NICE, realtime not restricted)"
+else
+	bad "unit: --rt-priority would fail: $(grep -E '^(CapabilityBoundingSet|RestrictRealtime)' "$unit" | tr '\n' ' ')"
+fi
 if command -v systemd-analyze >/dev/null; then
 	# the instance for lo, its ExecStart at the DESTDIR's roxed
 	mkdir -p "$tmp/units"

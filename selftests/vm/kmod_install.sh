@@ -12,14 +12,19 @@
 #   - the dkms-built roxe.ko loads: /dev/roxe;
 #   - roxed@rxb.service's ExecStart (from the installed unit, %i = rxb) run
 #     with the unit's CapabilityBoundingSet as the bounding set (setpriv,
-#     no new privileges) returns with roxe0 registered (Type=forking), and
-#     roxed holds exactly those capabilities;
+#     no new privileges) and a notify socket as systemd gives a
+#     Type=notify service ($NOTIFY_SOCKET, notify_listen.c) says READY=1
+#     from its own pid once roxe0 is registered, and STATUS= what it
+#     serves; roxed holds exactly those capabilities but CAP_SYS_NICE,
+#     which it gives up without --rt-priority;
 #   - roxe0 against kernel rxe0 over a veth pair: ibv_rc_pingpong -c both
 #     ways round; the installed roxectl (installed libroxe.so.0) shows
 #     roxe0;
-#   - each capability of the set is needed: without it roxed fails and
-#     registers no device;
-#   - SIGTERM (systemctl stop) unregisters roxe0; dmesg stays clean;
+#   - each capability of the set is needed (CAP_SYS_NICE for --rt-priority
+#     alone): without it roxed fails, registers no device, and tells the
+#     notify socket why (STATUS=, ERRNO=) in the line it prints;
+#   - SIGTERM (systemctl stop) unregisters roxe0, roxed says STOPPING=1 and
+#     exits 0; dmesg stays clean;
 #   - (host, when strace and systemd-analyze are there) every system call
 #     and socket family roxed used (traced from its start through the
 #     pingpongs to its exit) is one the unit's SystemCallFilter and
@@ -56,6 +61,10 @@ start_unit() {
 
 roxed_pid() { pidof roxed; }
 
+# the notify socket, as systemd's for a Type=notify service
+NOTIFY=/tmp/roxed-notify.sock
+notified() { grep -F -- "$1" "$ROXE_VM_OUT/notify.log" >/dev/null; }
+
 PORT=19100
 pingpong() {
 	local label=$1 sdev=$2 sg=$3 cdev=$4 cg=$5 saddr=$6 spid rc=0 n
@@ -90,6 +99,10 @@ guest_main() {
 	mapfile -t caps <<<"$(unit_caps)"
 	[ ${#caps[@]} -gt 0 ] || { bad "no CapabilityBoundingSet in the unit"; exit 1; }
 
+	"$ROXE_TOP/build/vm/notify_listen" $NOTIFY >"$ROXE_VM_OUT/notify.log" 2>&1 &
+	vm_wait_for 10 test -S $NOTIFY || { bad "notify_listen"; exit 1; }
+	export NOTIFY_SOCKET=$NOTIFY
+
 	vm_veth_pair rxa $A rxb $B 1 || { bad "veth pair"; exit 1; }
 	ko=$(ls "$ROOT"/lib/modules/*/updates/dkms/roxe.ko)
 	insmod "$ko" && [ -c /dev/roxe ] && ok "insmod ${ko#$ROOT}: /dev/roxe" ||
@@ -97,41 +110,52 @@ guest_main() {
 	rdma link add rxe0 type rxe netdev rxa
 
 	# each capability is needed (before the real start: no device left
-	# over); in the foreground, so that roxed's own error is seen
+	# over); CAP_SYS_NICE for --rt-priority alone
 	for c in "${caps[@]}"; do
-		local lf=$ROXE_VM_OUT/nocap-$c.log rc=0 p
+		local lf=$ROXE_VM_OUT/nocap-$c.log rc=0 p why rt=()
+		[ "$c" != sys_nice ] || rt=(--rt-priority 1)
 		mapfile -t others <<<"$(printf "%s\n" "${caps[@]}" | grep -vx "$c")"
 		timeout 20 "$SETPRIV" --bounding-set="$(bset "${others[@]}")" --inh-caps=-all \
-			--no-new-privs "${EXEC[@]}" -f >"$lf" 2>&1 || rc=$?
+			--no-new-privs "${EXEC[@]}" ${rt[@]+"${rt[@]}"} >"$lf" 2>&1 || rc=$?
+		why=$(grep '^roxed: ' "$lf" | grep -v detached | tail -1 | sed 's/^roxed: //')
 		if [ $rc = 0 ] || [ $rc = 124 ]; then
-			bad "roxed runs without cap_$c (status $rc)"
-		elif ! grep -q '^roxed: ' "$lf"; then
+			bad "$(echo roxed ${rt[*]}) runs without cap_$c (status $rc)"
+		elif [ -z "$why" ]; then
 			bad "without cap_$c: roxed did not run: $(tail -3 "$lf")"
 		elif vm_have_dev roxe0; then
 			bad "without cap_$c roxed failed but left roxe0"
+		elif ! notified "STATUS=$why | ERRNO="; then
+			bad "without cap_$c: the notify socket did not get '$why'"
 		else
-			ok "without cap_$c roxed exits $rc: $(grep '^roxed: ' "$lf" | grep -v detached | tail -1)"
+			ok "without cap_$c $(echo roxed ${rt[*]}) exits $rc, says it to systemd too: $why"
 		fi
 		p=$(roxed_pid) && kill -KILL $p 2>/dev/null || true
 		vm_wait_for 10 vm_no_dev roxe0 || true
 	done
 
-	# traced (strace -D: roxed stays the caller's child, so the call still
-	# returns when roxed's parent does): the host checks its system calls
-	# and socket families against the unit's filters
-	local trace=()
+	# traced (strace -D: roxed stays the caller's child, its pid $!): the
+	# host checks its system calls and socket families against the unit's
+	# filters. In the foreground, as Type=notify runs it: ready when it
+	# says READY=1.
+	local trace=() unit_pid rc=0
 	[ -x /usr/bin/strace ] && trace=(/usr/bin/strace -D -f -qq -o "$ROXE_VM_OUT/roxed.strace")
-	if ${trace[@]+"${trace[@]}"} "$SETPRIV" --bounding-set="$(bset "${caps[@]}")" --inh-caps=-all \
-			--no-new-privs "${EXEC[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 && vm_have_dev roxe0; then
-		ok "ExecStart with the bounding set {${caps[*]}} returned with roxe0 registered"
+	${trace[@]+"${trace[@]}"} "$SETPRIV" --bounding-set="$(bset "${caps[@]}")" --inh-caps=-all \
+		--no-new-privs "${EXEC[@]}" >"$ROXE_VM_OUT/roxed.log" 2>&1 &
+	unit_pid=$!
+	if vm_wait_for 60 notified "pid $unit_pid: READY=1 | STATUS=" && vm_have_dev roxe0; then
+		ok "ExecStart with the bounding set {${caps[*]}}: READY=1 from its pid with roxe0 registered"
+		ok "notify: $(grep -F "pid $unit_pid: READY=1" "$ROXE_VM_OUT/notify.log" | tail -1)"
 	else
-		bad "ExecStart with {${caps[*]}}: $(cat "$ROXE_VM_OUT/roxed.log")"; exit 1
+		bad "ExecStart with {${caps[*]}}: no READY=1 from pid $unit_pid: $(cat "$ROXE_VM_OUT/roxed.log" "$ROXE_VM_OUT/notify.log")"
+		exit 1
 	fi
 	pid=$(roxed_pid)
-	want=$("$SETPRIV" --bounding-set="$(bset "${caps[@]}")" grep CapBnd /proc/self/status | awk '{print $2}')
+	[ "$pid" = "$unit_pid" ] || bad "roxed runs as pid $pid, not as ExecStart's $unit_pid"
+	mapfile -t others <<<"$(printf "%s\n" "${caps[@]}" | grep -vx sys_nice)"
+	want=$("$SETPRIV" --bounding-set="$(bset "${others[@]}")" grep CapBnd /proc/self/status | awk '{print $2}')
 	have=$(awk '/^CapEff/ {print $2}' "/proc/$pid/status")
-	[ "$have" = "$want" ] && ok "roxed (pid $pid) runs with CapEff $have = the unit's set" ||
-		bad "roxed's CapEff $have, the unit's set $want"
+	[ "$have" = "$want" ] && ok "roxed (pid $pid) runs with CapEff $have = the unit's set but cap_sys_nice" ||
+		bad "roxed's CapEff $have, the unit's set but cap_sys_nice $want"
 
 	vm_wait_for 10 vm_verbs_dev roxe0 || bad "no uverbs device for roxe0"
 	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
@@ -146,8 +170,10 @@ guest_main() {
 
 	kill -TERM "$pid"
 	vm_wait_for 10 vm_no_dev roxe0 && ok "SIGTERM: roxe0 unregistered" || bad "roxe0 stays after SIGTERM"
-	n=50
-	while kill -0 "$pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	wait "$unit_pid" || rc=$?
+	[ $rc = 0 ] && notified "pid $unit_pid: STOPPING=1" && ok "SIGTERM: STOPPING=1, exit 0" ||
+		bad "SIGTERM: exit $rc, $(grep -c STOPPING "$ROXE_VM_OUT/notify.log") STOPPING=1"
+	unset NOTIFY_SOCKET
 	rmmod roxe && ok "rmmod roxe" || bad "rmmod roxe"
 	vm_check_dmesg
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
@@ -233,8 +259,10 @@ host_main() {
 		{ echo "kmod_install: FAIL: roxe.ko from /usr/src/roxe-$ver (dkms.conf's MAKE)"; exit $KSFT_FAIL; }
 	echo "kmod_install: roxe.ko built from the installed /usr/src/roxe-$ver against $kver"
 	install -D -m 755 /usr/bin/setpriv "$top/build/vm/bin/setpriv"
+	vm_build_prog kmod_install "$top" notify_listen	# systemd's notify socket
 	vm_run_guest kmod_install "$top/build/vm/kmod-install" 280 \
 		--add "$root" --add "$top/build/vm/bin/setpriv" --add "$top/selftests/vm/vm_lib.sh" \
+		--add "$top/build/vm/notify_listen" \
 		$([ -x /usr/bin/strace ] && echo --add /usr/bin/strace)
 	host_check_filters "$root/usr/lib/systemd/system/roxed@.service" "$top/build/vm/kmod-install/roxed.strace"
 	echo "kmod_install: PASS"

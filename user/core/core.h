@@ -199,6 +199,10 @@ struct roxe_device {
 	struct roxe_xdp		*xdp;		/* the attached program and its maps */
 	bool			xdp_ours;	/* we attached it (a BPF link): it leaves with us */
 	struct roxe_afxdp	*afxdp;
+	/* the AF_XDP ports taken from it: destroyed at close, else the group
+	 * (its sockets bound to the queues, its UMEM) outlives the device */
+	struct roxe_port	*afxdp_ports[ROXE_MAX_ENGINES];
+	unsigned		afxdp_nports;
 	struct roxe_port	*udp_port;
 	/* per-QP counters: the mmapped roxe_qp_stats map, else our own */
 	struct roxe_qp_stats	*qp_stats;

@@ -76,11 +76,8 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <bpf/bpf.h>
 #include <xdp/xsk.h>
 #include "roxe/maps.h"
@@ -96,14 +93,19 @@
 
 #define CHUNK		4096u		/* UMEM chunk: the only sizes are 2048, 4096 */
 #define TX_BUF		(2 * CHUNK)	/* a TX buffer: two adjacent chunks */
-/* A queue's receive buffers (and fill ring) and each socket's RX ring: two
+/* An engine's worth of receive buffers, and each socket's RX ring: two
  * send windows (ROXE_MAX_INFLIGHT, 512 PSNs) of 4096-MTU frames, each in
  * two chunks; the engine's PSN credit is half of it (credit.c). Not one
  * window: a go-back-N, or a stash drain that holds the engine while a
  * window arrives, overflows a one-window ring in bursts of consecutive
  * drops, each PSN then repaired alone; and a one-window ring with the
  * credit at half of it leaves 256 PSNs for all QPs to share. The price:
- * 8 MiB a queue, which leaves the cache (docs/benchmark-loss.md). */
+ * 8 MiB, which leaves the cache (docs/benchmark-loss.md).
+ * A queue's buffers (and its fill ring): the engines' worth spread over
+ * the queues (the credit bounds what all QPs have on the way, and RSS
+ * spreads the flows), RX_BUFS with as many queues as engines, but never
+ * below FILL_MIN, one whole send window: one QP's frames all hash to one
+ * queue (roxe_afxdp_plan). */
 #define RX_BUFS		2048u
 #define RX_RING		2048u
 #define FILL_MIN	1024u		/* chunks a streaming fill ring holds (see top) */
@@ -130,11 +132,12 @@ struct afxdp_queue {
 	_Atomic uint32_t fill_reserved;	/* fill slots handed out to producers */
 	_Atomic uint32_t fill_target;	/* chunks the fill ring may hold */
 	_Atomic uint32_t fill_calm;	/* frames since it was last found low */
+	uint32_t	bufs;		/* its RX buffers (a power of two, <= RX_BUFS) */
 	uint64_t	rx_base;	/* its RX buffers in the UMEM */
-	/* the RX buffers kept out of the fill ring: a stack */
+	/* the RX buffers kept out of the fill ring: a stack of bufs */
 	pthread_spinlock_t spare_lock;
 	unsigned	nspare;
-	uint64_t	spare[RX_BUFS];
+	uint64_t	*spare;
 } __attribute__((aligned(64)));
 
 struct afxdp_sock {
@@ -170,8 +173,10 @@ struct roxe_afxdp {
 	size_t		area_size;
 	struct xsk_umem	*umem;
 	unsigned	engines, queues;
+	unsigned	rx_bufs;	/* RX buffers a queue (roxe_afxdp_plan) */
 	bool		zerocopy, multibuf;
 	int		xsks_map_fd;
+	unsigned	failed_queue;	/* where sockets_create stopped */
 	struct afxdp_queue *q;
 	struct afxdp_port **ports;
 	_Atomic int	refs;
@@ -224,7 +229,7 @@ static void fill_put(struct afxdp_queue *q, const uint64_t *addrs, unsigned n)
 
 	if (n > room) {
 		pthread_spin_lock(&q->spare_lock);
-		/* every chunk is in the ring, spare or out: never past RX_BUFS */
+		/* every chunk is in the ring, spare or out: never past bufs */
 		memcpy(q->spare + q->nspare, addrs + room, (n - room) * sizeof(*addrs));
 		/* atomic: fill_topup() peeks at it without the lock */
 		__atomic_store_n(&q->nspare, q->nspare + n - room, __ATOMIC_RELAXED);
@@ -256,9 +261,9 @@ static void fill_topup(struct afxdp_queue *q, uint32_t target)
 /* Every buffer back in the fill ring: a burst may come (see top). */
 static void fill_deepen(struct afxdp_queue *q)
 {
-	atomic_store_explicit(&q->fill_target, RX_BUFS, memory_order_relaxed);
+	atomic_store_explicit(&q->fill_target, q->bufs, memory_order_relaxed);
 	atomic_store_explicit(&q->fill_calm, 0, memory_order_relaxed);
-	fill_topup(q, RX_BUFS);
+	fill_topup(q, q->bufs);
 }
 
 /* After frames came from queue q: found below half its target, the fill
@@ -269,7 +274,7 @@ static void fill_tend(struct afxdp_queue *q, unsigned frames)
 	uint32_t target = atomic_load_explicit(&q->fill_target, memory_order_relaxed);
 
 	if (fill_out(q) < target / 2) {
-		target = target < RX_BUFS ? target * 2 : RX_BUFS;
+		target = target < q->bufs ? target * 2 : q->bufs;
 		atomic_store_explicit(&q->fill_target, target, memory_order_relaxed);
 		atomic_store_explicit(&q->fill_calm, 0, memory_order_relaxed);
 		fill_topup(q, target);
@@ -564,21 +569,73 @@ static const struct roxe_port_ops afxdp_ops = {
 	.destroy	= afxdp_destroy,
 };
 
-static unsigned rx_queue_count(const char *ifname)
+/* The largest power of two at most n (n >= 1). */
+static uint64_t pow2_floor(uint64_t n)
 {
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = { 0 };
-	unsigned n = 0;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint64_t p = 1;
 
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		n = ch.rx_count + ch.combined_count;
-	close(fd);
-	return n ? n : 1;
+	while (p <= n / 2)
+		p *= 2;
+	return p;
+}
+
+int roxe_afxdp_plan(unsigned engines, unsigned cpus, unsigned max_engines,
+		    const struct roxe_if_queues *q, unsigned slots, struct roxe_afxdp_plan *p)
+{
+	unsigned rxq = q->rx ? q->rx : 1, txq = q->tx ? q->tx : 1, fit;
+	enum roxe_plan_limit limit = ROXE_PLAN_QUEUES;
+	uint64_t per_queue;
+
+	memset(p, 0, sizeof(*p));
+	p->cpus = cpus ? cpus : 1;
+	p->slots = slots;
+	p->queues = rxq;
+	p->chunk = CHUNK;
+	p->tx_buf = TX_BUF;
+	p->tx_bufs = TX_BUFS;
+	/* engine e transmits on queue e: it must exist both ways */
+	fit = rxq < txq ? rxq : txq;
+	if (max_engines < fit) {
+		fit = max_engines;
+		limit = ROXE_PLAN_MAX;
+	}
+	if (slots / rxq < fit) {
+		fit = slots / rxq;
+		limit = ROXE_PLAN_SLOTS;
+	}
+	p->fit = fit;
+	p->limit = limit;
+	if (!fit || engines > fit)
+		return -EINVAL;
+	if (engines) {
+		p->engines = engines;
+		p->limit = ROXE_PLAN_ASKED;
+	} else if (p->cpus <= fit) {
+		p->engines = p->cpus;
+		p->limit = ROXE_PLAN_CORES;
+	} else {
+		p->engines = fit;
+	}
+	/* The engines' worth of buffers spread over the queues, at least a
+	 * send window each (see RX_BUFS). */
+	per_queue = (uint64_t)RX_BUFS * p->engines / rxq;
+	per_queue = per_queue < FILL_MIN ? FILL_MIN : per_queue > RX_BUFS ? RX_BUFS : per_queue;
+	p->rx_bufs = (unsigned)pow2_floor(per_queue);
+	p->umem_bytes = (uint64_t)rxq * p->rx_bufs * CHUNK + (uint64_t)p->engines * TX_BUFS * TX_BUF;
+	return 0;
+}
+
+/* The sockets the XDP map of fd holds; a map we cannot read is taken to
+ * be ours as built. */
+static unsigned xsk_map_slots(int fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &mi, &len) || !mi.max_entries)
+		return ROXE_MAX_XSKS;
+	return mi.max_entries;
 }
 
 static void port_free(struct afxdp_port *p, struct roxe_afxdp *g)
@@ -616,8 +673,10 @@ static void group_free(struct roxe_afxdp *g)
 	if (g->area)
 		munmap(g->area, g->area_size);
 	free(g->ports);
-	for (unsigned q = 0; g->q && q < g->queues; q++)
+	for (unsigned q = 0; g->q && q < g->queues; q++) {
 		pthread_spin_destroy(&g->q[q].spare_lock);
+		free(g->q[q].spare);
+	}
 	free(g->q);
 	free(g);
 }
@@ -631,7 +690,7 @@ static void group_put(struct roxe_afxdp *g)
 static int umem_create(struct roxe_afxdp *g)
 {
 	struct xsk_umem_config uc = {
-		.fill_size = RX_BUFS,
+		.fill_size = g->rx_bufs,
 		.comp_size = COMP_RING,
 		.frame_size = CHUNK,
 		.frame_headroom = 0,
@@ -686,7 +745,7 @@ static struct afxdp_port *port_new(struct roxe_afxdp *g, unsigned e)
 		port_free(p, g);
 		return NULL;
 	}
-	p->tx_base = (uint64_t)g->queues * RX_BUFS * CHUNK + (uint64_t)e * TX_BUFS * TX_BUF;
+	p->tx_base = (uint64_t)g->queues * g->rx_bufs * CHUNK + (uint64_t)e * TX_BUFS * TX_BUF;
 	for (unsigned i = 0; i < TX_BUFS; i++)
 		p->tx_free[p->tx_nfree++] = p->tx_base + (uint64_t)(TX_BUFS - 1 - i) * TX_BUF;
 	p->home = &g->q[e];
@@ -763,6 +822,7 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 	uint16_t flags;
 	int err;
 
+	g->failed_queue = 0;
 	if (!ifindex)
 		return -ENODEV;
 	flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | sg;
@@ -771,8 +831,10 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 	if (err) {
 		/* The failed bind may leave the UMEM's rings half set up. */
 		err = umem_create(g);
-		if (err)
+		if (err) {
+			g->failed_queue = -1u;
 			return err;
+		}
 		flags = XDP_COPY | XDP_USE_NEED_WAKEUP | sg;
 		err = sock_create(g, ifname, g->ports[0], 0, flags);
 		if (err)
@@ -781,6 +843,7 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 	for (unsigned q = 0; q < g->queues; q++) {
 		struct afxdp_port *first = g->ports[q % g->engines];
 
+		g->failed_queue = q;
 		if (q) {
 			err = sock_create(g, ifname, first, q, flags);
 			if (err)
@@ -814,36 +877,68 @@ struct roxe_afxdp *roxe_afxdp_open(const struct roxe_afxdp_config *cfg)
 	return afxdp_open(&single);
 }
 
+/* report->step = step, and err back */
+static int failed(struct roxe_afxdp_report *report, enum roxe_afxdp_step step, int err)
+{
+	report->step = step;
+	return err;
+}
+
 static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 {
+	struct roxe_afxdp_report own, *r = cfg->report ? cfg->report : &own;
 	struct roxe_afxdp *g = calloc(1, sizeof(*g));
 	int err = -ENOMEM;
 
+	memset(r, 0, sizeof(*r));
 	if (!g)
 		goto fail_errno;
 	g->engines = cfg->engines ? cfg->engines : 1;
-	g->queues = cfg->queues ? cfg->queues : rx_queue_count(cfg->ifname);
 	g->multibuf = !cfg->no_multibuf;
 	g->xsks_map_fd = cfg->xsks_map_fd;
 	atomic_init(&g->refs, 1);
-	if (g->queues < g->engines || g->engines > ROXE_MAX_ENGINES ||
-	    g->queues > ROXE_MAX_QUEUES) {
-		err = -EINVAL;
+	if (cfg->queues) {
+		r->q = (struct roxe_if_queues){ .rx = cfg->queues, .tx = cfg->queues };
+	} else {
+		roxe_if_queues(cfg->ifname, &r->q);
+	}
+	r->multibuf = g->multibuf;
+	/* a queue's number travels in a buffer's priv */
+	if (r->q.rx >= 1u << (63 - PRIV_QUEUE_SHIFT)) {
+		err = failed(r, ROXE_AFXDP_PLAN, -EINVAL);
 		goto fail;
 	}
+	err = roxe_afxdp_plan(g->engines, 0, ROXE_MAX_ENGINES, &r->q, xsk_map_slots(g->xsks_map_fd),
+			      &r->plan);
+	if (err) {
+		err = failed(r, ROXE_AFXDP_PLAN, err);
+		goto fail;
+	}
+	err = -ENOMEM;
+	g->queues = r->plan.queues;
+	g->rx_bufs = r->plan.rx_bufs;
 	g->q = aligned_alloc(64, sizeof(*g->q) * g->queues);
 	g->ports = calloc(g->engines, sizeof(*g->ports));
 	if (!g->q || !g->ports)
 		goto fail;
 	memset(g->q, 0, sizeof(*g->q) * g->queues);
-	for (unsigned q = 0; q < g->queues; q++)
+	for (unsigned q = 0; q < g->queues; q++) {
 		pthread_spin_init(&g->q[q].spare_lock, PTHREAD_PROCESS_PRIVATE);
-	g->area_size = (size_t)g->queues * RX_BUFS * CHUNK + (size_t)g->engines * TX_BUFS * TX_BUF;
+		g->q[q].bufs = g->rx_bufs;
+		g->q[q].spare = calloc(g->rx_bufs, sizeof(*g->q[q].spare));
+		if (!g->q[q].spare)
+			goto fail;
+	}
+	g->area_size = r->plan.umem_bytes;
+	if (g->area_size != r->plan.umem_bytes) {	/* a 32-bit size_t */
+		err = failed(r, ROXE_AFXDP_AREA, -ENOMEM);
+		goto fail;
+	}
 	g->area = mmap(NULL, g->area_size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (g->area == MAP_FAILED) {
 		g->area = NULL;
-		err = -errno;
+		err = failed(r, ROXE_AFXDP_AREA, -errno);
 		goto fail;
 	}
 	for (unsigned e = 0; e < g->engines; e++) {
@@ -852,26 +947,34 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 			goto fail;
 	}
 	err = umem_create(g);
-	if (err)
+	if (err) {
+		err = failed(r, ROXE_AFXDP_UMEM, err);
 		goto fail;
+	}
 	err = sockets_create(g, cfg->ifname, cfg->force_copy);
-	if (err)
+	if (err) {
+		/* the copy mode's UMEM again, or a socket */
+		err = failed(r, g->failed_queue == -1u ? ROXE_AFXDP_UMEM : ROXE_AFXDP_SOCKET, err);
+		r->queue = g->failed_queue;
 		goto fail;
+	}
+	r->zerocopy = g->zerocopy;
 
 	for (unsigned q = 0; q < g->queues; q++) {
 		struct afxdp_queue *qu = &g->q[q];
 		uint32_t idx;
 
-		qu->rx_base = (uint64_t)q * RX_BUFS * CHUNK;
-		if (xsk_ring_prod__reserve(&qu->fill, RX_BUFS, &idx) != RX_BUFS) {
-			err = -ENOSPC;
+		qu->rx_base = (uint64_t)q * g->rx_bufs * CHUNK;
+		if (xsk_ring_prod__reserve(&qu->fill, g->rx_bufs, &idx) != g->rx_bufs) {
+			err = failed(r, ROXE_AFXDP_SOCKET, -ENOSPC);
+			r->queue = q;
 			goto fail;
 		}
-		for (unsigned i = 0; i < RX_BUFS; i++)
+		for (unsigned i = 0; i < g->rx_bufs; i++)
 			*xsk_ring_prod__fill_addr(&qu->fill, idx + i) = qu->rx_base + (uint64_t)i * CHUNK;
-		xsk_ring_prod__submit(&qu->fill, RX_BUFS);
+		xsk_ring_prod__submit(&qu->fill, g->rx_bufs);
 		atomic_store(&qu->fill_reserved, *qu->fill.producer);
-		atomic_store(&qu->fill_target, RX_BUFS);	/* deep until frames stream */
+		atomic_store(&qu->fill_target, g->rx_bufs);	/* deep until frames stream */
 	}
 	for (unsigned e = 0; e < g->engines; e++) {
 		struct afxdp_port *p = g->ports[e];
@@ -879,7 +982,7 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 		p->tx_sock = &p->socks[e];
 		p->port.wait_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (p->port.wait_fd < 0) {
-			err = -errno;
+			err = failed(r, ROXE_AFXDP_MAP, -errno);
 			goto fail;
 		}
 		for (unsigned q = 0; q < g->queues; q++) {
@@ -888,7 +991,8 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 
 			if (epoll_ctl(p->port.wait_fd, EPOLL_CTL_ADD, p->socks[q].fd, &ev) < 0 ||
 			    bpf_map_update_elem(g->xsks_map_fd, &slot, &p->socks[q].fd, 0) < 0) {
-				err = -errno;
+				err = failed(r, ROXE_AFXDP_MAP, -errno);
+				r->queue = q;
 				goto fail;
 			}
 		}

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "roxe/frame.h"
+#include "roxe/port.h"
 #include "roxe/xdp.h"
 #include "roxe_xdp.skel.h"
 
@@ -274,11 +275,18 @@ fail:
 	return err;
 }
 
-static int online_cpus(void)
+/* Engines by default: one per usable CPU, as many as the interface's
+ * queues and the socket map take (roxe_afxdp_plan); 1 where they take
+ * none, for the sockets' open to refuse with its reason. */
+static unsigned default_engines(const char *ifname)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	struct roxe_afxdp_plan p;
+	struct roxe_if_queues q;
 
-	return n > 0 ? (int)n : 1;
+	roxe_if_queues(ifname, &q);
+	if (roxe_afxdp_plan(0, roxe_cpus_usable(), ROXE_MAX_ENGINES, &q, ROXE_MAX_XSKS, &p))
+		return 1;
+	return p.engines;
 }
 
 /* Attach x's program in mode (XDP_FLAGS_DRV_MODE or _SKB_MODE), unless
@@ -331,7 +339,7 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 	if (!x)
 		return -ENOMEM;
 	x->ifindex = ifindex;
-	x->config.engines = o && o->engines ? o->engines : (unsigned)online_cpus();
+	x->config.engines = o && o->engines ? o->engines : default_engines(ifname);
 	x->config.pass_unknown_qp = o && o->pass_unknown_qp;
 	if (x->config.engines > ROXE_MAX_ENGINES) {
 		err = -EINVAL;

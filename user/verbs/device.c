@@ -39,6 +39,8 @@ static void dev_free(struct roxe_device *dev)
 	}
 	if (dev->async_efd > 0)
 		close(dev->async_efd);
+	for (unsigned i = 0; i < dev->afxdp_nports; i++)
+		roxe_port_destroy(dev->afxdp_ports[i]);
 	roxe_afxdp_close(dev->afxdp);
 	roxe_port_destroy(dev->udp_port);
 	roxe_xdp_close(dev->xdp);	/* ours (a BPF link) detaches with it */
@@ -347,13 +349,30 @@ int roxe_device_gid_index(struct roxe_device *dev)
 	return ix;
 }
 
+/* r->step = step, r->err = err, and err back */
+static int open_failed(struct roxe_open_report *r, enum roxe_open_step step, int err)
+{
+	r->step = step;
+	r->err = err;
+	return err;
+}
+
 /* XDP program (ours, or one roxectl attached) and one AF_XDP port per engine. */
-static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **ports)
+static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **ports,
+		      struct roxe_open_report *r)
 {
 	/* No pins: they would outlive a namespace deleted under us. Owned: the
 	 * program leaves with the device, or with the process however it dies. */
 	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true, .owned = true };
-	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n };
+	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n,
+				       .report = &r->afxdp };
+	/* what set the engine count (engines_of), which the sockets' own plan
+	 * (for the count it is given) does not know; and the queues it saw
+	 * then: a driver may add some with XDP (virtio_net: a queue pair per
+	 * CPU for XDP_TX), which get sockets too, as frames arrive there */
+	enum roxe_plan_limit why = r->afxdp.plan.limit;
+	unsigned cpus = r->afxdp.plan.cpus;
+	struct roxe_if_queues before = r->afxdp.q;
 	uint32_t other = 0;
 	int err;
 
@@ -362,10 +381,17 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 		err = roxe_xdp_attach(dev->ifname, &o, &dev->xdp, &other);
 		dev->xdp_ours = !err;
 	}
+	if (err && other) {
+		r->xdp_other = other;
+		return open_failed(r, ROXE_OPEN_XDP_OTHER, -EBUSY);
+	}
 	if (err)
-		return other ? -EBUSY : err;
-	if (dev->xdp->config.engines != n)
-		return -EINVAL;		/* attached for another engine count */
+		return open_failed(r, ROXE_OPEN_XDP, err);
+	r->xdp_generic = dev->xdp->mode == ROXE_XDP_GENERIC;
+	if (dev->xdp->config.engines != n) {
+		r->xdp_engines = dev->xdp->config.engines;
+		return open_failed(r, ROXE_OPEN_XDP_ENGINES, -EINVAL);
+	}
 	dev->qp_stats = roxe_xdp_qp_stats_map(dev->xdp);
 	c.xsks_map_fd = dev->xdp->xsks_fd;
 	/* The sockets of a roxe that just exited may still be on their way out
@@ -378,11 +404,15 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 		usleep(20000);
 	}
 	if (!dev->afxdp)
-		return errno ? -errno : -EIO;
+		return open_failed(r, ROXE_OPEN_AFXDP, errno ? -errno : -EIO);
+	r->afxdp.plan.limit = why;
+	r->afxdp.plan.cpus = cpus;
+	r->afxdp.q = before;
 	for (unsigned i = 0; i < n; i++) {
 		ports[i] = roxe_afxdp_port(dev->afxdp, i);
 		if (!ports[i])
-			return -EIO;
+			return open_failed(r, ROXE_OPEN_OTHER, -EIO);
+		dev->afxdp_ports[dev->afxdp_nports++] = ports[i];
 	}
 	return 0;
 }
@@ -412,15 +442,25 @@ static bool port_fits(const struct roxe_port *port, unsigned mtu)
 	return port && port->frame_size >= mtu + 128;
 }
 
-/* Engines the device runs: attr's count, else one per online core on
- * AF_XDP (queues steer by QP) and one elsewhere. */
-static unsigned engines_of(const struct roxe_device_attr *attr)
+/* Engines the device runs: attr's count, else on AF_XDP (queues steer by
+ * QP) as many as the usable CPUs, the interface's queues, max_engines and
+ * the XDP map allow (roxe_afxdp_plan), and one elsewhere. An AF_XDP count
+ * the queues do not take: -EINVAL, r->afxdp says why. */
+static int engines_of(const struct roxe_device_attr *attr, unsigned max_engines, unsigned *n,
+		      struct roxe_open_report *r)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct roxe_afxdp_report *a = &r->afxdp;
 
-	if (attr->engines)
-		return attr->engines;
-	return attr->backend == ROXE_BACKEND_AFXDP && cpus > 0 ? (unsigned)cpus : 1;
+	*n = attr->engines ? attr->engines : 1;
+	if (attr->backend != ROXE_BACKEND_AFXDP || !attr->ifname ||
+	    strlen(attr->ifname) >= IFNAMSIZ)
+		return 0;	/* attr_check's to refuse */
+	roxe_if_queues(attr->ifname, &a->q);
+	if (roxe_afxdp_plan(attr->engines, roxe_cpus_usable(), max_engines, &a->q, ROXE_MAX_XSKS,
+			    &a->plan))
+		return open_failed(r, ROXE_OPEN_PLAN, -EINVAL);
+	*n = a->plan.engines;
+	return 0;
 }
 
 /* DCQCN's settings over the defaults and the interface's line rate: the
@@ -435,12 +475,14 @@ static int cc_parse(const struct roxe_device_attr *attr, struct roxe_dcqcn_param
 
 /* Every check on attr alone, before anything exists: 0 or -EINVAL, with
  * the engine count (*n) and the DCQCN settings (*cc) worked out. */
-static int attr_check(const struct roxe_device_attr *attr, unsigned *n,
-		      struct roxe_dcqcn_params *cc)
+static int attr_check(const struct roxe_device_attr *attr, unsigned max_engines, unsigned *n,
+		      struct roxe_dcqcn_params *cc, struct roxe_open_report *r)
 {
 	bool iface = attr->backend == ROXE_BACKEND_AFXDP || attr->backend == ROXE_BACKEND_UDP;
+	int err = engines_of(attr, max_engines, n, r);
 
-	*n = engines_of(attr);
+	if (err)
+		return err;
 	if (!iface && attr->backend != ROXE_BACKEND_PORTS)
 		return -EINVAL;
 	if (*n > ROXE_MAX_ENGINES || (attr->backend == ROXE_BACKEND_UDP && *n != 1))
@@ -495,7 +537,7 @@ static int dev_init(struct roxe_device *dev, const struct roxe_device_attr *attr
 
 /* One port per engine (ports[]), and the device's MTU, MAC and GID. */
 static int ports_open(struct roxe_device *dev, const struct roxe_device_attr *attr, unsigned n,
-		      struct roxe_port **ports)
+		      struct roxe_port **ports, struct roxe_open_report *r)
 {
 	int err;
 
@@ -508,12 +550,15 @@ static int ports_open(struct roxe_device *dev, const struct roxe_device_attr *at
 		return 0;
 	case ROXE_BACKEND_AFXDP:
 		err = iface_query(dev, attr);
-		return err ? err : open_afxdp(dev, n, ports);
+		return err ? open_failed(r, ROXE_OPEN_IFACE, err) : open_afxdp(dev, n, ports, r);
 	case ROXE_BACKEND_UDP:
 		err = iface_query(dev, attr);
-		return err ? err : open_udp(dev, ports);
+		if (err)
+			return open_failed(r, ROXE_OPEN_IFACE, err);
+		err = open_udp(dev, ports);
+		return err ? open_failed(r, ROXE_OPEN_UDP, err) : 0;
 	}
-	return -EINVAL;
+	return open_failed(r, ROXE_OPEN_ATTR, -EINVAL);
 }
 
 /* The GID table and the port's own addresses as they are now. */
@@ -615,7 +660,8 @@ static int threads_start(struct roxe_device *dev)
 	return err;
 }
 
-int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
+int roxe_served_device_open(const struct roxe_device_attr *attr, unsigned max_engines,
+			    struct roxe_device **out, struct roxe_open_report *r)
 {
 	struct roxe_port *ports[ROXE_MAX_ENGINES];
 	struct roxe_dcqcn_params cc;
@@ -623,17 +669,19 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 	unsigned n;
 	int err;
 
+	memset(r, 0, sizeof(*r));
 	if (!attr || !out)
-		return -EINVAL;
-	err = attr_check(attr, &n, &cc);
+		return open_failed(r, ROXE_OPEN_ATTR, -EINVAL);
+	err = attr_check(attr, max_engines < ROXE_MAX_ENGINES ? max_engines : ROXE_MAX_ENGINES,
+			 &n, &cc, r);
 	if (err)
-		return err;
+		return r->step ? err : open_failed(r, ROXE_OPEN_ATTR, err);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
-		return -ENOMEM;
+		return open_failed(r, ROXE_OPEN_OTHER, -ENOMEM);
 	err = dev_init(dev, attr);
 	if (!err)
-		err = ports_open(dev, attr, n, ports);
+		err = ports_open(dev, attr, n, ports, r);
 	if (!err)
 		err = addrs_init(dev);
 	if (!err)
@@ -642,14 +690,24 @@ int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **o
 		err = engines_init(dev, n, ports, &cc);
 	if (!err)
 		err = loop_join(dev);
-	if (!err)
-		err = threads_start(dev);
+	if (!err && (err = threads_start(dev)))
+		open_failed(r, ROXE_OPEN_ENGINES, err);
 	if (err) {
+		if (!r->step)
+			open_failed(r, ROXE_OPEN_OTHER, err);
 		dev_free(dev);	/* frees what the steps made, whichever failed */
 		return err;
 	}
+	r->engines = n;
 	*out = dev;
 	return 0;
+}
+
+int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **out)
+{
+	struct roxe_open_report r;
+
+	return roxe_served_device_open(attr, ROXE_MAX_ENGINES, out, &r);
 }
 
 /* Over the defaults alone: roxe_device_open starts from the interface's

@@ -2,9 +2,10 @@
 /*
  * roxed's one door into libroxe beyond the public API (include/roxe/):
  * the served objects it creates for roxe.ko's applications, the doorbell
- * rings and counters it shares with the module, and the check of its
- * options. It needs only public and system headers, so roxed sees no
- * struct of libroxe's own.
+ * rings and counters it shares with the module, the device's open with
+ * what it chose (or where it stopped), and the check of its options. It
+ * needs only include/'s and system headers, so roxed sees no struct of
+ * libroxe's own.
  */
 #ifndef ROXE_VERBS_SERVED_H
 #define ROXE_VERBS_SERVED_H
@@ -17,6 +18,7 @@
 #include "roxe/frame.h"
 #include "roxe/maps.h"
 #include "roxe/kabi.h"
+#include "roxe/port.h"
 
 /* --- served objects (roxed): queues and memory of roxe.ko's applications --
  * Created at the numbers and keys the module chose, on rings and pages it
@@ -97,6 +99,43 @@ void roxe_served_doorbells_start(struct roxe_device *dev, struct roxe_kabi_share
 void roxe_served_doorbells_stop(struct roxe_device *dev);
 /* Every engine's counters summed, each read whole. */
 void roxe_served_engine_stats(struct roxe_device *dev, struct roxe_engine_stats *sum);
+
+/* --- opening the device ------------------------------------------------------- */
+/* Where roxe_served_device_open stopped, or (OK) that it did not. */
+enum roxe_open_step {
+	ROXE_OPEN_OK,
+	ROXE_OPEN_ATTR,		/* attr refused (-EINVAL) */
+	ROXE_OPEN_IFACE,	/* the interface: gone, or no MAC, MTU or address */
+	ROXE_OPEN_PLAN,		/* the engines do not fit the interface's queues */
+	ROXE_OPEN_XDP_OTHER,	/* another XDP program is attached: xdp_other */
+	ROXE_OPEN_XDP_ENGINES,	/* roxe's program is attached for xdp_engines */
+	ROXE_OPEN_XDP,		/* loading or attaching roxe's XDP program */
+	ROXE_OPEN_AFXDP,	/* the AF_XDP sockets and their memory: afxdp.step */
+	ROXE_OPEN_UDP,		/* the UDP backend's socket */
+	ROXE_OPEN_ENGINES,	/* the engine threads (SCHED_FIFO with rt_priority) */
+	ROXE_OPEN_OTHER,	/* memory, addresses, the address watcher */
+};
+
+/* What roxe_served_device_open chose and why, or where it stopped. */
+struct roxe_open_report {
+	enum roxe_open_step	step;
+	int			err;		/* -errno; 0 when OK */
+	unsigned		engines;	/* the engines it runs (OK) */
+	/* AF_XDP: the interface's queues (before XDP was attached: what set
+	 * the engines) and the plan (the sockets', on the queues there are
+	 * with XDP attached) from ROXE_OPEN_PLAN on, the rest as far as it
+	 * got */
+	struct roxe_afxdp_report afxdp;
+	uint32_t		xdp_other;	/* XDP_OTHER: the other program's id */
+	unsigned		xdp_engines;	/* XDP_ENGINES: the attached program's count */
+	bool			xdp_generic;	/* XDP in generic (skb) mode, not the driver's */
+};
+
+/* roxe_device_open, whose default engine count on AF_XDP is min(usable
+ * CPUs, the interface's queues, max_engines, what the XDP map holds);
+ * r says what it chose, or where it stopped. */
+int roxe_served_device_open(const struct roxe_device_attr *attr, unsigned max_engines,
+			    struct roxe_device **dev, struct roxe_open_report *r);
 
 /* --- options ------------------------------------------------------------------- */
 /* Would roxe_device_open take settings as roxe_device_attr.cc? 0, or

@@ -158,6 +158,82 @@ void roxe_loop_set_faults(struct roxe_loop_wire *w, int from, const struct roxe_
 
 
 struct roxe_afxdp;
+struct ethtool_channels;
+
+/* An interface's queues as the kernel tells them (user/port/ifqueues.c):
+ * its ethtool channels (ETHTOOL_GCHANNELS), else the queues sysfs lists
+ * (drivers without channels: tun/tap), else nothing (1 is assumed). */
+enum roxe_queues_from {
+	ROXE_QUEUES_UNKNOWN,
+	ROXE_QUEUES_ETHTOOL,
+	ROXE_QUEUES_SYSFS,
+};
+
+struct roxe_if_queues {
+	unsigned	rx, tx;		/* queues that receive, that transmit (>= 1) */
+	enum roxe_queues_from from;
+	/* ROXE_QUEUES_ETHTOOL: the channels, in use and the driver's most
+	 * (0: the driver did not say) */
+	unsigned	combined, rx_only, tx_only;
+	unsigned	max_combined, max_rx, max_tx;
+};
+
+/* q from ifname's channels, or its sysfs queues (only where sysfs shows
+ * this namespace's interface); never fails: q says where it came from. */
+void roxe_if_queues(const char *ifname, struct roxe_if_queues *q);
+/* q from channels the driver reported: 0, or -ERANGE when they name no
+ * receive queue (q then unchanged). */
+int roxe_if_queues_from_channels(const struct ethtool_channels *ch, struct roxe_if_queues *q);
+/* CPUs this process may run on (its affinity), at least 1. */
+unsigned roxe_cpus_usable(void);
+
+/* What an AF_XDP group of engines on an interface takes (roxe_afxdp_plan):
+ * a socket per engine on every receive queue (a frame of any QP may arrive
+ * on any of them), and a UMEM of receive buffers per queue and transmit
+ * buffers per engine. */
+enum roxe_plan_limit {
+	ROXE_PLAN_ASKED,	/* the engines asked for */
+	ROXE_PLAN_CORES,	/* one per usable CPU */
+	ROXE_PLAN_QUEUES,	/* one per queue (engine e transmits on queue e) */
+	ROXE_PLAN_MAX,		/* the caller's most (max_engines) */
+	ROXE_PLAN_SLOTS,	/* the sockets the XDP map holds, over the queues */
+};
+
+struct roxe_afxdp_plan {
+	unsigned	engines;	/* 0: refused */
+	unsigned	queues;		/* sockets on queues 0 .. queues-1 */
+	unsigned	fit;		/* the most engines that fit (0: none) */
+	enum roxe_plan_limit limit;	/* what set engines; refused: what fit */
+	unsigned	cpus, slots;	/* as given */
+	unsigned	rx_bufs;	/* receive buffers (chunks) a queue */
+	unsigned	tx_bufs;	/* transmit buffers an engine */
+	unsigned	chunk, tx_buf;	/* their bytes */
+	uint64_t	umem_bytes;
+};
+
+/* engines asked (0: the default, min(cpus, queues, max_engines, what the
+ * slots allow)) on the queues q, with an XDP map of slots sockets: 0, or
+ * -EINVAL when they do not fit (p says why: p->fit, p->limit). */
+int roxe_afxdp_plan(unsigned engines, unsigned cpus, unsigned max_engines,
+		    const struct roxe_if_queues *q, unsigned slots, struct roxe_afxdp_plan *p);
+
+/* Where roxe_afxdp_open stopped, or what it made. */
+enum roxe_afxdp_step {
+	ROXE_AFXDP_OK,
+	ROXE_AFXDP_PLAN,	/* the engines do not fit the queues */
+	ROXE_AFXDP_AREA,	/* the UMEM's memory */
+	ROXE_AFXDP_UMEM,	/* registering it (pinned: CAP_IPC_LOCK or RLIMIT_MEMLOCK) */
+	ROXE_AFXDP_SOCKET,	/* an AF_XDP socket on queue .queue */
+	ROXE_AFXDP_MAP,		/* a socket into the XDP map, or an epoll set */
+};
+
+struct roxe_afxdp_report {
+	enum roxe_afxdp_step step;
+	struct roxe_if_queues q;
+	struct roxe_afxdp_plan plan;
+	unsigned	queue;
+	bool		zerocopy, multibuf;
+};
 
 struct roxe_afxdp_config {
 	const char	*ifname;
@@ -166,10 +242,11 @@ struct roxe_afxdp_config {
 	int		xsks_map_fd;	/* roxe_xsks of the attached program */
 	bool		force_copy;	/* do not try zero-copy */
 	bool		no_multibuf;	/* frames up to one buffer (3840 B) only */
+	struct roxe_afxdp_report *report;	/* NULL, or filled either way */
 };
 
 /* Sockets on every queue for every engine; returns NULL and sets errno
- * (EINVAL: fewer queues than engines). */
+ * (EINVAL: the engines do not fit the queues, see roxe_afxdp_plan). */
 struct roxe_afxdp *roxe_afxdp_open(const struct roxe_afxdp_config *cfg);
 /* Engine e's port; the port's destroy drops it (the group lives on). */
 struct roxe_port *roxe_afxdp_port(struct roxe_afxdp *x, unsigned engine);

@@ -41,7 +41,7 @@ enum roxe_xdp_mode {
 
 struct roxe_xdp_attach_opts {
 	enum roxe_xdp_mode mode;
-	unsigned	engines;	/* 0: one per online CPU */
+	unsigned	engines;	/* 0: one per usable CPU, at most one per queue */
 	bool		pass_unknown_qp;
 	bool		no_pin;		/* do not pin the maps */
 	/* Attach through a BPF link owned by this process: the program goes
