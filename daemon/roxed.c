@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "roxe/cli.h"
 #include "roxe/ctl.h"
 #include "roxe/env.h"
 #include "roxe/kabi.h"
@@ -37,7 +38,7 @@ static const char usage[] =
 "    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
 "\n"
 "SYNOPSIS\n"
-"    roxed -d IFACE [-e N] [--rt-priority P] [--backend afxdp|udp] [--no-ecn]\n"
+"    roxed --netdev IFACE [-E N] [-r P] [-B afxdp|udp] [--no-ecn]\n"
 "          [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n"
 "    roxed --help | --version\n"
 "\n"
@@ -56,12 +57,12 @@ static const char usage[] =
 "\n"
 "    Without --foreground roxed detaches from the terminal once the device\n"
 "    is registered and logs to syslog (daemon facility); in the foreground\n"
-"    it logs to stderr. `roxectl devices` shows what it serves, through\n"
-"    the status socket /run/roxe/IFACE.sock.\n"
+"    it logs to stderr. `roxectl devices` (--json) shows what it serves,\n"
+"    through the status socket /run/roxe/IFACE.sock.\n"
 "\n"
 "OPTIONS\n"
-"    -d, --device IFACE   the network interface to serve\n"
-"    -e, --engines N      engine threads (default: one per online core,\n"
+"    --netdev IFACE       the network interface to serve (required)\n"
+"    -E, --engines N      engine threads (default: one per online core,\n"
 "                         at most 16)\n"
 "    -r, --rt-priority P  run the engine threads at SCHED_FIFO priority P\n"
 "                         (1..99; default: the normal policy). A frame or a\n"
@@ -71,13 +72,13 @@ static const char usage[] =
 "                         engine at the normal policy may wait for the\n"
 "                         scheduler's next slice. An engine spins at most\n"
 "                         50 us after its last work before it sleeps.\n"
-"    -b, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
+"    -B, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
 "                         socket on port 4791: slower, for interfaces\n"
 "                         without XDP)\n"
 "    --no-ecn             send frames Not-ECT (default: ECT(0), ECN-capable)\n"
 "    --cnp-interval US    at most one CNP per QP per US microseconds, 1 to\n"
 "                         1000000 (default 50)\n"
-"    -c, --cc SETTINGS    congestion control (DCQCN: the reaction to the\n"
+"    --cc SETTINGS        congestion control (DCQCN: the reaction to the\n"
 "                         peer's CNPs, and the pacer): on (the default,\n"
 "                         as ConnectX ships it), off, or name=value,...\n"
 "                         over the defaults, e.g. ai_rate=10,threshold=5\n"
@@ -87,12 +88,21 @@ static const char usage[] =
 "    -h, --help           this text\n"
 "    -V, --version        print roxed's version and exit\n"
 "\n"
+"\n"
+"    Still accepted, deprecated: the old spellings -d and --device for\n"
+"    --netdev, -e for -E, -b for -B and -c for --cc (roxe(7), COMMAND LINE).\n"
+"\n"
 "EXIT STATUS\n"
 "    0 after a clean shutdown; 1 if the module is not loaded, IFACE does\n"
-"    not exist or is already served, or the device went away under us.\n"
+"    not exist or is already served, or the device went away under us;\n"
+"    2 on a usage error.\n"
 "\n"
 "EXAMPLE\n"
-"    insmod roxe.ko && roxed -d eth0 && ibv_devinfo -d roxe0\n";
+"    insmod roxe.ko && roxed --netdev eth0 && ibv_devinfo -d roxe0\n";
+
+static const char short_usage[] =
+"Usage: roxed --netdev IFACE [-E N] [-r P] [-B afxdp|udp] [--no-ecn]\n"
+"             [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n";
 
 /* How long the parent of a daemonizing roxed waits for the device. */
 #define ROXED_READY_MS	30000
@@ -362,106 +372,115 @@ static int serve(int fd, int sfd, int ready, const struct roxe_device_attr *da)
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The spellings before roxe(7)'s convention, still taken from scripts and
+ * /etc/default/roxed: say what replaces them. */
+static void deprecated(const char *old, const char *now)
 {
+	fprintf(stderr, "roxed: %s is deprecated: %s\n", old, now);
+}
+
+/* The command line into *da and *ifname: 0, or the exit status. */
+static int parse(int argc, char **argv, struct roxe_device_attr *da, const char **ifname,
+		 bool *foreground)
+{
+	enum { O_NETDEV = 256, O_DEVICE, O_NO_ECN, O_CNP, O_CC };
 	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "engines", required_argument, NULL, 'e' },
+		{ "netdev", required_argument, NULL, O_NETDEV },
+		{ "device", required_argument, NULL, O_DEVICE },	/* deprecated */
+		{ "engines", required_argument, NULL, 'E' },
 		{ "rt-priority", required_argument, NULL, 'r' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "no-ecn", no_argument, NULL, 'N' },
-		{ "cnp-interval", required_argument, NULL, 'C' },
-		{ "cc", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "no-ecn", no_argument, NULL, O_NO_ECN },
+		{ "cnp-interval", required_argument, NULL, O_CNP },
+		{ "cc", required_argument, NULL, O_CC },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
-	struct roxe_kabi_attach a;
-	const char *ifname = NULL;
-	char *end;
-	bool foreground = false;
-	sigset_t sigs;
-	int o, fd, sfd, rc, ready = -1;
+	int o, err = 0;
 
-	while ((o = getopt_long(argc, argv, "d:e:r:b:c:fvhV", opts, NULL)) != -1) {
+	while (!err && (o = getopt_long(argc, argv, "E:r:B:fvhVd:e:b:c:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
-			ifname = optarg;
+		case O_DEVICE:
+			deprecated("-d/--device", "--netdev IFACE");
+			/* fall through */
+		case O_NETDEV:
+			*ifname = optarg;
 			break;
 		case 'e':
-			errno = 0;
-			da.engines = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.engines < 1 || da.engines > ROXE_KABI_MAX_ENGINES) {
-				fprintf(stderr, "roxed: --engines: 1..%u, not '%s'\n",
-					ROXE_KABI_MAX_ENGINES, optarg);
-				return 2;
-			}
+			deprecated("-e", "-E/--engines");
+			/* fall through */
+		case 'E':
+			err = tool_uint("-E/--engines", optarg, 1, ROXE_KABI_MAX_ENGINES, &da->engines);
 			break;
 		case 'r':
-			errno = 0;
-			da.rt_priority = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.rt_priority < 1 || da.rt_priority > 99) {
-				fprintf(stderr, "roxed: --rt-priority: 1..99, not '%s'\n", optarg);
-				return 2;
-			}
+			err = tool_uint("-r/--rt-priority", optarg, 1, 99, &da->rt_priority);
 			break;
 		case 'b':
-			if (!strcmp(optarg, "afxdp")) {
-				da.backend = ROXE_BACKEND_AFXDP;
-			} else if (!strcmp(optarg, "udp")) {
-				da.backend = ROXE_BACKEND_UDP;
-			} else {
-				fprintf(stderr, "roxed: --backend: afxdp or udp, not '%s'\n", optarg);
-				return 2;
-			}
+			deprecated("-b", "-B/--backend");
+			/* fall through */
+		case 'B':
+			err = tool_backend(optarg, &da->backend);
 			break;
-		case 'N':
-			da.no_ecn = true;
+		case O_NO_ECN:
+			da->no_ecn = true;
 			break;
-		case 'C':
-			errno = 0;
-			da.cnp_interval_us = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.cnp_interval_us < 1 ||
-			    da.cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US) {
-				fprintf(stderr, "roxed: --cnp-interval: 1..%u microseconds, not '%s'\n",
-					ROXE_CNP_INTERVAL_MAX_US, optarg);
-				return 2;
-			}
+		case O_CNP:
+			err = tool_uint("--cnp-interval", optarg, 1, ROXE_CNP_INTERVAL_MAX_US,
+					&da->cnp_interval_us);
 			break;
-		case 'c': {
+		case 'c':
+			deprecated("-c", "--cc");
+			/* fall through */
+		case O_CC: {
 			char why[80];
 
 			/* checked here for the message; the device takes it */
-			if (roxe_served_cc_check(optarg, why, sizeof(why))) {
-				fprintf(stderr, "roxed: --cc: not a setting: '%s'\n", why);
-				return 2;
-			}
-			da.cc = optarg;
+			if (roxe_served_cc_check(optarg, why, sizeof(why)))
+				return tool_usage_error("--cc: not a setting: '%s'", why);
+			da->cc = optarg;
 			break;
 		}
 		case 'f':
-			foreground = true;
+			*foreground = true;
 			break;
 		case 'v':
 			verbose++;
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			return 0;
+			exit(0);
 		case 'V':
 			tool_version_exit("roxed");
 		default:
-			fputs(usage, stderr);
-			return 2;
+			return tool_usage_error(NULL);
 		}
 	}
-	if (!ifname || optind != argc) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (err)
+		return err;
+	if (optind != argc)
+		return tool_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!*ifname)
+		return tool_usage_error("--netdev IFACE is required (the network interface)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
+	struct roxe_kabi_attach a;
+	const char *ifname = NULL;
+	bool foreground = false;
+	sigset_t sigs;
+	int fd, sfd, rc, ready = -1;
+
+	tool_cli_init("roxed", short_usage);
+	rc = parse(argc, argv, &da, &ifname, &foreground);
+	if (rc)
+		return rc;
 	roxe_env_device_attr(&da, "roxed");	/* roxe(7)'s variables */
 
 	/* signals arrive through a descriptor: no handler races */

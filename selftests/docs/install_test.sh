@@ -130,7 +130,7 @@ unset LD_LIBRARY_PATH
 if make -s -C "$top" install DESTDIR="$tmp/opt" PREFIX=/opt/roxe >"$tmp/make2.log" 2>&1; then
 	rp=$(readelf -d "$tmp/opt/opt/roxe/bin/roxe-perf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 	[ "$rp" = /opt/roxe/lib ] && ok "PREFIX=/opt/roxe: RUNPATH $rp" || bad "PREFIX=/opt/roxe: RUNPATH '$rp'"
-	grep -qx 'ExecStart=/opt/roxe/sbin/roxed -d %i $ROXED_OPTS' \
+	grep -qx 'ExecStart=/opt/roxe/sbin/roxed --netdev %i $ROXED_OPTS' \
 		"$tmp/opt/opt/roxe/lib/systemd/system/roxed@.service" &&
 		grep -qx 'libdir=/opt/roxe/lib' "$tmp/opt/opt/roxe/lib/pkgconfig/roxe.pc" &&
 		ok "PREFIX=/opt/roxe: the unit's ExecStart and roxe.pc's libdir follow" ||
@@ -213,7 +213,7 @@ ok "$alone installed public headers compile alone"
 
 # --- the unit -----------------------------------------------------------------
 unit=$d/usr/lib/systemd/system/roxed@.service
-grep -qx 'ExecStart=/usr/sbin/roxed -d %i $ROXED_OPTS' "$unit" && ok "unit: ExecStart /usr/sbin/roxed -d %i" ||
+grep -qx 'ExecStart=/usr/sbin/roxed --netdev %i $ROXED_OPTS' "$unit" && ok "unit: ExecStart /usr/sbin/roxed --netdev %i" ||
 	bad "unit: $(grep ExecStart "$unit")"
 if command -v systemd-analyze >/dev/null; then
 	# the instance for lo, its ExecStart at the DESTDIR's roxed
