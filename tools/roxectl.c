@@ -403,6 +403,7 @@ static int cmd_status(int argc, char **argv)
 {
 	struct status_ifs st = { 0 };
 	struct cmd_opts o;
+	char why[128];
 	int n, err = cmd_parse(argc, argv, 0, 0, 0, &o);
 
 	if (err)
@@ -429,17 +430,15 @@ static int cmd_status(int argc, char **argv)
 		printf("], \"sockets\": [");
 	/* which sockets run zero-copy: the kernel's word, whoever owns them */
 	err = n ? xsk_diag_each(status_sock, &st) : 0;
+	if (err)
+		snprintf(why, sizeof(why), "%s%s", strerror(-err),
+			 err == -ENOENT ? ", xsk_diag missing" : "");
 	if (o.json) {
-		if (err) {
-			printf("], \"sockets_error\": ");
-			tool_json_str(stdout, strerror(-err));
-			printf("}\n");
-		} else {
-			printf("], \"sockets_error\": null}\n");
-		}
+		printf("], \"sockets_error\": ");
+		tool_json_str(stdout, err ? why : NULL);
+		printf("}\n");
 	} else if (err) {
-		printf("\n(AF_XDP sockets: the kernel cannot list them: %s%s)\n", strerror(-err),
-		       err == -ENOENT ? ", xsk_diag missing" : "");
+		printf("\n(AF_XDP sockets: the kernel cannot list them: %s)\n", why);
 	} else if (!st.socks) {
 		printf("\n(no AF_XDP socket bound to these interfaces)\n");
 	}

@@ -4,9 +4,9 @@
 # engine, against roxe on the host side of the tap.
 #
 #   guest: eth0 = virtio-net, mq=on, MQ_QUEUES queue pairs (default 2), all
-#          in use (ethtool -L); roxe-pingpong -d eth0 -E MQ_QUEUES: native
+#          in use (ethtool -L); roxe-pingpong --netdev eth0 -E MQ_QUEUES: native
 #          (driver) XDP and one AF_XDP socket per engine and queue
-#   host:  roxe-pingpong -d tap0 (a multi-queue tap), run.sh --host-cmd
+#   host:  roxe-pingpong --netdev tap0 (a multi-queue tap), run.sh --host-cmd
 #
 # Checks:
 #   - roxectl status in the guest: eth0 in native mode, engines =
@@ -77,7 +77,7 @@ check_status() {
 
 guest_main() {
 	local o=$ROXE_VM_OUT rc=0 pid n
-	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d eth0 -E "$Q" -c -e -s "$SIZE" -n "$ITERS"
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" --netdev eth0 -E "$Q" -c -e -s "$SIZE" -n "$ITERS"
 		-p "$PORT")
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
@@ -118,7 +118,7 @@ guest_main() {
 # ============================ host side: peer =============================
 peer_main() {
 	local o=$ROXE_VM_OUT rc=0
-	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d "$ROXE_VM_TAP" -c -e -s "$SIZE"
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" --netdev "$ROXE_VM_TAP" -c -e -s "$SIZE"
 		-n "$ITERS" -p "$PORT")
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
