@@ -206,7 +206,11 @@ $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(filter tools/$(1)/%,$(TOOL_DIR_SRCS))) 
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir,$(t))))
 
-$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(VERSION_OBJ) $(LIBROXE)
+# The command-line convention (include/private/roxe/cli.h): the tools get
+# it from libroxe-tools.a, roxed links it as it links version.o.
+CLI_OBJ := $(OBJ)/tools/lib/cli.o
+
+$(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(VERSION_OBJ) $(CLI_OBJ) $(LIBROXE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBROXE) $(LDLIBS)
 
@@ -216,14 +220,16 @@ $(BIN)/roxed: $(DAEMON_SRCS:%.c=$(OBJ)/%.o) $(VERSION_OBJ) $(LIBROXE)
 ROXED_SAN := $(BUILD)/san/roxed-san
 .PHONY: roxed-san
 roxed-san: $(ROXED_SAN)
-$(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(OBJ_SAN)/tools/lib/version.o $(LIBROXE_SAN)
+$(ROXED_SAN): $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.o) $(OBJ_SAN)/tools/lib/version.o \
+		$(OBJ_SAN)/tools/lib/cli.o $(LIBROXE_SAN)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(LIBROXE_SAN) $(LDLIBS)
 
 -include $(LIB_OBJS:.o=.d) $(LIB_SAN_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(BPF_OBJS:.o=.d) \
 	$(TOOL_SRCS:tools/%.c=$(OBJ)/tools/%.d) $(TOOL_DIR_SRCS:%.c=$(OBJ)/%.d) \
 	$(TOOL_LIB_SRCS:%.c=$(OBJ)/%.d) \
-	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d) $(OBJ_SAN)/tools/lib/version.d
+	$(DAEMON_SRCS:%.c=$(OBJ)/%.d) $(DAEMON_SRCS:%.c=$(OBJ_SAN)/%.d) $(OBJ_SAN)/tools/lib/version.d \
+	$(OBJ_SAN)/tools/lib/cli.d
 
 # --- kselftests ------------------------------------------------------------
 # The harness (kselftest.h, kselftest_harness.h, lib.mk, runner.sh) comes

@@ -3,7 +3,7 @@
  * roxed --links: the roxed behind `rdma link add NAME type roxe netdev
  * IFACE`. It listens on /dev/roxe for the module's link requests
  * (ROXE_IOC_LINK_LISTEN) and starts one roxed per request: this program
- * again, with the options it was given and `-d IFACE --link ID
+ * again, with the options it was given and `--netdev IFACE --link ID
  * --foreground`, which attaches for the request; roxe.ko names and
  * registers the device and `rdma link add` returns. A roxed that could
  * not start, or exits before its device came up, fails the request
@@ -49,7 +49,7 @@ struct links {
 	struct link_child	child[ROXE_MAX_LINKS];
 };
 
-/* Start `roxed ARGS -d IFACE --link ID --foreground` for request r. */
+/* Start `roxed ARGS --netdev IFACE --link ID --foreground` for request r. */
 static int start(struct links *l, const struct roxe_kabi_link_req *r, const char *ifname)
 {
 	struct link_child *c = NULL;
@@ -67,7 +67,7 @@ static int start(struct links *l, const struct roxe_kabi_link_req *r, const char
 	argv[n++] = "roxed";
 	for (int i = 0; i < l->nargs; i++)
 		argv[n++] = l->args[i];
-	argv[n++] = "-d";
+	argv[n++] = "--netdev";
 	argv[n++] = (char *)ifname;
 	argv[n++] = "--link";
 	argv[n++] = id;

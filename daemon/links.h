@@ -13,7 +13,7 @@ typedef void (*roxed_log_fn)(int prio, const char *fmt, ...)
 #define ROXED_LINKS_MAX_ARGS	32
 
 /* Listen for link requests until SIGTERM or SIGINT, starting `self ARGS
- * -d IFACE --link ID --foreground` for each; the exit status for main. */
+ * --netdev IFACE --link ID --foreground` for each; the exit status for main. */
 int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn log);
 
 #endif /* ROXED_LINKS_H */

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <linux/capability.h>
+#include "roxe/cli.h"
 #include "roxe/ctl.h"
 #include "roxe/env.h"
 #include "roxe/kabi.h"
@@ -43,7 +44,7 @@ static const char usage[] =
 "    roxed - serve roxe's kernel module (roxe.ko) from user space\n"
 "\n"
 "SYNOPSIS\n"
-"    roxed -d IFACE [-e N] [--rt-priority P] [--backend afxdp|udp] [--no-ecn]\n"
+"    roxed --netdev IFACE [-E N] [-r P] [-B afxdp|udp] [--no-ecn]\n"
 "          [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n"
 "    roxed --links [OPTIONS]\n"
 "    roxed --help | --version\n"
@@ -63,18 +64,18 @@ static const char usage[] =
 "\n"
 "    With --links roxed serves `rdma link add NAME type roxe netdev IFACE`:\n"
 "    it waits for roxe.ko's link requests and starts, for each, a roxed\n"
-"    with its own OPTIONS and -d IFACE that serves the device NAME;\n"
+"    with its own OPTIONS and --netdev IFACE that serves the device NAME;\n"
 "    `rdma link delete NAME` takes the device and that roxed down. It stays\n"
 "    in the foreground, logging to stderr (the roxe service runs it).\n"
 "\n"
 "    Without --foreground roxed detaches from the terminal once the device\n"
 "    is registered and logs to syslog (daemon facility); in the foreground\n"
-"    it logs to stderr. `roxectl devices` shows what it serves, through\n"
-"    the status socket /run/roxe/IFACE.sock.\n"
+"    it logs to stderr. `roxectl devices` (--json) shows what it serves,\n"
+"    through the status socket /run/roxe/IFACE.sock.\n"
 "\n"
 "OPTIONS\n"
-"    -d, --device IFACE   the network interface to serve\n"
-"    -e, --engines N      engine threads, 1..16 (default: one per core,\n"
+"    --netdev IFACE       the network interface to serve (required)\n"
+"    -E, --engines N      engine threads, 1..16 (default: one per core,\n"
 "                         at most one per queue of IFACE: ethtool -l)\n"
 "    -r, --rt-priority P  run the engine threads at SCHED_FIFO priority P\n"
 "                         (1..99; default: the normal policy). A frame or a\n"
@@ -84,13 +85,13 @@ static const char usage[] =
 "                         engine at the normal policy may wait for the\n"
 "                         scheduler's next slice. An engine spins at most\n"
 "                         50 us after its last work before it sleeps.\n"
-"    -b, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
+"    -B, --backend B      afxdp (XDP + AF_XDP, the default) or udp (a UDP\n"
 "                         socket on port 4791: slower, for interfaces\n"
 "                         without XDP)\n"
 "    --no-ecn             send frames Not-ECT (default: ECT(0), ECN-capable)\n"
 "    --cnp-interval US    at most one CNP per QP per US microseconds, 1 to\n"
 "                         1000000 (default 50)\n"
-"    -c, --cc SETTINGS    congestion control (DCQCN: the reaction to the\n"
+"    --cc SETTINGS        congestion control (DCQCN: the reaction to the\n"
 "                         peer's CNPs, and the pacer): on (the default,\n"
 "                         as ConnectX ships it), off, or name=value,...\n"
 "                         over the defaults, e.g. ai_rate=10,threshold=5\n"
@@ -106,6 +107,9 @@ static const char usage[] =
 "    terminal (a roxed going to the background waits for its device) and\n"
 "    to systemd (Type=notify: STATUS= and ERRNO=).\n"
 "\n"
+"    Still accepted, deprecated: the old spellings -d and --device for\n"
+"    --netdev, -e for -E, -b for -B and -c for --cc (roxe(7), COMMAND LINE).\n"
+"\n"
 "EXIT STATUS\n"
 "    0 after a clean shutdown; 1 if the module is not loaded, IFACE does\n"
 "    not exist or is already served, or the device went away under us;\n"
@@ -113,7 +117,11 @@ static const char usage[] =
 "    than queues, a capability missing, no XDP): a restart fails alike.\n"
 "\n"
 "EXAMPLE\n"
-"    insmod roxe.ko && roxed -d eth0 && ibv_devinfo -d roxe0\n";
+"    insmod roxe.ko && roxed --netdev eth0 && ibv_devinfo -d roxe0\n";
+
+static const char short_usage[] =
+"Usage: roxed --netdev IFACE [-E N] [-r P] [-B afxdp|udp] [--no-ecn]\n"
+"             [--cnp-interval US] [--cc SETTINGS] [-v] [--foreground]\n";
 
 /* How long the parent of a daemonizing roxed waits for the device. */
 #define ROXED_READY_MS	30000
@@ -847,130 +855,149 @@ static int serve(int fd, int sfd, struct roxe_device_attr *da)
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The spellings before roxe(7)'s convention, still taken from scripts and
+ * /etc/default/roxed: say what replaces them. */
+static void deprecated(const char *old, const char *now)
 {
+	fprintf(stderr, "roxed: %s is deprecated: %s\n", old, now);
+}
+
+/* The command line into *da and *ifname: 0, or the exit status. */
+static int parse(int argc, char **argv, struct roxe_device_attr *da, const char **ifname,
+		 bool *foreground, bool *links, unsigned *link_id)
+{
+	enum { O_NETDEV = 256, O_DEVICE, O_NO_ECN, O_CNP, O_CC, O_LINK };
 	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "engines", required_argument, NULL, 'e' },
+		{ "netdev", required_argument, NULL, O_NETDEV },
+		{ "device", required_argument, NULL, O_DEVICE },	/* deprecated */
+		{ "engines", required_argument, NULL, 'E' },
 		{ "rt-priority", required_argument, NULL, 'r' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "no-ecn", no_argument, NULL, 'N' },
-		{ "cnp-interval", required_argument, NULL, 'C' },
-		{ "cc", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "no-ecn", no_argument, NULL, O_NO_ECN },
+		{ "cnp-interval", required_argument, NULL, O_CNP },
+		{ "cc", required_argument, NULL, O_CC },
 		{ "links", no_argument, NULL, 'L' },
-		{ "link", required_argument, NULL, 'l' },
+		{ "link", required_argument, NULL, O_LINK },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
-	struct roxe_kabi_attach a;
-	const char *ifname = NULL;
-	char *end;
-	bool foreground = false, links = false;
-	unsigned link_id = 0;
-	sigset_t sigs;
-	int o, fd, sfd, rc, nargs = 0;
-	/* what --links passes on: argv as given (getopt permutes it) */
-	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int o, err = 0;
 
-	if (!args)
-		return 1;
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--links") && strcmp(argv[i], "-L"))
-			args[nargs++] = argv[i];
-	journal = stderr_is_journal();
-	while ((o = getopt_long(argc, argv, "d:e:r:b:c:LfvhV", opts, NULL)) != -1) {
+	while (!err && (o = getopt_long(argc, argv, "E:r:B:LfvhVd:e:b:c:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'd':
-			ifname = optarg;
+		case O_DEVICE:
+			deprecated("-d/--device", "--netdev IFACE");
+			/* fall through */
+		case O_NETDEV:
+			*ifname = optarg;
 			break;
 		case 'e':
-			errno = 0;
-			da.engines = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.engines < 1 || da.engines > ROXE_KABI_MAX_ENGINES)
-				return usage_error("--engines: 1..%u, not '%s'",
-						   ROXE_KABI_MAX_ENGINES, optarg);
+			deprecated("-e", "-E/--engines");
+			/* fall through */
+		case 'E':
+			err = tool_uint("-E/--engines", optarg, 1, ROXE_KABI_MAX_ENGINES, &da->engines);
 			break;
 		case 'r':
-			errno = 0;
-			da.rt_priority = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.rt_priority < 1 || da.rt_priority > 99)
-				return usage_error("--rt-priority: 1..99, not '%s'", optarg);
+			err = tool_uint("-r/--rt-priority", optarg, 1, 99, &da->rt_priority);
 			break;
 		case 'b':
-			if (!strcmp(optarg, "afxdp"))
-				da.backend = ROXE_BACKEND_AFXDP;
-			else if (!strcmp(optarg, "udp"))
-				da.backend = ROXE_BACKEND_UDP;
-			else
-				return usage_error("--backend: afxdp or udp, not '%s'", optarg);
+			deprecated("-b", "-B/--backend");
+			/* fall through */
+		case 'B':
+			err = tool_backend(optarg, &da->backend);
 			break;
-		case 'N':
-			da.no_ecn = true;
+		case O_NO_ECN:
+			da->no_ecn = true;
 			break;
-		case 'C':
-			errno = 0;
-			da.cnp_interval_us = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || da.cnp_interval_us < 1 ||
-			    da.cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US)
-				return usage_error("--cnp-interval: 1..%u microseconds, not '%s'",
-						   ROXE_CNP_INTERVAL_MAX_US, optarg);
+		case O_CNP:
+			err = tool_uint("--cnp-interval", optarg, 1, ROXE_CNP_INTERVAL_MAX_US,
+					&da->cnp_interval_us);
 			break;
-		case 'c': {
+		case 'c':
+			deprecated("-c", "--cc");
+			/* fall through */
+		case O_CC: {
 			char why[80];
 
 			/* checked here for the message; the device takes it */
 			if (roxe_served_cc_check(optarg, why, sizeof(why)))
-				return usage_error("--cc: not a setting: '%s'", why);
-			da.cc = optarg;
+				return tool_usage_error("--cc: not a setting: '%s'", why);
+			da->cc = optarg;
 			break;
 		}
 		case 'L':
-			links = true;
+			*links = true;
 			break;
-		case 'l':
-			errno = 0;
-			link_id = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || !link_id || *optarg == '-') {
-				fprintf(stderr, "roxed: --link: a request id, not '%s'\n", optarg);
-				return 2;
-			}
+		case O_LINK:
+			err = tool_uint("--link", optarg, 1, UINT32_MAX, link_id);
 			break;
 		case 'f':
-			foreground = true;
+			*foreground = true;
 			break;
 		case 'v':
 			verbose++;
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			return 0;
+			exit(0);
 		case 'V':
 			tool_version_exit("roxed");
 		default:
-			fputs(usage, stderr);
-			roxed_notify("STATUS=usage error: see roxed --help\nERRNO=22");
-			return EXIT_USAGE;
+			return tool_usage_error(NULL);
 		}
 	}
-	if (links) {
-		if (ifname || link_id || optind != argc) {
-			fputs("roxed: --links starts the roxeds that serve devices: no -d, --link or operands\n",
-			      stderr);
-			return 2;
-		}
-		return roxed_links_run("/proc/self/exe", args, nargs, logmsg);
-	}
+	if (err)
+		return err;
+	if (optind != argc)
+		return tool_usage_error("unexpected argument '%s'", argv[optind]);
+	if (*links && (*ifname || *link_id))
+		return tool_usage_error("--links starts the roxeds that serve devices: no --netdev or --link");
+	if (!*links && !*ifname)
+		return tool_usage_error("--netdev IFACE is required (the network interface)");
+	return 0;
+}
+
+/* roxed --links: argv as given (getopt permutes it) but --links, for the
+ * roxeds it starts. */
+static int run_links(int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int nargs = 0, rc;
+
+	if (!args)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--links") && strcmp(argv[i], "-L"))
+			args[nargs++] = argv[i];
+	rc = roxed_links_run("/proc/self/exe", args, nargs, logmsg);
 	free(args);
-	if (!ifname || optind != argc) {
-		fputs(usage, stderr);
-		if (optind != argc)
-			return usage_error("'%s' is not an option", argv[optind]);
-		return usage_error("-d IFACE is needed");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct roxe_device_attr da = { .backend = ROXE_BACKEND_AFXDP };
+	struct roxe_kabi_attach a;
+	const char *ifname = NULL;
+	bool foreground = false, links = false;
+	unsigned link_id = 0;
+	sigset_t sigs;
+	int fd, sfd, rc;
+
+	journal = stderr_is_journal();
+	tool_cli_init("roxed", short_usage);
+	rc = parse(argc, argv, &da, &ifname, &foreground, &links, &link_id);
+	if (rc) {
+		if (rc == EXIT_USAGE)
+			roxed_notify("STATUS=usage error: see roxed --help\nERRNO=22");
+		return rc;
 	}
+	if (links)
+		return run_links(argc, argv);
 	if (da.backend == ROXE_BACKEND_UDP && da.engines > 1)
 		return usage_error("--backend udp runs one engine, not %u", da.engines);
 	roxe_env_device_attr(&da, "roxed");	/* roxe(7)'s variables */

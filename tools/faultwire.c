@@ -13,7 +13,7 @@
  *
  *   faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]
  *             [--corrupt PPM] [--seed N] [--rate RATE [--mark BYTES]
- *             [--limit BYTES]]
+ *             [--limit BYTES]] [--json]
  *
  * With --rate it is also a congested switch port, each way: RoCE v2 frames
  * wait in a queue drained at RATE; one that finds the backlog at or above
@@ -46,6 +46,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <sys/socket.h>
+#include "roxe/cli.h"
 #include "roxe/parse.h"
 #include "roxe/version.h"
 #include "linkq.h"
@@ -57,7 +58,7 @@ static const char usage_text[] =
 "SYNOPSIS\n"
 "    faultwire IF1 IF2 [--drop PPM] [--dup PPM] [--reorder PPM]\n"
 "              [--corrupt PPM] [--seed N] [--rate RATE [--mark BYTES]\n"
-"              [--limit BYTES]]\n"
+"              [--limit BYTES]] [--json]\n"
 "    faultwire -h | --help\n"
 "    faultwire -V | --version\n"
 "\n"
@@ -83,14 +84,19 @@ static const char usage_text[] =
 "    --limit is dropped. A second line counts them:\n"
 "      faultwire: queue at R bit/s: marked M, dropped Q, above the mark\n"
 "      not ECN-capable E, peak backlog B bytes\n"
+"    With --json, the same as one JSON object instead: forwarded, dropped,\n"
+"    duplicated, reordered, corrupted, overflowed, unsent, and queue (null\n"
+"    without --rate, else rate_bps, marked, dropped, not_ect,\n"
+"    peak_backlog_bytes).\n"
 "\n"
 "OPTIONS\n"
-"    --drop PPM     drop RoCE v2 frames\n"
+"    --drop PPM     drop RoCE v2 frames (PPM: 0 to 1000000)\n"
 "    --dup PPM      send RoCE v2 frames twice\n"
 "    --reorder PPM  hold RoCE v2 frames back\n"
 "    --corrupt PPM  flip a bit of RoCE v2 frames\n"
 "    --seed N       seed of the pseudo-random choices (the same seed makes\n"
-"                   the same choices for the same frames)\n"
+"                   the same choices for the same frames; decimal, or hex\n"
+"                   after 0x)\n"
 "    --rate RATE    queue RoCE v2 frames and send them at RATE bits per\n"
 "                   second (suffix k, m, g, optionally followed by bit:\n"
 "                   1gbit, 100m; 1k to 400g)\n"
@@ -98,6 +104,7 @@ static const char usage_text[] =
 "                   m: 1024s; default 32k)\n"
 "    --limit BYTES  backlog beyond which frames are dropped (default 256k,\n"
 "                   at most 64m, at least --mark)\n"
+"    --json         the counters at the end as one JSON object on stdout\n"
 "    -h, --help     this text\n"
 "    -V, --version  print faultwire's version and exit\n"
 "\n"
@@ -269,16 +276,24 @@ static void emit(struct side *out, uint8_t *f, ssize_t len, const struct roxe_pk
 		put(out, f, len);
 }
 
-/* "1gbit", "100m", "2500000": bits per second; 0 if not one. */
+/* "1gbit", "100m", "2500000", "2.5g": bits per second; 0 if not one.
+ * Digits and a point only: strtod() alone would take a sign, an exponent,
+ * hex, "inf". */
 static uint64_t parse_rate(const char *s)
 {
-	char *end;
-	double v;
+	size_t n = strspn(s, "0123456789.");
+	const char *end = s + n;
+	char num[32], *rest;
 	uint64_t m = 1;
+	double v;
 
-	if (!isdigit((unsigned char)*s))
+	if (!isdigit((unsigned char)*s) || n >= sizeof(num))
 		return 0;
-	v = strtod(s, &end);
+	memcpy(num, s, n);
+	num[n] = 0;
+	v = strtod(num, &rest);
+	if (*rest)	/* a second point */
+		return 0;
 	switch (tolower((unsigned char)*end)) {
 	case 'k': m = 1000; end++; break;
 	case 'm': m = 1000000; end++; break;
@@ -289,25 +304,6 @@ static uint64_t parse_rate(const char *s)
 	if (*end || v * m < 1000 || v * m > 400e9)
 		return 0;
 	return (uint64_t)(v * m);
-}
-
-/* "32k", "1m", "65536": bytes; -1 if not one (or above QUEUE_MAX). */
-static long parse_bytes(const char *s)
-{
-	char *end;
-	unsigned long v;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno)
-		return -1;
-	if (tolower((unsigned char)*end) == 'k' && v <= QUEUE_MAX >> 10)
-		v <<= 10, end++;
-	else if (tolower((unsigned char)*end) == 'm' && v <= QUEUE_MAX >> 20)
-		v <<= 20, end++;
-	return *end || v > QUEUE_MAX ? -1 : (long)v;
 }
 
 /* The frame held back to reorder goes now. */
@@ -360,60 +356,112 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-int main(int argc, char **argv)
+static const char short_usage[] =
+"Usage: faultwire IF1 IF2 [--drop|--dup|--reorder|--corrupt PPM] [--seed N]\n"
+"                 [--rate RATE [--mark BYTES] [--limit BYTES]] [--json]\n";
+
+/* The command line: 0, or the exit status of a usage error. */
+static int parse(int argc, char **argv, uint32_t ppm[4], bool *json)
 {
+	enum { O_DROP = 256, O_DUP, O_REORDER, O_CORRUPT, O_SEED, O_RATE, O_MARK, O_LIMIT,
+	       O_JSON };
 	static const struct option lo[] = {
-		{ "drop", 1, NULL, 'd' }, { "dup", 1, NULL, 'u' }, { "reorder", 1, NULL, 'r' },
-		{ "corrupt", 1, NULL, 'c' }, { "seed", 1, NULL, 's' }, { "help", 0, NULL, 'h' },
-		{ "rate", 1, NULL, 'R' }, { "mark", 1, NULL, 'M' }, { "limit", 1, NULL, 'L' },
+		{ "drop", 1, NULL, O_DROP }, { "dup", 1, NULL, O_DUP },
+		{ "reorder", 1, NULL, O_REORDER }, { "corrupt", 1, NULL, O_CORRUPT },
+		{ "seed", 1, NULL, O_SEED }, { "help", 0, NULL, 'h' },
+		{ "rate", 1, NULL, O_RATE }, { "mark", 1, NULL, O_MARK },
+		{ "limit", 1, NULL, O_LIMIT }, { "json", 0, NULL, O_JSON },
 		{ "version", 0, NULL, 'V' },
 		{ 0 },
 	};
+	static const char *const ppm_opt[] = { "--drop", "--dup", "--reorder", "--corrupt" };
+	uint64_t v;
+	int opt, err = 0;
+
+	while (!err && (opt = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
+		switch (opt) {
+		case O_DROP:
+		case O_DUP:
+		case O_REORDER:
+		case O_CORRUPT:
+			err = tool_uint(ppm_opt[opt - O_DROP], optarg, 0, 1000000, &ppm[opt - O_DROP]);
+			break;
+		case O_SEED:
+			err = tool_num("--seed", optarg, 0, UINT64_MAX, 0, &v);
+			rng = v | 1;	/* xorshift's state is never 0 */
+			break;
+		case O_RATE:
+			q_rate = parse_rate(optarg);
+			if (!q_rate)
+				return tool_usage_error("--rate: 1k to 400g bit/s, not '%s'", optarg);
+			break;
+		case O_MARK:
+		case O_LIMIT:
+			err = tool_num(opt == O_MARK ? "--mark" : "--limit", optarg, 0, QUEUE_MAX,
+				       TOOL_NUM_SUFFIX, &v);
+			*(opt == O_MARK ? &q_mark : &q_limit) = (size_t)v;
+			break;
+		case O_JSON:
+			*json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			tool_version_exit("faultwire");
+		default:
+			return tool_usage_error(NULL);
+		}
+	}
+	if (err)
+		return err;
+	if (argc - optind != 2)
+		return tool_usage_error(argc - optind < 2 ? "two interfaces, IF1 and IF2" :
+					"unexpected argument '%s'", argv[argc - 1]);
+	if (q_limit < q_mark)
+		return tool_usage_error("--limit below --mark");
+	return 0;
+}
+
+/* What it did, at the end: text, or --json's object. */
+static void report(const struct side sides[2], bool json)
+{
+	unsigned long over = overflowed(&sides[0]) + overflowed(&sides[1]);
+
+	if (!json) {
+		printf("faultwire: forwarded %lu, dropped %lu, duplicated %lu, reordered %lu, "
+		       "corrupted %lu, overflowed %lu, unsent %lu\n", n_fwd, n_drop, n_dup,
+		       n_reorder, n_corrupt, over, n_unsent);
+		if (q_rate)
+			printf("faultwire: queue at %llu bit/s: marked %lu, dropped %lu, above the "
+			       "mark not ECN-capable %lu, peak backlog %zu bytes\n",
+			       (unsigned long long)q_rate, n_marked, n_qdrop, n_notect, q_peak);
+		return;
+	}
+	printf("{\"forwarded\": %lu, \"dropped\": %lu, \"duplicated\": %lu, \"reordered\": %lu, "
+	       "\"corrupted\": %lu, \"overflowed\": %lu, \"unsent\": %lu, \"queue\": ", n_fwd,
+	       n_drop, n_dup, n_reorder, n_corrupt, over, n_unsent);
+	if (q_rate)
+		printf("{\"rate_bps\": %llu, \"marked\": %lu, \"dropped\": %lu, \"not_ect\": %lu, "
+		       "\"peak_backlog_bytes\": %zu}}\n", (unsigned long long)q_rate, n_marked,
+		       n_qdrop, n_notect, q_peak);
+	else
+		printf("null}\n");
+}
+
+int main(int argc, char **argv)
+{
 	uint64_t last_rx = now_ns();
-	long v;
 	uint32_t ppm[4] = { 0 };	/* drop, dup, reorder, corrupt */
 	struct side sides[2] = { 0 };
 	uint8_t buf[9216];
-	int opt;
+	bool json = false;
+	int err;
 
-	while ((opt = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'd': ppm[0] = (uint32_t)atoi(optarg); break;
-		case 'u': ppm[1] = (uint32_t)atoi(optarg); break;
-		case 'r': ppm[2] = (uint32_t)atoi(optarg); break;
-		case 'c': ppm[3] = (uint32_t)atoi(optarg); break;
-		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
-		case 'R':
-			q_rate = parse_rate(optarg);
-			if (!q_rate) {
-				fprintf(stderr, "faultwire: --rate: 1k to 400g bit/s, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'M':
-		case 'L':
-			v = parse_bytes(optarg);
-			if (v < 0) {
-				fprintf(stderr, "faultwire: --%s: bytes up to 64m, not '%s'\n",
-					opt == 'M' ? "mark" : "limit", optarg);
-				return 2;
-			}
-			*(opt == 'M' ? &q_mark : &q_limit) = (size_t)v;
-			break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		case 'V': tool_version_exit("faultwire");
-		default: fputs("Try 'faultwire --help'.\n", stderr); return 2;
-		}
-	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "usage: faultwire IF1 IF2 [--drop|--dup|--reorder|--corrupt PPM] [--seed N]"
-			" [--rate RATE [--mark BYTES] [--limit BYTES]]\n");
-		return 2;
-	}
-	if (q_limit < q_mark) {
-		fprintf(stderr, "faultwire: --limit below --mark\n");
-		return 2;
-	}
+	tool_cli_init("faultwire", short_usage);
+	err = parse(argc, argv, ppm, &json);
+	if (err)
+		return err;
 	for (int i = 0; q_rate && i < 2; i++) {
 		/* the limit's bytes, a header for each of its smallest
 		 * frames (60 bytes), a frame's slack */
@@ -476,13 +524,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("faultwire: forwarded %lu, dropped %lu, duplicated %lu, reordered %lu, corrupted %lu, "
-	       "overflowed %lu, unsent %lu\n", n_fwd, n_drop, n_dup, n_reorder, n_corrupt,
-	       overflowed(&sides[0]) + overflowed(&sides[1]), n_unsent);
-	if (q_rate)
-		printf("faultwire: queue at %llu bit/s: marked %lu, dropped %lu, above the mark not "
-		       "ECN-capable %lu, peak backlog %zu bytes\n", (unsigned long long)q_rate,
-		       n_marked, n_qdrop, n_notect, q_peak);
+	report(sides, json);
 	linkq_free(&sides[0].q);
 	linkq_free(&sides[1].q);
 	return 0;

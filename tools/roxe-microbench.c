@@ -12,6 +12,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <libdeflate.h>
+#include "roxe/cli.h"
 #include "roxe/env.h"
 #include "roxe/frame.h"
 #include "roxe/version.h"
@@ -31,10 +32,14 @@ static const char usage_text[] =
 "best round counts. GB/s is frame bytes per nanosecond, for the cases\n"
 "that read the whole frame (not the parser: it reads headers only).\n"
 "\n"
-"  --json      one JSON object instead of the table\n"
-"  --time MS   time per case\n"
-"  --help      this text\n"
-"  --version   print roxe-microbench's version and exit\n";
+"      --json       one JSON object instead of the table\n"
+"      --time MS    time per case (0.001 to 60000)\n"
+"  -h, --help       this text\n"
+"  -V, --version    print roxe-microbench's version and exit\n"
+"\n"
+"Exit status: 0, 1 when a case cannot run, 2 on a usage error.\n";
+
+static const char short_usage[] = "Usage: roxe-microbench [--json] [--time MS]\n";
 
 #define ROUNDS		5
 #define MAX_FRAME	9100
@@ -192,9 +197,10 @@ int main(int argc, char **argv)
 {
 	static const unsigned int sizes[] = { 64, 256, 1024, 4096, 9000 };
 	static const char *const flag_names[] = { "pclmulqdq", "vpclmulqdq", "avx2", "avx512f" };
+	enum { O_JSON = 256, O_TIME };
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "time", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "time", required_argument, NULL, O_TIME },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -205,19 +211,16 @@ int main(int argc, char **argv)
 	struct bench *b;
 	double budget_ms = 200;
 	bool json = false;
-	int nres = 0, o;
+	int nres = 0, o, err = 0;
 
-	while ((o = getopt_long(argc, argv, "jt:hV", opts, NULL)) != -1) {
+	tool_cli_init("roxe-microbench", short_usage);
+	while (!err && (o = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (o) {
-		case 'j':
+		case O_JSON:
 			json = true;
 			break;
-		case 't':
-			budget_ms = atof(optarg);
-			if (budget_ms <= 0) {
-				fprintf(stderr, "roxe-microbench: --time wants milliseconds > 0\n");
-				return 2;
-			}
+		case O_TIME:
+			err = tool_real("--time", optarg, 0.001, 60000, &budget_ms);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -225,14 +228,13 @@ int main(int argc, char **argv)
 		case 'V':
 			tool_version_exit("roxe-microbench");
 		default:
-			fputs(usage_text, stderr);
-			return 2;
+			return tool_usage_error(NULL);
 		}
 	}
-	if (optind != argc) {
-		fputs(usage_text, stderr);
-		return 2;
-	}
+	if (err)
+		return err;
+	if (optind != argc)
+		return tool_usage_error("unexpected argument '%s'", argv[optind]);
 	roxe_env_icrc("roxe-microbench");
 	b = calloc(1, sizeof(*b));
 	if (!b) {

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <pcap/pcap.h>
+#include "roxe/cli.h"
 #include "roxe/version.h"
+#include "json.h"
 #include "pcapcheck.h"
 
 static const char usage_text[] =
@@ -19,7 +21,7 @@ static const char usage_text[] =
 "    roxe-pcap - check the RoCE v2 frames of a packet capture\n"
 "\n"
 "SYNOPSIS\n"
-"    roxe-pcap verify [-q] FILE\n"
+"    roxe-pcap verify [-q] [--json] FILE\n"
 "    roxe-pcap -h | --help\n"
 "    roxe-pcap -V | --version\n"
 "\n"
@@ -38,7 +40,9 @@ static const char usage_text[] =
 "    malformed. (Cutting only Ethernet padding or the FCS does no harm.)\n"
 "\n"
 "OPTIONS\n"
-"    -q             print only the summary and the frames that failed\n"
+"    -q, --quiet    print only the summary and the frames that failed\n"
+"    --json         print one JSON object instead (below)\n"
+"    -h, --help     this text\n"
 "    -V, --version  print roxe-pcap's version and exit\n"
 "\n"
 "OUTPUT\n"
@@ -63,6 +67,14 @@ static const char usage_text[] =
 "\n"
 "      FILE: F frames, R roce, K icrc ok, B icrc bad, M malformed, S non-roce skipped\n"
 "\n"
+"    With --json, one object: file, checked (an array of one object per\n"
+"    frame line above: frame, result (\"icrc ok\", \"icrc bad\", \"truncated\",\n"
+"    \"malformed\"), src, sport, dst, opcode, qpn, psn, len; icrc_want and\n"
+"    icrc_got for a bad ICRC, captured and bytes for a truncated frame,\n"
+"    reason and bytes for a malformed one), then the summary's counts:\n"
+"    frames, roce, icrc_ok, icrc_bad, malformed, skipped; and damaged (true\n"
+"    when the capture ends in a damaged record). Messages go to stderr.\n"
+"\n"
 "EXIT STATUS\n"
 "    0   every RoCE v2 frame is well formed with a good ICRC (also when\n"
 "        there are none)\n"
@@ -80,7 +92,10 @@ static const char usage_text[] =
 "\n"
 "      tcpdump -i any -U -s 0 -w - udp port 4791 | roxe-pcap verify -q -\n";
 
-static int verify(const char *file, bool quiet)
+static const char short_usage[] =
+"Usage: roxe-pcap verify [-q] [--json] FILE\n";
+
+static int verify(const char *file, bool quiet, bool json)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
 	struct pcapcheck k;
@@ -111,6 +126,12 @@ static int verify(const char *file, bool quiet)
 	}
 
 	pcapcheck_init(&k, dlt, stdout, quiet);
+	k.json = json;
+	if (json) {
+		printf("{\"file\": ");
+		tool_json_str(stdout, file);
+		printf(", \"checked\": [");
+	}
 	r = pcapcheck_run(&k, p);
 	pcapcheck_fini(&k);
 	if (r == -ENOMEM) {
@@ -123,9 +144,15 @@ static int verify(const char *file, bool quiet)
 			file, k.c.frames, pcap_geterr(p));
 	pcap_close(p);
 
-	printf("%s: %lu frames, %lu roce, %lu icrc ok, %lu icrc bad, %lu malformed, "
-	       "%lu non-roce skipped\n", file, k.c.frames, k.c.roce, k.c.icrc_ok,
-	       k.c.icrc_bad, k.c.malformed, k.c.skipped);
+	if (json)
+		printf("], \"frames\": %lu, \"roce\": %lu, \"icrc_ok\": %lu, \"icrc_bad\": %lu, "
+		       "\"malformed\": %lu, \"skipped\": %lu, \"damaged\": %s}\n", k.c.frames,
+		       k.c.roce, k.c.icrc_ok, k.c.icrc_bad, k.c.malformed, k.c.skipped,
+		       r == PCAP_ERROR ? "true" : "false");
+	else
+		printf("%s: %lu frames, %lu roce, %lu icrc ok, %lu icrc bad, %lu malformed, "
+		       "%lu non-roce skipped\n", file, k.c.frames, k.c.roce, k.c.icrc_ok,
+		       k.c.icrc_bad, k.c.malformed, k.c.skipped);
 	if (fflush(stdout)) {
 		perror("roxe-pcap: stdout");
 		return 2;
@@ -135,24 +162,20 @@ static int verify(const char *file, bool quiet)
 	return k.c.icrc_bad || k.c.malformed ? 1 : 0;
 }
 
-static int usage_error(const char *why)
-{
-	fprintf(stderr, "roxe-pcap: %s\n"
-		"usage: roxe-pcap verify [-q] FILE   (roxe-pcap --help for more)\n", why);
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
+	enum { O_JSON = 256 };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, O_JSON },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool quiet = false;
+	bool quiet = false, json = false;
 	int o;
 
+	tool_cli_init("roxe-pcap", short_usage);
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(usage_text, stdout);
 		return 0;
@@ -160,9 +183,9 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")))
 		tool_version_exit("roxe-pcap");
 	if (argc < 2)
-		return usage_error("no command");
+		return tool_usage_error("no command");
 	if (strcmp(argv[1], "verify"))
-		return usage_error("unknown command (the command is: verify)");
+		return tool_usage_error("unknown command '%s' (the command is: verify)", argv[1]);
 
 	optind = 2;
 	while ((o = getopt_long(argc, argv, "hqV", opts, NULL)) != -1) {
@@ -173,13 +196,16 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case O_JSON:
+			json = true;
+			break;
 		case 'V':
 			tool_version_exit("roxe-pcap");
 		default:
-			return usage_error("unknown option");
+			return tool_usage_error(NULL);
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "no capture file" : "one capture file only");
-	return verify(argv[optind], quiet);
+		return tool_usage_error(optind == argc ? "no capture file" : "one capture file only");
+	return verify(argv[optind], quiet, json);
 }

@@ -7,6 +7,8 @@
  * the other roxe-pingpong.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,9 +20,12 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include "roxe/verbs.h"
+#include "roxe/cli.h"
+#include "roxe/limits.h"
 #include "roxe/env.h"
 #include "roxe/frame.h"
 #include "roxe/version.h"
+#include "json.h"
 #include "tool.h"
 
 #define RECV_WRID	1
@@ -49,6 +54,14 @@ struct opts {
 	int		linger_ms;
 	bool		ud;
 	int		gidx;		/* -g; -1: the device's own address */
+	bool		json;		/* the result as JSON on stdout, text on stderr */
+};
+
+/* What a run measured, for the text and the JSON. */
+struct result {
+	bool		done;		/* every exchange completed */
+	double		usec;
+	int		bad_data;	/* the exchange (from 1) whose data was wrong; 0: none */
 };
 
 struct dest {
@@ -73,11 +86,15 @@ struct ctx {
 	unsigned		send_flags;
 };
 
-static void usage(const char *argv0)
+static const char short_usage[] =
+"Usage: roxe-pingpong --netdev IFACE [options]          (server)\n"
+"       roxe-pingpong --netdev IFACE [options] HOST     (client)\n";
+
+static void usage(void)
 {
 	printf("Usage:\n"
-	       "  %1$s -d IFACE [options]          start a server and wait for connection\n"
-	       "  %1$s -d IFACE [options] <host>   connect to the server at <host>\n"
+	       "  roxe-pingpong --netdev IFACE [options]          start a server and wait for connection\n"
+	       "  roxe-pingpong --netdev IFACE [options] <host>   connect to the server at <host>\n"
 	       "\n"
 	       "RC ping-pong over roxe, compatible with ibv_rc_pingpong, or with -U UD\n"
 	       "ping-pong compatible with ibv_ud_pingpong: either end may be that program\n"
@@ -86,8 +103,11 @@ static void usage(const char *argv0)
 	       "in that case.\n"
 	       "\n"
 	       "Options:\n"
+	       "      --netdev=<iface>   network interface to run on (required)\n"
+	       "  -d, --ib-dev=<dev>     refused: ibv_rc_pingpong's -d names an RDMA device,\n"
+	       "                         and roxe-pingpong opens none: it runs its own engine\n"
+	       "                         on --netdev's interface (roxe(7), COMMAND LINE)\n"
 	       "  -p, --port=<port>      listen on/connect to TCP port <port> (default 18515)\n"
-	       "  -d, --ib-dev=<iface>   network interface to run on (required)\n"
 	       "  -i, --ib-port=<port>   port of the device (default 1; the only one)\n"
 	       "  -s, --size=<size>      size of message to exchange (default 4096, UD 2048;\n"
 	       "                         UD: at most the port's MTU, 1024 on a 1500-byte link)\n"
@@ -95,7 +115,7 @@ static void usage(const char *argv0)
 	       "                         RC only: UD uses the port's MTU)\n"
 	       "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n"
 	       "  -n, --iters=<iters>    number of exchanges (default 1000)\n"
-	       "  -l, --sl=<sl>          service level (accepted; RoCE v2 carries none)\n"
+	       "  -l, --sl=<sl>          service level, 0-15 (accepted; RoCE v2 carries none)\n"
 	       "  -e, --events           sleep on CQ events (default poll)\n"
 	       "  -g, --gid-idx=<idx>    local GID index, rxe's table (default: the interface's\n"
 	       "                         address roxe opened the device with)\n"
@@ -115,11 +135,13 @@ static void usage(const char *argv0)
 	       "  -L, --linger=<ms>      keep the QP answering for <ms> after the last\n"
 	       "                         exchange (default 0): on a lossy link the peer may\n"
 	       "                         still be retrying its last message, whose ACK was lost\n"
+	       "      --json             the result as one JSON object on stdout (the text\n"
+	       "                         goes to stderr); one also when the run fails\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          print roxe-pingpong's version and exit\n"
 	       "\n"
 	       "Exit status: 0 when every exchange completed (and validated with -c),\n"
-	       "1 otherwise.\n", argv0);
+	       "1 otherwise, 2 on a usage error.\n");
 }
 
 /* GIDs travel as 32 hex digits of their bytes in order. */
@@ -406,13 +428,19 @@ static void teardown(struct ctx *c)
 	free(c->buf);
 }
 
-static void print_dest(const char *what, const struct dest *d)
+/* People's text: stdout, or stderr when stdout carries the JSON. */
+static FILE *text(const struct opts *o)
+{
+	return o->json ? stderr : stdout;
+}
+
+static void print_dest(const struct opts *o, const char *what, const struct dest *d)
 {
 	char gid[INET6_ADDRSTRLEN];
 
 	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
-	printf("  %s address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", what, d->lid,
-	       d->qpn, d->psn, gid);
+	fprintf(text(o), "  %s address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", what,
+		d->lid, d->qpn, d->psn, gid);
 }
 
 static int wait_cq(struct ctx *c)
@@ -460,7 +488,7 @@ static bool ud_recv_ok(const struct ctx *c, const struct opts *o, const struct i
 	return false;
 }
 
-static int run(struct ctx *c, const struct opts *o, int routs)
+static int run(struct ctx *c, const struct opts *o, int routs, struct result *res)
 {
 	uint8_t *msg = c->buf + c->off;
 	int scnt = 0, rcnt = 0, bad_data = 0;
@@ -549,11 +577,12 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	usec = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
-	printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n",
-	       (long long)o->size * o->iters * 2, usec / 1e6,
-	       (double)o->size * o->iters * 2 * 8 / usec);
-	printf("%d iters in %.2f seconds = %.2f usec/iter\n", o->iters, usec / 1e6,
-	       usec / o->iters);
+	fprintf(text(o), "%lld bytes in %.2f seconds = %.2f Mbit/sec\n",
+		(long long)o->size * o->iters * 2, usec / 1e6,
+		(double)o->size * o->iters * 2 * 8 / usec);
+	fprintf(text(o), "%d iters in %.2f seconds = %.2f usec/iter\n", o->iters, usec / 1e6,
+		usec / o->iters);
+	*res = (struct result){ .done = true, .usec = usec, .bad_data = bad_data };
 	if (bad_data) {
 		fprintf(stderr, "invalid data in exchange %d\n", bad_data);
 		return -1;
@@ -561,9 +590,52 @@ static int run(struct ctx *c, const struct opts *o, int routs)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static void json_dest(const char *key, const struct dest *d)
 {
+	char gid[INET6_ADDRSTRLEN];
+
+	printf(", \"%s\": ", key);
+	if (!d) {
+		printf("null");
+		return;
+	}
+	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
+	printf("{\"qpn\": %u, \"psn\": %u, \"gid\": \"%s\"}", d->qpn, d->psn, gid);
+}
+
+/* --json: one document, also when the run failed (then what is known). */
+static void json_report(const struct opts *o, const struct dest *me, const struct dest *rem,
+			const struct result *r, bool ok)
+{
+	printf("{\"tool\": \"roxe-pingpong\", \"role\": \"%s\", \"transport\": \"%s\", "
+	       "\"interface\": ", o->server ? "client" : "server", o->ud ? "ud" : "rc");
+	tool_json_str(stdout, o->ifname);
+	printf(", \"backend\": \"%s\", \"polled\": %s, \"size\": %d, \"iterations\": %d",
+	       o->backend == ROXE_BACKEND_UDP ? "udp" : "afxdp", o->polled ? "true" : "false",
+	       o->size, o->iters);
+	json_dest("local", me);
+	json_dest("remote", rem);
+	printf(", \"bytes\": %lld, \"seconds\": ", r->done ? (long long)o->size * o->iters * 2 : 0);
+	tool_json_num(stdout, "%.6f", r->done ? r->usec / 1e6 : NAN);
+	printf(", \"mbit_per_sec\": ");
+	tool_json_num(stdout, "%.2f", r->done ? (double)o->size * o->iters * 16 / r->usec : NAN);
+	printf(", \"usec_per_iter\": ");
+	tool_json_num(stdout, "%.3f", r->done ? r->usec / o->iters : NAN);
+	printf(", \"checked\": %s, \"bad_exchange\": ", o->check ? "true" : "false");
+	if (r->bad_data)
+		printf("%d", r->bad_data);
+	else
+		printf("null");
+	printf(", \"ok\": %s}\n", ok ? "true" : "false");
+	fflush(stdout);
+}
+
+/* The command line into *o: 0, or the exit status of a usage error. */
+static int parse(int argc, char **argv, struct opts *o)
+{
+	enum { O_NETDEV = 256, O_JSON };
 	static const struct option lo[] = {
+		{ "netdev", 1, NULL, O_NETDEV }, { "json", 0, NULL, O_JSON },
 		{ "port", 1, NULL, 'p' }, { "ib-dev", 1, NULL, 'd' }, { "ib-port", 1, NULL, 'i' },
 		{ "size", 1, NULL, 's' }, { "mtu", 1, NULL, 'm' }, { "rx-depth", 1, NULL, 'r' },
 		{ "iters", 1, NULL, 'n' }, { "sl", 1, NULL, 'l' }, { "events", 0, NULL, 'e' },
@@ -574,86 +646,84 @@ int main(int argc, char **argv)
 		{ "version", 0, NULL, 'V' },
 		{ 0 },
 	};
+	bool size_set = false;
+	unsigned ignored;
+	int opt, err = 0;
+
+	while (!err && (opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cCB:E:UL:PhV", lo,
+					  NULL)) != -1) {
+		switch (opt) {
+		case O_NETDEV: o->ifname = optarg; break;
+		case O_JSON: o->json = true; break;
+		case 'd': return tool_ib_dev_refused(optarg);
+		case 'p': err = tool_int("-p/--port", optarg, 1, 65535, &o->port); break;
+		case 'i':
+			err = tool_uint("-i/--ib-port (roxe devices have one port)", optarg, 1, 1,
+					&ignored);
+			break;
+		case 's':
+			err = tool_int("-s/--size", optarg, 1, 1 << 30, &o->size);
+			size_set = true;
+			break;
+		case 'm':
+			if (tool_parse_mtu(optarg, &o->mtu))
+				return tool_usage_error("-m/--mtu: 256, 512, 1024, 2048 or 4096, "
+							"not '%s'", optarg);
+			break;
+		/* at least 2: one receive is always posted while the others
+		 * are reposted */
+		case 'r': err = tool_int("-r/--rx-depth", optarg, 2, ROXE_MAX_WR, &o->rx_depth); break;
+		case 'n': err = tool_int("-n/--iters", optarg, 1, INT_MAX, &o->iters); break;
+		/* accepted for compatibility */
+		case 'l': err = tool_uint("-l/--sl", optarg, 0, 15, &ignored); break;
+		case 'g': err = tool_int("-g/--gid-idx", optarg, 0, 255, &o->gidx); break;
+		case 'e': o->use_event = true; break;
+		case 'c': o->check = true; break;
+		case 'C': o->check = o->check_echo = true; break;
+		case 'B': err = tool_backend(optarg, &o->backend); break;
+		case 'E': err = tool_uint("-E/--engines", optarg, 1, ROXE_MAX_ENGINES, &o->engines); break;
+		case 'L': err = tool_int("-L/--linger", optarg, 0, 3600 * 1000, &o->linger_ms); break;
+		case 'U': o->ud = true; break;
+		case 'P': o->polled = true; break;
+		case 'h': usage(); exit(0);
+		case 'V': tool_version_exit("roxe-pingpong");
+		default: return tool_usage_error(NULL);
+		}
+	}
+	if (err)
+		return err;
+	if (optind == argc - 1)
+		o->server = argv[optind];
+	else if (optind < argc)
+		return tool_usage_error("unexpected argument '%s'", argv[optind + 1]);
+	if (!size_set)
+		o->size = o->ud ? 2048 : 4096;	/* ibv_{ud,rc}_pingpong's defaults */
+	if (o->polled && o->use_event)
+		return tool_usage_error("-P (polled) and -e (events) exclude each other");
+	if (!o->ifname)
+		return tool_usage_error("--netdev IFACE is required (the network interface)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
 	struct opts o = { .port = 18515, .backend = ROXE_BACKEND_AFXDP, .engines = 1, .gidx = -1,
 			  .mtu = IBV_MTU_1024, .rx_depth = 500, .iters = 1000 };
 	struct ctx c = { 0 };
 	struct dest me = { 0 }, rem;
-	int opt, ret = 1, routs;
-	bool size_set = false;
-
+	struct result res = { 0 };
+	bool have_me = false, have_rem = false;
+	int ret = 1, routs;
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* lines show up in logs at once */
+	tool_cli_init("roxe-pingpong", short_usage);
+	ret = parse(argc, argv, &o);
+	if (ret)
+		return ret;
+	ret = 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	while ((opt = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cCB:E:UL:PhV", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'p': o.port = atoi(optarg); break;
-		case 'd': o.ifname = optarg; break;
-		case 'i':
-			if (atoi(optarg) != 1) {
-				fprintf(stderr, "roxe devices have one port: 1\n");
-				return 1;
-			}
-			break;
-		case 's':
-			o.size = atoi(optarg);
-			size_set = true;
-			break;
-		case 'm':
-			if (tool_parse_mtu(optarg, &o.mtu)) {
-				fprintf(stderr, "invalid MTU %s\n", optarg);
-				return 1;
-			}
-			break;
-		case 'r': o.rx_depth = atoi(optarg); break;
-		case 'n': o.iters = atoi(optarg); break;
-		case 'l': break;	/* accepted for compatibility */
-		case 'g': o.gidx = atoi(optarg); break;
-		case 'e': o.use_event = true; break;
-		case 'c': o.check = true; break;
-		case 'C': o.check = o.check_echo = true; break;
-		case 'B':
-			if (!strcmp(optarg, "afxdp"))
-				o.backend = ROXE_BACKEND_AFXDP;
-			else if (!strcmp(optarg, "udp"))
-				o.backend = ROXE_BACKEND_UDP;
-			else {
-				fprintf(stderr, "unknown backend %s (afxdp, udp)\n", optarg);
-				return 1;
-			}
-			break;
-		case 'E': o.engines = (unsigned)atoi(optarg); break;
-		case 'L': o.linger_ms = atoi(optarg); break;
-		case 'U': o.ud = true; break;
-		case 'P': o.polled = true; break;
-		case 'h': usage(argv[0]); return 0;
-		case 'V': tool_version_exit("roxe-pingpong");
-		default: usage(argv[0]); return 1;
-		}
-	}
-	if (optind == argc - 1)
-		o.server = argv[optind];
-	else if (optind < argc) {
-		usage(argv[0]);
-		return 1;
-	}
-	if (!size_set)
-		o.size = o.ud ? 2048 : 4096;	/* ibv_{ud,rc}_pingpong's defaults */
-	if (o.polled && o.use_event) {
-		fprintf(stderr, "%s: -P (polled) and -e (events) exclude each other\n", argv[0]);
-		return 1;
-	}
-	if (!o.ifname) {
-		fprintf(stderr, "%s: -d IFACE is required (the network interface)\n", argv[0]);
-		return 1;
-	}
-	if (o.size < 1 || o.rx_depth < 2 || o.iters < 1 || o.port < 1 || o.port > 65535) {
-		fprintf(stderr, "%s: size, rx-depth (>= 2), iters and port must be positive\n",
-			argv[0]);
-		return 1;
-	}
 	if (setup(&c, &o) || (routs = prepare(&c, &o)) < 0)
 		goto out;
 	srand48(getpid() * time(NULL));
@@ -664,18 +734,22 @@ int main(int argc, char **argv)
 	/* an empty entry reads as zeros (as rxe's): no address there */
 	if (o.gidx < 0 || roxe_query_gid(c.dev, o.gidx, &me.gid) ||
 	    !memcmp(me.gid.raw, (uint8_t[16]){ 0 }, 16)) {
-		fprintf(stderr, "%s: no GID at index %d\n", argv[0], o.gidx);
+		fprintf(stderr, "roxe-pingpong: no GID at index %d\n", o.gidx);
 		goto out;
 	}
-	print_dest("local", &me);
+	have_me = true;
+	print_dest(&o, "local", &me);
 	if (exchange(&c, &o, &me, &rem))
 		goto out;
-	print_dest("remote", &rem);
-	ret = run(&c, &o, routs) ? 1 : 0;
+	have_rem = true;
+	print_dest(&o, "remote", &rem);
+	ret = run(&c, &o, routs, &res) ? 1 : 0;
 	/* The engine keeps re-acknowledging retries while the QP exists. */
 	if (!ret && o.linger_ms > 0 && !interrupted)
 		usleep((useconds_t)o.linger_ms * 1000);
 out:
 	teardown(&c);
+	if (o.json)
+		json_report(&o, have_me ? &me : NULL, have_rem ? &rem : NULL, &res, ret == 0);
 	return ret;
 }

@@ -14,7 +14,9 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/libbpf.h>
+#include "roxe/cli.h"
 #include "roxe/ctl.h"
+#include "roxe/limits.h"
 #include "roxe/maps.h"
 #include "roxe/frame.h"
 #include "roxe/version.h"
@@ -27,10 +29,10 @@ static const char usage[] =
 "    roxectl - control roxe's XDP program and read its counters\n"
 "\n"
 "SYNOPSIS\n"
-"    roxectl attach IFACE [--mode native|generic] [--engines N] [--pass-unknown]\n"
-"    roxectl detach IFACE\n"
-"    roxectl status\n"
-"    roxectl stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n"
+"    roxectl attach IFACE [--mode native|generic] [-E N] [--pass-unknown] [--json]\n"
+"    roxectl detach IFACE [--json]\n"
+"    roxectl status [--json]\n"
+"    roxectl stats [IFACE] [--qpn N] [--watch [SECS]] [--json]\n"
 "    roxectl devices [IFACE] [--json]\n"
 "    roxectl -h | --help\n"
 "    roxectl -V | --version\n"
@@ -40,7 +42,7 @@ static const char usage[] =
 "    program; every other frame goes to the kernel untouched.\n"
 "\n"
 "    attach  Load the program and attach it to IFACE. Native (driver) mode is\n"
-"            tried first, then generic (skb) mode; --mode picks one. --engines\n"
+"            tried first, then generic (skb) mode; --mode picks one. -E\n"
 "            sets how many engines share the traffic (default: one per online\n"
 "            CPU): each engine needs an rx/tx queue of its own on IFACE\n"
 "            (ethtool -L, or numrxqueues/numtxqueues for veth). Frames for\n"
@@ -55,7 +57,7 @@ static const char usage[] =
 "            AF_XDP socket bound to one of them (the kernel's sock_diag):\n"
 "            queue, socket inode, rings, and zerocopy or copy.\n"
 "    stats   Global counters of each attached interface (or IFACE), summed\n"
-"            over CPUs, then one row per QP with a nonzero counter. --qp N\n"
+"            over CPUs, then one row per QP with a nonzero counter. --qpn N\n"
 "            shows only QP N, with every counter. --watch repeats every\n"
 "            SECS seconds (default 1) and shows rates. --json prints one\n"
 "            JSON document per round, on a line of its own: IFACE's object,\n"
@@ -91,16 +93,130 @@ static const char usage[] =
 "    attached to the interface, so roxectl works under `ip netns exec`.\n"
 "\n"
 "OPTIONS\n"
-"    -h, --help     this text\n"
-"    -V, --version  print roxectl's version and exit\n"
+"    --mode M            attach: native or generic (default: native, else\n"
+"                        generic)\n"
+"    -E, --engines N     attach: engines sharing the traffic, 1 to 64\n"
+"    --pass-unknown      attach: hand frames for QPs no engine owns to the\n"
+"                        kernel (default: drop and count them)\n"
+"    --qpn N             stats: QP N only, every counter (--qp: the old\n"
+"                        spelling, deprecated)\n"
+"    --watch [SECS]      stats: again every SECS seconds (default 1), rates\n"
+"    --json              every command: one JSON document on stdout (stats\n"
+"                        --watch: one a round, on a line of its own)\n"
+"    -h, --help          this text\n"
+"    -V, --version       print roxectl's version and exit\n"
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 on failure (with a message), 2 on a usage error.\n"
 "\n"
 "EXAMPLES\n"
-"    roxectl attach eth1 --engines 4\n"
+"    roxectl attach eth1 -E 4\n"
 "    roxectl stats eth1 --watch\n"
-"    ip netns exec t1-b roxectl stats --qp 17 --json\n";
+"    ip netns exec t1-b roxectl stats --qpn 17 --json\n";
+
+static const char short_usage[] =
+"Usage: roxectl attach IFACE [--mode native|generic] [-E N] [--pass-unknown] [--json]\n"
+"       roxectl detach IFACE [--json]\n"
+"       roxectl status [--json]\n"
+"       roxectl stats [IFACE] [--qpn N] [--watch [SECS]] [--json]\n"
+"       roxectl devices [IFACE] [--json]\n";
+
+/* Every command's options, read by one parser (cmd_parse). */
+struct cmd_opts {
+	bool		json;
+	const char	*iface;		/* the IFACE word, NULL when none */
+	struct roxe_xdp_attach_opts attach;
+	long		qp;		/* stats: -1: all */
+	double		interval;	/* stats --watch: 0: once */
+};
+
+/* Which options a command takes besides --json. */
+enum { C_ATTACH = 1, C_STATS = 2 };
+/* The long options without a letter. */
+enum { O_JSON = 256, O_MODE, O_PASS, O_QPN, O_QP_OLD, O_WATCH };
+
+static int cmd_opt(int c, const char *cmd, unsigned takes, char **argv, int argc,
+		   struct cmd_opts *o)
+{
+	unsigned v;
+	int err;
+
+	static const char *const names[] = { [O_MODE - O_JSON] = "--mode",
+		[O_PASS - O_JSON] = "--pass-unknown", [O_QPN - O_JSON] = "--qpn",
+		[O_QP_OLD - O_JSON] = "--qp", [O_WATCH - O_JSON] = "--watch" };
+
+	if ((c == 'E' || c == O_MODE || c == O_PASS) && !(takes & C_ATTACH))
+		return tool_usage_error("%s: %s is an option of attach", cmd,
+					c == 'E' ? "-E/--engines" : names[c - O_JSON]);
+	if ((c == O_QPN || c == O_QP_OLD || c == O_WATCH) && !(takes & C_STATS))
+		return tool_usage_error("%s: %s is an option of stats", cmd, names[c - O_JSON]);
+	switch (c) {
+	case O_JSON:
+		o->json = true;
+		return 0;
+	case O_MODE:
+		if (!strcmp(optarg, "native"))
+			o->attach.mode = ROXE_XDP_NATIVE;
+		else if (!strcmp(optarg, "generic"))
+			o->attach.mode = ROXE_XDP_GENERIC;
+		else
+			return tool_usage_error("--mode: native or generic, not '%s'", optarg);
+		return 0;
+	case 'E':
+		err = tool_uint("-E/--engines", optarg, 1, ROXE_MAX_ENGINES, &v);
+		o->attach.engines = v;
+		return err;
+	case O_PASS:
+		o->attach.pass_unknown_qp = true;
+		return 0;
+	case O_QP_OLD:
+		fprintf(stderr, "roxectl: stats --qp is deprecated: --qpn\n");
+		/* fall through */
+	case O_QPN:
+		err = tool_uint("--qpn", optarg, 0, ROXE_MAX_QPS - 1, &v);
+		o->qp = v;
+		return err;
+	case O_WATCH:
+		/* --watch SECS as well as --watch=SECS: a number after it is its */
+		if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+			optarg = argv[optind++];
+		o->interval = 1.0;
+		return optarg ? tool_real("--watch", optarg, 0.001, 86400, &o->interval) : 0;
+	}
+	return tool_usage_error(NULL);	/* getopt said what */
+}
+
+/* A command's options and words (argv[0] is the command): at least
+ * min_words and at most max_words IFACE words. 0, or the exit status of a
+ * usage error. */
+static int cmd_parse(int argc, char **argv, unsigned takes, int min_words, int max_words,
+		     struct cmd_opts *o)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, O_JSON }, { "mode", required_argument, NULL, O_MODE },
+		{ "pass-unknown", no_argument, NULL, O_PASS },
+		{ "qpn", required_argument, NULL, O_QPN }, { "qp", required_argument, NULL, O_QP_OLD },
+		{ "watch", optional_argument, NULL, O_WATCH },
+		{ "engines", required_argument, NULL, 'E' },
+		{ 0 }
+	};
+	int c, err = 0, words;
+
+	*o = (struct cmd_opts){ .qp = -1 };
+	optind = 1;
+	while (!err && (c = getopt_long(argc, argv, "E:", opts, NULL)) != -1)
+		err = cmd_opt(c, argv[0], takes, argv, argc, o);
+	if (err)
+		return err;
+	words = argc - optind;
+	if (words < min_words)
+		return tool_usage_error("%s: IFACE is required", argv[0]);
+	if (words > max_words)
+		return tool_usage_error("%s: unexpected argument '%s'", argv[0],
+					argv[optind + max_words]);
+	o->iface = words ? argv[optind] : NULL;
+	return 0;
+}
 
 static int fail_msg(const char *op, const char *ifname, int err, uint32_t other)
 {
@@ -144,79 +260,63 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 
 static int cmd_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "engines", required_argument, NULL, 'e' },
-		{ "pass-unknown", no_argument, NULL, 'p' },
-		{ 0 }
-	};
-	struct roxe_xdp_attach_opts o = { 0 };
 	struct roxe_xdp *x;
+	struct cmd_opts o;
 	uint32_t other = 0;
-	int c, err;
+	int err = cmd_parse(argc, argv, C_ATTACH, 1, 1, &o);
 
-	while ((c = getopt_long(argc, argv, "m:e:p", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (!strcmp(optarg, "native"))
-				o.mode = ROXE_XDP_NATIVE;
-			else if (!strcmp(optarg, "generic"))
-				o.mode = ROXE_XDP_GENERIC;
-			else {
-				fprintf(stderr, "roxectl: --mode is native or generic\n");
-				return 2;
-			}
-			break;
-		case 'e':
-			o.engines = strtoul(optarg, NULL, 0);
-			if (o.engines < 1 || o.engines > ROXE_MAX_ENGINES) {
-				fprintf(stderr, "roxectl: --engines is 1 to %d\n", ROXE_MAX_ENGINES);
-				return 2;
-			}
-			break;
-		case 'p':
-			o.pass_unknown_qp = true;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "roxectl: attach IFACE [--mode native|generic] [--engines N] [--pass-unknown]\n");
-		return 2;
-	}
-	err = roxe_xdp_attach(argv[optind], &o, &x, &other);
 	if (err)
-		return fail_msg("attach", argv[optind], err, other);
+		return err;
+	if (geteuid() != 0)
+		return fail_msg("attach", NULL, -EPERM, 0);
+	err = roxe_xdp_attach(o.iface, &o.attach, &x, &other);
+	if (err)
+		return fail_msg("attach", o.iface, err, other);
 	if (x->pin_err)
 		fprintf(stderr, "roxectl: warning: cannot pin maps under %s/%s: %s\n",
 			ROXE_XDP_PIN_ROOT, x->ifname, strerror(-x->pin_err));
-	printf("roxe attached to %s: %s mode, program id %u, %u engine%s%s\n",
-	       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines,
-	       x->config.engines == 1 ? "" : "s",
-	       x->config.pass_unknown_qp ? ", unknown QPs passed to the kernel" : "");
+	if (o.json) {
+		printf("{\"interface\": ");
+		tool_json_str(stdout, x->ifname);
+		printf(", \"mode\": \"%s\", \"prog_id\": %u, \"engines\": %u, \"unknown_qp\": "
+		       "\"%s\", \"pinned\": %s}\n", roxe_xdp_mode_name(x->mode), x->prog_id,
+		       x->config.engines, x->config.pass_unknown_qp ? "pass" : "drop",
+		       x->pin_err ? "false" : "true");
+	} else {
+		printf("roxe attached to %s: %s mode, program id %u, %u engine%s%s\n",
+		       x->ifname, roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines,
+		       x->config.engines == 1 ? "" : "s",
+		       x->config.pass_unknown_qp ? ", unknown QPs passed to the kernel" : "");
+	}
 	roxe_xdp_close(x);
 	return 0;
 }
 
 static int cmd_detach(int argc, char **argv)
 {
+	struct cmd_opts o;
 	uint32_t other = 0;
-	int err;
+	int err = cmd_parse(argc, argv, 0, 1, 1, &o);
 
-	if (argc != 2) {
-		fprintf(stderr, "roxectl: detach IFACE\n");
-		return 2;
-	}
-	err = roxe_xdp_detach(argv[1], &other);
+	if (err)
+		return err;
+	if (geteuid() != 0)
+		return fail_msg("detach", NULL, -EPERM, 0);
+	err = roxe_xdp_detach(o.iface, &other);
 	if (err == -EBUSY) {
 		fprintf(stderr, "roxectl: detach: %s runs another XDP program (id %u), "
-			"not roxe: left alone\n", argv[1], other);
+			"not roxe: left alone\n", o.iface, other);
 		return 1;
 	}
 	if (err)
-		return fail_msg("detach", argv[1], err, other);
-	printf("roxe detached from %s\n", argv[1]);
+		return fail_msg("detach", o.iface, err, other);
+	if (o.json) {
+		printf("{\"interface\": ");
+		tool_json_str(stdout, o.iface);
+		printf(", \"detached\": true}\n");
+	} else {
+		printf("roxe detached from %s\n", o.iface);
+	}
 	return 0;
 }
 
@@ -243,6 +343,7 @@ static int for_each_attached(int (*fn)(struct roxe_xdp *x, void *arg), void *arg
 
 /* the interfaces status listed, for the AF_XDP socket table */
 struct status_ifs {
+	bool		json;
 	unsigned	n;
 	unsigned	ifindex[64];
 	char		name[64][IF_NAMESIZE];
@@ -253,9 +354,17 @@ static int status_one(struct roxe_xdp *x, void *arg)
 {
 	struct status_ifs *st = arg;
 	unsigned ifindex = if_nametoindex(x->ifname);
+	const char *unknown = x->config.pass_unknown_qp ? "pass" : "drop";
 
-	printf("%-15s %-8s %10u %8u  %s\n", x->ifname, roxe_xdp_mode_name(x->mode),
-	       x->prog_id, x->config.engines, x->config.pass_unknown_qp ? "pass" : "drop");
+	if (st->json) {
+		printf("%s{\"interface\": ", st->n ? ", " : "");
+		tool_json_str(stdout, x->ifname);
+		printf(", \"mode\": \"%s\", \"prog_id\": %u, \"engines\": %u, \"unknown_qp\": \"%s\"}",
+		       roxe_xdp_mode_name(x->mode), x->prog_id, x->config.engines, unknown);
+	} else {
+		printf("%-15s %-8s %10u %8u  %s\n", x->ifname, roxe_xdp_mode_name(x->mode),
+		       x->prog_id, x->config.engines, unknown);
+	}
 	if (ifindex && st->n < sizeof(st->ifindex) / sizeof(st->ifindex[0])) {
 		st->ifindex[st->n] = ifindex;
 		snprintf(st->name[st->n], IF_NAMESIZE, "%s", x->ifname);
@@ -267,56 +376,76 @@ static int status_one(struct roxe_xdp *x, void *arg)
 static int status_sock(const struct xsk_diag_sock *k, void *arg)
 {
 	struct status_ifs *st = arg;
+	const char *rings = k->rx && k->tx ? "rx+tx" : k->rx ? "rx" : k->tx ? "tx" : "-";
+	const char *mode = !k->umem ? "unknown" : k->zerocopy ? "zerocopy" : "copy";
 
 	for (unsigned i = 0; i < st->n; i++) {
 		if (st->ifindex[i] != k->ifindex)
 			continue;
+		if (st->json) {
+			printf("%s{\"interface\": ", st->socks++ ? ", " : "");
+			tool_json_str(stdout, st->name[i]);
+			printf(", \"queue\": %u, \"socket\": %u, \"rings\": \"%s\", \"af_xdp\": \"%s\"}",
+			       k->queue, k->ino, rings, mode);
+			continue;
+		}
 		if (!st->socks++)
 			printf("\n%-15s %5s %10s %-6s %s\n", "interface", "queue", "socket",
 			       "rings", "af_xdp");
-		printf("%-15s %5u %10u %-6s %s\n", st->name[i], k->queue, k->ino,
-		       k->rx && k->tx ? "rx+tx" : k->rx ? "rx" : k->tx ? "tx" : "-",
-		       !k->umem ? "unknown" : k->zerocopy ? "zerocopy" : "copy");
+		printf("%-15s %5u %10u %-6s %s\n", st->name[i], k->queue, k->ino, rings, mode);
 	}
 	return 0;
 }
 
+/* --json: {"interfaces": [...], "sockets": [...], "sockets_error": null, or
+ * why the kernel could not list the sockets}. */
 static int cmd_status(int argc, char **argv)
 {
 	struct status_ifs st = { 0 };
-	int n, err;
+	struct cmd_opts o;
+	char why[128];
+	int n, err = cmd_parse(argc, argv, 0, 0, 0, &o);
 
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "roxectl: status takes no arguments\n");
-		return 2;
-	}
+	if (err)
+		return err;
 	if (geteuid() != 0)
 		return fail_msg("status", NULL, -EPERM, 0);
-	printf("%-15s %-8s %10s %8s  %s\n", "interface", "mode", "prog_id", "engines", "unknown_qp");
+	st.json = o.json;
+	if (o.json)
+		printf("{\"interfaces\": [");
+	else
+		printf("%-15s %-8s %10s %8s  %s\n", "interface", "mode", "prog_id", "engines",
+		       "unknown_qp");
 	n = for_each_attached(status_one, &st);
-	if (n < 0)
+	if (n < 0) {
+		if (o.json)
+			printf("]}\n");	/* one document, then the failure */
 		return fail_msg("status", NULL, n, 0);
-	if (n == 0) {
+	}
+	if (n == 0 && !o.json) {
 		printf("(roxe is attached to no interface in this network namespace)\n");
 		return 0;
 	}
+	if (o.json)
+		printf("], \"sockets\": [");
 	/* which sockets run zero-copy: the kernel's word, whoever owns them */
-	err = xsk_diag_each(status_sock, &st);
+	err = n ? xsk_diag_each(status_sock, &st) : 0;
 	if (err)
-		printf("\n(AF_XDP sockets: the kernel cannot list them: %s%s)\n", strerror(-err),
-		       err == -ENOENT ? ", xsk_diag missing" : "");
-	else if (!st.socks)
+		snprintf(why, sizeof(why), "%s%s", strerror(-err),
+			 err == -ENOENT ? ", xsk_diag missing" : "");
+	if (o.json) {
+		printf("], \"sockets_error\": ");
+		tool_json_str(stdout, err ? why : NULL);
+		printf("}\n");
+	} else if (err) {
+		printf("\n(AF_XDP sockets: the kernel cannot list them: %s)\n", why);
+	} else if (!st.socks) {
 		printf("\n(no AF_XDP socket bound to these interfaces)\n");
+	}
 	return 0;
 }
 
 /* --- stats ------------------------------------------------------------------ */
-struct stats_opts {
-	long	qp;		/* -1: all */
-	bool	json;
-	double	interval;	/* 0: once */
-};
 
 #define GLOBAL_FIELDS(X) X(passed) X(redirected) X(redirect_failed) X(unknown_qp) \
 	X(unknown_qp_passed) X(bad_ip_len) X(bad_udp_len) X(bad_version) X(bad_opcode) \
@@ -336,7 +465,7 @@ static bool qp_nonzero(const struct roxe_qp_stats *s)
 	return false;
 }
 
-static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const struct stats_opts *o)
+static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const struct cmd_opts *o)
 {
 	struct roxe_engine_stats es;
 	struct roxe_qp_stats qs;
@@ -373,7 +502,7 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 }
 
 static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
-			const struct roxe_stats *prev, const struct stats_opts *o)
+			const struct roxe_stats *prev, const struct cmd_opts *o)
 {
 	struct roxe_engine_stats es;
 	struct roxe_qp_stats qs;
@@ -434,7 +563,7 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 }
 
 struct stats_round {
-	const struct stats_opts *o;
+	const struct cmd_opts *o;
 	struct roxe_stats *prev;	/* per interface index, for rates */
 	bool	have_prev;
 	unsigned shown;			/* interfaces printed this round */
@@ -464,48 +593,14 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 static int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "qp", required_argument, NULL, 'q' },
-		{ "watch", optional_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
-	struct stats_opts o = { .qp = -1 };
+	struct cmd_opts o;
 	struct stats_round r = { .o = &o };
-	const char *ifname = NULL;
-	int c, ret = 0;
+	const char *ifname;
+	int ret = cmd_parse(argc, argv, C_STATS, 0, 1, &o);
 
-	while ((c = getopt_long(argc, argv, "q:w::j", opts, NULL)) != -1) {
-		switch (c) {
-		case 'q':
-			o.qp = strtol(optarg, NULL, 0);
-			if (o.qp < 0 || o.qp >= ROXE_MAX_QPS) {
-				fprintf(stderr, "roxectl: --qp is 0 to %d\n", ROXE_MAX_QPS - 1);
-				return 2;
-			}
-			break;
-		case 'w':
-			if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				optarg = argv[optind++];
-			o.interval = optarg ? strtod(optarg, NULL) : 1.0;
-			if (o.interval <= 0) {
-				fprintf(stderr, "roxectl: --watch SECS must be positive\n");
-				return 2;
-			}
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		ifname = argv[optind++];
-	if (optind != argc) {
-		fprintf(stderr, "roxectl: stats [IFACE] [--qp N] [--watch [SECS]] [--json]\n");
-		return 2;
-	}
+	if (ret)
+		return ret;
+	ifname = o.iface;
 	if (geteuid() != 0)
 		return fail_msg("stats", NULL, -EPERM, 0);
 	r.prev = calloc(256, sizeof(*r.prev));
@@ -619,23 +714,18 @@ static void json_value(const char *v)
 
 static int cmd_devices(int argc, char **argv)
 {
-	const char *ifname = NULL;
-	bool json = false;
 	char pattern[256], text[ROXE_CTL_MAX], v[64];
+	const char *ifname;
+	struct cmd_opts o;
 	unsigned shown = 0;
+	bool json;
 	glob_t g;
-	int ret = 0;
+	int ret = cmd_parse(argc, argv, 0, 0, 1, &o);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (argv[i][0] != '-' && !ifname)
-			ifname = argv[i];
-		else {
-			fprintf(stderr, "roxectl: devices: unexpected '%s' (roxectl --help)\n", argv[i]);
-			return 2;
-		}
-	}
+	if (ret)
+		return ret;
+	ifname = o.iface;
+	json = o.json;
 	snprintf(pattern, sizeof(pattern), "%s/%s%s", ROXE_CTL_DIR, ifname ? ifname : "*",
 		 ROXE_CTL_SUFFIX);
 	if (glob(pattern, 0, NULL, &g)) {
@@ -679,7 +769,7 @@ static int cmd_devices(int argc, char **argv)
 	if (!shown && !ret)
 		fprintf(json ? stderr : stdout, "roxectl: no roxed serves %s%s\n",
 			ifname ? ifname : "any interface",
-			ifname ? "" : " (roxed -d IFACE starts one)");
+			ifname ? "" : " (roxed --netdev IFACE starts one)");
 	globfree(&g);
 	return ret;
 }
@@ -689,14 +779,15 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	libbpf_set_print(libbpf_quiet);
-	if (!cmd || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		fputs(usage, cmd ? stdout : stderr);
-		return cmd ? 0 : 2;
+	tool_cli_init("roxectl", short_usage);
+	if (!cmd)
+		return tool_usage_error("a command is required");
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage, stdout);
+		return 0;
 	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V"))
 		tool_version_exit("roxectl");
-	if (geteuid() != 0 && (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")))
-		return fail_msg(cmd, NULL, -EPERM, 0);
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc - 1, argv + 1);
 	if (!strcmp(cmd, "detach"))
@@ -707,6 +798,5 @@ int main(int argc, char **argv)
 		return cmd_stats(argc - 1, argv + 1);
 	if (!strcmp(cmd, "devices"))
 		return cmd_devices(argc - 1, argv + 1);
-	fprintf(stderr, "roxectl: unknown command '%s' (roxectl --help)\n", cmd);
-	return 2;
+	return tool_usage_error("unknown command '%s'", cmd);
 }

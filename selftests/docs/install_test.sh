@@ -135,7 +135,7 @@ unset LD_LIBRARY_PATH
 if make -s -C "$top" install DESTDIR="$tmp/opt" PREFIX=/opt/roxe >"$tmp/make2.log" 2>&1; then
 	rp=$(readelf -d "$tmp/opt/opt/roxe/bin/roxe-perf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 	[ "$rp" = /opt/roxe/lib ] && ok "PREFIX=/opt/roxe: RUNPATH $rp" || bad "PREFIX=/opt/roxe: RUNPATH '$rp'"
-	grep -qx 'ExecStart=/opt/roxe/sbin/roxed -d %i --foreground $ROXED_OPTS' \
+	grep -qx 'ExecStart=/opt/roxe/sbin/roxed --netdev %i --foreground $ROXED_OPTS' \
 		"$tmp/opt/opt/roxe/lib/systemd/system/roxed@.service" &&
 		grep -qx 'libdir=/opt/roxe/lib' "$tmp/opt/opt/roxe/lib/pkgconfig/roxe.pc" &&
 		ok "PREFIX=/opt/roxe: the unit's ExecStart and roxe.pc's libdir follow" ||
@@ -218,8 +218,8 @@ ok "$alone installed public headers compile alone"
 
 # --- the unit -----------------------------------------------------------------
 unit=$d/usr/lib/systemd/system/roxed@.service
-grep -qx 'ExecStart=/usr/sbin/roxed -d %i --foreground $ROXED_OPTS' "$unit" &&
-	ok "unit: ExecStart /usr/sbin/roxed -d %i --foreground" || bad "unit: $(grep ExecStart "$unit")"
+grep -qx 'ExecStart=/usr/sbin/roxed --netdev %i --foreground $ROXED_OPTS' "$unit" &&
+	ok "unit: ExecStart /usr/sbin/roxed --netdev %i --foreground" || bad "unit: $(grep ExecStart "$unit")"
 # readiness through sd_notify (roxed stays in the foreground: no PID file)
 grep -qx 'Type=notify' "$unit" && ok "unit: Type=notify" || bad "unit: $(grep '^Type=' "$unit")"
 # no restart loop on a failure a restart cannot fix: usage (2), the

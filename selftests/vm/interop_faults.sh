@@ -164,7 +164,7 @@ roxe_counters() {
 	local qpn
 	qpn=$(grep -m1 -o 'local address:.*QPN 0x[0-9a-f]*' "$1" | grep -o '0x[0-9a-f]*$') ||
 		return 1
-	"$ROXE_TOP/build/bin/roxectl" stats "$ROXE_VM_TAP" --qp $((qpn)) |
+	"$ROXE_TOP/build/bin/roxectl" stats "$ROXE_VM_TAP" --qpn $((qpn)) |
 		awk '$1 == "QP" { qp = 1; next } qp && NF == 2 { print $1, $2 }'
 }
 
@@ -172,12 +172,12 @@ peer_case() {
 	local name=$1 prog=$2 server=$3 o=$ROXE_VM_OUT rc=0 pid i pp
 	shift 3
 	if [ "$prog" = ibv_rc_pingpong ]; then
-		pp=(timeout "$PP_TIMEOUT" "$ROXE_TOP/build/bin/roxe-pingpong" -d "$ROXE_VM_TAP" -e
+		pp=(timeout "$PP_TIMEOUT" "$ROXE_TOP/build/bin/roxe-pingpong" --netdev "$ROXE_VM_TAP" -e
 			-C -L "$LINGER_MS" -p "$PORT" "$@")
 	else
 		# shellcheck disable=SC2207 # "write bw": two words
 		pp=(timeout "$PP_TIMEOUT" "$ROXE_TOP/build/bin/roxe-perf" $(perf_test "$prog")
-			-d "$ROXE_VM_TAP" --perftest -e -p "$PORT" "$@")
+			--netdev "$ROXE_VM_TAP" --perftest -e -p "$PORT" "$@")
 	fi
 	[ "${ROXE_INTEROP_TRACE:-0}" != 1 ] || pp=(env ROXE_TRACE=1 "${pp[@]}")
 

@@ -28,7 +28,7 @@ KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 # name, link MTU, the side that is the server, the perftest program, then
 # the options both ends get (roxe-perf takes perftest's). perftest in the
 # guest also gets -d rxe0 -x GID -F --report_gbits, and -e in the bw tests
-# that have it (see guest_case); roxe-perf gets -d tap0 --perftest -e.
+# that have it (see guest_case); roxe-perf gets --netdev tap0 --perftest -e.
 # Multi-packet messages everywhere but the small ones.
 cases='
 write_bw_gsrv    1500 guest ib_write_bw  -s 4096  -n 100 -m 1024
@@ -133,7 +133,7 @@ peer_case() {
 	local name=$1 server=$2 prog=$3 o=$ROXE_VM_OUT rc=0 pid
 	shift 3
 	# shellcheck disable=SC2046 # "write bw": two words
-	local cmd=("$ROXE_TOP/build/bin/roxe-perf" $(perf_test "$prog") -d "$ROXE_VM_TAP"
+	local cmd=("$ROXE_TOP/build/bin/roxe-perf" $(perf_test "$prog") --netdev "$ROXE_VM_TAP"
 		--perftest -e -p "$PORT" "$@")
 
 	local t; t=$(case_timeout "$prog")

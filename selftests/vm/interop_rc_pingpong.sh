@@ -99,7 +99,7 @@ guest_main() {
 # the guest boots until it powers off.
 peer_main() {
 	local o=$ROXE_VM_OUT tap=$ROXE_VM_TAP rc=0 pid i
-	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d "$tap" -e -n "$CASE_ITERS"
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" --netdev "$tap" -e -n "$CASE_ITERS"
 		-s "$CASE_SIZE" -p "$PORT" -B "${ROXE_INTEROP_BACKEND:-afxdp}")
 	local envs=()
 

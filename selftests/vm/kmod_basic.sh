@@ -6,7 +6,7 @@
 # harness with the module and roxed added and this file as the guest
 # script, prints the guest's findings.
 # Guest side (ROXE_VM_GUEST=1), each step a check:
-#   - insmod roxe.ko makes /dev/roxe; `roxed -d eth0` registers roxe0;
+#   - insmod roxe.ko makes /dev/roxe; `roxed --netdev eth0` registers roxe0;
 #   - ibv_devinfo -d roxe0 (the stock rxe provider) shows PORT_ACTIVE,
 #     link layer Ethernet; a RoCE v2 GID holds eth0's IPv4 address;
 #     `rdma link` lists roxe0/1 on eth0;
@@ -51,7 +51,7 @@ bad() { log "FAIL: $*"; fail=1; }
 port_is() { grep -q "$2" "$SYS/$1/ports/1/state"; }
 
 start_roxed() {
-	"$ROXED" -d eth0 --foreground "$@" 2>>/tmp/roxed.log &
+	"$ROXED" --netdev eth0 --foreground "$@" 2>>/tmp/roxed.log &
 	ROXED_PID=$!
 	vm_wait_for 20 vm_have_dev roxe0
 }
@@ -69,11 +69,11 @@ step_load() {
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	[ -c /dev/roxe ] && ok "insmod: /dev/roxe" || { bad "no /dev/roxe"; return 1; }
 	if ! start_roxed -v; then
-		bad "roxed -d eth0 registered no roxe0"
+		bad "roxed --netdev eth0 registered no roxe0"
 		cat /tmp/roxed.log
 		return 1
 	fi
-	ok "roxed -d eth0: roxe0 registered"
+	ok "roxed --netdev eth0: roxe0 registered"
 	# eth0 was brought up just before the script: its operational state
 	# may reach UP (link watch) only now
 	vm_wait_for 10 port_is roxe0 ACTIVE || bad "port 1 stays $(cat $SYS/roxe0/ports/1/state)"
@@ -156,7 +156,7 @@ step_sigterm() {
 
 step_daemon() {
 	local pid
-	"$ROXED" -d eth0 || { bad "roxed (daemon mode) failed"; return; }
+	"$ROXED" --netdev eth0 || { bad "roxed (daemon mode) failed"; return; }
 	# roxed forks once the device exists
 	vm_have_dev roxe0 && ok "daemon mode: roxe0 there when roxed returns" || bad "daemon mode: no roxe0"
 	pid=$(pidof roxed) || { bad "daemon mode: no roxed process"; return; }
@@ -197,9 +197,9 @@ step_netdev_gone() {
 	$IP addr add 10.77.3.1/24 dev rxa	# roxed's engine needs an address
 	$IP link set rxa up
 	$IP link set rxb up
-	"$ROXED" -d rxa --foreground 2>>/tmp/roxed.log &
+	"$ROXED" --netdev rxa --foreground 2>>/tmp/roxed.log &
 	ROXED_PID=$!
-	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed -d rxa: no roxe0"; return; }
+	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed --netdev rxa: no roxe0"; return; }
 	timeout 10 $IP link del rxa && ok "veth deleted under roxe0" || bad "ip link del rxa hangs or fails"
 	vm_wait_for 10 vm_no_dev roxe0 && ok "netdev gone: roxe0 unregistered" || bad "netdev gone: roxe0 stays"
 	wait "$ROXED_PID" || rc=$?

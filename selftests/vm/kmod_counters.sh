@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # roxe0's port counters and resources through rdma(8) (issue #17), one
-# roxe0 (roxe.ko served by `roxed -d rxb`, XDP + AF_XDP) in loopback:
+# roxe0 (roxe.ko served by `roxed --netdev rxb`, XDP + AF_XDP) in loopback:
 #   - while ibv_rc_pingpong's server waits for its client, `rdma resource
 #     show qp link roxe0/1` lists its RC QP (ib_core's restrack);
 #   - after ibv_rc_pingpong -c -n 500 from roxe0 to itself, `rdma statistic
@@ -85,9 +85,9 @@ guest_main() {
 	# a pair whose ends talk over the veth (rxe0 joins rxa for step_mw)
 	vm_veth_pair rxa $A rxb $B || { bad "veth pair"; exit 1; }
 	insmod "$KO" || { bad "insmod $KO"; exit 1; }
-	"$ROXED" -d rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
+	"$ROXED" --netdev rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
-	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed -d rxb: no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; exit 1; }
+	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed --netdev rxb: no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; exit 1; }
 	vm_wait_for 10 vm_verbs_dev roxe0 || { bad "no uverbs device for roxe0"; exit 1; }
 	vm_wait_for 10 vm_gid_index roxe0 $B || { bad "no RoCE v2 GID for $B"; exit 1; }
 	GR=$(vm_gid_index roxe0 $B)

@@ -66,7 +66,7 @@ bad() { log "FAIL: $*"; fail=1; }
 start_roxed() {
 	ASAN_OPTIONS="log_path=$OUT/san:detect_leaks=0:handle_segv=1:handle_abort=1:fast_unwind_on_fatal=1" \
 	UBSAN_OPTIONS="log_path=$OUT/san:print_stacktrace=1:halt_on_error=1" \
-		"$ROXED" -d rxb -e 1 --foreground 2>>"$OUT/roxed.log" &
+		"$ROXED" --netdev rxb -E 1 --foreground 2>>"$OUT/roxed.log" &
 	ROXED_PID=$!
 	vm_wait_for 30 vm_have_dev roxe0 && vm_wait_for 10 vm_verbs_dev roxe0 &&
 		vm_wait_for 10 vm_gid_index roxe0 $B
@@ -76,7 +76,7 @@ setup() {
 	vm_veth_pair rxa $A rxb $B || return 1
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
-	start_roxed || { bad "roxed-san -d rxb registered no roxe0"; cat "$OUT/roxed.log"; return 1; }
+	start_roxed || { bad "roxed-san --netdev rxb registered no roxe0"; cat "$OUT/roxed.log"; return 1; }
 	vm_wait_for 10 vm_gid_index rxe0 $A || { bad "no RoCE v2 GID on rxe0"; return 1; }
 	GX=$(vm_gid_index rxe0 $A)
 	GR=$(vm_gid_index roxe0 $B)

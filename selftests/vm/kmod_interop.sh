@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Unmodified libibverbs programs on roxe0 (roxe.ko + roxed) against kernel
 # rxe, both in the guest, joined by a veth pair:
-#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0: roxed -d rxb,
+#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0: roxed --netdev rxb,
 #                                        XDP + AF_XDP)
 # Each program runs once with roxe0 as the server and once as the client:
 #   - ibv_rc_pingpong -c (data checked), polling, with CQ events (-e) and

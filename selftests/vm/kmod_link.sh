@@ -155,17 +155,17 @@ step_delete() {
 
 # a roxed that cannot serve: the request fails when it exits
 step_failing_roxed() {
-	start_links "$ROXE_VM_OUT/links-bad.log" -e 16 || return
+	start_links "$ROXE_VM_OUT/links-bad.log" --engines 16 || return
 	link_add roxe8 rxb
 	if [ $RC = 0 ]; then
-		bad "rdma link add with roxed -e 16 on a 1-queue veth: exit 0"
+		bad "rdma link add with roxed --engines 16 on a 1-queue veth: exit 0"
 	elif [ $SECS -ge 20 ]; then
 		bad "rdma link add with a failing roxed took $SECS s: $OUT"
 	else
-		ok "a roxed that cannot serve (-e 16, 1 queue): rdma link add fails in $SECS s: $OUT"
+		ok "a roxed that cannot serve (--engines 16, 1 queue): rdma link add fails in $SECS s: $OUT"
 	fi
 	vm_no_dev roxe8 || bad "roxe8 exists"
-	stop_links || bad "roxed --links -e 16 exited $?"
+	stop_links || bad "roxed --links --engines 16 exited $?"
 }
 
 step_sigterm() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Loopback on roxe0 (issue #16): server and client of unmodified programs
-# on the same roxe0 (roxe.ko served by `roxed -d rxb`, XDP + AF_XDP), the
+# on the same roxe0 (roxe.ko served by `roxed --netdev rxb`, XDP + AF_XDP), the
 # client connecting to roxe0's own address, as on rxe:
 #   - ibv_rc_pingpong -c (data checked), polling and with CQ events;
 #   - perftest ib_write_bw, ib_send_bw, ib_read_bw;
@@ -134,9 +134,9 @@ guest_main() {
 	$IP link set rxa up
 	$IP link set rxb up
 	insmod "$KO" || { bad "insmod $KO"; exit 1; }
-	"$ROXED" -d rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
+	"$ROXED" --netdev rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
-	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed -d rxb: no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; exit 1; }
+	vm_wait_for 20 vm_have_dev roxe0 || { bad "roxed --netdev rxb: no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; exit 1; }
 	vm_wait_for 10 vm_verbs_dev roxe0 || { bad "no uverbs device for roxe0"; exit 1; }
 	vm_wait_for 10 vm_gid_index roxe0 $B || { bad "no RoCE v2 GID for $B"; exit 1; }
 	GR=$(vm_gid_index roxe0 $B)

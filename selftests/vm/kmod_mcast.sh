@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # UD multicast on roxe0 (roxe.ko + roxed) with rdma_cm's multicast joins,
 # against kernel rxe, both in the guest, joined by a veth pair:
-#   rxa (10.77.6.1, rxe0)  <-- veth -->  rxb (10.77.6.2, roxe0: roxed -d rxb)
+#   rxa (10.77.6.1, rxe0)  <-- veth -->  rxb (10.77.6.2, roxe0: roxed --netdev rxb)
 # One boot:
 #   - ibv_devinfo -v: roxe0 reports max_mcast_grp, max_mcast_qp_attach and
 #     max_total_mcast_qp_attach as rxe0 does;

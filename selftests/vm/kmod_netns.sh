@@ -3,7 +3,7 @@
 # roxe0 in a network namespace, and GID tables next to rxe's (issue #16).
 #
 #   root namespace: ra (10.88.0.1, fd88::1, rxe0)  <-- veth -->
-#   namespace nsb:  rb (10.88.0.2, fd88::2, roxe0: roxed -d rb run in nsb)
+#   namespace nsb:  rb (10.88.0.2, fd88::2, roxe0: roxed --netdev rb run in nsb)
 #
 # rxe on 6.1 only works in the initial namespace (its UDP sockets and routes
 # are init_net's), so it stays there; roxe.ko takes the netdev from the
@@ -134,7 +134,7 @@ pingpong() {
 exited() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
 
 start_roxed() {
-	$IP netns exec $NS "$ROXED" -d rb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
+	$IP netns exec $NS "$ROXED" --netdev rb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
 	vm_wait_for 20 vm_have_dev roxe0
 }
@@ -162,7 +162,7 @@ step_setup() {
 	rdma link add rxe0 type rxe netdev ra || { bad "rdma link add rxe0"; return 1; }
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	if ! start_roxed; then
-		bad "roxed -d rb in $NS registered no roxe0"
+		bad "roxed --netdev rb in $NS registered no roxe0"
 		cat "$ROXE_VM_OUT/roxed.log"
 		return 1
 	fi
@@ -197,7 +197,7 @@ step_embedded() {
 	$IP link set rd up
 	$IP link set rc up
 	for i in 0 1 2 3; do
-		out=$(timeout 30 "$PINGPONG" -d rc -g $i -n 1 -p 1 127.0.0.1 2>&1 || true)
+		out=$(timeout 30 "$PINGPONG" --netdev rc -g $i -n 1 -p 1 127.0.0.1 2>&1 || true)
 		g=$(sed -n 's/.*local address:.*GID \(.*\)$/\1/p' <<<"$out")
 		case "$g" in
 		"$(eui64_ip6 "$(cat /sys/class/net/rc/address)")") g=LL ;;

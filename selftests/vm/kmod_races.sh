@@ -3,8 +3,8 @@
 # roxed against revocation races and /dev/roxe against the unprivileged
 # (issue #15, findings 5 and 6; the capability checks of ATTACH and SERVE).
 #
-#   rxa (10.77.4.1, rxe0)  <-- veth -->  rxb (10.77.4.2, roxe0: roxed -d rxb
-#                                          --engines 2)
+#   rxa (10.77.4.1, rxe0)  <-- veth -->  rxb (10.77.4.2, roxe0: roxed --netdev rxb
+#                                          -E 2)
 # Guest side (ROXE_VM_GUEST=1), each step a check:
 #   - invalidation against access: roxe_kverbs_test.ko frwr_race=N: N rounds
 #     of REG_MR and LOCAL_INV (or rxe's SEND_WITH_INV) of a fast-reg MR on
@@ -115,7 +115,7 @@ guest_main() {
 	local t0=$SECONDS
 	: >"$ROXE_VM_OUT/roxed.log"
 	dmesg -c >/dev/null
-	vm_rxe_roxe_pair $A $B 2 --engines 2 || { log "setup failed"; exit 1; }
+	vm_rxe_roxe_pair $A $B 2 -E 2 || { log "setup failed"; exit 1; }
 	[ "$RACE_ROUNDS" = 0 ] || step_frwr_race
 	step_dereg_timeout
 	step_caps

@@ -3,9 +3,9 @@
 # The RDMA software people run, unmodified, on roxe0 (roxe.ko served by
 # roxed, through the stock rxe verbs provider) against two peers (issue
 # #17), one boot each:
-#   rxe:  rxe0 (kernel rxe) on rxa facing roxe0 (roxed -d rxb)
+#   rxe:  rxe0 (kernel rxe) on rxa facing roxe0 (roxed --netdev rxb)
 #         (vm_rxe_roxe_pair);
-#   roxe: roxe0 (roxed -d rxa) facing roxe1 (a second roxed -d rxb)
+#   roxe: roxe0 (roxed --netdev rxa) facing roxe1 (a second roxed --netdev rxb)
 #         (vm_roxe_roxe_pair).
 # On each:
 #   - rdmacm-utils: rping -V (data verified) with roxe0 as server and as

@@ -113,10 +113,10 @@ setup_net() {
 setup_rdma() {
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
-	"$ROXED" -d rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
+	"$ROXED" --netdev rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
 	vm_wait_for 20 vm_have_dev roxe0 ||
-		{ bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
+		{ bad "roxed --netdev rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
 	vm_wait_for 10 vm_verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
 	vm_wait_for 10 gid_index rxe0 "$(v4_gid $A4)" && vm_wait_for 10 gid_index roxe0 "$(v4_gid $B4)" &&
 		vm_wait_for 10 gid_index rxe0 $A6_GID && vm_wait_for 10 gid_index roxe0 $B6_GID ||

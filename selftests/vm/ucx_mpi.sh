@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # UCX 1.13 and Open MPI 4.1 (Debian's, unmodified) on roxe0 through the
 # stock rxe verbs provider, in one guest boot:
-#   1. rxe0 (kernel rxe, rxa 10.77.2.1) facing roxe0 (roxed -d rxb,
+#   1. rxe0 (kernel rxe, rxa 10.77.2.1) facing roxe0 (roxed --netdev rxb,
 #      10.77.2.2); a second rxe pair, rxe1 (rxc) facing rxe2 (rxd), is the
 #      reference throughout:
 #      - ucx_info -d lists rc_verbs and ud_verbs on roxe0 (and rxe0);
@@ -16,7 +16,7 @@
 #      - Open MPI (pml ucx, no shared memory) with one rank on rxe0 and one
 #        on roxe0: ping-pong, allreduce, alltoall, results checked
 #        (selftests/vm/mpi_check.c); rxe0's rank has the check off.
-#   2. roxe0 (roxed -d rxa) facing roxe1 (roxed -d rxb), nothing set but
+#   2. roxe0 (roxed --netdev rxa) facing roxe1 (roxed --netdev rxb), nothing set but
 #      UCX_NET_DEVICES (and UCX_TLS to pick the transport): UCP tag, put, get
 #      and am tests over rc_verbs (UCX_TLS=rc_v: UD only for wire-up) and
 #      tag and am over ud_verbs; UCT put, get and am over rc_verbs and

@@ -8,9 +8,9 @@
 #          MQ_QUEUES of them in use (default 2, ethtool -L), MQ_SMP vCPUs
 #          (default 3: virtio_net's XDP then adds no queue pairs for
 #          XDP_TX, as it needs one per vCPU beyond those in use);
-#          roxe-pingpong -d eth0 -E MQ_QUEUES: native (driver) XDP and one
+#          roxe-pingpong --netdev eth0 -E MQ_QUEUES: native (driver) XDP and one
 #          AF_XDP socket per engine and queue
-#   host:  roxe-pingpong -d tap0 (a multi-queue tap), run.sh --host-cmd
+#   host:  roxe-pingpong --netdev tap0 (a multi-queue tap), run.sh --host-cmd
 #
 # Checks:
 #   - roxectl status in the guest: eth0 in native mode, engines =
@@ -107,14 +107,14 @@ check_status() {
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 
-# roxed_run LABEL ARGS...: roxed -d eth0 ARGS as run by hand (it goes to
+# roxed_run LABEL ARGS...: roxed --netdev eth0 ARGS as run by hand (it goes to
 # the background, returning once roxe0 is registered or with why not);
 # what the terminal got in $ROXE_VM_OUT/roxed-LABEL.log, its status in RC.
 roxed_run() {
 	local label=$1
 	shift
 	RC=0
-	timeout 60 "$ROXED" -d eth0 "$@" >"$ROXE_VM_OUT/roxed-$label.log" 2>&1 || RC=$?
+	timeout 60 "$ROXED" --netdev eth0 "$@" >"$ROXE_VM_OUT/roxed-$label.log" 2>&1 || RC=$?
 	sed "s/^/    $label: /" "$ROXE_VM_OUT/roxed-$label.log"
 }
 
@@ -217,7 +217,7 @@ roxed_checks() {
 
 guest_main() {
 	local o=$ROXE_VM_OUT rc=0 pid n
-	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d eth0 -E "$Q" -c -e -s "$SIZE" -n "$ITERS"
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" --netdev eth0 -E "$Q" -c -e -s "$SIZE" -n "$ITERS"
 		-p "$PORT")
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
@@ -261,7 +261,7 @@ guest_main() {
 # ============================ host side: peer =============================
 peer_main() {
 	local o=$ROXE_VM_OUT rc=0
-	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" -d "$ROXE_VM_TAP" -c -e -s "$SIZE"
+	local pp=("$ROXE_TOP/build/bin/roxe-pingpong" --netdev "$ROXE_VM_TAP" -c -e -s "$SIZE"
 		-n "$ITERS" -p "$PORT")
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
 
@@ -283,7 +283,7 @@ peer_main() {
 	# 3: roxed's roxe0 in the guest serves (ibv_rc_pingpong, no -c there)
 	rc=0
 	if vm_wait_file 240 "$o/roxed-ready"; then
-		timeout $PP_TIMEOUT "$ROXE_TOP/build/bin/roxe-pingpong" -d "$ROXE_VM_TAP" -e -s 4096 \
+		timeout $PP_TIMEOUT "$ROXE_TOP/build/bin/roxe-pingpong" --netdev "$ROXE_VM_TAP" -e -s 4096 \
 			-n 50 -p $ROXED_PORT "$ROXE_VM_GUEST_ADDR" >"$o/host3.log" 2>&1 || rc=$?
 	else
 		rc=none

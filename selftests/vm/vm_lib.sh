@@ -493,9 +493,10 @@ vm_veth_pair() {
 
 # vm_roxe_roxe_pair A B QUEUES [ROXED-OPTION...]: two roxe.ko devices, each
 # served by its own roxed, facing each other over a veth pair of QUEUES
-# queues: roxe0 (roxed -d rxa) with address A, roxe1 (roxed -d rxb) with B;
-# the second roxed starts once roxe0 exists, so the names are fixed. roxed
-# logs to $ROXE_VM_OUT/roxed.log and roxed1.log. Needs $KO and $ROXED. Sets
+# queues: roxe0 (roxed --netdev rxa) with address A, roxe1 (roxed --netdev
+# rxb) with B; the second roxed starts once roxe0 exists, so the names are
+# fixed. roxed logs to $ROXE_VM_OUT/roxed.log and roxed1.log. Needs $KO and
+# $ROXED. Sets
 # ROXED_PID, ROXED1_PID, GA and GB (roxe0's and roxe1's RoCE v2 GID
 # indexes); 1 after the caller's bad.
 vm_roxe_roxe_pair() {
@@ -505,10 +506,10 @@ vm_roxe_roxe_pair() {
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	for i in 0 1; do
 		if [ $i = 0 ]; then
-			"$ROXED" -d rxa --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
+			"$ROXED" --netdev rxa --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
 			ROXED_PID=$!
 		else
-			"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed1.log" &
+			"$ROXED" --netdev rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed1.log" &
 			ROXED1_PID=$!
 		fi
 		vm_wait_for 20 vm_have_dev roxe$i ||
@@ -523,7 +524,7 @@ vm_roxe_roxe_pair() {
 }
 
 # vm_rxe_roxe_pair A B QUEUES [ROXED-OPTION...]: rxe0 (kernel rxe) on rxa
-# with address A facing roxe0 (roxe.ko served by roxed -d rxb, options
+# with address A facing roxe0 (roxe.ko served by roxed --netdev rxb, options
 # added) on rxb with B, over a veth pair of QUEUES queues; roxed logs to
 # $ROXE_VM_OUT/roxed.log. Needs $KO and $ROXED. Sets ROXED_PID, GX and GR
 # (rxe0's and roxe0's RoCE v2 GID indexes); 1 after the caller's bad.
@@ -533,10 +534,10 @@ vm_rxe_roxe_pair() {
 	vm_veth_pair rxa "$a" rxb "$b" "$queues" || { bad "veth pair"; return 1; }
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev rxa
-	"$ROXED" -d rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
+	"$ROXED" --netdev rxb --foreground "$@" 2>>"$ROXE_VM_OUT/roxed.log" &
 	ROXED_PID=$!
 	vm_wait_for 20 vm_have_dev roxe0 ||
-		{ bad "roxed -d rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
+		{ bad "roxed --netdev rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }
 	vm_wait_for 10 vm_verbs_dev roxe0 || { bad "no uverbs device for roxe0"; return 1; }
 	vm_wait_for 10 vm_gid_index rxe0 "$a" && vm_wait_for 10 vm_gid_index roxe0 "$b" ||
 		{ bad "no RoCE v2 GIDs"; return 1; }

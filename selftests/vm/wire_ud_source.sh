@@ -3,7 +3,7 @@
 # A hostile application cannot choose the source of its UD datagrams
 # (issue #15, finding 3): roxe0 (roxe.ko + roxed) against kernel rxe in the
 # guest, joined by a veth pair as in kmod_interop.sh:
-#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0: roxed -d rxb)
+#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0: roxed --netdev rxb)
 # wire_ud_source.c, one process with a UD QP on each device:
 #   - an ordinary send through an AH carries the AH's number (ah_num, from
 #     roxe.ko's create_ah) and arrives from roxe0's own address;

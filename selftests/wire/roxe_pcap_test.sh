@@ -67,19 +67,19 @@ cd "$work" || exit 1
 for kind in good mixed sll sll2 raw; do
 	"$out/pcap_gen" $kind $kind.pcap $kind.want || exit 1
 done
-echo "1..23"
+echo "1..25"
 
 # --- usage and errors ------------------------------------------------------
 "$pcap" --help >help.out 2>help.err
 rc=$?
 missing=
-for section in NAME SYNOPSIS DESCRIPTION OUTPUT "EXIT STATUS" EXAMPLES "tcpdump -i" "verify \[-q\] FILE"; do
+for section in NAME SYNOPSIS DESCRIPTION OUTPUT "EXIT STATUS" EXAMPLES "tcpdump -i" "verify \[-q\] \[--json\] FILE"; do
 	grep -q "$section" help.out || missing="$missing \"$section\""
 done
 "$pcap" -h | cmp -s - help.out
 result $((rc || $? || ${#missing})) help "exit $rc, missing:$missing"
 
-fails no_command 2 usage
+fails no_command 2 Usage
 fails unknown_command 2 "unknown command" check good.pcap
 fails no_file 2 "no capture file" verify
 fails two_files 2 "one capture file" verify good.pcap mixed.pcap
@@ -111,6 +111,40 @@ if command -v python3 >/dev/null; then
 else
 	result 1 pcapng "missing: python3"
 	result 1 pcapng_linux_sll2 "missing: python3"
+fi
+
+# --json: the same frames, results and counts as the text, in one document.
+# json_same NAME WANT_RC WANT_FILE roxe-pcap ARGS...
+json_same() {
+	local name=$1 want_rc=$2 want=$3 rc got text
+	shift 3
+	"$pcap" "$@" >"$work/$name.out" 2>"$work/$name.err"
+	rc=$?
+	# "N ... icrc ok|icrc BAD (...)|truncated (...)" or "N malformed ..."
+	text=$(sed '$d' "$want" | awk '
+		/ icrc ok$/ { print $1, "icrc ok"; next }
+		/ icrc BAD / { print $1, "icrc bad"; next }
+		$2 == "malformed" { print $1, "malformed"; next }
+		{ print $1, "truncated" }'
+		tail -n 1 "$want" | sed -E 's/^.*: ([0-9]+) frames, ([0-9]+) roce, ([0-9]+) icrc ok, ([0-9]+) icrc bad, ([0-9]+) malformed, ([0-9]+) non-roce skipped$/\1 \2 \3 \4 \5 \6/')
+	got=$(jq -r -s 'if length != 1 then "not one document" else .[0] |
+		(.checked[] | "\(.frame) \(.result)"),
+		"\(.frames) \(.roce) \(.icrc_ok) \(.icrc_bad) \(.malformed) \(.skipped)" end' \
+		"$work/$name.out" 2>&1)
+	if [ $rc -ne "$want_rc" ]; then
+		result 1 "$name" "exit $rc, want $want_rc" "$(head -c 2000 "$work/$name.err")"
+	elif [ "$got" != "$text" ]; then
+		result 1 "$name" "JSON differs from $want:" "$(diff <(echo "$text") <(echo "$got") | head -n 20)"
+	else
+		result 0 "$name"
+	fi
+}
+if command -v jq >/dev/null; then
+	json_same json_mixed 1 mixed.want verify --json mixed.pcap
+	json_same json_mixed_quiet 1 mixed-q.want verify -q --json mixed.pcap
+else
+	result 1 json_mixed "missing: jq"
+	result 1 json_mixed_quiet "missing: jq"
 fi
 
 sed 's/^good\.pcap:/-:/' good.want >stdin.want

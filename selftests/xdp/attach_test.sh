@@ -86,7 +86,7 @@ check "help is a manual" sh -c "$ROXECTL --help | grep -q '^SYNOPSIS'"
 # goes with the program, even one killed with SIGKILL.
 killed_owner_detaches() {
 	local pid i
-	ip netns exec "$b" "$TOP_BIN/roxe-pingpong" -d "$b" -e >/dev/null 2>&1 &
+	ip netns exec "$b" "$TOP_BIN/roxe-pingpong" --netdev "$b" -e >/dev/null 2>&1 &
 	pid=$!
 	for i in $(seq 50); do
 		ip -n "$b" link show "$b" | grep -q 'prog/xdp' && break

@@ -47,12 +47,12 @@ ip netns exec "$a" "$bin/roxectl" attach "$a" --engines 1 >/dev/null
 ip netns exec "$b" "$bin/roxectl" attach "$b" --engines 1 >/dev/null
 
 # 300 exchanges of 4 KiB (4 packets each way), every byte checked.
-ip netns exec "$b" timeout 120 "$bin/roxe-pingpong" -d "$b" -e -c -L 1500 -s 4096 -n 300 \
+ip netns exec "$b" timeout 120 "$bin/roxe-pingpong" --netdev "$b" -e -c -L 1500 -s 4096 -n 300 \
 	> "/tmp/$name-server.log" 2>&1 &
 server=$!
 netns_wait_listen "$b" 18515 || fail "roxe-pingpong server did not start"
 rc=0
-ip netns exec "$a" timeout 120 "$bin/roxe-pingpong" -d "$a" -e -c -L 1500 -s 4096 -n 300 10.99.0.2 \
+ip netns exec "$a" timeout 120 "$bin/roxe-pingpong" --netdev "$a" -e -c -L 1500 -s 4096 -n 300 10.99.0.2 \
 	> "/tmp/$name-client.log" 2>&1 || rc=$?
 wait $server || rc=$((rc ? rc : 1))
 sed 's/^/# client: /' "/tmp/$name-client.log"
@@ -62,7 +62,7 @@ rm -f "/tmp/$name-client.log" "/tmp/$name-server.log"
 
 # Counters of QP 2 (the one QP each side had) from each host's maps.
 counter() {	# host field
-	ip netns exec "$1" "$bin/roxectl" stats "$1" --qp 2 | awk -v f="$2" '$1 == f { print $2 }'
+	ip netns exec "$1" "$bin/roxectl" stats "$1" --qpn 2 | awk -v f="$2" '$1 == f { print $2 }'
 }
 retrans=$(( $(counter "$a" retransmits) + $(counter "$b" retransmits) ))
 icrc=$(( $(counter "$a" icrc_errors) + $(counter "$b" icrc_errors) ))

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# --json means stdout is exactly one JSON document, whatever happens: every
-# tool with --json (roxe-perf, roxe-rawperf, roxectl stats and devices,
-# roxe-microbench) is run and its stdout alone checked with jq -e; a run
-# that fails still prints a document that says so. Strings are escaped:
+# --json means stdout is exactly one JSON document: every tool with --json
+# (roxe-perf, roxe-pingpong, roxe-rawperf, roxectl attach, status, detach,
+# stats and devices, faultwire, roxe-microbench; roxe-pcap's is in
+# selftests/wire) is run and its stdout alone checked with jq -e; a
+# roxe-perf run that fails still prints a document that says so. Strings are escaped:
 # roxe is attached to an interface whose name holds a quote and a
 # backslash, and a stand-in for roxed's status socket answers with them.
 #
@@ -18,7 +19,7 @@ a=$name-a b=$name-b
 
 ksft_need_root
 command -v jq >/dev/null || { log "FAIL: missing: jq is missing (tools/scripts/install-deps.sh)"; exit $KSFT_FAIL; }
-for t in roxe-perf roxe-rawperf roxectl roxe-microbench; do
+for t in roxe-perf roxe-pingpong roxe-rawperf roxectl roxe-microbench faultwire; do
 	[ -x "$bin/$t" ] || { log "FAIL: missing: $bin/$t not built"; exit $KSFT_FAIL; }
 done
 . "$top/tools/scripts/netns.sh"
@@ -60,7 +61,7 @@ pair() {
 }
 
 # roxe-perf: the results in JSON, perftest's text on stderr.
-pair roxe-perf 18515 "send bw -d $b --json" "send bw -d $a -n 500 --json"
+pair roxe-perf 18515 "send bw --netdev $b --json" "send bw --netdev $a -n 500 --json"
 doc "roxe-perf send bw client" "$out/client.out" \
 	'.ok and .role == "client" and .interface == "'"$a"'" and (.results | length == 1) and .results[0].bw_avg_gbps > 0'
 doc "roxe-perf send bw server" "$out/server.out" '.ok and .role == "server"'
@@ -72,26 +73,40 @@ else
 	fails=$((fails + 1))
 fi
 # A passive server has no figures of its own: still one document.
-pair roxe-perf 18515 "read lat -d $b --json" "read lat -d $a -n 200 --json"
+pair roxe-perf 18515 "read lat --netdev $b --json" "read lat --netdev $a -n 200 --json"
 doc "roxe-perf read lat client" "$out/client.out" \
 	'.ok and .results[0].usec.typical > 0 and .results[0].what == "round trip"'
 doc "roxe-perf read lat server (passive)" "$out/server.out" '.ok and .results == []'
 # A run that fails (the two ends run different tests) says so in JSON.
-pair roxe-perf 18515 "read bw -d $b --json" "write bw -d $a -n 10 --json"
+pair roxe-perf 18515 "read bw --netdev $b --json" "write bw --netdev $a -n 10 --json"
 doc "roxe-perf mismatched client" "$out/client.out" '.ok == false'
 doc "roxe-perf mismatched server" "$out/server.out" '.ok == false'
 
 # roxe-rawperf over the UDP backend (no XDP program needed).
-pair roxe-rawperf 18520 "-d $b -B udp --json lat" "-d $a -B udp -n 200 -w 10 --json lat"
+pair roxe-rawperf 18520 "--netdev $b -B udp --json lat" "--netdev $a -B udp -n 200 -w 10 --json lat"
 doc "roxe-rawperf lat client" "$out/client.out" '.role == "client" and .rtt_us.median > 0'
 doc "roxe-rawperf lat server" "$out/server.out" '.role == "server" and .served > 0'
 # -k 2: two frames each way, answered once both arrived: the server
 # answers 210 exchanges (more only for the client's resends of lost ones).
-pair roxe-rawperf 18520 "-d $b -B udp --json lat" "-d $a -B udp -n 200 -w 10 -k 2 --json lat"
+pair roxe-rawperf 18520 "--netdev $b -B udp --json lat" "--netdev $a -B udp -n 200 -w 10 -k 2 --json lat"
 lost=$(jq -r '.lost // 0' "$out/client.out" 2>/dev/null)
 doc "roxe-rawperf lat -k 2 client" "$out/client.out" '.frames == 2 and .rtt_us.median > 0'
 doc "roxe-rawperf lat -k 2 server" "$out/server.out" \
 	".frames == 2 and .served >= 420 and .served <= 2 * (210 + ${lost:-0})"
+
+# roxe-pingpong: the result, and the addresses of both ends; its text on
+# stderr.
+pair roxe-pingpong 18515 "--netdev $b --json -n 50 -c" "--netdev $a --json -n 50 -c"
+doc "roxe-pingpong client" "$out/client.out" \
+	'.ok and .role == "client" and .iterations == 50 and .usec_per_iter > 0 and (.remote.qpn | type == "number") and .bad_exchange == null'
+doc "roxe-pingpong server" "$out/server.out" '.ok and .role == "server" and .local.gid == "::ffff:10.99.0.2"'
+n=$((n + 1))
+if grep -q "iters in" "$out/client.err"; then
+	log "ok: roxe-pingpong --json: ibv_rc_pingpong's text on stderr"
+else
+	log "FAIL: roxe-pingpong --json: its text is not on stderr"
+	fails=$((fails + 1))
+fi
 
 # roxe-microbench.
 "$bin/roxe-microbench" --json --time 2 >"$out/mb.out" 2>"$out/mb.err"
@@ -112,8 +127,48 @@ doc "roxectl stats IFACE (name with a quote and a backslash)" "$out/stats1" \
 ip netns exec "$a" "$bin/roxectl" stats --json >"$out/stats2" 2>>"$out/stats.err"
 doc "roxectl stats, every interface" "$out/stats2" \
 	'type == "array" and length == 2 and ([.[].interface] | sort == ["'"$a"'", "rx\"q\\1"])'
-ip netns exec "$a" "$bin/roxectl" stats "$a" --qp 2 --json >"$out/stats3" 2>>"$out/stats.err"
-doc "roxectl stats IFACE --qp 2" "$out/stats3" '.qps | length == 1 and .[0].qpn == 2'
+ip netns exec "$a" "$bin/roxectl" stats "$a" --qpn 2 --json >"$out/stats3" 2>>"$out/stats.err"
+doc "roxectl stats IFACE --qpn 2" "$out/stats3" '.qps | length == 1 and .[0].qpn == 2'
+
+# roxectl attach, status and detach: one document each.
+x=${name}x y=${name}y
+ip -n "$a" link add "$x" type veth peer name "$y" && ip -n "$a" link set "$x" up &&
+	ip -n "$a" link set "$y" up || log "cannot make $x"
+ip netns exec "$a" "$bin/roxectl" attach "$x" --mode generic -E 1 --json >"$out/att" 2>>"$out/stats.err"
+doc "roxectl attach --json" "$out/att" \
+	'.interface == "'"$x"'" and .mode == "generic" and .engines == 1 and .unknown_qp == "drop"'
+ip netns exec "$a" "$bin/roxectl" status --json >"$out/status" 2>>"$out/stats.err"
+doc "roxectl status --json" "$out/status" \
+	'(.interfaces | length == 3) and (.sockets | type == "array") and
+	 (.sockets_error == null or (.sockets_error | type == "string"))'
+ip netns exec "$a" "$bin/roxectl" detach "$x" --json >"$out/det" 2>>"$out/stats.err"
+doc "roxectl detach --json" "$out/det" '.interface == "'"$x"'" and .detached'
+
+# faultwire: what it did, when it stops; with --rate, the queue's counts.
+# Between x and u, two veth pairs' ends (between x and y, a pair, every
+# frame would go round and round).
+u=${name}u v=${name}v
+ip -n "$a" link add "$u" type veth peer name "$v" && ip -n "$a" link set "$u" up &&
+	ip -n "$a" link set "$v" up || log "cannot make $u"
+# fw_run FILE ARGS...: faultwire until SIGTERM, which it handles once both
+# its sockets are open
+fw_run() {
+	local f=$1 fw
+	shift
+	ip netns exec "$a" "$bin/faultwire" "$x" "$u" "$@" --json >"$f" 2>>"$out/fw.err" &
+	fw=$!
+	for _ in $(seq 50); do
+		[ "$(find /proc/$fw/fd -lname 'socket:*' 2>/dev/null | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	sleep 0.2
+	kill -TERM $fw
+	wait $fw
+}
+fw_run "$out/fw1" --drop 1000
+doc "faultwire --json" "$out/fw1" '(.forwarded | type == "number") and .queue == null'
+fw_run "$out/fw2" --rate 1gbit --mark 16k
+doc "faultwire --rate --json" "$out/fw2" '.queue.rate_bps == 1000000000 and (.queue.marked | type == "number")'
 
 # roxectl devices: none, then one from a stand-in roxed whose status text
 # carries a quote, a backslash, a control byte, a byte that is not UTF-8,

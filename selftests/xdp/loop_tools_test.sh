@@ -36,14 +36,14 @@ fails=0
 run() {
 	local tool=$1 sargs=$2 cargs=$3 src=0 crc=0
 	# shellcheck disable=SC2086 # the options, split on purpose
-	ip netns exec $ns timeout 60 "$bin/$tool" $sargs -d $x >"$out/server" 2>&1 &
+	ip netns exec $ns timeout 60 "$bin/$tool" $sargs --netdev $x >"$out/server" 2>&1 &
 	local server=$!
 	if ! netns_wait_listen $ns 18515; then
 		log "FAIL: $tool server \"$sargs\" did not start"; cat "$out/server"
 		fails=$((fails + 1)); wait $server || true; return
 	fi
 	# shellcheck disable=SC2086
-	ip netns exec $ns timeout 60 "$bin/$tool" $cargs -d $y 10.97.0.1 >"$out/client" 2>&1 || crc=$?
+	ip netns exec $ns timeout 60 "$bin/$tool" $cargs --netdev $y 10.97.0.1 >"$out/client" 2>&1 || crc=$?
 	wait $server || src=$?
 	if [ $crc = 0 ] && [ $src = 0 ]; then
 		log "ok: $tool $cargs: $(grep -E '^ [0-9]+ +[0-9]+ |bytes in' "$out/client" | tail -n1 | tr -s ' \t' ' ')"

@@ -30,14 +30,14 @@ run() {
 	local sargs=$1 cargs=$2 src=0 crc=0 rows
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # the options, split on purpose
-	ip netns exec "$b" timeout 100 "$perf" $sargs -u 18 -d "$b" >"$out/server" 2>&1 &
+	ip netns exec "$b" timeout 100 "$perf" $sargs -u 18 --netdev "$b" >"$out/server" 2>&1 &
 	local server=$!
 	if ! netns_wait_listen "$b" 18515; then
 		log "FAIL: server \"$sargs\" did not start"; cat "$out/server"
 		fails=$((fails + 1)); wait $server || true; return
 	fi
 	# shellcheck disable=SC2086
-	ip netns exec "$a" timeout 100 "$perf" $cargs -u 18 -d "$a" 10.99.0.2 >"$out/client" 2>&1 ||
+	ip netns exec "$a" timeout 100 "$perf" $cargs -u 18 --netdev "$a" 10.99.0.2 >"$out/client" 2>&1 ||
 		crc=$?
 	wait $server || src=$?
 	rows=$(grep -c -E '^ [0-9]+ +[0-9]+ ' "$out/client" || true)
@@ -70,7 +70,7 @@ for bad in "write bw -q 4097" "write bw -q 4096 -t 8 -r 8" "write bw -q 4096 -t 
 	n=$((n + 1))
 	rc=0
 	# shellcheck disable=SC2086
-	"$perf" $bad -d lo >"$out/usage" 2>&1 || rc=$?
+	"$perf" $bad --netdev lo >"$out/usage" 2>&1 || rc=$?
 	if [ $rc = 2 ] && [ -s "$out/usage" ]; then
 		log "ok: roxe-perf $bad: exit 2, $(head -n1 "$out/usage")"
 	else

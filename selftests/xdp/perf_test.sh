@@ -29,14 +29,14 @@ run() {
 	local sargs=$1 cargs=$2 want=${3:-ok} src=0 crc=0 rows
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # the options, split on purpose
-	ip netns exec "$b" timeout 60 "$perf" $sargs -d "$b" >"$out/server" 2>&1 &
+	ip netns exec "$b" timeout 60 "$perf" $sargs --netdev "$b" >"$out/server" 2>&1 &
 	local server=$!
 	if ! netns_wait_listen "$b" 18515; then
 		log "FAIL: server \"$sargs\" did not start"; cat "$out/server"
 		fails=$((fails + 1)); wait $server || true; return
 	fi
 	# shellcheck disable=SC2086
-	ip netns exec "$a" timeout 60 "$perf" $cargs -d "$a" 10.99.0.2 >"$out/client" 2>&1 || crc=$?
+	ip netns exec "$a" timeout 60 "$perf" $cargs --netdev "$a" 10.99.0.2 >"$out/client" 2>&1 || crc=$?
 	wait $server || src=$?
 	rows=$(grep -c -E '^ [0-9]+ +[0-9]+ ' "$out/client" || true)
 	if [ "$want" = ok ] && [ $crc = 0 ] && [ $src = 0 ] && [ "$rows" -gt 0 ]; then
@@ -88,7 +88,7 @@ for bad in "write" "write bw -s 0" "atomic bw -s 64" "send lat -q 2" "write bw -
 	n=$((n + 1))
 	rc=0
 	# shellcheck disable=SC2086
-	"$perf" $bad -d lo >"$out/usage" 2>&1 || rc=$?
+	"$perf" $bad --netdev lo >"$out/usage" 2>&1 || rc=$?
 	if [ $rc = 2 ] && [ -s "$out/usage" ]; then
 		log "ok: roxe-perf $bad: exit 2, $(head -n1 "$out/usage")"
 	else

@@ -96,8 +96,13 @@ static void gid_port(char *out, size_t len, const uint8_t gid[16], int port)
 		snprintf(out, len, port < 0 ? "[%s]" : "[%s]:%d", ip, port);
 }
 
-/* "N SRC:SPORT -> DST OPCODE qp 0xQPN psn PSN len LEN " */
-static void print_frame(FILE *out, unsigned long n, const uint8_t *f, const struct roxe_pkt *pkt)
+/* What check_frame found of a RoCE v2 frame. */
+enum frame_state { FRAME_OK, FRAME_BAD, FRAME_TRUNCATED, FRAME_MALFORMED };
+
+/* "N SRC:SPORT -> DST OPCODE qp 0xQPN psn PSN len LEN ", or the JSON
+ * object's first members */
+static void print_frame(const struct pcapcheck *k, unsigned long n, const uint8_t *f,
+			const struct roxe_pkt *pkt)
 {
 	struct roxe_frame_addr a;
 	struct roxe_bth bth;
@@ -105,11 +110,56 @@ static void print_frame(FILE *out, unsigned long n, const uint8_t *f, const stru
 
 	roxe_frame_addr_get(f, pkt, &a);
 	memcpy(&bth, f + pkt->bth_off, sizeof(bth));
+	/* addresses and opcode names are our own text: nothing to escape */
+	if (k->json) {	/* the addresses bare: IPv4 dotted, IPv6 without brackets */
+		roxe_gid_ntop(a.sgid, src, sizeof(src));
+		roxe_gid_ntop(a.dgid, dst, sizeof(dst));
+		fprintf(k->out, ", \"src\": \"%s\", \"sport\": %d, \"dst\": \"%s\", \"opcode\": "
+			"\"%s\", \"qpn\": %u, \"psn\": %u, \"len\": %u", src, a.sport, dst,
+			roxe_opcode_name(bth.opcode), roxe_bth_qpn(&bth), roxe_bth_psn(&bth),
+			pkt->payload_len);
+		return;
+	}
 	gid_port(src, sizeof(src), a.sgid, a.sport);
 	gid_port(dst, sizeof(dst), a.dgid, -1);
-	fprintf(out, "%lu %s -> %s %s qp 0x%06x psn %u len %u ", n, src, dst,
+	fprintf(k->out, "%lu %s -> %s %s qp 0x%06x psn %u len %u ", n, src, dst,
 		roxe_opcode_name(bth.opcode), roxe_bth_qpn(&bth),
 		roxe_bth_psn(&bth), pkt->payload_len);
+}
+
+/* Frame n's line or object: x and y are want and got (FRAME_BAD), captured
+ * and wire bytes (FRAME_TRUNCATED), the verdict and bytes (FRAME_MALFORMED). */
+static void report(struct pcapcheck *k, unsigned long n, const uint8_t *f,
+		   const struct roxe_pkt *pkt, enum frame_state st, uint32_t x, uint32_t y)
+{
+	static const char *const result[] = { "icrc ok", "icrc bad", "truncated", "malformed" };
+
+	if (k->json) {
+		fprintf(k->out, "%s{\"frame\": %lu, \"result\": \"%s\"", k->shown ? ",\n " : "", n,
+			result[st]);
+		if (st == FRAME_MALFORMED)
+			fprintf(k->out, ", \"reason\": \"%s\", \"bytes\": %u}",
+				roxe_verdict_name((int)x), y);
+		else
+			print_frame(k, n, f, pkt);
+		if (st == FRAME_BAD)
+			fprintf(k->out, ", \"icrc_want\": %u, \"icrc_got\": %u}", x, y);
+		else if (st == FRAME_TRUNCATED)
+			fprintf(k->out, ", \"captured\": %u, \"bytes\": %u}", x, y);
+		else if (st == FRAME_OK)
+			fprintf(k->out, "}");
+	} else if (st == FRAME_MALFORMED) {
+		fprintf(k->out, "%lu malformed %s (%u bytes)\n", n, roxe_verdict_name((int)x), y);
+	} else {
+		print_frame(k, n, f, pkt);
+		if (st == FRAME_OK)
+			fprintf(k->out, "icrc ok\n");
+		else if (st == FRAME_BAD)
+			fprintf(k->out, "icrc BAD (want 0x%08x got 0x%08x)\n", x, y);
+		else
+			fprintf(k->out, "truncated (captured %u of %u bytes)\n", x, y);
+	}
+	k->shown++;
 }
 
 /* Check one Ethernet frame of which cap bytes were captured out of wire. */
@@ -130,29 +180,24 @@ static void check_frame(struct pcapcheck *k, const uint8_t *f, uint32_t cap, uin
 	c->roce++;
 	if (v != ROXE_PKT_OK) {
 		c->malformed++;
-		fprintf(k->out, "%lu malformed %s (%u bytes)\n", n, roxe_verdict_name(v),
-			wire > cap ? wire : cap);
+		report(k, n, f, &pkt, FRAME_MALFORMED, (uint32_t)v, wire > cap ? wire : cap);
 		return;
 	}
 	if (cap < pkt.frame_len) {
 		/* Only the headers up to the BTH are sure to be there. */
 		c->malformed++;
-		print_frame(k->out, n, f, &pkt);
-		fprintf(k->out, "truncated (captured %u of %u bytes)\n", cap, wire);
+		report(k, n, f, &pkt, FRAME_TRUNCATED, cap, wire);
 		return;
 	}
 	want = roxe_icrc_compute(f, &pkt);
 	got = roxe_icrc_stored(f, &pkt);
 	if (want == got) {
 		c->icrc_ok++;
-		if (k->quiet)
-			return;
-		print_frame(k->out, n, f, &pkt);
-		fprintf(k->out, "icrc ok\n");
+		if (!k->quiet)
+			report(k, n, f, &pkt, FRAME_OK, want, got);
 	} else {
 		c->icrc_bad++;
-		print_frame(k->out, n, f, &pkt);
-		fprintf(k->out, "icrc BAD (want 0x%08x got 0x%08x)\n", want, got);
+		report(k, n, f, &pkt, FRAME_BAD, want, got);
 	}
 }
 

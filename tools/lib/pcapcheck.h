@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * roxe-pcap's reader: the records of a capture, Ethernet or Linux cooked,
- * through roxe's frame parser and ICRC check, one line per RoCE v2 frame.
+ * through roxe's frame parser and ICRC check, one line per RoCE v2 frame
+ * (or, with json set after init, one JSON object: the caller writes the
+ * array around them).
  * Apart from the tool so that a fuzz target (selftests/wire/fuzz_pcap.c)
  * can feed it captures from memory and records one at a time.
  */
@@ -27,6 +29,8 @@ struct pcapcheck {
 	int			dlt;
 	FILE			*out;
 	bool			quiet;	/* print only the frames that failed */
+	bool			json;	/* each frame a JSON object, a comma between */
+	unsigned long		shown;	/* frames printed */
 	struct pcapcheck_counts	c;
 	uint8_t			*buf;	/* a cooked record made Ethernet */
 	size_t			buf_len;

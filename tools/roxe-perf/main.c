@@ -5,15 +5,14 @@
  * main.c holds the options and the order of a run, which follows perftest
  * 4.5's socket exchange test by test (exchange.c has the bytes).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "perf.h"
+#include "roxe/cli.h"
 #include "roxe/limits.h"
 #include "roxe/version.h"
 #include "tool.h"
@@ -30,8 +29,8 @@ static void usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
 "Usage:\n"
-"  %1$s TEST MODE -d IFACE [options]          server: wait for a client\n"
-"  %1$s TEST MODE -d IFACE [options] HOST     client: connect to HOST\n"
+"  %1$s TEST MODE --netdev IFACE [options]          server: wait for a client\n"
+"  %1$s TEST MODE --netdev IFACE [options] HOST     client: connect to HOST\n"
 "\n"
 "  TEST  write | read | send | atomic\n"
 "  MODE  bw | lat\n"
@@ -39,13 +38,16 @@ static void usage(FILE *f, const char *argv0)
 "RDMA bandwidth and latency over roxe, measured as perftest measures them\n"
 "(ib_write_bw, ib_read_lat, ...), on one or more RC QPs. The client drives\n"
 "the test; a roxe-perf server takes the client's options, so it needs only\n"
-"TEST, MODE and -d. With --perftest, the socket exchange is perftest 4.5's\n"
-"and either end may be a real ib_*_bw / ib_*_lat on any RoCE v2 device; then\n"
-"both ends need the same options, as with perftest itself.\n"
+"TEST, MODE and --netdev. With --perftest, the socket exchange is perftest\n"
+"4.5's and either end may be a real ib_*_bw / ib_*_lat on any RoCE v2 device;\n"
+"then both ends need the same options, as with perftest itself.\n"
 "roxe attaches to IFACE if it is not attached yet (and detaches at exit).\n"
 "\n"
 "Options:\n"
-"  -d, --ib-dev=IFACE     network interface to run on (required)\n"
+"      --netdev=IFACE     network interface to run on (required)\n"
+"  -d, --ib-dev=NAME      refused: perftest's -d names an RDMA device, and\n"
+"                         roxe-perf opens none: it runs its own engine on\n"
+"                         --netdev's interface (roxe(7), COMMAND LINE)\n"
 "  -p, --port=PORT        TCP port of the exchange (default 18515)\n"
 "  -s, --size=BYTES       message size (default: bw 65536, lat 2, atomic 8)\n"
 "  -a, --all              sweep sizes 2 B .. 8 MiB, powers of two\n"
@@ -69,7 +71,7 @@ static void usage(FILE *f, const char *argv0)
 "  -P, --polled           no engine threads: the polling loop runs the engine\n"
 "                         (run-to-completion; lowest latency, one busy core per\n"
 "                         end; not with -e)\n"
-"      --engines=N        engine threads (default 1)\n"
+"  -E, --engines=N        engine threads (default 1)\n"
 "  -B, --backend=B        afxdp (default) or udp\n"
 "      --cc=SETTINGS      congestion control of this end's device: on (the\n"
 "                         default), off, or DCQCN's name=value,... (roxed(8))\n"
@@ -103,35 +105,6 @@ static void usage(FILE *f, const char *argv0)
 		(ROXE_MAX_CQE - 1) / (128 + 512));
 }
 
-static int parse_num(const char *s, unsigned long long min, unsigned long long max,
-		     unsigned long long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		*v <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		*v <<= 20, end++;
-	return *end || *v < min || *v > max ? -1 : 0;
-}
-
-/* "argv0: message" on stderr; returns a usage error's exit status. */
-static int __attribute__((format(printf, 2, 3))) usage_err(const char *argv0, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", argv0);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
 /* The CQ takes every WR of every QP (qps * (tx + rx) + 1 entries, as
  * resources.c sizes it). Without -t/-r, many QPs share what one CQ holds:
  * 4096 QPs get 7 sends and 8 receives each; a depth given stays. */
@@ -153,18 +126,19 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 	return 0;
 }
 
-enum { O_ENGINES = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
+enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
 
-static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePB:x:i:FhV";
+static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePE:B:x:i:FhV";
 static const struct option long_opts[] = {
-	{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
+	{ "netdev", 1, NULL, O_NETDEV }, { "ib-dev", 1, NULL, 'd' },
+	{ "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
 	{ "all", 0, NULL, 'a' }, { "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
 	{ "qp", 1, NULL, 'q' }, { "mtu", 1, NULL, 'm' }, { "tx-depth", 1, NULL, 't' },
 	{ "rx-depth", 1, NULL, 'r' }, { "cq-mod", 1, NULL, 'Q' },
 	{ "qp-timeout", 1, NULL, 'u' },
 	{ "inline_size", 1, NULL, 'I' }, { "atomic_type", 1, NULL, 'A' },
 	{ "events", 0, NULL, 'e' }, { "polled", 0, NULL, 'P' },
-	{ "engines", 1, NULL, O_ENGINES }, { "backend", 1, NULL, 'B' },
+	{ "engines", 1, NULL, 'E' }, { "backend", 1, NULL, 'B' },
 	{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
 	{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
 	{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
@@ -181,76 +155,51 @@ struct given {
 /* An option group's answer for an option of another group. */
 #define NOT_MINE (-1)
 
-/* -d -B --engines -P --cc -x -i -F: the device this end opens. */
-static int opt_device(int opt, const char *arg, struct perf_opts *o, struct given *g,
-		      const char *argv0)
+/* --netdev -d -B -E -P --cc -x -i -F: the device this end opens. */
+static int opt_device(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
-	unsigned long long v;
+	unsigned one;
 
 	(void)g;
 	switch (opt) {
-	case 'd': o->ifname = arg; return 0;
-	case 'B':
-		if (!strcmp(arg, "afxdp"))
-			o->backend = ROXE_BACKEND_AFXDP;
-		else if (!strcmp(arg, "udp"))
-			o->backend = ROXE_BACKEND_UDP;
-		else
-			return usage_err(argv0, "unknown backend %s (afxdp, udp)", arg);
-		return 0;
-	case O_ENGINES:
-		if (parse_num(arg, 1, 64, &v))
-			return usage_err(argv0, "invalid engine count %s", arg);
-		o->engines = (unsigned)v;
-		return 0;
+	case O_NETDEV: o->ifname = arg; return 0;
+	case 'd': return tool_ib_dev_refused(arg);
+	case 'B': return tool_backend(arg, &o->backend);
+	case 'E': return tool_uint("-E/--engines", arg, 1, 64, &o->engines);
 	case 'P': o->polled = true; return 0;
 	case O_CC: o->cc = arg; return 0;	/* checked by roxe_device_open */
-	case 'x': o->gid_index = atoi(arg); return 0;
-	case 'i':
-		if (strcmp(arg, "1"))
-			return usage_err(argv0, "roxe devices have one port: 1");
-		return 0;
+	case 'x': return tool_int("-x/--gid-index", arg, 0, 255, &o->gid_index);
+	case 'i': return tool_uint("-i/--ib-port (roxe devices have one port)", arg, 1, 1, &one);
 	case 'F': return 0;
 	}
 	return NOT_MINE;
 }
 
 /* -s -a -n -D -q -A --verify: what the test moves, and for how long. */
-static int opt_workload(int opt, const char *arg, struct perf_opts *o, struct given *g,
-			const char *argv0)
+static int opt_workload(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
-	unsigned long long v;
+	uint64_t v;
+	int err;
 
 	switch (opt) {
 	case 's':
-		if (parse_num(arg, 1, PERF_SWEEP_MAX, &v))
-			return usage_err(argv0, "invalid size %s (1 .. %u)", arg, PERF_SWEEP_MAX);
-		o->size = (uint32_t)v;
+		err = tool_num("-s/--size", arg, 1, PERF_SWEEP_MAX, TOOL_NUM_SUFFIX, &v);
+		if (!err)
+			o->size = (uint32_t)v;
 		g->size = true;
-		return 0;
+		return err;
 	case 'a': o->sweep = true; return 0;
 	case 'n':
-		if (parse_num(arg, 1, 1ull << 40, &v))
-			return usage_err(argv0, "invalid iteration count %s", arg);
-		o->iters = v;
 		g->iters = true;
-		return 0;
-	case 'D':
-		if (parse_num(arg, 1, 86400, &v))
-			return usage_err(argv0, "invalid duration %s (seconds)", arg);
-		o->duration = (unsigned)v;
-		return 0;
-	case 'q':
-		if (parse_num(arg, 1, PERF_MAX_QPS, &v))
-			return usage_err(argv0, "invalid QP count %s (1 .. %d)", arg, PERF_MAX_QPS);
-		o->qps = (unsigned)v;
-		return 0;
+		return tool_num("-n/--iters", arg, 1, 1ull << 40, TOOL_NUM_SUFFIX, &o->iters);
+	case 'D': return tool_uint("-D/--duration", arg, 1, 86400, &o->duration);
+	case 'q': return tool_uint("-q/--qp", arg, 1, PERF_MAX_QPS, &o->qps);
 	case 'A':
 		if (!strcmp(arg, "CMP_AND_SWAP"))
 			o->cmp_swap = true;
 		else if (strcmp(arg, "FETCH_AND_ADD"))
-			return usage_err(argv0, "invalid atomic type %s (CMP_AND_SWAP, FETCH_AND_ADD)",
-					 arg);
+			return tool_usage_error("-A/--atomic_type: CMP_AND_SWAP or FETCH_AND_ADD, "
+						"not '%s'", arg);
 		return 0;
 	case O_VERIFY: o->verify = true; return 0;
 	}
@@ -258,44 +207,31 @@ static int opt_workload(int opt, const char *arg, struct perf_opts *o, struct gi
 }
 
 /* -m -t -r -Q -I -u -e: the QPs, their queues and the CQ. */
-static int opt_queues(int opt, const char *arg, struct perf_opts *o, struct given *g,
-		      const char *argv0)
+static int opt_queues(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
-	unsigned long long v;
+	uint64_t v;
+	int err;
 
 	switch (opt) {
 	case 'm':
 		if (tool_parse_mtu(arg, &o->mtu))
-			return usage_err(argv0, "invalid MTU %s (256, 512, 1024, 2048, 4096)", arg);
+			return tool_usage_error("-m/--mtu: 256, 512, 1024, 2048 or 4096, not '%s'", arg);
 		return 0;
 	case 't':
-		if (parse_num(arg, 1, 16383, &v))
-			return usage_err(argv0, "invalid TX depth %s (1 .. 16383)", arg);
-		o->tx_depth = (unsigned)v;
 		g->tx = true;
-		return 0;
+		return tool_uint("-t/--tx-depth", arg, 1, 16383, &o->tx_depth);
 	case 'r':
-		if (parse_num(arg, 1, 16383, &v))
-			return usage_err(argv0, "invalid RX depth %s (1 .. 16383)", arg);
-		o->rx_depth = (unsigned)v;
 		g->rx = true;
-		return 0;
+		return tool_uint("-r/--rx-depth", arg, 1, 16383, &o->rx_depth);
 	case 'Q':
-		if (parse_num(arg, 1, 16383, &v))
-			return usage_err(argv0, "invalid CQ moderation %s", arg);
-		o->cq_mod = (unsigned)v;
 		g->cq = true;
-		return 0;
+		return tool_uint("-Q/--cq-mod", arg, 1, 16383, &o->cq_mod);
 	case 'I':
-		if (parse_num(arg, 0, 512, &v))
-			return usage_err(argv0, "invalid inline size %s (0 .. 512)", arg);
-		o->inline_size = (uint32_t)v;
-		return 0;
-	case 'u':
-		if (parse_num(arg, 1, 31, &v))
-			return usage_err(argv0, "invalid QP timeout %s (1 .. 31)", arg);
-		o->qp_timeout = (unsigned)v;
-		return 0;
+		err = tool_num("-I/--inline_size", arg, 0, 512, 0, &v);
+		if (!err)
+			o->inline_size = (uint32_t)v;
+		return err;
+	case 'u': return tool_uint("-u/--qp-timeout", arg, 1, 31, &o->qp_timeout);
 	case 'e': o->events = true; return 0;
 	}
 	return NOT_MINE;
@@ -303,18 +239,11 @@ static int opt_queues(int opt, const char *arg, struct perf_opts *o, struct give
 
 /* -p --perftest --json --progress --report_gbits: the exchange with the
  * other end, and how results are written. */
-static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct given *g,
-			const char *argv0)
+static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
-	unsigned long long v;
-
 	(void)g;
 	switch (opt) {
-	case 'p':
-		if (parse_num(arg, 1, 65535, &v))
-			return usage_err(argv0, "invalid port %s", arg);
-		o->port = (int)v;
-		return 0;
+	case 'p': return tool_int("-p/--port", arg, 1, 65535, &o->port);
 	case O_PERFTEST: o->perftest = true; return 0;
 	case O_JSON: o->json = true; return 0;
 	case O_PROGRESS: o->progress = true; return 0;
@@ -324,12 +253,11 @@ static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct gi
 }
 
 /* TEST MODE [HOST]: the words after the options (argc of them). */
-static int parse_words(int argc, char **argv, struct perf_opts *o, const char *argv0)
+static int parse_words(int argc, char **argv, struct perf_opts *o)
 {
-	if (argc < 2 || argc > 3) {
-		usage(stderr, argv0);
-		return 2;
-	}
+	if (argc < 2 || argc > 3)
+		return tool_usage_error(argc < 2 ? "a TEST and a MODE are required" :
+					"unexpected argument '%s'", argv[argc - 1]);
 	if (!strcmp(argv[0], "write"))
 		o->test = TEST_WRITE;
 	else if (!strcmp(argv[0], "read"))
@@ -339,38 +267,38 @@ static int parse_words(int argc, char **argv, struct perf_opts *o, const char *a
 	else if (!strcmp(argv[0], "atomic"))
 		o->test = TEST_ATOMIC;
 	else
-		return usage_err(argv0, "unknown test %s (write, read, send, atomic)", argv[0]);
+		return tool_usage_error("unknown test %s (write, read, send, atomic)", argv[0]);
 	if (!strcmp(argv[1], "bw"))
 		o->mode = MODE_BW;
 	else if (!strcmp(argv[1], "lat"))
 		o->mode = MODE_LAT;
 	else
-		return usage_err(argv0, "unknown mode %s (bw, lat)", argv[1]);
+		return tool_usage_error("unknown mode %s (bw, lat)", argv[1]);
 	o->server = argc == 3 ? argv[2] : NULL;
 	return 0;
 }
 
 /* Options that exclude each other, or the test. */
-static int check_combos(const struct perf_opts *o, const struct given *g, const char *argv0)
+static int check_combos(const struct perf_opts *o, const struct given *g)
 {
 	if (!o->ifname)
-		return usage_err(argv0, "-d IFACE is required (the network interface)");
+		return tool_usage_error("--netdev IFACE is required (the network interface)");
 	if (o->polled && o->events)
-		return usage_err(argv0, "-P (polled) and -e (events) exclude each other");
+		return tool_usage_error("-P (polled) and -e (events) exclude each other");
 	if (o->verify && o->perftest)
-		return usage_err(argv0, "--verify needs roxe-perf at both ends, not --perftest");
+		return tool_usage_error("--verify needs roxe-perf at both ends, not --perftest");
 	if (o->mode == MODE_LAT && (o->qps > 1 || o->duration))
-		return usage_err(argv0, "latency tests run one QP for -n exchanges (no -q, no -D)");
+		return tool_usage_error("latency tests run one QP for -n exchanges (no -q, no -D)");
 	if (o->duration && g->iters)
-		return usage_err(argv0, "-n and -D exclude each other");
+		return tool_usage_error("-n and -D exclude each other");
 	if (o->test == TEST_ATOMIC && (o->sweep || (g->size && o->size != 8)))
-		return usage_err(argv0, "atomics are 8 bytes: no -s or -a");
+		return tool_usage_error("atomics are 8 bytes: no -s or -a");
 	return 0;
 }
 
 /* What was not given, by test and mode; depths cut to the iterations and
  * to what the CQ holds. */
-static int fill_defaults(struct perf_opts *o, const struct given *g, const char *argv0)
+static int fill_defaults(struct perf_opts *o, const struct given *g)
 {
 	if (o->test == TEST_ATOMIC)
 		o->size = 8;
@@ -385,10 +313,11 @@ static int fill_defaults(struct perf_opts *o, const struct given *g, const char 
 	if (o->rx_depth > o->iters && !o->duration)
 		o->rx_depth = (unsigned)o->iters;
 	if (perf_fit_depths(o, g->tx, g->rx))
-		return usage_err(argv0, "%u QPs of depth %u + %u need %llu CQ entries, more than %d: "
-				 "smaller -t/-r or fewer QPs", o->qps, o->tx_depth, o->rx_depth,
-				 (unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1,
-				 ROXE_MAX_CQE);
+		return tool_usage_error("%u QPs of depth %u + %u need %llu CQ entries, more than "
+					"%d: smaller -t/-r or fewer QPs", o->qps, o->tx_depth,
+					o->rx_depth,
+					(unsigned long long)o->qps * (o->tx_depth + o->rx_depth) + 1,
+					ROXE_MAX_CQE);
 	if (!g->cq || o->cq_mod > o->tx_depth)
 		o->cq_mod = o->cq_mod < o->tx_depth ? o->cq_mod : o->tx_depth;
 	if (o->duration)
@@ -399,8 +328,7 @@ static int fill_defaults(struct perf_opts *o, const struct given *g, const char 
 /* The command line into *o: 0, or the exit status of a usage error. */
 static int parse(int argc, char **argv, struct perf_opts *o)
 {
-	static int (*const groups[])(int, const char *, struct perf_opts *, struct given *,
-				     const char *) = {
+	static int (*const groups[])(int, const char *, struct perf_opts *, struct given *) = {
 		opt_device, opt_workload, opt_queues, opt_exchange,
 	};
 	struct given g = { 0 };
@@ -413,26 +341,24 @@ static int parse(int argc, char **argv, struct perf_opts *o)
 	};
 	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		if (opt == 'h') {
-			usage(stdout, argv[0]);
+			usage(stdout, "roxe-perf");
 			exit(0);
 		}
 		if (opt == 'V')
 			tool_version_exit("roxe-perf");
 		err = NOT_MINE;
 		for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]) && err == NOT_MINE; i++)
-			err = groups[i](opt, optarg, o, &g, argv[0]);
-		if (err == NOT_MINE) {
-			usage(stderr, argv[0]);
-			return 2;
-		}
+			err = groups[i](opt, optarg, o, &g);
+		if (err == NOT_MINE)
+			return tool_usage_error(NULL);
 		if (err)
 			return err;
 	}
-	err = parse_words(argc - optind, argv + optind, o, argv[0]);
+	err = parse_words(argc - optind, argv + optind, o);
 	if (!err)
-		err = check_combos(o, &g, argv[0]);
+		err = check_combos(o, &g);
 	if (!err)
-		err = fill_defaults(o, &g, argv[0]);
+		err = fill_defaults(o, &g);
 	return err;
 }
 
@@ -577,6 +503,7 @@ int main(int argc, char **argv)
 	int ret = 1, err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	tool_cli_init("roxe-perf", "Usage: roxe-perf TEST MODE --netdev IFACE [options] [HOST]\n");
 	err = parse(argc, argv, &o);
 	if (err)
 		return err;

@@ -7,12 +7,12 @@
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include "roxe/cli.h"
 #include "roxe/limits.h"
 #include "roxe/version.h"
 #include "rawperf.h"
@@ -31,8 +31,8 @@ static const char usage_text[] =
 "    roxe-rawperf - raw RoCE v2 frame rate and latency through roxe's port layer\n"
 "\n"
 "SYNOPSIS\n"
-"    roxe-rawperf -d IFACE [options] bw|lat            (server)\n"
-"    roxe-rawperf -d IFACE [options] bw|lat HOST       (client)\n"
+"    roxe-rawperf --netdev IFACE [options] bw|lat            (server)\n"
+"    roxe-rawperf --netdev IFACE [options] bw|lat HOST       (client)\n"
 "\n"
 "DESCRIPTION\n"
 "    Measures the path roxe's transport sits on, without the transport: the\n"
@@ -83,7 +83,9 @@ static const char usage_text[] =
 "         the raw path takes for the frames `roxe-perf send lat` moves.\n"
 "\n"
 "OPTIONS\n"
-"    -d, --dev IFACE        network interface (required)\n"
+"    --netdev IFACE         network interface (required)\n"
+"    -d, --ib-dev NAME      refused: -d names an RDMA device (roxe(7),\n"
+"                           COMMAND LINE), and roxe-rawperf uses none\n"
 "    -B, --backend afxdp|udp  port backend (default afxdp)\n"
 "    -p, --port PORT        TCP control port (default 18520)\n"
 "    -s, --size BYTES       payload bytes per frame (default 64 for bw, 8 for\n"
@@ -99,9 +101,9 @@ static const char usage_text[] =
 "    -w, --warmup N         lat: untimed round trips first (default 1000)\n"
 "    -b, --batch N          bw: frames per batch/transmit kick, 1-256 (default 32)\n"
 "    -k, --frames N         lat: frames each way per exchange, 1-8 (default 1)\n"
-"    -q, --qpn N            this side's QPN, 2-32767 (default 32512 = 0x7f00)\n"
+"    --qpn N                this side's QPN, 2-32767 (default 32512 = 0x7f00)\n"
 "    -c, --cpu N            pin this process to CPU N\n"
-"    -j, --json             print one JSON object instead of the table\n"
+"    --json                 print one JSON object instead of the table\n"
 "    -h, --help             this text\n"
 "    -V, --version          print roxe-rawperf's version and exit\n"
 "    On the server, -s, -D, -n, -w, -b and -k are ignored: the client's apply.\n"
@@ -126,11 +128,11 @@ static const char usage_text[] =
 "    nothing arrived; 2 usage error.\n"
 "\n"
 "EXAMPLES\n"
-"    ip netns exec h2 roxe-rawperf -d veth2 bw &\n"
-"    ip netns exec h1 roxe-rawperf -d veth1 -s 1024 -D 3 bw 10.99.0.2\n"
-"    ip netns exec h2 roxe-rawperf -d veth2 --backend udp lat &\n"
-"    ip netns exec h1 roxe-rawperf -d veth1 --backend udp --json lat 10.99.0.2\n"
-"    ip netns exec h1 roxe-rawperf -d veth1 -k 2 lat 10.99.0.2\n"
+"    ip netns exec h2 roxe-rawperf --netdev veth2 bw &\n"
+"    ip netns exec h1 roxe-rawperf --netdev veth1 -s 1024 -D 3 bw 10.99.0.2\n"
+"    ip netns exec h2 roxe-rawperf --netdev veth2 --backend udp lat &\n"
+"    ip netns exec h1 roxe-rawperf --netdev veth1 --backend udp --json lat 10.99.0.2\n"
+"    ip netns exec h1 roxe-rawperf --netdev veth1 -k 2 lat 10.99.0.2\n"
 "\n"
 "NOTES\n"
 "    On veth in copy mode the sender's CPU does the receive side's XDP work\n"
@@ -140,127 +142,75 @@ static const char usage_text[] =
 "    tools/scripts/bench-lib.sh runs this tool between two namespaces for\n"
 "    make bench.\n";
 
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("roxe-rawperf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'roxe-rawperf --help'.\n", stderr);
-	return 2;
-}
-
-/* --- arguments ------------------------------------------------------------------ */
-static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
+static const char short_usage[] =
+"Usage: roxe-rawperf --netdev IFACE [options] bw|lat [HOST]\n";
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+	enum { O_NETDEV = 256, O_QPN, O_JSON };
 	static const struct option lo[] = {
-		{ "dev", 1, NULL, 'd' }, { "backend", 1, NULL, 'B' }, { "port", 1, NULL, 'p' },
+		{ "netdev", 1, NULL, O_NETDEV }, { "ib-dev", 1, NULL, 'd' },
+		{ "backend", 1, NULL, 'B' }, { "port", 1, NULL, 'p' },
 		{ "size", 1, NULL, 's' }, { "duration", 1, NULL, 'D' }, { "iters", 1, NULL, 'n' },
-		{ "warmup", 1, NULL, 'w' }, { "batch", 1, NULL, 'b' }, { "qpn", 1, NULL, 'q' },
-		{ "frames", 1, NULL, 'k' }, { "cpu", 1, NULL, 'c' }, { "json", 0, NULL, 'j' },
+		{ "warmup", 1, NULL, 'w' }, { "batch", 1, NULL, 'b' }, { "qpn", 1, NULL, O_QPN },
+		{ "frames", 1, NULL, 'k' }, { "cpu", 1, NULL, 'c' }, { "json", 0, NULL, O_JSON },
 		{ "help", 0, NULL, 'h' }, { "version", 0, NULL, 'V' },
 		{ 0 },
 	};
 	bool seconds_set = false, iters_set = false, warmup_set = false, frames_set = false;
-	uint64_t v;
-	int opt;
+	enum roxe_backend backend;
+	int opt, err = 0;
 
 	*o = (struct opts){ .backend = BACKEND_AFXDP, .port = DEFAULT_PORT,
 			    .seconds = DEFAULT_SECONDS, .warmup = DEFAULT_WARMUP,
 			    .batch = DEFAULT_BATCH, .qpn = DEFAULT_QPN, .cpu = -1,
 			    .frames = 1 };
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:B:p:s:D:n:w:b:k:q:c:jhV", lo, NULL)) != -1) {
+	while (!err && (opt = getopt_long(argc, argv, "d:B:p:s:D:n:w:b:k:c:hV", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'd':
+		case O_NETDEV:
 			if (!*optarg || strlen(optarg) >= IF_NAMESIZE)
-				return usage_error("bad interface name '%s'", optarg);
+				return tool_usage_error("--netdev: bad interface name '%s'", optarg);
 			o->ifname = optarg;
 			break;
+		case 'd':
+			return tool_ib_dev_refused(optarg);
 		case 'B':
-			if (!strcmp(optarg, "afxdp"))
-				o->backend = BACKEND_AFXDP;
-			else if (!strcmp(optarg, "udp"))
-				o->backend = BACKEND_UDP;
-			else
-				return usage_error("unknown backend '%s' (afxdp, udp)", optarg);
+			err = tool_backend(optarg, &backend);
+			o->backend = backend == ROXE_BACKEND_UDP ? BACKEND_UDP : BACKEND_AFXDP;
 			break;
 		case 'p':
-			if (!parse_u64(optarg, 1, 65535, &v))
-				return usage_error("bad TCP port '%s' (1-65535)", optarg);
-			o->port = (int)v;
+			err = tool_int("-p/--port", optarg, 1, 65535, &o->port);
 			break;
 		case 's':
-			if (!parse_u64(optarg, 0, MAX_FRAME, &v))
-				return usage_error("bad size '%s' (payload bytes, 0-%u)", optarg,
-						   MAX_FRAME);
-			o->size = (uint32_t)v;
+			err = tool_uint("-s/--size", optarg, 0, MAX_FRAME, &o->size);
 			o->size_set = true;
 			break;
-		case 'D': {
-			char *end;
-
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(o->seconds > 0) ||
-			    o->seconds > 3600)
-				return usage_error("bad duration '%s' (seconds, >0, <= 3600)",
-						   optarg);
+		case 'D':
+			err = tool_real("-D/--duration", optarg, 0.001, 3600, &o->seconds);
 			seconds_set = true;
 			break;
-		}
 		case 'n':
-			if (!parse_u64(optarg, 1, 1ull << 40, &v))
-				return usage_error("bad count '%s' (a positive integer)", optarg);
-			o->iters = v;
+			err = tool_num("-n/--iters", optarg, 1, 1ull << 40, 0, &o->iters);
 			iters_set = true;
 			break;
 		case 'w':
-			if (!parse_u64(optarg, 0, 1ull << 32, &v))
-				return usage_error("bad warmup '%s' (round trips, >= 0)", optarg);
-			o->warmup = v;
+			err = tool_num("-w/--warmup", optarg, 0, 1ull << 32, 0, &o->warmup);
 			warmup_set = true;
 			break;
 		case 'b':
-			if (!parse_u64(optarg, 1, MAX_BATCH, &v))
-				return usage_error("bad batch '%s' (1-%u)", optarg, MAX_BATCH);
-			o->batch = (unsigned)v;
+			err = tool_uint("-b/--batch", optarg, 1, MAX_BATCH, &o->batch);
 			break;
 		case 'k':
-			if (!parse_u64(optarg, 1, MAX_LAT_FRAMES, &v))
-				return usage_error("bad frame count '%s' (1-%u)", optarg,
-						   MAX_LAT_FRAMES);
-			o->frames = (unsigned)v;
+			err = tool_uint("-k/--frames", optarg, 1, MAX_LAT_FRAMES, &o->frames);
 			frames_set = true;
 			break;
-		case 'q':
-			if (!parse_u64(optarg, 2, ROXE_MAX_QPS - 1, &v))
-				return usage_error("bad QPN '%s' (2-%u)", optarg, ROXE_MAX_QPS - 1);
-			o->qpn = (uint32_t)v;
+		case O_QPN:
+			err = tool_uint("--qpn", optarg, 2, ROXE_MAX_QPS - 1, &o->qpn);
 			break;
 		case 'c':
-			if (!parse_u64(optarg, 0, CPU_SETSIZE - 1, &v))
-				return usage_error("bad CPU '%s'", optarg);
-			o->cpu = (int)v;
+			err = tool_int("-c/--cpu", optarg, 0, CPU_SETSIZE - 1, &o->cpu);
 			break;
-		case 'j':
+		case O_JSON:
 			o->json = true;
 			break;
 		case 'h':
@@ -268,38 +218,38 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			exit(0);
 		case 'V':
 			tool_version_exit("roxe-rawperf");
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tool_usage_error(NULL);
 		}
 	}
+	if (err)
+		return err;
 	if (optind == argc)
-		return usage_error("a mode is required: bw or lat");
+		return tool_usage_error("a mode is required: bw or lat");
 	if (!strcmp(argv[optind], "bw"))
 		o->mode = MODE_BW;
 	else if (!strcmp(argv[optind], "lat"))
 		o->mode = MODE_LAT;
 	else
-		return usage_error("unknown mode '%s' (bw, lat)", argv[optind]);
+		return tool_usage_error("unknown mode '%s' (bw, lat)", argv[optind]);
 	if (optind + 1 < argc)
 		o->server = argv[optind + 1];
 	if (optind + 2 < argc)
-		return usage_error("unexpected argument '%s'", argv[optind + 2]);
+		return tool_usage_error("unexpected argument '%s'", argv[optind + 2]);
 	if (!o->ifname)
-		return usage_error("-d IFACE is required (the network interface)");
+		return tool_usage_error("--netdev IFACE is required (the network interface)");
 	if (o->mode == MODE_BW) {
 		if (seconds_set && iters_set)
-			return usage_error("bw: give -D (seconds) or -n (frames), not both");
+			return tool_usage_error("bw: give -D (seconds) or -n (frames), not both");
 		if (iters_set)
 			o->seconds = 0;
 		if (warmup_set)
-			return usage_error("-w applies to lat only");
+			return tool_usage_error("-w applies to lat only");
 		if (frames_set)
-			return usage_error("-k applies to lat only");
+			return tool_usage_error("-k applies to lat only");
 	} else {
 		if (seconds_set)
-			return usage_error("-D applies to bw only (lat: -n round trips)");
+			return tool_usage_error("-D applies to bw only (lat: -n round trips)");
 		if (!iters_set)
 			o->iters = DEFAULT_LAT_ITERS;
 	}
@@ -316,6 +266,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	int ret, lfd = -1;
 
+	tool_cli_init("roxe-rawperf", short_usage);
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret;

@@ -97,18 +97,18 @@ run_case() {
 if [ -z "${BUDGET_REUSE:-}" ]; then
 dur=$(awk -v w="$win" -v x="$warm" 'BEGIN { print int(w + x + 4) }')
 perf=$bin/roxe-perf
-run_case write "$perf" write bw -d "$b" -P -- \
-	"$perf" write bw -d "$a" -P -s 65536 -m 4096 -D "$dur" --json 10.99.0.2 || true
-run_case rawbw "$bin/roxe-rawperf" -d "$b" --json bw -- \
-	"$bin/roxe-rawperf" -d "$a" -s 4096 -D "$dur" --json bw 10.99.0.2 || true
+run_case write "$perf" write bw --netdev "$b" -P -- \
+	"$perf" write bw --netdev "$a" -P -s 65536 -m 4096 -D "$dur" --json 10.99.0.2 || true
+run_case rawbw "$bin/roxe-rawperf" --netdev "$b" --json bw -- \
+	"$bin/roxe-rawperf" --netdev "$a" -s 4096 -D "$dur" --json bw 10.99.0.2 || true
 # round trips for about the run's length (a short one ends the profile early:
 # the window is the profile's own)
 n=$(awk -v d="$dur" 'BEGIN { print int(d * 60000) }')
 warm=0.5
-run_case send "$perf" send lat -d "$b" -P -- \
-	"$perf" send lat -d "$a" -P -s 8 -m 4096 -n "$n" --json 10.99.0.2 || true
-run_case rawlat "$bin/roxe-rawperf" -d "$b" --json lat -- \
-	"$bin/roxe-rawperf" -d "$a" -s 8 -n "$n" --json lat 10.99.0.2 || true
+run_case send "$perf" send lat --netdev "$b" -P -- \
+	"$perf" send lat --netdev "$a" -P -s 8 -m 4096 -n "$n" --json 10.99.0.2 || true
+run_case rawlat "$bin/roxe-rawperf" --netdev "$b" --json lat -- \
+	"$bin/roxe-rawperf" --netdev "$a" -s 8 -n "$n" --json lat 10.99.0.2 || true
 fi
 
 # units per second: 4 KiB data frames (WRITE: 16 a message; raw: frames

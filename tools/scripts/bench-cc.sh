@@ -73,11 +73,11 @@ run() {
 	ip netns exec "$m" "$bin/faultwire" "$name-ma" "$name-mb" --rate "$rate" --mark 32k \
 		--limit 256k > "$log.wire.log" 2>&1 &
 	wire=$!
-	ip netns exec "$b" "$bin/roxe-perf" write bw -d "$b" > "$log.server.log" 2>&1 &
+	ip netns exec "$b" "$bin/roxe-perf" write bw --netdev "$b" > "$log.server.log" 2>&1 &
 	server=$!
 	netns_wait_listen "$b" 18515 || { echo "bench-cc: no roxe-perf server" >&2; kill $wire; return 1; }
 	# bounded: with tail drops go-back-N may take long over the last messages
-	ip netns exec "$a" timeout $((secs * 3 + 20)) "$bin/roxe-perf" write bw -d "$a" -q 2 \
+	ip netns exec "$a" timeout $((secs * 3 + 20)) "$bin/roxe-perf" write bw --netdev "$a" -q 2 \
 		-D "$secs" -s 65536 -m 1024 \
 		--cc "$([ "$mode" = off ] && echo off || echo "$mode,line_rate=$line")" --json 10.99.0.2 \
 		> "$log.json" 2> "$log.client.log" &

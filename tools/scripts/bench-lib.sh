@@ -92,7 +92,7 @@ _raw_run() {
 	# _raw_tag (the caller's local): its own logs, e.g. -k 2's beside -k 1's
 	tag=$BENCH_OUT/rawperf-$mode-$backend-$size${_raw_tag:+-$_raw_tag}
 	mkdir -p "$BENCH_OUT"
-	ip netns exec "$BENCH_NAME-b" "$BENCH_BIN/roxe-rawperf" -d "$BENCH_NAME-b" \
+	ip netns exec "$BENCH_NAME-b" "$BENCH_BIN/roxe-rawperf" --netdev "$BENCH_NAME-b" \
 		-B "$backend" -p "$BENCH_RAW_PORT" --json "$mode" > "$tag.server.log" 2>&1 &
 	server=$!
 	if ! _bench_wait_listen "$BENCH_NAME-b" "$BENCH_RAW_PORT"; then
@@ -100,7 +100,7 @@ _raw_run() {
 		_bench_stop "$server"
 		return 1
 	fi
-	ip netns exec "$BENCH_NAME-a" "$BENCH_BIN/roxe-rawperf" -d "$BENCH_NAME-a" \
+	ip netns exec "$BENCH_NAME-a" "$BENCH_BIN/roxe-rawperf" --netdev "$BENCH_NAME-a" \
 		-B "$backend" -p "$BENCH_RAW_PORT" -s "$size" --json "$@" "$mode" 10.99.0.2 \
 		> "$tag.client.log" 2>&1
 	rc=$?

@@ -70,14 +70,14 @@ loss_run() {
 	ip netns exec "$m" "${wire_pre[@]}" "$bin/faultwire" "$name-ma" "$name-mb" --drop "$ppm" \
 		--seed $((run * 7919 + ppm + 1)) > "$tag.wire.log" 2>&1 &
 	wire=$!
-	ip netns exec "$b" "$bin/roxe-perf" "$op" bw -d "$b" -P -B afxdp > "$tag.server.log" 2>&1 &
+	ip netns exec "$b" "$bin/roxe-perf" "$op" bw --netdev "$b" -P -B afxdp > "$tag.server.log" 2>&1 &
 	server=$!
 	if ! netns_wait_listen "$b" 18515; then
 		echo "bench-loss: roxe-perf server did not start (see $tag.*)" >&2
 		kill "$server" "$wire" 2>/dev/null; wait "$server" "$wire" 2>/dev/null
 		return 1
 	fi
-	ip netns exec "$a" timeout $((secs + 60)) "$bin/roxe-perf" "$op" bw -d "$a" -P -B afxdp \
+	ip netns exec "$a" timeout $((secs + 60)) "$bin/roxe-perf" "$op" bw --netdev "$a" -P -B afxdp \
 		-s "$size" -m 4096 -D "$secs" --json 10.99.0.2 > "$tag.json" 2> "$tag.client.log" || rc=1
 	if [ $rc -ne 0 ]; then
 		kill "$server" 2>/dev/null

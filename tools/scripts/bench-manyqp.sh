@@ -66,12 +66,12 @@ _mq_point() {
 	depth=$(( (size > 64 ? 512 : 8192) / qps ))
 	depth=$(( depth < 2 ? 2 : depth > 128 ? 128 : depth ))
 	hz=$(getconf CLK_TCK)
-	ip netns exec "$b" "$_mq_bin/roxe-perf" write bw -d "$b" --engines "$eng" -u 18 \
+	ip netns exec "$b" "$_mq_bin/roxe-perf" write bw --netdev "$b" -E "$eng" -u 18 \
 		> "$tag.server.log" 2>&1 &
 	server=$!
 	netns_wait_listen "$b" 18515 || { echo "bench: roxe-perf server did not start" >&2
 		kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; return 1; }
-	ip netns exec "$a" "$_mq_bin/roxe-perf" write bw -d "$a" --engines "$eng" -u 18 \
+	ip netns exec "$a" "$_mq_bin/roxe-perf" write bw --netdev "$a" -E "$eng" -u 18 \
 		-q "$qps" -t "$depth" -s "$size" -m 4096 -D "$secs" --json 10.99.0.2 \
 		> "$tag.json" 2> "$tag.client.log" &
 	client=$!
@@ -93,7 +93,7 @@ _mq_point() {
 	f1=$(_mq_frames "$name")
 	t1=$(date +%s%N)
 	if ! wait "$client"; then
-		echo "bench: roxe-perf write bw -q $qps -s $size --engines $eng failed" \
+		echo "bench: roxe-perf write bw -q $qps -s $size -E $eng failed" \
 			"(see $tag.*)" >&2
 		kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
 		return 1

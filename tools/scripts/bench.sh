@@ -54,11 +54,11 @@ netns_up "$name" --mtu 9000 >/dev/null
 perf_json() {
 	local test=$1 mode=$2 backend=$3 size=$4 server tag=$out/perf-$1-$2-$3-$4
 	shift 4
-	ip netns exec "$b" "$bin/roxe-perf" "$test" "$mode" -d "$b" -P -B "$backend" \
+	ip netns exec "$b" "$bin/roxe-perf" "$test" "$mode" --netdev "$b" -P -B "$backend" \
 		> "$tag.server.log" 2>&1 &
 	server=$!
 	netns_wait_listen "$b" 18515 || { echo "bench: roxe-perf server did not start" >&2; return 1; }
-	if ! ip netns exec "$a" "$bin/roxe-perf" "$test" "$mode" -d "$a" -P -B "$backend" \
+	if ! ip netns exec "$a" "$bin/roxe-perf" "$test" "$mode" --netdev "$a" -P -B "$backend" \
 		-s "$size" -m 4096 --json "$@" 10.99.0.2 > "$tag.json" 2> "$tag.client.log"; then
 		echo "bench: roxe-perf $test $mode $backend $size failed (see $tag.*)" >&2
 		kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
@@ -87,7 +87,7 @@ perf_lat() {
 idle_cpu() {
 	local pid ticks0 ticks1 hz
 	hz=$(getconf CLK_TCK)
-	ip netns exec "$b" "$bin/roxe-perf" send bw -d "$b" -p 18600 > /dev/null 2>&1 &
+	ip netns exec "$b" "$bin/roxe-perf" send bw --netdev "$b" -p 18600 > /dev/null 2>&1 &
 	pid=$!
 	sleep 1		# past start-up
 	ticks0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")

@@ -51,12 +51,12 @@ ip netns exec "$b" "$bin/roxectl" status
 # roxe-perf is perftest on roxe; --verify makes the receiving end check
 # every byte (any mismatch fails the demo).
 perf() {
-	ip netns exec "$b" "$bin/roxe-perf" "$@" -d "$b" > "$tmp/server.out" 2>&1 &
+	ip netns exec "$b" "$bin/roxe-perf" "$@" --netdev "$b" > "$tmp/server.out" 2>&1 &
 	local server=$!
 	# The server listens once its device is up: wait for that, not a guess.
 	netns_wait_listen "$b" 18515 ||
 		{ echo "demo: server did not start" >&2; cat "$tmp/server.out"; return 1; }
-	ip netns exec "$a" "$bin/roxe-perf" "$@" -d "$a" 10.99.0.2
+	ip netns exec "$a" "$bin/roxe-perf" "$@" --netdev "$a" 10.99.0.2
 	wait "$server" || { cat "$tmp/server.out"; return 1; }
 }
 tmp=$(mktemp -d)

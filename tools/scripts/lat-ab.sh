@@ -35,17 +35,25 @@ name=latab a=latab-a b=latab-b
 log=$(mktemp -d /tmp/lat-ab.XXXXXX)
 . "$top/tools/scripts/netns.sh"
 
+# the interface option of BUILD's roxe-perf: --netdev, or -d in builds from
+# before roxe(7)'s COMMAND LINE convention (a bisect reaches them)
+netdev_opt() {
+	"$1/bin/roxe-perf" --help > "$log/help" 2>&1 || true
+	if grep -- '--netdev' "$log/help" > /dev/null; then echo --netdev; else echo -d; fi
+}
+
 # one run: BUILD DEPTH -> "median p99" (one way, us)
 one() {
-	local srv
-	ip netns exec "$b" taskset -c 1 "$1/bin/roxe-perf" send lat -d "$b" -P -B afxdp \
+	local srv nd
+	nd=$(netdev_opt "$1")
+	ip netns exec "$b" taskset -c 1 "$1/bin/roxe-perf" send lat "$nd" "$b" -P -B afxdp \
 		> "$log/server" 2>&1 &
 	srv=$!
 	if ! netns_wait_listen "$b" 18515; then
 		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 		echo "- -"; return
 	fi
-	if ! ip netns exec "$a" taskset -c 0 "$1/bin/roxe-perf" send lat -d "$a" -P -B afxdp \
+	if ! ip netns exec "$a" taskset -c 0 "$1/bin/roxe-perf" send lat "$nd" "$a" -P -B afxdp \
 		-s 8 -m 4096 -t "$2" -n "$iters" --json 10.99.0.2 > "$log/json" 2> "$log/client"; then
 		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 		echo "- -"; return

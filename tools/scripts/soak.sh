@@ -46,10 +46,10 @@ done
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 echo "soak: $secs s of RC SEND bandwidth, 4 QPs, --verify, through faultwire ($faults)"
-ip netns exec "$b" "$bin/roxe-perf" send bw -d "$b" > "$out/server.log" 2>&1 &
+ip netns exec "$b" "$bin/roxe-perf" send bw --netdev "$b" > "$out/server.log" 2>&1 &
 server=$!
 netns_wait_listen "$b" 18515 || { echo "soak: server did not start" >&2; exit 1; }
-ip netns exec "$a" "$bin/roxe-perf" send bw -d "$a" -D "$secs" --verify -q 4 -s 8192 -e \
+ip netns exec "$a" "$bin/roxe-perf" send bw --netdev "$a" -D "$secs" --verify -q 4 -s 8192 -e \
 	10.99.0.2 > "$out/client.log" 2>&1 &
 client=$!
 rs0=0 rc0=0 rs1=0 rc1=0
