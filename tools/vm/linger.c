@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
@@ -78,29 +79,32 @@ static void look_pause(void)
 	nanosleep(&ts, NULL);
 }
 
-/* The fence described above; 0 once it completed. */
-static int drain_ud(struct ibv_qp *qp)
+/* The fence described above; NULL once it completed, else why not. */
+static const char *drain_ud(struct ibv_qp *qp)
 {
 	const uint64_t tag = 0x726f78652d6472ull;	/* "roxe-dr" */
+	static char why[96];
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qia;
 	struct ibv_ah_attr self;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
-	int i, n, ret = -1;
+	int i, n, err = 0;
 
 	if (ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_QKEY | IBV_QP_PORT, &qia))
-		return -1;
-	if (qa.qp_state != IBV_QPS_RTS || ah_pd != qp->pd)
-		return -1;
+		return "ibv_query_qp failed";
+	if (qa.qp_state != IBV_QPS_RTS)
+		return "the QP is not in RTS";
+	if (ah_pd != qp->pd)
+		return "no address handle of its PD to copy";
 	self = ah_last;
 	self.port_num = qa.port_num;
 	if (ibv_query_gid(qp->context, qa.port_num, self.grh.sgid_index, &self.grh.dgid))
-		return -1;
+		return "ibv_query_gid failed";
 	ah = ibv_create_ah(qp->pd, &self);
 	if (!ah)
-		return -1;
+		return "no address handle to itself";
 	wr.wr_id = tag;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
@@ -108,19 +112,30 @@ static int drain_ud(struct ibv_qp *qp)
 	wr.wr.ud.remote_qpn = qp->qp_num;
 	wr.wr.ud.remote_qkey = qa.qkey;
 	/* a full send queue (ENOMEM) has room once its sends are done */
-	for (i = 0; i < DRAIN_LOOKS && ibv_post_send(qp, &wr, &bad) == ENOMEM; i++)
+	for (i = 0; i < DRAIN_LOOKS && (err = ibv_post_send(qp, &wr, &bad)) == ENOMEM; i++)
 		look_pause();
-	for (; i < DRAIN_LOOKS && ret; i++) {
+	snprintf(why, sizeof(why), "the fence's post: %s", strerror(err));
+	for (; !err && i < DRAIN_LOOKS; i++) {
 		n = ibv_poll_cq(qp->send_cq, 1, &wc);
-		if (n < 0)
+		if (n < 0) {
+			snprintf(why, sizeof(why), "ibv_poll_cq: %d", n);
+			err = -1;
 			break;
-		if (n == 1 && wc.wr_id == tag)
-			ret = wc.status == IBV_WC_SUCCESS ? 0 : -1;
-		else if (n == 0)
+		}
+		if (n == 1 && wc.wr_id == tag) {
+			snprintf(why, sizeof(why), "the fence completed with status %d (%s)",
+				 wc.status, ibv_wc_status_str(wc.status));
+			err = wc.status != IBV_WC_SUCCESS;
+			break;
+		}
+		if (n == 0)
 			look_pause();
 	}
+	if (!err && i >= DRAIN_LOOKS)
+		snprintf(why, sizeof(why), "no completion of the fence in %d ms",
+			 DRAIN_LOOKS * (DRAIN_LOOK_NS / 1000000));
 	ibv_destroy_ah(ah);
-	return ret;
+	return err || i >= DRAIN_LOOKS ? why : NULL;
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
@@ -134,10 +149,16 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!real)
 		return -1;
 	env = getenv("ROXE_DRAIN_SENDS");
-	if (env && *env == '1' && qp->qp_type == IBV_QPT_UD)
-		fprintf(stderr, "roxe-linger: QP 0x%06x %s\n", qp->qp_num,
-			drain_ud(qp) ? "could not drain its send queue" :
-				       "sent what was posted to it");
+	if (env && *env == '1' && qp->qp_type == IBV_QPT_UD) {
+		const char *why = drain_ud(qp);
+
+		if (why)
+			fprintf(stderr, "roxe-linger: QP 0x%06x could not drain its send queue: %s\n",
+				qp->qp_num, why);
+		else
+			fprintf(stderr, "roxe-linger: QP 0x%06x sent what was posted to it\n",
+				qp->qp_num);
+	}
 	if (ms > 0) {
 		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 };
 
