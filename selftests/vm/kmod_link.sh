@@ -12,7 +12,7 @@
 #   - `rdma link delete rxe0` and `rmmod rdma_rxe` leave roxe5 serving:
 #     rdma_rxe's exit would unregister every RDMA_DRIVER_RXE device, ours
 #     too, so roxe.ko holds rdma_rxe while it has devices and the rmmod
-#     is refused; a new rxe0 and roxe5 talk again;
+#     is refused; a new rxe0 and roxe5 talk;
 #   - `rdma link delete roxe5` takes roxe5 down, its roxed exits 0, and
 #     then `rmmod rdma_rxe` goes through;
 #   - a roxed that cannot serve (more engines than rxb has queues) fails
@@ -130,7 +130,7 @@ step_beside_rxe() {
 	vm_have_dev roxe5 && [[ $(rdma link show roxe5/1) == *"state ACTIVE"* ]] ||
 		{ bad "roxe5 lost with rxe0/rmmod rdma_rxe"; return; }
 	ok "rdma link delete rxe0 and rmmod rdma_rxe ($out): roxe5 stays registered and ACTIVE"
-	vm_rxe_up rxa $A >/dev/null || { bad "rxe0 again"; return; }
+	vm_rxe_up rxa $A >/dev/null || { bad "rxe0 re-created"; return; }
 	pingpong "rc_pingpong rxe0 -> roxe5 after rxe0's delete and the refused rmmod"
 }
 
@@ -170,7 +170,7 @@ step_failing_roxed() {
 
 step_sigterm() {
 	link_add roxe5 rxb
-	[ $RC = 0 ] || { bad "rdma link add roxe5 again: $OUT"; return; }
+	[ $RC = 0 ] || { bad "rdma link add roxe5, a second time: $OUT"; return; }
 	local rc=0
 	stop_links || rc=$?
 	if [ $rc = 0 ] && vm_wait_for 10 vm_no_dev roxe5; then

@@ -233,7 +233,7 @@ fetch() {
 	[ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$dl"
 	if ! (cd "$dl" && APT_CONFIG=$apt/apt.conf apt-get -qq download "${pkgs[@]}"); then
 		[ $updated = 0 ] || die "cannot download ${pkgs[*]}"
-		say "$name: the download failed: the package lists once more, then again"
+		say "$name: the download failed (has the mirror moved on?): fresh package lists, and the newest release in them"
 		update_lists 1
 		fetch "$name"
 		return
