@@ -409,6 +409,9 @@ MULTIARCH   := $(shell $(CC) -print-multiarch 2>/dev/null)
 SYS_LIBDIRS := /lib /usr/lib $(if $(MULTIARCH),/lib/$(MULTIARCH) /usr/lib/$(MULTIARCH))
 INST_RPATH  := $(if $(filter $(SYS_LIBDIRS),$(LIBDIR)),,$(LIBDIR))
 INST_BUILD  := $(BUILD)/install
+# The units' one sandbox (what roxed needs, and no more) in place of their
+# @SANDBOX@ line: roxed@.service and roxe.service run the same program.
+UNIT = sed -e '/^@SANDBOX@$$/{r tools/systemd/sandbox.conf.in' -e 'd;}'
 SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	    -e 's|@SBINDIR@|$(SBINDIR)|g; s|@VERSION@|$(VERSION)|g'
 
@@ -420,8 +423,8 @@ install-build: all
 	$(MAKE) --no-print-directory BIN=$(INST_BUILD)/bin TOOL_RPATH='$(INST_RPATH)' \
 		$(addprefix $(INST_BUILD)/bin/,$(INST_PROGS))
 	$(SUBST) user/roxe.pc.in > $(INST_BUILD)/roxe.pc
-	$(SUBST) tools/systemd/roxed@.service.in > $(INST_BUILD)/roxed@.service
-	$(SUBST) tools/systemd/roxe.service.in > $(INST_BUILD)/roxe.service
+	$(UNIT) tools/systemd/roxed@.service.in | $(SUBST) > $(INST_BUILD)/roxed@.service
+	$(UNIT) tools/systemd/roxe.service.in | $(SUBST) > $(INST_BUILD)/roxe.service
 	$(SUBST) kmod/dkms.conf.in > $(INST_BUILD)/dkms.conf
 	@# kmod/Kbuild with its version (MODULE_VERSION), which make kmod gives
 	sed 's|^ROXE_VERSION ?=.*|ROXE_VERSION ?= $(VERSION)|' kmod/Kbuild > $(INST_BUILD)/Kbuild
