@@ -45,7 +45,7 @@ struct links {
 	const char		*self;		/* this program, for the children */
 	char *const		*args;		/* the options the children get */
 	int			nargs;
-	roxed_log_fn		log;
+	roxe_kserve_log_fn		log;
 	struct link_child	child[ROXE_MAX_LINKS];
 };
 
@@ -185,7 +185,7 @@ static void stop_all(struct links *l)
 		}
 }
 
-int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn log)
+int roxed_links_run(const char *self, char *const *args, int nargs, roxe_kserve_log_fn log)
 {
 	static struct links l;		/* ROXE_MAX_LINKS slots: not on the stack */
 	const char *path = "/dev/" ROXE_KABI_DEVNAME;

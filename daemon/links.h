@@ -5,15 +5,13 @@
 #ifndef ROXED_LINKS_H
 #define ROXED_LINKS_H
 
-/* syslog priority, printf format */
-typedef void (*roxed_log_fn)(int prio, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#include "kserve.h"	/* roxe_kserve_log_fn: roxed's one log function type */
 
 /* Options roxed --links passes on to the roxeds it starts, at most. */
 #define ROXED_LINKS_MAX_ARGS	32
 
 /* Listen for link requests until SIGTERM or SIGINT, starting `self ARGS
  * --netdev IFACE --link ID --foreground` for each; the exit status for main. */
-int roxed_links_run(const char *self, char *const *args, int nargs, roxed_log_fn log);
+int roxed_links_run(const char *self, char *const *args, int nargs, roxe_kserve_log_fn log);
 
 #endif /* ROXED_LINKS_H */
