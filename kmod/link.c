@@ -14,9 +14,10 @@
  * device (IBK_ALLOW_USER_UNREG), its dealloc_driver tells that roxed to go.
  *
  * A request lives on newlink's stack: on link_queued until the listener
- * reads it, then on link_sent until newlink returns; the device attached
- * for it points at it (rdev->link) until it finishes. All of that under
- * roxe_link_lock, taken before roxe_devs_lock.
+ * reads it (only unfinished ones are queued), then on link_sent until
+ * newlink returns; the device attached for it points at it (rdev->link)
+ * until it finishes. All of that under roxe_link_lock, taken before
+ * roxe_devs_lock.
  */
 #include <linux/completion.h>
 #include <linux/if_arp.h>
@@ -178,18 +179,21 @@ int roxe_link_listen(const void *owner)
 /* The listener's file closed: what it has not served yet fails. */
 void roxe_link_unlisten(const void *owner)
 {
-	struct roxe_link_req *req;
+	struct roxe_link_req *req, *tmp;
 
 	mutex_lock(&roxe_link_lock);
 	if (link_owner == owner) {
 		link_owner = NULL;
 		put_net(link_net);
 		link_net = NULL;
-		list_for_each_entry(req, &link_queued, list)
-			link_finish(req, -ENXIO);
 		list_for_each_entry(req, &link_sent, list)
 			if (!req->rdev)
 				link_finish(req, -ENXIO);
+		/* off the queue: no later listener reads a finished request */
+		list_for_each_entry_safe(req, tmp, &link_queued, list) {
+			link_finish(req, -ENXIO);
+			list_move_tail(&req->list, &link_sent);
+		}
 	}
 	mutex_unlock(&roxe_link_lock);
 }
@@ -210,7 +214,7 @@ ssize_t roxe_link_read(const void *owner, char __user *buf, size_t len,
 			return -EBADFD;
 		}
 		req = list_first_entry_or_null(&link_queued, struct roxe_link_req, list);
-		if (req && !req->finished) {
+		if (req) {
 			r.id = req->id;
 			r.ifindex = req->ifindex;
 			strscpy(r.ibdev, req->name, sizeof(r.ibdev));
@@ -218,11 +222,7 @@ ssize_t roxe_link_read(const void *owner, char __user *buf, size_t len,
 			mutex_unlock(&roxe_link_lock);
 			break;
 		}
-		if (req)	/* finished while queued: newlink takes it off */
-			list_move_tail(&req->list, &link_sent);
 		mutex_unlock(&roxe_link_lock);
-		if (req)
-			continue;
 		if (nonblock)
 			return -EAGAIN;
 		err = wait_event_interruptible(link_wq, !list_empty_careful(&link_queued));
