@@ -473,7 +473,8 @@ static int modify_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp_attr *a)
 			  IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_DEST_QPN;
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_DEST_QPN |
+			  IBV_QP_EN_SQD_ASYNC_NOTIFY;
 	struct ibv_qp_attr attr = { 0 };
 	struct ks_qp *q;
 	int mask, err;
@@ -499,6 +500,7 @@ static int modify_qp(struct roxe_kserve *ks, const struct roxe_kabi_qp_attr *a)
 	attr.min_rnr_timer = a->min_rnr_timer;
 	attr.max_rd_atomic = a->max_rd_atomic;
 	attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr.en_sqd_async_notify = a->en_sqd_async_notify;
 	attr.ah_attr.is_global = 1;
 	attr.ah_attr.port_num = 1;
 	memcpy(attr.ah_attr.grh.dgid.raw, a->dgid, 16);
@@ -697,14 +699,27 @@ static int handle(struct roxe_kserve *ks, const struct roxe_kabi_cmd *c)
 	return 0;
 }
 
+/*
+ * The channel is never empty while a tenant floods it (32 threads, each
+ * with a verb in flight), so this reads a bounded number of commands and
+ * forwards the engines' events before each: another tenant's event waits
+ * behind one command, not behind the flood, and roxed's loop (signals,
+ * counters, the control socket) gets a turn after every
+ * KSERVE_CMDS_PER_RUN commands (kmod_hostile's flood: its victim's
+ * SQ_DRAINED events).
+ */
+#define KSERVE_CMDS_PER_RUN	16
+
 int roxe_kserve_run(struct roxe_kserve *ks)
 {
 	struct roxe_kabi_cmd c;
 
-	forward_events(ks);
-	for (;;) {
-		ssize_t n = read(ks->fd, &c, sizeof(c));
+	for (int i = 0; i < KSERVE_CMDS_PER_RUN; i++) {
+		ssize_t n;
 		struct roxe_kabi_reply r;
+
+		forward_events(ks);
+		n = read(ks->fd, &c, sizeof(c));
 
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -errno;
@@ -720,6 +735,8 @@ int roxe_kserve_run(struct roxe_kserve *ks)
 		if (c.seq && write(ks->fd, &r, sizeof(r)) != sizeof(r))
 			return -errno;
 	}
+	forward_events(ks);
+	return 0;	/* the poll loop comes back while commands wait */
 }
 
 int roxe_kserve_event_fd(const struct roxe_kserve *ks)

@@ -21,9 +21,10 @@ typedef void (*roxe_kserve_log_fn)(int prio, const char *fmt, ...)
 int roxe_kserve_new(int fd, struct roxe_device *dev, roxe_kserve_log_fn log, int verbose,
 		    struct roxe_kserve **ks);
 void roxe_kserve_free(struct roxe_kserve *ks);
-/* Forward the engine's asynchronous events, then read and answer every
- * queued command; 0, or a negative errno when the channel failed (the
- * device went away). Call it when fd or roxe_kserve_event_fd() is
+/* Read and answer queued commands, a bounded number of them, forwarding
+ * the engine's asynchronous events before each; 0, or a negative errno
+ * when the channel failed (the device went away). Call it whenever fd or
+ * roxe_kserve_event_fd() is readable: commands left queued keep fd
  * readable. */
 int roxe_kserve_run(struct roxe_kserve *ks);
 int roxe_kserve_event_fd(const struct roxe_kserve *ks);

@@ -250,6 +250,7 @@ static void tell_modify(struct roxe_qp *qp, const struct ib_qp_attr *a,
 	k->min_rnr_timer = a->min_rnr_timer;
 	k->max_rd_atomic = min_t(u8, a->max_rd_atomic, ROXE_MAX_RD_ATOMIC);
 	k->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	k->en_sqd_async_notify = !!a->en_sqd_async_notify;
 	if (mask & IB_QP_AV) {
 		const struct ib_global_route *g = rdma_ah_read_grh(&a->ah_attr);
 

@@ -50,10 +50,14 @@
  *           first one's MR, by their keys, with remote write: refused
  *           (IBV_WC_MW_BIND_ERR), and the victim's window and MR go freely;
  *   flood   32 threads create and destroy CQs (every fourth: attaches a UD
- *           QP to a multicast group and detaches it) as fast as the module
- *           takes them (up to SECONDS), while another process of another user
- *           (uid 4242) creates and destroys a CQ 50 times: each of its verbs
- *           must succeed, and the command channel must have served the
+ *           QP to a multicast group and detaches it; every fourth other:
+ *           moves an RC QP between RTS and SQD asking for SQ_DRAINED, events
+ *           it never reads) as fast as the module takes them (up to
+ *           SECONDS), while another process of another user (uid 4242)
+ *           creates and destroys a CQ 50 times, then waits for 20
+ *           SQ_DRAINED events of its own QP, each within 5 s (a hang
+ *           guard): each of its verbs must succeed and every event of its
+ *           own arrive, and the command channel must have served the
  *           tenants in turn: the port's cmd_turn_max (the most commands of
  *           other tenants roxed read while one waited, per command of its
  *           own tenant read then) at most 3 (the flood, the victim, the
@@ -90,6 +94,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1658,6 +1663,12 @@ static void phase_header(const char *dev)
 #define VICTIM_UID	4242
 #define VICTIM_ROUNDS	50	/* a CQ created and destroyed */
 #define TURN_BOUND	3	/* other tenants: flood, traffic, kernel */
+#define VICTIM_EVENTS	20	/* SQ_DRAINED events the victim waits for */
+#define EVENT_WAIT_MS	5000	/* a hang guard: the count decides */
+
+/* The index of the device's GID the flood's and the victim's RC QPs loop
+ * back to (set before the victim is forked). */
+static int flood_gidx;
 
 struct flood {
 	struct ibv_context *ctx;
@@ -1665,6 +1676,7 @@ struct flood {
 	struct ibv_cq *cq;		/* the multicast churners' QPs' */
 	atomic_int ids;
 	atomic_ulong attaches;
+	atomic_ulong drains;		/* SQD transitions asking for an event */
 	atomic_bool stop;
 	atomic_uint started;
 	atomic_ulong verbs;
@@ -1697,26 +1709,63 @@ static struct ibv_qp *ud_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return ibv_create_qp(pd, &ia);
 }
 
+/* An RC QP connected to itself over the device's own GID, in RTS. */
+static struct ibv_qp *loop_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	union ibv_gid gid;
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = ibv_query_gid(pd->context, 1, flood_gidx, &gid) ? errno : 0;
+	if (!err)
+		err = rc_connect(qp, qp->qp_num, &gid, flood_gidx, 1, 1, &patient);
+	if (err) {
+		ibv_destroy_qp(qp);
+		errno = err;
+		return NULL;
+	}
+	return qp;
+}
+
+/* RTS -> SQD asking for IBV_EVENT_SQ_DRAINED (an empty send queue drains
+ * at once), and back: an asynchronous event per call, from roxed. */
+static int drain_cycle(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY);
+
+	return err ? err : to_state(qp, IBV_QPS_RTS);
+}
+
 static void *flood_loop(void *arg)
 {
 	struct flood *f = arg;
 	int id = atomic_fetch_add(&f->ids, 1);
 	union ibv_gid g = flood_group(0xf1, (unsigned)id);
-	struct ibv_qp *qp = id % 4 == 3 ? ud_qp(f->pd, f->cq) : NULL;
-	bool counted = false;
+	bool events = id % 4 == 1, mcast = id % 4 == 3, counted = false;
+	struct ibv_qp *qp = mcast ? ud_qp(f->pd, f->cq) : events ? loop_rc_qp(f->pd, f->cq) : NULL;
 
-	if (id % 4 == 3 && !qp) {
+	if ((mcast || events) && !qp) {
 		atomic_fetch_add(&f->errors, 1);
 		atomic_store(&f->first_err, errno);
 	}
 	while (!atomic_load(&f->stop)) {
 		int e;
 
-		if (qp) {
+		if (qp && mcast) {
 			e = ibv_attach_mcast(qp, &g, 0);
 			if (!e)
 				e = ibv_detach_mcast(qp, &g, 0);
 			atomic_fetch_add(&f->attaches, 1);
+		} else if (qp) {
+			/* events never read: they pile up in this context */
+			e = drain_cycle(qp);
+			atomic_fetch_add(&f->drains, 1);
 		} else {
 			struct ibv_cq *cq = ibv_create_cq(f->ctx, 1, NULL, NULL, 0);
 
@@ -1747,10 +1796,65 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The victim's own SQ_DRAINED events, VICTIM_EVENTS of them, each of
+ * which must reach it (the flood's are never read: roxed's ring shares
+ * its room max-min between tenants, user/core/event.c); their latency in
+ * lat (printed only). How many arrived. */
+static unsigned victim_events(struct ibv_context *ctx, uint64_t *lat)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp = cq ? loop_rc_qp(pd, cq) : NULL;
+	unsigned n = 0;
+
+	if (!qp) {
+		fail("the victim's RC QP: %s", strerror(errno));
+		goto out;
+	}
+	while (n < VICTIM_EVENTS) {
+		struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+		uint64_t t0 = now_ms();
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+		int e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY);
+
+		if (e) {
+			fail("victim: RTS -> SQD %u under the flood: %s", n, strerror(e));
+			break;
+		}
+		if (poll(&p, 1, EVENT_WAIT_MS) != 1 || ibv_get_async_event(ctx, &ev)) {
+			fail("victim: SQ_DRAINED %u of %d not there after %d ms", n, VICTIM_EVENTS,
+			     EVENT_WAIT_MS);
+			break;
+		}
+		lat[n] = now_ms() - t0;
+		ibv_ack_async_event(&ev);
+		if (ev.event_type != IBV_EVENT_SQ_DRAINED || ev.element.qp != qp) {
+			fail("victim: event %u is %s, not its QP's SQ_DRAINED", n,
+			     ibv_event_type_str(ev.event_type));
+			break;
+		}
+		n++;
+		e = to_state(qp, IBV_QPS_RTS);
+		if (e) {
+			fail("victim: SQD -> RTS %u: %s", n, strerror(e));
+			break;
+		}
+	}
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return n;
+}
+
 /* The victim: another user's cheap verbs, each timed (printed only). */
 static void __attribute__((noreturn)) victim(const char *dev, int go)
 {
-	uint64_t lat[2 * VICTIM_ROUNDS];
+	uint64_t lat[2 * VICTIM_ROUNDS], evlat[VICTIM_EVENTS];
 	struct ibv_context *ctx;
 	unsigned n = 0;
 	char c;
@@ -1785,6 +1889,15 @@ static void __attribute__((noreturn)) victim(const char *dev, int go)
 		ok("uid %d: %u verbs under the flood, none failed", VICTIM_UID, n);
 	info("their latency: median %" PRIu64 " ms, worst %" PRIu64 " ms", n ? lat[n / 2] : 0,
 	     n ? lat[n - 1] : 0);
+	if (!fails) {
+		n = victim_events(ctx, evlat);
+		qsort(evlat, n, sizeof(evlat[0]), cmp_u64);
+		if (n == VICTIM_EVENTS)
+			ok("uid %d: its %u SQ_DRAINED events all came under the flood's", VICTIM_UID,
+			   n);
+		info("their latency: median %" PRIu64 " ms, worst %" PRIu64 " ms",
+		     n ? evlat[n / 2] : 0, n ? evlat[n - 1] : 0);
+	}
 	ibv_close_device(ctx);
 	exit(fails ? 1 : 0);
 }
@@ -1830,14 +1943,16 @@ static pid_t other_tenant(void (*fn)(const char *dev, int go), const char *dev, 
 	return pid;
 }
 
-static void phase_flood(const char *dev, unsigned secs)
+static void phase_flood(const char *dev, int gidx, unsigned secs)
 {
 	pthread_t th[FLOOD_THREADS];
 	struct flood f = { 0 };
 	uint64_t t0, turn, waits;
 	int go, st = 0;
-	pid_t pid = other_tenant(victim, dev, &go);
+	pid_t pid;
 
+	flood_gidx = gidx;
+	pid = other_tenant(victim, dev, &go);
 	f.ctx = open_dev(dev);
 	f.pd = ibv_alloc_pd(f.ctx);
 	f.cq = f.pd ? ibv_create_cq(f.ctx, 16, NULL, NULL, 0) : NULL;
@@ -1861,9 +1976,10 @@ static void phase_flood(const char *dev, unsigned secs)
 	atomic_store(&f.stop, true);
 	for (int i = 0; i < FLOOD_THREADS; i++)
 		pthread_join(th[i], NULL);
-	info("the flood: %d threads, %lu verbs (%lu multicast attach and detach) in %" PRIu64
-	     " ms, %lu failed%s%s", FLOOD_THREADS, atomic_load(&f.verbs),
-	     atomic_load(&f.attaches), now_ms() - t0, atomic_load(&f.errors),
+	info("the flood: %d threads, %lu verbs (%lu multicast attach and detach, %lu SQD "
+	     "transitions raising an event) in %" PRIu64 " ms, %lu failed%s%s", FLOOD_THREADS,
+	     atomic_load(&f.verbs), atomic_load(&f.attaches), atomic_load(&f.drains),
+	     now_ms() - t0, atomic_load(&f.errors),
 	     atomic_load(&f.errors) ? ", first: " : "",
 	     atomic_load(&f.errors) ? strerror(atomic_load(&f.first_err)) : "");
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
@@ -2226,7 +2342,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(phase, "mwpd"))
 		phase_mwpd(argv[2], atoi(argv[3]));
 	else if (!strcmp(phase, "flood"))
-		phase_flood(argv[2], secs);
+		phase_flood(argv[2], atoi(argv[3]), secs);
 	else if (!strcmp(phase, "mcast"))
 		phase_mcast(argv[2]);
 	else if (!strcmp(phase, "dbflood"))

@@ -16,7 +16,9 @@
 #     while another user's verbs must all be answered, the channel serving
 #     the tenants in turn (the port's cmd_turn_max; first, as it counts
 #     since roxe0 came), every fourth flooding thread attaching and
-#     detaching a multicast group; its multicast attachments up to its
+#     detaching a multicast group, every fourth other raising SQ_DRAINED
+#     events it never reads while the other user's own events must all
+#     come; its multicast attachments up to its
 #     share (ROXE_MAX_MCAST_TENANT_ATTACH), after which another user's
 #     attaches must still succeed; one QP's doorbell rung 2048 times while roxed is
 #     stopped (SIGSTOP for the doorbells only: every ring falls between

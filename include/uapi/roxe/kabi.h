@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	11
+#define ROXE_KABI_VERSION	12
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -252,7 +252,8 @@ struct roxe_kabi_qp_attr {
 	__u8	dgid[16];
 	__u8	sgid[16];
 	__u8	dmac[6];
-	__u8	pad[6];
+	__u8	en_sqd_async_notify;	/* v12: with IB_QP_EN_SQD_ASYNC_NOTIFY */
+	__u8	pad[5];
 };
 
 /*
