@@ -141,7 +141,9 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->vendor_id = 0xffffff;	/* no OUI: a software device */
 	attr->vendor_part_id = 0;
 	attr->hw_ver = 0;
-	attr->max_qp = ROXE_MAX_QPS;
+	/* what alloc_qpn hands out: QP1 (ib_mad's GSI QP) and QPNs
+	 * ROXE_MIN_QPN .. ROXE_MAX_QPS - 1 (rxe counts its GSI QP too) */
+	attr->max_qp = ROXE_MAX_QPS - ROXE_MIN_QPN + 1;
 	attr->max_qp_wr = ROXE_MAX_WR;
 	/* `rdma link delete`, as rxe */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -158,14 +160,14 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_sge_rd = ROXE_MAX_SGE;
 	attr->max_cq = ROXE_MAX_CQ;
 	attr->max_cqe = ROXE_MAX_CQE;
-	attr->max_mr = ROXE_MAX_MR;
+	attr->max_mr = ROXE_MAX_MR - 1;		/* key index 0 is never used */
 	attr->max_mw = ROXE_MAX_MW;
 	attr->max_pd = ROXE_MAX_PD;
 	attr->max_qp_rd_atom = ROXE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = ROXE_MAX_RD_ATOMIC;
-	attr->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * ROXE_MAX_QPS;
+	attr->max_res_rd_atom = ROXE_MAX_RD_ATOMIC * attr->max_qp;
 	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->max_ah = ROXE_MAX_AH;
+	attr->max_ah = ROXE_MAX_AH - 1;		/* AH number 0 names none */
 	attr->max_srq = ROXE_MAX_SRQ;
 	attr->max_srq_wr = ROXE_MAX_WR;
 	attr->max_srq_sge = ROXE_MAX_SGE;

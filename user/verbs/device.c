@@ -485,7 +485,9 @@ static int attr_check(const struct roxe_device_attr *attr, unsigned max_engines,
 		return err;
 	if (!iface && attr->backend != ROXE_BACKEND_PORTS)
 		return -EINVAL;
-	if (*n > ROXE_MAX_ENGINES || (attr->backend == ROXE_BACKEND_UDP && *n != 1))
+	/* max_engines on every backend, not only in AF_XDP's plan: roxed's
+	 * device (roxe.ko's ROXE_KABI_MAX_ENGINES) never runs more */
+	if (*n > max_engines || (attr->backend == ROXE_BACKEND_UDP && *n != 1))
 		return -EINVAL;		/* a UDP socket cannot steer by QP */
 	if (iface && (!attr->ifname || strlen(attr->ifname) >= IFNAMSIZ))
 		return -EINVAL;

@@ -131,7 +131,8 @@ struct roxe_open_report {
 	bool			xdp_generic;	/* XDP in generic (skb) mode, not the driver's */
 };
 
-/* roxe_device_open, whose default engine count on AF_XDP is min(usable
+/* roxe_device_open with at most max_engines engines (more asked: -EINVAL,
+ * on every backend), whose default engine count on AF_XDP is min(usable
  * CPUs, the interface's queues, max_engines, what the XDP map holds);
  * r says what it chose, or where it stopped. */
 int roxe_served_device_open(const struct roxe_device_attr *attr, unsigned max_engines,
