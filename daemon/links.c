@@ -36,6 +36,7 @@
 
 struct link_child {
 	pid_t	pid;		/* 0: a free slot */
+	int	status;		/* read end of its ROXED_LINK_STATUS_FD pipe */
 	__u32	id;
 	char	ibdev[ROXE_KABI_NAME_MAX];
 };
@@ -53,9 +54,9 @@ struct links {
 static int start(struct links *l, const struct roxe_kabi_link_req *r, const char *ifname)
 {
 	struct link_child *c = NULL;
-	char id[16];
+	char id[16], fdenv[16];
 	char *argv[ROXED_LINKS_MAX_ARGS + 8];
-	int n = 0;
+	int n = 0, p[2];
 	pid_t pid;
 
 	for (unsigned i = 0; i < ROXE_MAX_LINKS && !c; i++)
@@ -74,9 +75,14 @@ static int start(struct links *l, const struct roxe_kabi_link_req *r, const char
 	argv[n++] = "--foreground";
 	argv[n] = NULL;
 
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
 	if (pid == 0) {
 		sigset_t none;
 
@@ -85,9 +91,16 @@ static int start(struct links *l, const struct roxe_kabi_link_req *r, const char
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* systemd hears from roxed --links, the unit's main process */
 		unsetenv("NOTIFY_SOCKET");
+		/* the one descriptor the roxed inherits: why it failed */
+		snprintf(fdenv, sizeof(fdenv), "%d", p[1]);
+		if (fcntl(p[1], F_SETFD, 0) < 0 || fcntl(p[1], F_SETFL, 0) < 0 ||
+		    setenv(ROXED_LINK_STATUS_FD, fdenv, 1) < 0)
+			_exit(127);
 		execv(l->self, argv);
 		_exit(127);
 	}
+	close(p[1]);
+	c->status = p[0];
 	c->pid = pid;
 	c->id = r->id;
 	memcpy(c->ibdev, r->ibdev, sizeof(c->ibdev));
@@ -118,6 +131,35 @@ static void take_requests(struct links *l)
 	}
 }
 
+/* Why c's roxed could not serve, as it said on its status pipe (closed
+ * here): a negative errno, or -EIO when it said nothing (a crash, a
+ * signal). Its sentence goes to our log, beside `rdma link add`'s errno. */
+static int child_error(struct links *l, struct link_child *c)
+{
+	char buf[2048], *line, *save = NULL;
+	ssize_t n = read(c->status, buf, sizeof(buf) - 1);
+	int err = -EIO;
+
+	close(c->status);
+	c->status = -1;
+	if (n <= 0)
+		return err;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		long e;
+
+		if (line[0] != 'E')
+			continue;	/* start-up notes, the ready line */
+		e = strtol(line + 1, &end, 10);
+		if (end == line + 1 || *end != ' ' || e <= 0 || e >= 4096)
+			continue;
+		l->log(LOG_ERR, "%s: %s", c->ibdev, end + 1);
+		err = (int)-e;
+	}
+	return err;
+}
+
 /* Reap the roxeds that exited; one whose request still waits fails it. */
 static void reap(struct links *l)
 {
@@ -127,11 +169,12 @@ static void reap(struct links *l)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (unsigned i = 0; i < ROXE_MAX_LINKS; i++) {
 			struct link_child *c = &l->child[i];
-			struct roxe_kabi_link_done d = { .id = c->id, .error = -EIO };
+			struct roxe_kabi_link_done d = { .id = c->id };
 
 			if (c->pid != pid)
 				continue;
 			c->pid = 0;
+			d.error = child_error(l, c);
 			if (WIFEXITED(status))
 				l->log(WEXITSTATUS(status) ? LOG_WARNING : LOG_INFO,
 				       "%s: roxed (pid %d) exited with %d", c->ibdev, (int)pid,
@@ -182,6 +225,7 @@ static void stop_all(struct links *l)
 			kill(l->child[i].pid, SIGKILL);
 			waitpid(l->child[i].pid, NULL, 0);
 			l->child[i].pid = 0;
+			close(l->child[i].status);
 		}
 }
 

@@ -7,6 +7,12 @@
 
 #include "kserve.h"	/* roxe_kserve_log_fn: roxed's one log function type */
 
+/* The descriptor, in the environment of a roxed started for a request,
+ * of a pipe to roxed --links: the roxed says there why it could not serve
+ * ("E<errno> <sentence>", roxed.c's tell_parent), and `rdma link add`
+ * fails with that errno, not EIO. */
+#define ROXED_LINK_STATUS_FD	"ROXED_LINK_STATUS_FD"
+
 /* Options roxed --links passes on to the roxeds it starts, at most. */
 #define ROXED_LINKS_MAX_ARGS	32
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -378,6 +379,28 @@ static int wait_daemon(int fd, pid_t pid, const char *ifname)
 		WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
 	roxed_notify("STATUS=roxed died before the device was registered\nERRNO=5");
 	return 1;
+}
+
+/* A roxed that roxed --links started for a request tells it through
+ * ROXED_LINK_STATUS_FD why it could not serve, as a daemonizing roxed
+ * tells its parent (tell_parent); the pipe closes once the device is
+ * registered (serve_loop). */
+static void take_link_status_fd(void)
+{
+	const char *s = getenv(ROXED_LINK_STATUS_FD);
+	char *end;
+	long fd;
+
+	if (!s)
+		return;
+	fd = strtol(s, &end, 10);
+	unsetenv(ROXED_LINK_STATUS_FD);	/* not for what we might start */
+	if (end == s || *end || fd < 3 || fd > INT_MAX ||
+	    fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+		logmsg(LOG_WARNING, "%s=%s: not a descriptor of ours", ROXED_LINK_STATUS_FD, s);
+		return;
+	}
+	ready_fd = (int)fd;
 }
 
 /* Detach from the terminal, but return to the caller only once the device
@@ -998,6 +1021,8 @@ int main(int argc, char **argv)
 	}
 	if (links)
 		return run_links(argc, argv);
+	if (link_id)
+		take_link_status_fd();
 	if (da.backend == ROXE_BACKEND_UDP && da.engines > 1)
 		return usage_error("--backend udp runs one engine, not %u", da.engines);
 	roxe_env_device_attr(&da, "roxed");	/* roxe(7)'s variables */

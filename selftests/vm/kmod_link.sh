@@ -161,8 +161,18 @@ step_failing_roxed() {
 		bad "rdma link add with roxed --engines 16 on a 1-queue veth: exit 0"
 	elif [ $SECS -ge 20 ]; then
 		bad "rdma link add with a failing roxed took $SECS s: $OUT"
+	elif [[ $OUT != *"Invalid argument"* ]]; then
+		# roxed's own errno (EINVAL: more engines than queues), not EIO
+		bad "rdma link add with a failing roxed: '$OUT', not roxed's EINVAL"
 	else
-		ok "a roxed that cannot serve (--engines 16, 1 queue): rdma link add fails in $SECS s: $OUT"
+		ok "a roxed that cannot serve (--engines 16, 1 queue): rdma link add fails in $SECS s with its errno: $OUT"
+	fi
+	# and its sentence is in roxed --links' log
+	if grep -q 'roxe8: .*--engines 16 asks for' "$ROXE_VM_OUT/links-bad.log"; then
+		ok "roxed --links logged why: $(grep 'roxe8: .*--engines 16' "$ROXE_VM_OUT/links-bad.log" | sed -n 1p)"
+	else
+		bad "roxed --links did not log the roxed's sentence"
+		sed 's/^/    links: /' "$ROXE_VM_OUT/links-bad.log"
 	fi
 	vm_no_dev roxe8 || bad "roxe8 exists"
 	stop_links || bad "roxed --links --engines 16 exited $?"
