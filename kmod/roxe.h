@@ -31,8 +31,6 @@
 #define ROXE_MAX_MR_SIZE	((1ULL << 36) - PAGE_SIZE)	/* a token's range */
 #define ROXE_GID_TBL_LEN	1024
 #define ROXE_HDR_ROOM		80	/* Ethernet+IP+UDP+BTH+ICRC, as rxe */
-#define ROXE_MIN_QPN		16	/* 0, 1: SMI/GSI; a few spare */
-#define ROXE_GSI_QPN		1	/* ib_mad's QP1 */
 #define ROXE_MAX_DEVS		1024	/* roxe0 .. roxe1023 */
 
 struct roxe_file;

@@ -12,6 +12,10 @@
 /* QPNs 0 .. ROXE_MAX_QPS-1 (QP0 unused, QP1 the GSI QP); the XDP maps hold
  * an entry per QPN. */
 #define ROXE_MAX_QPS		32768
+/* roxe0 (roxe.ko) numbers QPs ROXE_MIN_QPN .. ROXE_MAX_QPS - 1, and ib_mad's
+ * QP1; an embedded device 2 .. ROXE_MAX_QPS - 1. */
+#define ROXE_MIN_QPN		16	/* 0, 1: SMI/GSI; a few spare */
+#define ROXE_GSI_QPN		1	/* ib_mad's QP1 */
 #define ROXE_MAX_WR		16383		/* per work queue */
 #define ROXE_MAX_SGE		32		/* per WR, as rxe */
 #define ROXE_MAX_INLINE		512		/* inline bytes per send WR */
