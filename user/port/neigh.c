@@ -54,8 +54,9 @@ static int route_cb(struct nl_msg *msg, void *arg)
 	if (nlmsg_hdr(msg)->nlmsg_type != RTM_NEWROUTE || rtnl_route_parse(nlmsg_hdr(msg), &r) < 0)
 		return NL_SKIP;
 	a->err = -EHOSTUNREACH;
-	/* Local, blackhole, unreachable, prohibit, multipath: not a next hop
-	 * roxe can address. */
+	/* Local, blackhole, unreachable, prohibit: not a next hop roxe can
+	 * address. (A multipath route never comes here whole: the kernel
+	 * answers RTM_GETROUTE with the one next hop it picked.) */
 	if (rtnl_route_get_type(r) != RTN_UNICAST || rtnl_route_get_nnexthops(r) != 1)
 		goto out;
 	nh = rtnl_route_nexthop_n(r, 0);
