@@ -314,7 +314,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		g.replies = 0;
 		/* a run reads a bounded number of commands: as roxed's poll
-		 * loop, call it again while some wait (each run reads one
+		 * loop, call it while some wait (each run reads one
 		 * at least) */
 		for (unsigned k = 0; k <= n && g.next < g.ncmd; k++)
 			CHECK(roxe_kserve_run(ks) == 0);
