@@ -304,14 +304,25 @@ void roxe_link_registered(struct roxe_dev *rdev, int err)
 	mutex_unlock(&roxe_link_lock);
 }
 
-/* The device goes before it was registered: its roxed left. */
+/* The device goes before it was registered: its roxed left. The listener
+ * reaps it and finishes the request with the roxed's own errno (its
+ * ROXE_IOC_LINK_DONE); without a listener there is nobody to ask: EIO.
+ */
 void roxe_link_gone(struct roxe_dev *rdev)
 {
+	struct roxe_link_req *req;
+
 	mutex_lock(&roxe_link_lock);
-	if (rdev->link) {
+	req = rdev->link;
+	if (req) {
 		pr_warn("rdma link add %s: roxed left before it served (see its log)\n",
-			rdev->link->name);
-		link_finish(rdev->link, -EIO);
+			req->name);
+		if (link_owner) {
+			req->rdev = NULL;
+			rdev->link = NULL;
+		} else {
+			link_finish(req, -EIO);
+		}
 	}
 	mutex_unlock(&roxe_link_lock);
 }
