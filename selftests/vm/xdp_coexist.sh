@@ -17,6 +17,14 @@
 #     roxectl attach says so in one sentence, the counter stays.
 # The guest must report "libxdp's dispatcher runs": a kernel that cannot
 # run it would not test what this test is for, and fails it.
+# Then with xdp-tools' own programs, from separate processes (roxectl's
+# attachment outlives it): xdp-filter loaded on a veth first; `roxectl
+# attach` joins its dispatcher; `xdp-loader status` lists xdp-filter at its
+# priority and roxe_xdp at 100, both chaining XDP_PASS; `roxectl status`
+# finds roxe there; `bpftool map lookup name roxe_qp_stats` reads roxe's
+# counters (BTF: field names); `roxectl detach` leaves xdp-filter alone in the
+# dispatcher; `roxectl attach` again after `xdp-filter unload` attaches roxe
+# alone (no dispatcher), as before issue #36.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -37,7 +45,53 @@ guest_main() {
 		return 1
 	fi
 	echo "xdp_coexist: ok: roxe joined libxdp's dispatcher and left it, in $((SECONDS - t0)) s"
-	return 0
+	step_xdp_tools
+}
+
+bad() { echo "xdp_coexist: FAIL: $*"; fail=1; }
+ok() { echo "xdp_coexist: ok: $*"; }
+
+# The guest's root namespace, veth cxa <-> cxb: xdp-filter, then roxe, on cxb.
+step_xdp_tools() {
+	local ip=/usr/sbin/ip ctl=$ROXE_TOP/build/bin/roxectl st fail=0 id
+	grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
+	$ip link add cxa type veth peer name cxb
+	$ip link set cxa up
+	$ip link set cxb up
+	xdp-filter load -m native cxb || bad "xdp-filter load"
+	$ctl attach cxb -E 1 >"$ROXE_VM_OUT/attach.txt" 2>&1 || bad "roxectl attach: $(cat "$ROXE_VM_OUT/attach.txt")"
+	st=$(xdp-loader status cxb 2>&1)
+	echo "$st" | sed 's/^/    /'
+	echo "$st" | grep -q 'xdp_dispatcher' || bad "no dispatcher on cxb"
+	echo "$st" | grep -Eq '=> +[0-9]+ +xdpfilt_' || bad "xdp-filter not in the dispatcher"
+	echo "$st" | grep -Eq '=> +100 +roxe_xdp .*XDP_PASS' || bad "roxe_xdp not at priority 100 chaining XDP_PASS"
+	[ "$(echo "$st" | grep -c '=>')" = 2 ] || bad "not two programs in the dispatcher"
+	st=$($ctl status 2>&1) || bad "roxectl status"
+	echo "$st" | sed 's/^/    /'
+	echo "$st" | grep -q '^cxb ' || bad "roxectl status does not find roxe on cxb"
+	st=$(bpftool map lookup name roxe_qp_stats key 0 0 0 0 2>&1) || true
+	echo "$st" | grep -q '"rx_packets"' ||
+		bad "bpftool map lookup name roxe_qp_stats: no BTF-described entry: $st"
+	$ctl detach cxb || bad "roxectl detach"
+	st=$(xdp-loader status cxb 2>&1)
+	echo "$st" | sed 's/^/    /'
+	if [ "$(echo "$st" | grep -c '=>')" = 1 ] && echo "$st" | grep -Eq '=> +[0-9]+ +xdpfilt_'; then
+		ok "roxectl detach left xdp-filter running alone in the dispatcher"
+	else
+		bad "after roxectl detach: want xdp-filter alone"
+	fi
+	xdp-filter unload cxb || bad "xdp-filter unload"
+	$ctl attach cxb -E 1 >/dev/null 2>&1 || bad "roxectl attach on a free cxb"
+	st=$($ip -d link show cxb)
+	if echo "$st" | grep -Eq 'prog/xdp id [0-9]+ name roxe_xdp '; then
+		ok "alone, roxe's program is attached directly: $(echo "$st" | grep -o 'prog/xdp id [0-9]* name [a-z_]*')"
+	else
+		bad "alone: the program on cxb is not roxe_xdp: $st"
+	fi
+	$ctl detach cxb >/dev/null || bad "roxectl detach (alone)"
+	$ip link del cxa
+	[ $fail = 0 ] && ok "xdp-filter and roxe share cxb through the dispatcher"
+	return $fail
 }
 
 # ============================ host side ===================================
@@ -52,10 +106,15 @@ host_main() {
 	[ -x "$top/build/bin/roxectl" ] || host_missing "build/bin/roxectl (make)"
 	[ -r /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o ] ||
 		host_missing "libxdp's dispatcher object (apt install libxdp1)"
+	command -v xdp-filter >/dev/null && command -v xdp-loader >/dev/null ||
+		host_missing "xdp-filter, xdp-loader (apt install xdp-tools)"
+	command -v bpftool >/dev/null || host_missing "bpftool (apt install bpftool)"
 	vm_run_guest xdp_coexist "$out" 240 \
 		--add "$top/$t" --add "$top/build/bin/roxectl" \
 		--add "$top/tools/scripts/netns.sh" --add "$top/selftests/vm/vm_lib.sh" \
-		--add /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o
+		--add /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o \
+		--add /usr/sbin/xdp-loader --add /usr/sbin/xdp-filter --add /usr/sbin/bpftool \
+		--add /usr/lib/x86_64-linux-gnu/bpf
 	echo "xdp_coexist: PASS"
 	exit $KSFT_PASS
 }

@@ -140,6 +140,17 @@ static void map_qp_stats(struct roxe_xdp *x)
 	x->eng_stats = p == MAP_FAILED ? NULL : p;
 }
 
+/* libxdp reports what it cannot do (a dispatcher's pins unreadable, a
+ * kernel without freplace) on stderr; libroxe prints nothing
+ * (roxe_xdp_busy_reason says it in roxe's words). */
+static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
 /* What an owned attachment into the dispatcher keeps for roxe_xdp_close:
  * libxdp names the interface by ifindex, which means something else in
  * another network namespace (tests and tools hop between them). */
@@ -156,8 +167,11 @@ static void leave_dispatcher(struct roxe_xdp *x)
 	int here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 
 	if (here >= 0 && setns(c->netns_fd, CLONE_NEWNET) == 0) {
+		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
+
 		xdp_program__detach(c->prog, x->ifindex, x->mode == ROXE_XDP_GENERIC ?
 				    XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		libxdp_set_print(old);
 		setns(here, CLONE_NEWNET);
 	}
 	if (here >= 0)
@@ -226,16 +240,6 @@ static int prog_is_roxe(int prog_fd, struct bpf_prog_info *info, uint32_t *map_i
 	if (bpf_obj_get_info_by_fd(prog_fd, info, &len))
 		return -errno;
 	return strcmp(info->name, ROXE_XDP_PROG_NAME) == 0;
-}
-
-/* libxdp reports what it cannot do (a dispatcher's pins unreadable, a
- * kernel without freplace) on stderr; roxe says it in its own sentence. */
-static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
 }
 
 /* The dispatcher on ifindex as libxdp sees it, or NULL: none, or not one
@@ -445,9 +449,13 @@ static int join_dispatcher(struct roxe_xdp *x, struct roxe_xdp_bpf *skel, bool o
 	 * is finished. */
 	if (!err)
 		err = xdp_program__set_chain_call_enabled(p, XDP_PASS, true);
-	if (!err)
+	if (!err) {
+		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
+
 		err = xdp_program__attach(p, x->ifindex, mode == ROXE_XDP_GENERIC ?
 					  XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		libxdp_set_print(old);
+	}
 	/* The kernel cannot add or re-attach freplace programs (EOPNOTSUPP),
 	 * the dispatcher is older than this libxdp or changed under us: roxe
 	 * cannot join, the others run on untouched. */
@@ -613,6 +621,7 @@ int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id)
 	if (x->dispatcher_id) {
 		/* libxdp builds a dispatcher without roxe and swaps it in (or
 		 * removes it, roxe being the last): the others run on. */
+		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
 		struct xdp_program *p = xdp_program__from_id(x->prog_id);
 
 		roxe_bpffs_mount();
@@ -621,6 +630,7 @@ int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id)
 			err = xdp_program__detach(p, x->ifindex, x->mode == ROXE_XDP_GENERIC ?
 						  XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 		xdp_program__close(p);
+		libxdp_set_print(old);
 		if (!err)
 			unpin(ifname);
 		roxe_xdp_close(x);
