@@ -53,7 +53,7 @@ ok() { echo "xdp_coexist: ok: $*"; }
 
 # The guest's root namespace, veth cxa <-> cxb: xdp-filter, then roxe, on cxb.
 step_xdp_tools() {
-	local ip=/usr/sbin/ip ctl=$ROXE_TOP/build/bin/roxectl st fail=0 id
+	local ip=/usr/sbin/ip ctl=$ROXE_TOP/build/bin/roxectl st fail=0
 	grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
 	$ip link add cxa type veth peer name cxb
 	$ip link set cxa up
@@ -62,20 +62,20 @@ step_xdp_tools() {
 	$ctl attach cxb -E 1 >"$ROXE_VM_OUT/attach.txt" 2>&1 || bad "roxectl attach: $(cat "$ROXE_VM_OUT/attach.txt")"
 	st=$(xdp-loader status cxb 2>&1)
 	echo "$st" | sed 's/^/    /'
-	echo "$st" | grep -q 'xdp_dispatcher' || bad "no dispatcher on cxb"
-	echo "$st" | grep -Eq '=> +[0-9]+ +xdpfilt_' || bad "xdp-filter not in the dispatcher"
-	echo "$st" | grep -Eq '=> +100 +roxe_xdp .*XDP_PASS' || bad "roxe_xdp not at priority 100 chaining XDP_PASS"
+	grep -q 'xdp_dispatcher' <<<"$st" || bad "no dispatcher on cxb"
+	grep -Eq '=> +[0-9]+ +xdpfilt_' <<<"$st" || bad "xdp-filter not in the dispatcher"
+	grep -Eq '=> +100 +roxe_xdp .*XDP_PASS' <<<"$st" || bad "roxe_xdp not at priority 100 chaining XDP_PASS"
 	[ "$(echo "$st" | grep -c '=>')" = 2 ] || bad "not two programs in the dispatcher"
 	st=$($ctl status 2>&1) || bad "roxectl status"
 	echo "$st" | sed 's/^/    /'
-	echo "$st" | grep -q '^cxb ' || bad "roxectl status does not find roxe on cxb"
+	grep -q '^cxb ' <<<"$st" || bad "roxectl status does not find roxe on cxb"
 	st=$(bpftool map lookup name roxe_qp_stats key 0 0 0 0 2>&1) || true
-	echo "$st" | grep -q '"rx_packets"' ||
+	grep -q '"rx_packets"' <<<"$st" ||
 		bad "bpftool map lookup name roxe_qp_stats: no BTF-described entry: $st"
 	$ctl detach cxb || bad "roxectl detach"
 	st=$(xdp-loader status cxb 2>&1)
 	echo "$st" | sed 's/^/    /'
-	if [ "$(echo "$st" | grep -c '=>')" = 1 ] && echo "$st" | grep -Eq '=> +[0-9]+ +xdpfilt_'; then
+	if [ "$(echo "$st" | grep -c '=>')" = 1 ] && grep -Eq '=> +[0-9]+ +xdpfilt_' <<<"$st"; then
 		ok "roxectl detach left xdp-filter running alone in the dispatcher"
 	else
 		bad "after roxectl detach: want xdp-filter alone"
@@ -83,7 +83,7 @@ step_xdp_tools() {
 	xdp-filter unload cxb || bad "xdp-filter unload"
 	$ctl attach cxb -E 1 >/dev/null 2>&1 || bad "roxectl attach on a free cxb"
 	st=$($ip -d link show cxb)
-	if echo "$st" | grep -Eq 'prog/xdp id [0-9]+ name roxe_xdp '; then
+	if grep -Eq 'prog/xdp id [0-9]+ name roxe_xdp ' <<<"$st"; then
 		ok "alone, roxe's program is attached directly: $(echo "$st" | grep -o 'prog/xdp id [0-9]* name [a-z_]*')"
 	else
 		bad "alone: the program on cxb is not roxe_xdp: $st"
