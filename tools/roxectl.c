@@ -244,6 +244,12 @@ static int fail_msg(const char *op, const char *ifname, int err, uint32_t other)
 	case ENOENT:
 		fprintf(stderr, "roxectl: %s: roxe is not attached to %s\n", op, ifname);
 		break;
+	case ESTALE:
+		fprintf(stderr, "roxectl: %s: roxe's program runs in libxdp's dispatcher on %s, "
+			"whose pins (/sys/fs/bpf/xdp) are not in this mount namespace: run "
+			"roxectl %s where the dispatcher was loaded (not under ip netns exec: "
+			"nsenter --net instead)\n", op, ifname, op);
+		break;
 	case EOPNOTSUPP:
 		fprintf(stderr, "roxectl: %s: %s does not support XDP in this mode "
 			"(try --mode generic)\n", op, ifname);

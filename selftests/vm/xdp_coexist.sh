@@ -22,7 +22,8 @@
 # attach` joins its dispatcher; `xdp-loader status` lists xdp-filter at its
 # priority and roxe_xdp at 100, both chaining XDP_PASS; `roxectl status`
 # finds roxe there; `bpftool map lookup name roxe_qp_stats` reads roxe's
-# counters (BTF: field names); `roxectl detach` leaves xdp-filter alone in the
+# counters (BTF: field names); `roxectl detach` under a bpffs of its own
+# (unshare --mount, as `ip netns exec` gives) refuses, changing nothing; `roxectl detach` leaves xdp-filter alone in the
 # dispatcher; `roxectl attach` again after `xdp-filter unload` attaches roxe
 # alone (no dispatcher), as before issue #36.
 #
@@ -72,6 +73,16 @@ step_xdp_tools() {
 	st=$(bpftool map lookup name roxe_qp_stats key 0 0 0 0 2>&1) || true
 	grep -q '"rx_packets"' <<<"$st" ||
 		bad "bpftool map lookup name roxe_qp_stats: no BTF-described entry: $st"
+	# a bpffs of its own (what `ip netns exec` gives): libxdp cannot see the
+	# dispatcher's pins there, so roxectl detach refuses and says why
+	if st=$(unshare --mount bash -c "mount -t bpf bpf /sys/fs/bpf && $ctl detach cxb" 2>&1); then
+		bad "roxectl detach from another bpffs succeeded: $st"
+	elif grep -q 'not in this mount namespace' <<<"$st" &&
+	     [ "$(xdp-loader status cxb 2>&1 | grep -c '=>')" = 2 ]; then
+		ok "roxectl detach from another bpffs refused, nothing changed: $st"
+	else
+		bad "roxectl detach from another bpffs: $st"
+	fi
 	$ctl detach cxb || bad "roxectl detach"
 	st=$(xdp-loader status cxb 2>&1)
 	echo "$st" | sed 's/^/    /'
@@ -114,6 +125,7 @@ host_main() {
 		--add "$top/tools/scripts/netns.sh" --add "$top/selftests/vm/vm_lib.sh" \
 		--add /usr/lib/x86_64-linux-gnu/bpf/xdp-dispatcher.o \
 		--add /usr/sbin/xdp-loader --add /usr/sbin/xdp-filter --add /usr/sbin/bpftool \
+		--add /usr/bin/unshare \
 		--add /usr/lib/x86_64-linux-gnu/bpf
 	echo "xdp_coexist: PASS"
 	exit $KSFT_PASS

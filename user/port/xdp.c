@@ -621,10 +621,22 @@ int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id)
 	if (x->dispatcher_id) {
 		/* libxdp builds a dispatcher without roxe and swaps it in (or
 		 * removes it, roxe being the last): the others run on. */
-		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
-		struct xdp_program *p = xdp_program__from_id(x->prog_id);
+		libxdp_print_fn_t old;
+		struct xdp_multiprog *mp;
+		struct xdp_program *p;
 
+		/* libxdp rebuilds the dispatcher from its pins: where this
+		 * mount namespace has other ones (`ip netns exec`), it would
+		 * take the dispatcher for a plain program and refuse. */
 		roxe_bpffs_mount();
+		mp = dispatcher_get(x->ifindex);
+		if (!mp) {
+			roxe_xdp_close(x);
+			return -ESTALE;
+		}
+		xdp_multiprog__close(mp);
+		old = libxdp_set_print(libxdp_quiet);
+		p = xdp_program__from_id(x->prog_id);
 		err = (int)libxdp_get_error(p);
 		if (!err)
 			err = xdp_program__detach(p, x->ifindex, x->mode == ROXE_XDP_GENERIC ?

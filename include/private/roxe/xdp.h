@@ -17,6 +17,8 @@
  *   -EEXIST      roxe is already attached to the interface
  *   -ENOENT      roxe is not attached to the interface
  *   -EOPNOTSUPP  the interface cannot run XDP in the mode asked for
+ *   -ESTALE      detach: roxe runs in libxdp's dispatcher, whose state
+ *                (pins under /sys/fs/bpf/xdp) this mount namespace lacks
  *   -EPERM       not root (CAP_NET_ADMIN and CAP_BPF needed)
  *
  * roxe's own, not installed (include/private/): the functions of this
