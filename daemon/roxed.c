@@ -35,6 +35,7 @@
 #include "roxe/port.h"
 #include "roxe/verbs.h"
 #include "roxe/version.h"
+#include "roxe/xdp.h"
 #include "verbs/served.h"
 #include "kserve.h"
 #include "links.h"
@@ -607,10 +608,12 @@ static int open_failure(const struct roxe_open_report *r, const struct roxe_devi
 				    ifname, ifname);
 		return fail(1, e, "%s: %s: is the interface still there (ip link show %s)?",
 			    ifname, es, ifname);
-	case ROXE_OPEN_XDP_OTHER:
-		return fail(EXIT_CONFIG, e, "%s runs another XDP program (id %u): roxe needs the "
-			    "interface's XDP hook; detach it (ip link set dev %s xdp off) or serve "
-			    "%s with --backend udp", ifname, r->xdp_other, ifname, ifname);
+	case ROXE_OPEN_XDP_OTHER: {
+		char why[512];
+
+		roxe_xdp_busy_reason(ifname, why, sizeof(why));
+		return fail(EXIT_CONFIG, e, "%s; or serve %s with --backend udp", why, ifname);
+	}
 	case ROXE_OPEN_XDP_ENGINES:
 		return fail(EXIT_CONFIG, e, "roxe's XDP program on %s was attached for %u engines "
 			    "(roxectl attach) and roxed would run %u: detach it (roxectl detach %s) "

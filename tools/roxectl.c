@@ -225,15 +225,30 @@ static int fail_msg(const char *op, const char *ifname, int err, uint32_t other)
 		fprintf(stderr, "roxectl: %s: no interface named %s in this network namespace\n",
 			op, ifname);
 		break;
-	case EBUSY:
-		fprintf(stderr, "roxectl: %s: %s already runs another XDP program (id %u); "
-			"detach it first (ip link set dev %s xdp off)\n", op, ifname, other, ifname);
+	case EBUSY: {
+		char why[512];
+
+		/* attach: why roxe cannot run beside it; else roxe is not there */
+		if (strcmp(op, "attach")) {
+			fprintf(stderr, "roxectl: %s: %s runs another XDP program (id %u), not "
+				"roxe's\n", op, ifname, other);
+			break;
+		}
+		roxe_xdp_busy_reason(ifname, why, sizeof(why));
+		fprintf(stderr, "roxectl: %s: %s\n", op, why);
 		break;
+	}
 	case EEXIST:
 		fprintf(stderr, "roxectl: %s: roxe is already attached to %s\n", op, ifname);
 		break;
 	case ENOENT:
 		fprintf(stderr, "roxectl: %s: roxe is not attached to %s\n", op, ifname);
+		break;
+	case ESTALE:
+		fprintf(stderr, "roxectl: %s: roxe's program runs in libxdp's dispatcher on %s, "
+			"whose pins (/sys/fs/bpf/xdp) are not in this mount namespace: run "
+			"roxectl %s where the dispatcher was loaded (not under ip netns exec: "
+			"nsenter --net instead)\n", op, ifname, op);
 		break;
 	case EOPNOTSUPP:
 		fprintf(stderr, "roxectl: %s: %s does not support XDP in this mode "

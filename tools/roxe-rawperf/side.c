@@ -87,15 +87,18 @@ int side_open_afxdp(const struct opts *o, struct side *s)
 	int err;
 
 	err = roxe_xdp_open(o->ifname, &s->xdp, &other);
-	if (err == -ENOENT && !other) {
+	if ((err == -ENOENT && !other) || err == -EBUSY) {	/* joins a dispatcher */
+		other = 0;
 		err = roxe_xdp_attach(o->ifname, &ao, &s->xdp, &other);
 		s->xdp_ours = !err;
 	}
 	if (err) {
-		if (other)
-			err_msg("%s runs another XDP program (id %u): roxe's is needed", o->ifname,
-				other);
-		else
+		if (other) {
+			char why[512];
+
+			roxe_xdp_busy_reason(o->ifname, why, sizeof(why));
+			err_msg("%s", why);
+		} else
 			err_msg("cannot attach roxe's XDP program to %s: %s", o->ifname,
 				strerror(-err));
 		return -1;

@@ -3,12 +3,21 @@
  * Loading, attaching, finding and detaching roxe's XDP program; QP
  * steering and counters through its maps. See xdp.h.
  *
- * Attachment goes through libbpf's bpf_xdp_attach() (netlink), not libxdp:
- * libxdp's multi-program dispatcher cannot load on every kernel, and roxe
- * wants the interface to itself anyway. XDP_FLAGS_UPDATE_IF_NOEXIST makes
- * the kernel refuse if another program got there first.
+ * Alone on an interface, roxe attaches through libbpf (bpf_xdp_attach or
+ * a BPF link), not through libxdp's multi-program dispatcher even where
+ * the kernel could run one (xdp-loader would): the dispatcher needs
+ * freplace, which some kernels refuse (EPERM), and a bpffs whose pins
+ * hold the component in place, so an owned attachment could no longer die
+ * with its process nor a program survive `ip netns exec`'s private /sys;
+ * attached directly, roxe behaves the same on every kernel. Where the
+ * dispatcher already runs, roxe joins it through libxdp (ROXE_XDP_RUN_PRIO)
+ * and leaves on detach with the others running. A program attached
+ * directly by someone else is refused (-EBUSY): replacing it would stop it.
+ * XDP_FLAGS_UPDATE_IF_NOEXIST makes the kernel refuse if another program
+ * got there first.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 #include "roxe/frame.h"
 #include "roxe/port.h"
 #include "roxe/xdp.h"
@@ -130,6 +140,48 @@ static void map_qp_stats(struct roxe_xdp *x)
 	x->eng_stats = p == MAP_FAILED ? NULL : p;
 }
 
+/* libxdp reports what it cannot do (a dispatcher's pins unreadable, a
+ * kernel without freplace) on stderr; libroxe prints nothing
+ * (roxe_xdp_busy_reason says it in roxe's words). */
+static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/* What an owned attachment into the dispatcher keeps for roxe_xdp_close:
+ * libxdp names the interface by ifindex, which means something else in
+ * another network namespace (tests and tools hop between them). */
+struct owned_component {
+	struct xdp_program *prog;
+	int		netns_fd;	/* the interface's */
+};
+
+/* Owned, in the dispatcher: libxdp rebuilds it without roxe (or removes
+ * it, roxe being the last), from the interface's network namespace. */
+static void leave_dispatcher(struct roxe_xdp *x)
+{
+	struct owned_component *c = x->xdp_prog;
+	int here = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (here >= 0 && setns(c->netns_fd, CLONE_NEWNET) == 0) {
+		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
+
+		xdp_program__detach(c->prog, x->ifindex, x->mode == ROXE_XDP_GENERIC ?
+				    XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		libxdp_set_print(old);
+		setns(here, CLONE_NEWNET);
+	}
+	if (here >= 0)
+		close(here);
+	close(c->netns_fd);
+	xdp_program__close(c->prog);
+	free(c);
+	x->xdp_prog = NULL;
+}
+
 void roxe_xdp_close(struct roxe_xdp *x)
 {
 	if (!x)
@@ -140,6 +192,8 @@ void roxe_xdp_close(struct roxe_xdp *x)
 		munmap(x->eng_stats, (size_t)ROXE_MAX_ENGINES * sizeof(struct roxe_engine_stats));
 	if (x->link_fd >= 0)
 		close(x->link_fd);	/* the last reference: the kernel detaches */
+	if (x->xdp_prog)
+		leave_dispatcher(x);
 	if (x->skel) {
 		roxe_xdp_bpf__destroy(x->skel);
 	} else {
@@ -188,6 +242,58 @@ static int prog_is_roxe(int prog_fd, struct bpf_prog_info *info, uint32_t *map_i
 	return strcmp(info->name, ROXE_XDP_PROG_NAME) == 0;
 }
 
+/* The dispatcher on ifindex as libxdp sees it, or NULL: none, or not one
+ * libxdp can add to (a program attached directly, or a dispatcher whose
+ * pins this mount namespace does not see). */
+static struct xdp_multiprog *dispatcher_get(int ifindex)
+{
+	libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
+	libxdp_set_print(old);
+	if (libxdp_get_error(mp) || !mp)
+		return NULL;
+	if (xdp_multiprog__is_legacy(mp)) {
+		xdp_multiprog__close(mp);
+		return NULL;
+	}
+	return mp;
+}
+
+/* roxe's program inside the dispatcher main_id: the program of an
+ * freplace link whose target is the dispatcher. Found through the kernel's
+ * links rather than libxdp's pins, which another mount namespace (`ip
+ * netns exec`, a sandbox) does not see: roxectl and `roxectl status` work
+ * anywhere. 0: none. */
+static uint32_t find_in_dispatcher(uint32_t main_id)
+{
+	uint32_t id = 0;
+
+	while (bpf_link_get_next_id(id, &id) == 0) {
+		struct bpf_link_info li;
+		struct bpf_prog_info pi;
+		uint32_t len = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id), is_roxe;
+
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(&li, 0, sizeof(li));
+		is_roxe = bpf_obj_get_info_by_fd(fd, &li, &len);
+		close(fd);
+		if (is_roxe || li.type != BPF_LINK_TYPE_TRACING ||
+		    li.tracing.target_obj_id != main_id)
+			continue;
+		fd = bpf_prog_get_fd_by_id(li.prog_id);
+		if (fd < 0)
+			continue;
+		is_roxe = prog_is_roxe(fd, &pi, NULL, 0);
+		close(fd);
+		if (is_roxe > 0)
+			return li.prog_id;
+	}
+	return 0;
+}
+
 int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_prog_id)
 {
 	struct bpf_prog_info info;
@@ -215,12 +321,27 @@ int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_pro
 		goto fail;
 	}
 	err = prog_is_roxe(x->prog_fd, &info, map_ids, 16);
-	if (err <= 0) {
-		if (err == 0) {
-			if (other_prog_id)
-				*other_prog_id = x->prog_id;
-			err = -EBUSY;
+	if (err == 0) {
+		uint32_t rid = find_in_dispatcher(x->prog_id);
+
+		if (other_prog_id && !rid)
+			*other_prog_id = x->prog_id;
+		err = -EBUSY;
+		if (rid) {
+			close(x->prog_fd);
+			x->dispatcher_id = x->prog_id;
+			x->prog_id = rid;
+			x->prog_fd = bpf_prog_get_fd_by_id(rid);
+			if (x->prog_fd < 0) {
+				err = -errno;	/* detached meanwhile */
+				goto fail;
+			}
+			err = prog_is_roxe(x->prog_fd, &info, map_ids, 16);
 		}
+	}
+	if (err <= 0) {
+		if (err == 0)
+			err = -EBUSY;
 		goto fail;
 	}
 	for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++) {
@@ -307,6 +428,57 @@ static int attach_prog(struct roxe_xdp *x, bool owned, uint32_t mode)
 	return 0;
 }
 
+/* Load x's program (skel, opened) into the dispatcher on the interface,
+ * which runs in mode, through libxdp: the program becomes a freplace
+ * component, in run-priority order with the others. 0, -EBUSY when the
+ * kernel or libxdp will not have it there, or another negative errno. */
+static int join_dispatcher(struct roxe_xdp *x, struct roxe_xdp_bpf *skel, bool owned,
+			   enum roxe_xdp_mode mode)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj,
+			    .prog_name = ROXE_XDP_PROG_NAME);
+	struct xdp_program *p;
+	int err;
+
+	p = xdp_program__create(&po);
+	if (!p)
+		return -errno;
+	err = xdp_program__set_run_prio(p, ROXE_XDP_RUN_PRIO);
+	/* XDP_PASS (not ours) goes on to the next program, as the kernel's
+	 * stack would get it with roxe alone; a redirected or dropped frame
+	 * is finished. */
+	if (!err)
+		err = xdp_program__set_chain_call_enabled(p, XDP_PASS, true);
+	if (!err) {
+		libxdp_print_fn_t old = libxdp_set_print(libxdp_quiet);
+
+		err = xdp_program__attach(p, x->ifindex, mode == ROXE_XDP_GENERIC ?
+					  XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		libxdp_set_print(old);
+	}
+	/* The kernel cannot add or re-attach freplace programs (EOPNOTSUPP),
+	 * the dispatcher is older than this libxdp or changed under us: roxe
+	 * cannot join, the others run on untouched. */
+	if (err == -EOPNOTSUPP || err == -EEXIST || err == -EAGAIN || err == -ENOENT)
+		err = -EBUSY;
+	if (!err && owned) {
+		struct owned_component *c = calloc(1, sizeof(*c));
+
+		if (c && (c->netns_fd = open("/proc/thread-self/ns/net",
+					      O_RDONLY | O_CLOEXEC)) >= 0) {
+			c->prog = p;
+			x->xdp_prog = c;
+			return 0;
+		}
+		free(c);
+		xdp_program__detach(p, x->ifindex, mode == ROXE_XDP_GENERIC ?
+				    XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		err = -ENOMEM;
+	}
+	xdp_program__close(p);	/* detaches nothing: libxdp's pins hold it */
+	return err;
+}
+
 int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		    struct roxe_xdp **out, uint32_t *other_prog_id)
 {
@@ -323,6 +495,7 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 	if (err)
 		return err;
 	if (cur_id) {
+		struct xdp_multiprog *mp;
 		struct roxe_xdp *other;
 
 		err = roxe_xdp_open(ifname, &other, other_prog_id);
@@ -332,7 +505,17 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		}
 		if (other_prog_id)
 			*other_prog_id = cur_id;
-		return -EBUSY;
+		/* libxdp keeps the dispatcher's state under bpffs: mounted
+		 * here, it may show one a loader left there. */
+		roxe_bpffs_mount();
+		mp = dispatcher_get(ifindex);
+		if (!mp)
+			return -EBUSY;
+		xdp_multiprog__close(mp);
+		/* The dispatcher's mode is the interface's: roxe cannot have
+		 * another one there. */
+		if (o && o->mode != ROXE_XDP_AUTO && o->mode != cur_mode)
+			return -EOPNOTSUPP;
 	}
 
 	x = xdp_new(ifname);
@@ -346,12 +529,21 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		goto fail;
 	}
 
-	skel = roxe_xdp_bpf__open_and_load();
+	skel = roxe_xdp_bpf__open();
 	if (!skel) {
 		err = errno ? -errno : -EINVAL;
 		goto fail;
 	}
 	x->skel = skel;
+	/* Into the dispatcher, libxdp loads it (as a freplace program) and
+	 * attaches it at once: until the configuration and local addresses
+	 * below are written, the program passes every frame on as not ours. */
+	if (cur_id)
+		err = join_dispatcher(x, skel, o && o->owned, cur_mode);
+	else
+		err = roxe_xdp_bpf__load(skel);
+	if (err)
+		goto fail;
 	x->prog_fd = bpf_program__fd(skel->progs.roxe_xdp);
 	x->qp_table_fd = bpf_map__fd(skel->maps.roxe_qp_table);
 	x->xsks_fd = bpf_map__fd(skel->maps.roxe_xsks);
@@ -376,6 +568,8 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 	if (err)
 		goto fail;
 
+	if (cur_id)
+		goto attached;
 	err = -EOPNOTSUPP;
 	if (!o || o->mode != ROXE_XDP_GENERIC) {
 		err = attach_prog(x, o && o->owned, XDP_FLAGS_DRV_MODE);
@@ -395,8 +589,15 @@ int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		err = -EOPNOTSUPP;
 	if (err)
 		goto fail;
+attached:
 	if (query(ifindex, &x->prog_id, &cur_mode) == 0)
 		x->mode = cur_mode;
+	if (cur_id) {
+		struct bpf_prog_info info;
+
+		x->dispatcher_id = x->prog_id;
+		x->prog_id = prog_is_roxe(x->prog_fd, &info, NULL, 0) > 0 ? info.id : 0;
+	}
 	if (!o || !o->no_pin)
 		x->pin_err = pin(x);	/* the caller's to tell */
 	map_qp_stats(x);
@@ -417,6 +618,36 @@ int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id)
 	err = roxe_xdp_open(ifname, &x, other_prog_id);
 	if (err)
 		return err;
+	if (x->dispatcher_id) {
+		/* libxdp builds a dispatcher without roxe and swaps it in (or
+		 * removes it, roxe being the last): the others run on. */
+		libxdp_print_fn_t old;
+		struct xdp_multiprog *mp;
+		struct xdp_program *p;
+
+		/* libxdp rebuilds the dispatcher from its pins: where this
+		 * mount namespace has other ones (`ip netns exec`), it would
+		 * take the dispatcher for a plain program and refuse. */
+		roxe_bpffs_mount();
+		mp = dispatcher_get(x->ifindex);
+		if (!mp) {
+			roxe_xdp_close(x);
+			return -ESTALE;
+		}
+		xdp_multiprog__close(mp);
+		old = libxdp_set_print(libxdp_quiet);
+		p = xdp_program__from_id(x->prog_id);
+		err = (int)libxdp_get_error(p);
+		if (!err)
+			err = xdp_program__detach(p, x->ifindex, x->mode == ROXE_XDP_GENERIC ?
+						  XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		xdp_program__close(p);
+		libxdp_set_print(old);
+		if (!err)
+			unpin(ifname);
+		roxe_xdp_close(x);
+		return err;
+	}
 	/* Replace exactly our program by nothing: never someone else's. */
 	opts.old_prog_fd = x->prog_fd;
 	flags = XDP_FLAGS_REPLACE |
@@ -598,4 +829,46 @@ int roxe_xdp_sync_local_addrs(struct roxe_xdp *x)
 	if (n < 0)
 		return n;
 	return roxe_xdp_set_local_addrs(x, (const uint8_t (*)[16])gids, (unsigned)n);
+}
+
+void roxe_xdp_busy_reason(const char *ifname, char *buf, size_t len)
+{
+	int ifindex = if_nametoindex(ifname);
+	struct xdp_multiprog *mp = NULL;
+	enum roxe_xdp_mode mode;
+	struct bpf_prog_info info;
+	uint32_t id = 0;
+	int fd;
+
+	memset(&info, 0, sizeof(info));
+	if (!ifindex || query(ifindex, &id, &mode) || !id) {
+		snprintf(buf, len, "%s had another XDP program attached, which is gone now: "
+			 "try again", ifname);
+		return;
+	}
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd >= 0) {
+		prog_is_roxe(fd, &info, NULL, 0);
+		close(fd);
+	}
+	if (roxe_bpffs_mount() == 0)
+		mp = dispatcher_get(ifindex);
+	if (mp) {
+		xdp_multiprog__close(mp);
+		snprintf(buf, len, "%s runs libxdp's dispatcher (program id %u), but roxe's "
+			 "program could not join it (the kernel cannot attach freplace programs "
+			 "there, or the dispatcher is older than this libxdp): see `xdp-loader "
+			 "status %s`", ifname, id, ifname);
+	} else if (!strcmp(info.name, "xdp_dispatcher")) {
+		snprintf(buf, len, "%s runs libxdp's dispatcher (program id %u), but its "
+			 "programs' pins are not in this /sys/fs/bpf (another mount namespace or "
+			 "bpffs): start roxe where that /sys/fs/bpf is mounted", ifname, id);
+	} else {
+		snprintf(buf, len, "%s runs XDP program %s (id %u) attached directly, not "
+			 "through libxdp's dispatcher, and roxe can share an interface only "
+			 "through the dispatcher: load that program with xdp-loader (on a kernel "
+			 "that runs the dispatcher; xdp-loader status shows whether it did) before "
+			 "roxe, or detach it (ip link set dev %s xdp off)", ifname,
+			 info.name[0] ? info.name : "?", id, ifname);
+	}
 }

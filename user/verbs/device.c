@@ -377,7 +377,10 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 	int err;
 
 	err = roxe_xdp_open(dev->ifname, &dev->xdp, &other);
-	if (err == -ENOENT && !other) {
+	/* Not there, or another program is: attach decides whether roxe can
+	 * join it (libxdp's dispatcher) or must refuse. */
+	if ((err == -ENOENT && !other) || err == -EBUSY) {
+		other = 0;
 		err = roxe_xdp_attach(dev->ifname, &o, &dev->xdp, &other);
 		dev->xdp_ours = !err;
 	}

@@ -12,10 +12,13 @@
  *
  * Functions return 0 or a negative errno; the ones that matter to a user:
  *   -ENODEV      no such interface
- *   -EBUSY       another XDP program is attached (its id in *other_prog_id)
+ *   -EBUSY       another XDP program is attached and roxe cannot join it
+ *                (its id in *other_prog_id; roxe_xdp_busy_reason says why)
  *   -EEXIST      roxe is already attached to the interface
  *   -ENOENT      roxe is not attached to the interface
  *   -EOPNOTSUPP  the interface cannot run XDP in the mode asked for
+ *   -ESTALE      detach: roxe runs in libxdp's dispatcher, whose state
+ *                (pins under /sys/fs/bpf/xdp) this mount namespace lacks
  *   -EPERM       not root (CAP_NET_ADMIN and CAP_BPF needed)
  *
  * roxe's own, not installed (include/private/): the functions of this
@@ -27,11 +30,26 @@
 #define ROXE_XDP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "roxe/maps.h"
 
 #define ROXE_XDP_PROG_NAME	"roxe_xdp"
 #define ROXE_XDP_PIN_ROOT	"/sys/fs/bpf/roxe"
+
+/*
+ * Sharing the interface. Alone on it, roxe attaches its program directly
+ * (as it always has: kernels without freplace, an owned attachment that
+ * dies with the process). Where libxdp's multi-program dispatcher
+ * (xdp-loader's convention) already runs there, roxe joins it as one more
+ * component at this run priority: after programs of libxdp's default
+ * priority (50, XDP_DEFAULT_RUN_PRIO) such as xdp-filter, so that they
+ * see every frame, RoCE included, before roxe takes its own; roxe's
+ * XDP_PASS (not RoCE, not for this host) continues the chain, its
+ * XDP_REDIRECT and XDP_DROP end it. A program attached directly (not
+ * through the dispatcher) cannot be shared: -EBUSY.
+ */
+#define ROXE_XDP_RUN_PRIO	100
 
 enum roxe_xdp_mode {
 	ROXE_XDP_AUTO = 0,	/* native, else generic */
@@ -71,19 +89,31 @@ struct roxe_xdp {
 	struct roxe_engine_stats *eng_stats;	/* mmapped roxe_eng_stats, or NULL */
 	void		*skel;		/* the skeleton when this process loaded it */
 	int		link_fd;	/* owned attachment (BPF link); -1: none */
+	/* libxdp's dispatcher that runs roxe's program as one of its
+	 * components; 0: roxe's program is attached to the interface itself. */
+	uint32_t	dispatcher_id;
+	/* This process added the program to the dispatcher with owned: libxdp's
+	 * xdp_program, for roxe_xdp_close to take it out again (libxdp pins the
+	 * component's link in bpffs, so no fd of ours holds it there). */
+	void		*xdp_prog;
 	/* roxe_xdp_attach without no_pin: 0, or -errno when the maps could
 	 * not be pinned under ROXE_XDP_PIN_ROOT/IFACE (attached all the same;
 	 * only other processes' roxe_xdp_open needs them). */
 	int		pin_err;
 };
 
-/* Load, configure and attach; refuses if any XDP program is attached. */
+/* Load, configure and attach: alone, or into libxdp's dispatcher where one
+ * runs; -EBUSY if another program is attached directly. */
 int roxe_xdp_attach(const char *ifname, const struct roxe_xdp_attach_opts *o,
 		    struct roxe_xdp **out, uint32_t *other_prog_id);
 /* Find roxe's program on an interface and open its maps. */
 int roxe_xdp_open(const char *ifname, struct roxe_xdp **out, uint32_t *other_prog_id);
-/* Detach roxe's program (only if it is roxe's) and remove the pins. */
+/* Detach roxe's program (only if it is roxe's; from the dispatcher, the
+ * others left running) and remove the pins. */
 int roxe_xdp_detach(const char *ifname, uint32_t *other_prog_id);
+/* roxe_xdp_attach's -EBUSY on ifname in one sentence (what is attached,
+ * what to do), into buf. */
+void roxe_xdp_busy_reason(const char *ifname, char *buf, size_t len);
 /* Close the handle; the program stays attached unless the handle owns it
  * (attach_opts.owned). */
 void roxe_xdp_close(struct roxe_xdp *x);
