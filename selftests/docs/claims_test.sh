@@ -74,6 +74,7 @@ ls "$tmp/items"/README.md:*.text >/dev/null 2>&1 ||
 	echo '#include <stdio.h>'
 	echo '#include "roxe/limits.h"'
 	echo '#include "roxe/kabi.h"'
+	echo '#include "roxe/xdp.h"'
 	echo 'int main(void) {'
 	cat "$tmp"/items/*.check 2>/dev/null | sed -n 's/^\([^=:]*\)=.*/\1/p' | sort -u |
 		while read -r e; do
