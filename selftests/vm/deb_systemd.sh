@@ -12,7 +12,8 @@
 #     headers under /lib/modules (the host's own, seen through the shared
 #     root), minutes each under TCG;
 #   - the packages enable and start nothing (systemctl is-enabled,
-#     is-active);
+#     is-active); then systemctl enable roxe.service roxed@rxb.service, as
+#     an admin would (the links purge must take away);
 #   - modprobe roxe loads ib_core and ib_uverbs by itself (modules.dep)
 #     and makes /dev/roxe; modprobe -r roxe takes all three out again;
 #   - systemctl start roxe.service returns once roxed --links said READY=1
@@ -29,8 +30,8 @@
 #     it was before dpkg -i (every path the guest created, deleted or
 #     changed the type of: the overlay's upper directory, against the
 #     lower; /proc, /sys, /dev, /run, /tmp and the journal aside), no roxe
-#     unit known to systemd or enabled, no modules-load.d or modprobe.d
-#     entry;
+#     unit known to systemd, no link to one (enabled) anywhere under
+#     /etc/systemd, no modules-load.d or modprobe.d entry;
 #   - the journal holds no complaint of systemd's about roxe's units (a
 #     setting unknown, ignored or invalid, a failure); no WARNING/BUG in
 #     dmesg.
@@ -145,6 +146,11 @@ step_installed() {
 	[ "$en" = disabled ] && [ "$act" = inactive ] &&
 		ok "roxe.service installed, $en and $act; roxed@.service there" ||
 		bad "after dpkg -i roxe.service is $en and $act"
+	# as an admin does (roxe(7)): purge must take the links away
+	systemctl enable roxe.service roxed@rxb.service 2>/dev/null || bad "systemctl enable roxe.service roxed@rxb.service"
+	en=$(systemctl is-enabled roxe.service roxed@rxb.service 2>&1 | tr '\n' ' ' || true)
+	[ "$en" = "enabled enabled " ] && ok "systemctl enable roxe.service roxed@rxb.service: $en" ||
+		bad "systemctl enable roxe.service roxed@rxb.service: $en"
 }
 
 step_modprobe() {
