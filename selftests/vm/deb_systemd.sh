@@ -71,8 +71,8 @@ file_list() {
 # that path with the same type, mode and owner (the merged root's file
 # list is the same as the host's there)
 same_as_lower() {
-	local y m o p l
-	read -r y m o p l <<<"$1"
+	local y p
+	read -r y _ _ p _ <<<"$1"
 	[ "$y" != c ] || return 1	# a whiteout: the lower file is deleted
 	[ -e "$LOWER/$p" ] || [ -L "$LOWER/$p" ] || return 1
 	[ "$(cd "$LOWER" && find "$p" -maxdepth 0 -printf '%y %m %u:%g %p -> %l\n' | sed 's/ -> $//')" = "$1" ]
@@ -110,7 +110,7 @@ step_systemd() {
 
 step_no_preload() {
 	local m loaded=()
-	for m in ib_core ib_uverbs rdma_rxe roxe; do mod_loaded $m && loaded+=($m); done
+	for m in ib_core ib_uverbs rdma_rxe roxe; do mod_loaded $m && loaded+=("$m"); done
 	[ ${#loaded[@]} = 0 ] && ok "none of ib_core, ib_uverbs, rdma_rxe, roxe loaded at the start" ||
 		bad "loaded before the test: ${loaded[*]}"
 }
@@ -172,7 +172,7 @@ step_modprobe() {
 	local m left=() usage=
 	for m in ib_uverbs ib_core; do
 		mod_loaded $m || continue
-		left+=($m)
+		left+=("$m")
 		usage+=" $(awk -v m=$m '$1 == m { print m " (" $3 " users)" }' /proc/modules)"
 	done
 	if [ ${#left[@]} = 0 ]; then

@@ -75,7 +75,7 @@ mount_out() {
 # there, and so is what a first boot after an update does; /tmp is a
 # tmpfs.
 boot_systemd() {
-	local r=/sysroot rw=/sysroot.rw ro=/sysroot.ro
+	r=/sysroot rw=/sysroot.rw ro=/sysroot.ro
 	load_modules /etc/roxe-vm/modules.boot
 	mkdir -p $r $rw $ro
 	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=524288,cache=none hostroot $ro ||

@@ -318,6 +318,7 @@ qemu_cmd() {
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
 	# --systemd: the host's root, read-only; its mounts are other devices
 	# (remapped inode numbers keep them apart)
+	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
 	[ "$systemd" = 0 ] || qemu+=(-fsdev local,id=fs1,path=/,security_model=none,readonly=on,multidevs=remap
 		-device virtio-9p-pci,fsdev=fs1,mount_tag=hostroot)
 	# both directions, whole frames (jumbo ones too)
