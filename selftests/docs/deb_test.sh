@@ -21,7 +21,8 @@
 #     scratch root, their maintainer scripts run there (chrootless,
 #     DPKG_ROOT): the units are there with ExecStart /usr/sbin/roxed,
 #     nothing is enabled or started, the programs run with the packaged
-#     libroxe (no RUNPATH), and dpkg --purge leaves nothing behind;
+#     libroxe (no RUNPATH), and dpkg --purge leaves nothing behind, not
+#     even the links of roxe.service and roxed@eth9.service enabled;
 #   - roxe-dkms's maintainer scripts register roxe/VERSION with dkms and
 #     remove it, and dkms add takes its /usr/src/roxe-VERSION (a scratch
 #     dkms tree; install_test.sh builds the same sources).
@@ -247,6 +248,12 @@ done
 got=$(LD_LIBRARY_PATH=$R/usr/lib/$ma ldd "$R/usr/bin/roxe-perf" | sed -n 's/.*libroxe\.so\.0 => \([^ ]*\) .*/\1/p')
 [ "$got" = "$R/usr/lib/$ma/libroxe.so.0" ] && ok "$runs installed programs answer --help; roxe-perf with the packaged libroxe.so.0" ||
 	bad "roxe-perf finds libroxe.so.0 at '$got'"
+# what systemctl enable roxe.service roxed@eth9.service makes, which purge
+# must take away: debhelper knows roxe.service's link, debian/roxe.postrm
+# the template's instances
+mkdir -p "$R/etc/systemd/system/multi-user.target.wants"
+ln -s /lib/systemd/system/roxe.service "$R/etc/systemd/system/multi-user.target.wants/roxe.service"
+ln -s /lib/systemd/system/roxed@.service "$R/etc/systemd/system/multi-user.target.wants/roxed@eth9.service"
 if "${dp[@]}" --purge roxe libroxe-dev libroxe0 >"$tmp/purge.log" 2>&1; then
 	left=$(cd "$R" && find . \( -type f -o -type l \) ! -path './var/lib/dpkg/*' ! -path ./var/log/dpkg.log)
 	[ -z "$left" ] && ok "dpkg --root --purge leaves nothing behind" || bad "dpkg --purge leaves: $left"

@@ -113,6 +113,54 @@ vm_build_prog() {
 	fi
 }
 
+# vm_module_tree BASE MODULE...: a module tree for the guest's kernel (KVER)
+# in BASE/lib/modules/KVER holding MODULE... (file names, - or _) and what
+# they depend on, from the guest kernel's tree (hard links where it can),
+# with its modules.builtin* and modules.order, indexed by depmod -b: the
+# /lib/modules of a guest booted with run.sh --systemd (--env
+# ROXE_VM_MODULES=BASE/lib/modules). A module built into KVER is left
+# out; 1 (and a line) for one that is neither.
+vm_module_tree() {
+	local base=$1 kdir line rel name m f
+	shift
+	kdir=$("$(find_top)/tools/vm/kver.sh" --root)/lib/modules/$KVER
+	local -A path=() dep=() want=()
+	while IFS= read -r line; do
+		rel=${line%%:*}
+		dep[$rel]=${line#*:}
+		name=${rel##*/}
+		name=${name%%.ko*}
+		path[${name//-/_}]=$rel
+	done <"$kdir/modules.dep"
+	local queue=()
+	for m in "$@"; do
+		rel=${path[${m//-/_}]:-}
+		if [ -n "$rel" ]; then
+			queue+=("$rel")
+		elif ! grep -qE "/${m//[-_]/[-_]}\.ko\$" "$kdir/modules.builtin"; then
+			echo "vm_module_tree: no module $m for $KVER" >&2
+			return 1
+		fi
+	done
+	while [ ${#queue[@]} -gt 0 ]; do
+		rel=${queue[0]} queue=("${queue[@]:1}")
+		[ -z "${want[$rel]:-}" ] || continue
+		want[$rel]=1
+		for m in ${dep[$rel]}; do queue+=("$m"); done
+	done
+	rm -rf "$base"
+	mkdir -p "$base/lib/modules/$KVER"
+	for rel in "${!want[@]}"; do
+		mkdir -p "$(dirname "$base/lib/modules/$KVER/$rel")"
+		ln -f "$kdir/$rel" "$base/lib/modules/$KVER/$rel" 2>/dev/null ||
+			cp "$kdir/$rel" "$base/lib/modules/$KVER/$rel" || return 1
+	done
+	for f in modules.builtin modules.builtin.modinfo modules.order; do
+		cp "$kdir/$f" "$base/lib/modules/$KVER/" || return 1
+	done
+	depmod -b "$base" "$KVER"
+}
+
 # vm_host_listening PORT: a TCP listener on PORT in this namespace (the
 # interop peers, next to QEMU)
 vm_host_listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }

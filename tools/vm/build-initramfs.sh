@@ -44,6 +44,14 @@ modules=(
 # roxectl status (6.12; 6.1's config leaves it out).
 optional_modules=(xsk_diag)
 
+# What a guest that boots systemd from the host's root (run.sh --systemd)
+# loads before it switches root, and nothing else (the booted root's
+# modprobe loads the rest): the NIC, the 9p shares and overlayfs (a tmpfs
+# over the read-only root). overlay is in the image for that alone
+# (/etc/roxe-vm/modules.boot lists this set, /etc/roxe-vm/modules the
+# others' load order).
+boot_modules=(virtio_pci virtio_net 9pnet_virtio 9p overlay)
+
 # Host programs copied with their libraries. bash runs the test scripts (the
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
@@ -134,6 +142,8 @@ declare -A seen=()
 files=()          # host paths (files or symlinks) to copy, first-seen order
 declare -A moddep=()
 modorder=()       # module paths relative to $moddir, load order
+nloaded=0         # the first nloaded of modorder: what a harness boot loads
+declare -A bootset=()  # boot_modules and their dependencies (paths)
 
 is_elf() {
 	local magic=
@@ -178,6 +188,15 @@ add_module() {
 	modorder+=("$rel")
 }
 
+# boot_closure RELPATH: RELPATH (none: built in) and its dependencies into
+# bootset
+boot_closure() {
+	local d
+	[ -n "$1" ] || return 0
+	bootset[$1]=1
+	for d in ${moddep[$1]}; do boot_closure "$d"; done
+}
+
 collect() {
 	local line rel name p
 	declare -gA modpath=()
@@ -200,6 +219,11 @@ collect() {
 	for p in "${modules[@]}"; do add_module "$p"; done
 	for p in "${optional_modules[@]}"; do
 		[ -z "${modpath[${p//-/_}]:-}" ] || add_module "$p"
+	done
+	nloaded=${#modorder[@]}
+	for p in "${boot_modules[@]}"; do
+		add_module "$p"
+		boot_closure "${modpath[${p//-/_}]:-}"
 	done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
@@ -258,7 +282,8 @@ stage() {
 
 	# modules, their load order and a matching modules.dep for modprobe
 	# (decompressed: busybox's insmod reads plain .ko files only)
-	local ko deps
+	local ko deps i=0
+	: >"$root/etc/roxe-vm/modules.boot"
 	for p in "${modorder[@]}"; do
 		ko=$(plain_ko "$p")
 		mkdir -p "$(dirname "$root$gmoddir/$ko")"
@@ -271,7 +296,9 @@ stage() {
 		deps=
 		for d in ${moddep[$p]}; do deps+=" $(plain_ko "$d")"; done
 		echo "$ko:$deps" >>"$root$gmoddir/modules.dep"
-		echo "$ko" >>"$root/etc/roxe-vm/modules"
+		[ $i -ge $nloaded ] || echo "$ko" >>"$root/etc/roxe-vm/modules"
+		[ -z "${bootset[$p]:-}" ] || echo "$ko" >>"$root/etc/roxe-vm/modules.boot"
+		i=$((i + 1))
 	done
 	echo "$KVER" >"$root/etc/roxe-vm/kver"
 

@@ -24,6 +24,11 @@
 #   --queues N      the guest NIC (virtio-net) with N queue pairs (mq=on, a
 #                   multi-queue tap); the guest still starts with one in
 #                   use: `ethtool -L eth0 combined N` turns the rest on
+#   --systemd       boot systemd as PID 1 from the host's root (shared
+#                   read-only over 9p, writable through a tmpfs overlay in
+#                   the guest) and run the script as a unit
+#                   (tools/vm/guest-init.sh's boot_systemd; --env
+#                   ROXE_VM_MODULES=DIR for the root's /lib/modules)
 #   --smp N         N vCPUs (default 1, 1..4): under TCG one is faster for
 #                   the tests; the benchmarks compare with more
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
@@ -60,7 +65,7 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec='' queues=1 smp=1
+middle='' fw_args=() fw_spec='' queues=1 smp=1 systemd=0
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -84,6 +89,7 @@ parse_args() {
 		--pcap) pcap=${2:?--pcap needs a file}; shift ;;
 		--queues) queues=${2:?--queues needs a count}; shift ;;
 		--smp) smp=${2:?--smp needs a count}; shift ;;
+		--systemd) systemd=1 ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -200,6 +206,7 @@ make_initrd() {
 		printf 'export ROXE_TOP=%q ROXE_VM_GUEST_ADDR=%q ROXE_VM_HOST_ADDR=%q ROXE_VM_PREFIX=%q\n' \
 			"$top" "$guest_addr" "$host_addr" "$prefix"
 		printf 'export ROXE_VM_MIDDLE=%q\n' "$middle"
+		[ "$systemd" = 0 ] || echo "ROXE_VM_BOOT=systemd"
 		for e in ${envs[@]+"${envs[@]}"}; do
 			[[ "$e" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE, got $e"
 			printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
@@ -309,6 +316,11 @@ qemu_cmd() {
 		-device "$nic"
 		-fsdev "local,id=fs0,path=$o,security_model=none"
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
+	# --systemd: the host's root, read-only; its mounts are other devices
+	# (remapped inode numbers keep them apart)
+	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
+	[ "$systemd" = 0 ] || qemu+=(-fsdev local,id=fs1,path=/,security_model=none,readonly=on,multidevs=remap
+		-device virtio-9p-pci,fsdev=fs1,mount_tag=hostroot)
 	# both directions, whole frames (jumbo ones too)
 	[ -z "$pcap" ] || qemu+=(-object "filter-dump,id=dump0,netdev=net0,maxlen=65536,file=${pcap//,/,,}")
 	return 0

@@ -1,0 +1,1 @@
+deb_systemd.sh
