@@ -26,10 +26,13 @@ top=$(cd "$here/../.." && pwd)
 
 # Kernel modules the guest loads, in this order (dependencies first are added
 # automatically from modules.dep). rxe asks the crypto API for "crc32", which
-# would need modprobe inside the guest: load the providers up front.
+# would need modprobe inside the guest: load the providers up front. A "?"
+# in front: where the kernel has the module (from 6.15 rxe and libcrc32c's
+# users call the crc32 library, and the crypto modules crc32_generic,
+# crc32-pclmul and crc32c_generic are gone: 7.3 has none of them).
 modules=(
 	virtio_pci virtio_net 9pnet_virtio 9p veth
-	crc32_generic crc32-pclmul
+	?crc32_generic ?crc32-pclmul
 	ib_core ib_uverbs rdma_rxe
 	# connection management over QP1 MADs: rdma_cm for perftest -R
 	ib_cm iw_cm rdma_cm rdma_ucm
@@ -37,7 +40,7 @@ modules=(
 	nvme-rdma nvmet-rdma
 	# tc marking frames CE on a veth (kmod_interop's CNP case); act_csum
 	# needs libcrc32c, which needs a crc32c provider first
-	crc32c_generic sch_ingress cls_u32 act_pedit act_csum
+	?crc32c_generic sch_ingress cls_u32 act_pedit act_csum
 )
 
 # Loaded when the kernel has them: xsk_diag lists AF_XDP sockets for
@@ -171,9 +174,14 @@ add_path() {
 	fi
 }
 
-# add_module NAME|RELPATH: the module after its modules.dep dependencies.
+# add_module [?]NAME|RELPATH: the module after its modules.dep dependencies
+# (?NAME: nothing when the kernel has no NAME at all).
 add_module() {
 	local m=$1 rel d
+	if [ "${m#\?}" != "$m" ]; then
+		m=${m#\?}
+		[ -n "${modpath[${m//-/_}]:-}" ] || return 0
+	fi
 	if [ -n "${moddep[$m]+x}" ]; then
 		rel=$m
 	else

@@ -6,23 +6,32 @@
 #
 #   tools/vm/fetch-kernels.sh [-u] [NAME ...]      default NAMEs: 6.1 6.12
 #
-# NAME is a series (6.1, 6.12) or a full release (6.1.0-41-amd64). For each,
-# the newest Debian release of the series: bookworm has 6.1,
-# bookworm-backports 6.12. Its packages linux-image-REL (the image and the
-# modules), linux-headers-REL and what those headers depend on of
-# linux-headers-*-common and linux-kbuild-* are `dpkg-deb -x`ed into one
+# NAME is a series (6.1, 6.12, 7.3), a full release (6.1.0-41-amd64) or
+# trixie-bpo. For each, the newest Debian release of the series: bookworm
+# has 6.1, bookworm-backports 6.12, trixie-backports 6.16 and later
+# (+deb13); trixie-bpo is the newest of trixie-backports, whatever its
+# series (issue #37: virtio_net's AF_XDP zero-copy needs 6.13 or later).
+# Its packages linux-image-REL (the image and the modules; from 6.19 on
+# linux-binary-REL, the image under usr/lib/modules/REL/, linux-modules-REL
+# and linux-base-REL), linux-headers-REL and what those headers depend on
+# of linux-headers-*-common and linux-kbuild-* are `dpkg-deb -x`ed into one
 # tree, build/vm/kernels/root/ (tools/vm/kver.sh --root), so that their
 # relative links resolve; absolute links and the headers' Makefile, which
 # name /usr/src/..., are pointed into the tree, and depmod writes
-# modules.dep there (the packages' postinst would).
+# modules.dep there (the packages' postinst would). trixie-backports'
+# kernels come without headers: their kbuild needs trixie's gcc and libc,
+# so roxe.ko is not built for them here. A kernel with its modules under
+# usr/lib/modules/ (trixie's are) gets lib/modules/REL and boot/vmlinuz-REL
+# links to them in the tree.
 #
 # A NAME already unpacked costs nothing (no network, well under a second);
 # -u asks the mirror for a newer release. Downloads go through a private
 # apt configuration in build/vm/kernels/apt/ (its own sources list, lists,
 # cache and an empty dpkg status; the host's apt.conf.d is not read, so no
 # hook of the host's apt runs): the mirror(s) and keyring the host's apt
-# sources use for bookworm, with the suites bookworm and
-# bookworm-backports, and the host's bookworm-security source (Debian 12's
+# sources use for bookworm, with the suites bookworm, bookworm-backports
+# and trixie-backports (Debian 12's debian-archive-keyring holds trixie's
+# archive keys), and the host's bookworm-security source (Debian 12's
 # current 6.1 is there). ROXE_VM_KERNELS moves build/vm/kernels/.
 set -euo pipefail
 
@@ -31,7 +40,7 @@ top=$(cd "$here/../.." && pwd)
 kernels=${ROXE_VM_KERNELS:-$top/build/vm/kernels}
 root=$kernels/root
 apt=$kernels/apt
-suites=(bookworm bookworm-backports)
+suites=(bookworm bookworm-backports trixie-backports)
 
 die() { echo "fetch-kernels: $*" >&2; exit 1; }
 say() { echo "fetch-kernels: $*"; }
@@ -41,11 +50,16 @@ if [ "${1:-}" = -u ]; then update=1; shift; fi
 case "${1:-}" in -*) die "usage: $0 [-u] [NAME ...]" ;; esac
 [ $# -gt 0 ] || set -- 6.1 6.12
 
+# headers REL: REL comes with its headers (not trixie's: their kbuild
+# needs a newer gcc and libc than Debian 12 has)
+headers() { [[ $1 != *+deb13-* ]]; }
+
 # ready NAME: NAME resolves to a release with its image, modules.dep and
-# headers in the tree
+# (where it has them) headers in the tree
 ready() {
 	local rel
-	rel=$("$here/kver.sh" "$1" 2>/dev/null) && [ -f "$root/usr/src/linux-headers-$rel/Makefile" ]
+	rel=$("$here/kver.sh" "$1" 2>/dev/null) || return 1
+	! headers "$rel" || [ -f "$root/usr/src/linux-headers-$rel/Makefile" ]
 }
 
 todo=()
@@ -170,10 +184,13 @@ update_lists() {
 
 # release NAME: the newest release NAME stands for that the mirror has: a
 # full release as is, a series its newest "SERIES.<x>[-<abi>]-amd64"
-# (never 6.12 for 6.1, nor the -cloud or -rt flavours)
+# (never 6.12 for 6.1, nor the -cloud or -rt flavours), trixie-bpo the
+# newest "<x>+deb13-amd64" (trixie itself is not in the sources: those are
+# trixie-backports')
 release() {
 	local re=${1//./\\.}
-	if [[ $1 =~ -amd64$ ]]; then re="^$re\$"; else re="^$re\\.[0-9][0-9a-z.+~]*(-[0-9]+)?-amd64\$"; fi
+	if [ "$1" = trixie-bpo ]; then re='^[0-9]+\.[0-9][0-9a-z.~]*\+deb13-amd64$'
+	elif [[ $1 =~ -amd64$ ]]; then re="^$re\$"; else re="^$re\\.[0-9][0-9a-z.+~]*(-[0-9]+)?-amd64\$"; fi
 	aptc pkgnames linux-image- | sed -n 's/^linux-image-//p' | sed 's/-unsigned$//' |
 		{ grep -E "$re" || true; } | sort -uV | tail -n 1
 }
@@ -183,13 +200,23 @@ has() { [ -n "$(aptc show --no-all-versions "$1" 2>/dev/null | sed -n 's/^Versio
 
 field() { aptc show --no-all-versions "$1" | sed -n "s/^$2: //p"; }
 
-# packages REL: the image (signed or not, whichever the mirror has), the
+# packages REL: the image (signed or not, whichever the mirror has; from
+# 6.19 on linux-binary-REL with linux-modules-REL and linux-base-REL), the
 # headers, and the -common headers and kbuild they depend on
 packages() {
 	local rel=$1 img=linux-image-$1
-	has "$img" || img=linux-image-$rel-unsigned
-	has "$img" || die "no $img on the mirror"
-	echo "$img"
+	if has "linux-binary-$rel" || has "linux-binary-unsigned-$rel"; then
+		img=linux-binary-$rel
+		has "$img" || img=linux-binary-unsigned-$rel
+		echo "$img"
+		echo "linux-modules-$rel"
+		echo "linux-base-$rel"
+	else
+		has "$img" || img=linux-image-$rel-unsigned
+		has "$img" || die "no $img on the mirror"
+		echo "$img"
+	fi
+	headers "$rel" || return 0
 	echo "linux-headers-$rel"
 	field "linux-headers-$rel" Depends | tr ',|' '\n\n' | sed 's/(.*//; s/ //g' |
 		grep -E '^linux-(headers|kbuild)-' || true
@@ -208,8 +235,20 @@ unpack() {
 	done < <(find "$root" -type l -lname '/*' -print0)
 	# the headers' Makefile includes /usr/src/linux-headers-*-common/Makefile:
 	# its sibling in the tree instead, wherever the tree is
-	sed -i 's|^include /usr/src/\(.*\)$|include $(dir $(realpath $(lastword $(MAKEFILE_LIST))))../\1|' \
-		"$root/usr/src/linux-headers-$rel/Makefile"
+	! headers "$rel" ||
+		sed -i 's|^include /usr/src/\(.*\)$|include $(dir $(realpath $(lastword $(MAKEFILE_LIST))))../\1|' \
+			"$root/usr/src/linux-headers-$rel/Makefile"
+	# trixie's kernels live under usr/lib/modules/REL (from 6.19 the image
+	# too, as vmlinuz there): where kver.sh, depmod and build-initramfs.sh
+	# look, links to them
+	if [ -d "$root/usr/lib/modules/$rel/kernel" ] && [ ! -e "$root/lib/modules/$rel" ]; then
+		mkdir -p "$root/lib/modules"
+		ln -sfn "../../usr/lib/modules/$rel" "$root/lib/modules/$rel"
+	fi
+	if [ ! -e "$root/boot/vmlinuz-$rel" ] && [ -f "$root/usr/lib/modules/$rel/vmlinuz" ]; then
+		mkdir -p "$root/boot"
+		ln -sfn "../usr/lib/modules/$rel/vmlinuz" "$root/boot/vmlinuz-$rel"
+	fi
 	[ -d "$root/lib/modules/$rel/kernel" ] || die "linux-image for $rel holds no lib/modules/$rel"
 	# the host's depmod.d stays out (-C: an empty directory)
 	depmod -C "$apt/empty" -b "$root" "$rel" || die "depmod for $rel failed"
@@ -218,7 +257,7 @@ unpack() {
 fetch() {
 	local name=$1 rel pkgs p size total=0 debs=() t0=$SECONDS dl
 	rel=$(release "$name")
-	[ -n "$rel" ] || die "no linux-image-$name.*-amd64 in ${suites[*]} on the mirror"
+	[ -n "$rel" ] || die "no linux-image for $name in ${suites[*]} on the mirror"
 	mapfile -t pkgs < <(packages "$rel")
 	say "$name: $rel, downloading:"
 	for p in "${pkgs[@]}"; do

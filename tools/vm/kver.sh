@@ -6,8 +6,10 @@
 # host's own kernels (/boot, /lib/modules) are never looked at: guest
 # kernels are not installed.
 #
-#   tools/vm/kver.sh [NAME]     NAME: a full release (6.12.95+deb12-amd64)
-#                               or a series (6.1, 6.12); default 6.1
+#   tools/vm/kver.sh [NAME]     NAME: a full release (6.12.95+deb12-amd64),
+#                               a series (6.1, 6.12, 7.3) or trixie-bpo
+#                               (trixie-backports' kernels: the newest
+#                               "<x>+deb13-amd64"); default 6.1
 #   tools/vm/kver.sh --root     the tree the kernels are unpacked in
 #
 # A series matches the releases "NAME.<anything>-amd64" only, so 6.1 never
@@ -28,8 +30,10 @@ if usable "$name"; then
 	echo "$name"
 	exit 0
 fi
+glob=$name.*-amd64
+[ "$name" != trixie-bpo ] || glob=*+deb13-amd64
 best=
-for k in "$root/boot/vmlinuz-$name".*-amd64; do
+for k in "$root/boot/vmlinuz-"$glob; do
 	[ -e "$k" ] || continue
 	k=${k##*/vmlinuz-}
 	usable "$k" || continue

@@ -29,6 +29,16 @@
 #                   the guest) and run the script as a unit
 #                   (tools/vm/guest-init.sh's boot_systemd; --env
 #                   ROXE_VM_MODULES=DIR for the root's /lib/modules)
+#   --pair          a second guest NIC: eth1 on tap1, joined to eth0's tap0 by
+#                   a bridge (br0) in the VM's namespace, so that the
+#                   guest's two NICs face each other back to back (each
+#                   with --queues N pairs; MTU 9000 on taps and bridge); no
+#                   host address then, nothing on the host side talks
+#   --dma-api       the guest NICs with iommu_platform=on and
+#                   disable-legacy=on (modern virtio only,
+#                   VIRTIO_F_ACCESS_PLATFORM): the guest's virtio rings use
+#                   the DMA API, which virtio_net's AF_XDP zero-copy needs
+#                   (its pool enable refuses a ring without it, EPERM)
 #   --smp N         N vCPUs (default 1, 1..4): under TCG one is faster for
 #                   the tests; the benchmarks compare with more
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
@@ -65,7 +75,7 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec='' queues=1 smp=1 systemd=0
+middle='' fw_args=() fw_spec='' queues=1 smp=1 systemd=0 pair=0 dma_api=0
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -90,6 +100,8 @@ parse_args() {
 		--queues) queues=${2:?--queues needs a count}; shift ;;
 		--smp) smp=${2:?--smp needs a count}; shift ;;
 		--systemd) systemd=1 ;;
+		--pair) pair=1 ;;
+		--dma-api) dma_api=1 ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -106,6 +118,7 @@ parse_args() {
 	if [ -z "$timeout" ]; then
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
+	[ "$pair" = 0 ] || [ -z "$middle$pcap" ] || die "--pair goes with neither --middle, --faults nor --pcap"
 	[ "$middle" != faultwire ] || parse_faults "$fw_spec"
 	[ -z "$middle" ] || host_if=host0
 }
@@ -229,18 +242,36 @@ sweep_stale() {
 }
 
 setup_netns() {
+	local t
 	sweep_stale
 	ns=roxevm-$$
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
-	if [ "$queues" -gt 1 ]; then
-		ip -n "$ns" tuntap add dev tap0 mode tap multi_queue
-	else
-		ip -n "$ns" tuntap add dev tap0 mode tap
-	fi
-	[ -n "$middle" ] || ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
+	for t in tap0 $([ "$pair" = 0 ] || echo tap1); do
+		if [ "$queues" -gt 1 ]; then
+			ip -n "$ns" tuntap add dev "$t" mode tap multi_queue
+		else
+			ip -n "$ns" tuntap add dev "$t" mode tap
+		fi
+	done
+	[ -n "$middle" ] || [ "$pair" = 1 ] || ip -n "$ns" addr add "$host_addr/$prefix" dev tap0
 	ip -n "$ns" link set tap0 up
 	[ -z "$middle" ] || setup_middle
+	[ "$pair" = 0 ] || setup_pair
+}
+
+# --pair: tap0 (eth0) = br0 = tap1 (eth1), nothing of the host's on it
+setup_pair() {
+	local t
+	{ ip -n "$ns" link add br0 type bridge &&
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 \
+			net.ipv6.conf.tap0.disable_ipv6=1 net.ipv6.conf.tap1.disable_ipv6=1; } ||
+		die "cannot create the bridge for --pair"
+	for t in tap0 tap1; do
+		{ ip -n "$ns" link set "$t" mtu "$mid_mtu" && ip -n "$ns" link set "$t" master br0 &&
+			ip -n "$ns" link set "$t" up; } || die "cannot put $t on br0"
+	done
+	ip -n "$ns" link set br0 mtu "$mid_mtu" up || die "cannot bring br0 up"
 }
 
 # --middle: tap0 (guest) = br0 or faultwire = mid0 <-veth-> host0 (engine).
@@ -298,9 +329,15 @@ qemu_cmd() {
 	# every frame: no header on the tap when recording. --middle: none
 	# either, so the guest sends whole frames with their checksums done.
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
-	local nic=virtio-net-pci,netdev=net0,mac=$guest_mac,romfile=
+	local nic=virtio-net-pci,netdev=net0,mac=$guest_mac,romfile= nicopt=''
 	# one MSI-X vector per queue, plus config and control
-	[ "$queues" = 1 ] || { net+=,queues=$queues; nic+=,mq=on,vectors=$((2 * queues + 2)); }
+	[ "$queues" = 1 ] || { net+=,queues=$queues; nicopt+=,mq=on,vectors=$((2 * queues + 2)); }
+	[ "$dma_api" = 0 ] || nicopt+=,iommu_platform=on,disable-legacy=on
+	nic+=$nicopt
+	# --pair: eth1 like eth0 on tap1, its MAC one up
+	local pair1=() net1=${net//tap0/tap1}
+	[ "$pair" = 0 ] || pair1=(-netdev "${net1//id=net0/id=net1}"
+		-device "virtio-net-pci,netdev=net1,mac=${guest_mac%:*}:03,romfile=$nicopt")
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2
 	# for the tests (--smp);
@@ -314,6 +351,7 @@ qemu_cmd() {
 		-serial chardev:con0 -mon chardev=con0,mode=readline
 		-netdev "$net"
 		-device "$nic"
+		${pair1[@]+"${pair1[@]}"}
 		-fsdev "local,id=fs0,path=$o,security_model=none"
 		-device virtio-9p-pci,fsdev=fs0,mount_tag=roxeout)
 	# --systemd: the host's root, read-only; its mounts are other devices

@@ -58,8 +58,13 @@
  *
  * Zero-copy is tried first; veth refuses it, and so does 6.12's virtio_net
  * (EOPNOTSUPP: its xdp_features lack NETDEV_XDP_ACT_XSK_ZEROCOPY, which
- * the later AF_XDP transmit series adds),
- * then copy mode (XDP_COPY | XDP_USE_NEED_WAKEUP), where the kernel
+ * the later AF_XDP transmit series adds). A driver with zero-copy but
+ * without multi-buffer zero-copy (xdp_zc_max_segs 1: virtio_net in 7.3)
+ * refuses XDP_ZEROCOPY | XDP_USE_SG with EOPNOTSUPP as well
+ * (xp_assign_dev): where every frame the interface's MTU allows fits one
+ * chunk, zero-copy is tried again without XDP_USE_SG, and the group runs
+ * single-buffer (frames up to 3840 bytes, as with no_multibuf). Else
+ * copy mode (XDP_COPY | XDP_USE_NEED_WAKEUP), where the kernel
  * transmits inside sendto(): tx_flush always kicks, until the TX ring is
  * empty. The mode is the UMEM's: a socket that shares it on another queue
  * gets the first bind's mode (xp_assign_dev_shared), so there is no
@@ -75,6 +80,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -810,6 +816,34 @@ fail:
 	}
 }
 
+/* Every frame IFNAME's MTU allows (with an Ethernet and a VLAN header)
+ * fits one chunk behind the kernel's 256 bytes of headroom. */
+static bool one_chunk_frames(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool fits;
+
+	if (fd < 0)
+		return false;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	fits = ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 &&
+	       (unsigned)ifr.ifr_mtu + 14 + 4 <= CHUNK - 256;
+	close(fd);
+	return fits;
+}
+
+/* The group becomes single-buffer (zero-copy without XDP_USE_SG): its
+ * ports' frames are one chunk, as no_multibuf makes them. */
+static void group_single_buffer(struct roxe_afxdp *g)
+{
+	g->multibuf = false;
+	for (unsigned e = 0; e < g->engines; e++) {
+		g->ports[e]->port.frame_size = CHUNK - 256;
+		g->ports[e]->port.rx_frames = RX_RING;
+	}
+}
+
 /*
  * Create every socket. Queue q's first socket (engine q % engines, through
  * libxdp) creates the queue's pool; the first bind of all decides
@@ -827,6 +861,20 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 		return -ENODEV;
 	flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP | sg;
 	err = force_copy ? -EOPNOTSUPP : sock_create(g, ifname, g->ports[0], 0, flags);
+	if (err == -EOPNOTSUPP && sg && !force_copy && one_chunk_frames(ifname)) {
+		/* zero-copy without multi-buffer (see the top) */
+		err = umem_create(g);
+		if (err) {
+			g->failed_queue = -1u;
+			return err;
+		}
+		flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
+		err = sock_create(g, ifname, g->ports[0], 0, flags);
+		if (!err) {
+			group_single_buffer(g);
+			sg = 0;
+		}
+	}
 	g->zerocopy = !err;
 	if (err) {
 		/* The failed bind may leave the UMEM's rings half set up. */
@@ -959,6 +1007,7 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 		goto fail;
 	}
 	r->zerocopy = g->zerocopy;
+	r->multibuf = g->multibuf;
 
 	for (unsigned q = 0; q < g->queues; q++) {
 		struct afxdp_queue *qu = &g->q[q];
