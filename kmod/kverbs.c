@@ -5,20 +5,20 @@
  * roxed serves for applications. post_send, post_recv and poll_cq never
  * sleep: spinlocks, copies and a doorbell (an eventfd signal).
  *
- * roxed cannot reach kernel memory, so a kernel WR's local bytes travel
- * through a bounce region: vmalloc memory that roxed maps and knows as an
- * MR of the QP's PD, with local access only. post_send copies a SEND's or
+ * roxed cannot reach kernel memory, so a kernel WR's bytes in DMA MRs
+ * (get_dma_mr: the PD's local_dma_lkey; kernel virtual addresses, the
+ * device has no DMA device: ib_uses_virt_dma()) travel through a bounce
+ * ring: pages that roxed maps and knows as an MR of the QP's PD, with
+ * local access only, one ring per work queue. post_send copies a SEND's or
  * a WRITE's gather list into it (inline data goes in the WQE instead);
  * poll_cq copies a receive's, a READ's or an atomic's bytes out of it into
- * the ULP's scatter list. Each work queue owns half of the region as a
- * byte ring, allocated in posting order and freed when the completion that
- * covers a WR is polled (a work queue completes in order, and an
- * unsignaled WR is covered by the next completion), so bytes stay put
- * until their completion is seen. Local keys are those of DMA MRs
- * (get_dma_mr: the PD's local_dma_lkey), whose addresses are kernel
- * virtual addresses (the device has no DMA device: ib_uses_virt_dma()).
- * Remote access to kernel memory goes through fast registration
- * (fastreg.c): REG_MR and LOCAL_INV WRs carry no bytes.
+ * the ULP's scatter list. A ring is allocated in posting order and freed
+ * when the completion that covers a WR is polled (a work queue completes
+ * in order, and an unsignaled WR is covered by the next completion), so
+ * bytes stay put until their completion is seen. SGEs in fast-reg MRs
+ * (fastreg.c) go to roxed as they are: it reaches those pages through the
+ * MR's window. Remote access to kernel memory goes through fast
+ * registration too: REG_MR and LOCAL_INV WRs carry no bytes.
  *
  * Each WQE carries a cookie instead of the ULP's wr_id: the free-running
  * count of WRs posted on its queue. A completion's cookie names the slot
@@ -26,8 +26,9 @@
  * outside the queue's outstanding range (roxed would be wrong) is dropped.
  *
  * The cost, against a device that DMAs from the ULP's pages: one memcpy of
- * every payload byte on the CPU that posts (sends) or polls (receives,
- * READs), and the bounce memory, 2 x kbounce_kib per QP.
+ * every DMA-key payload byte on the CPU that posts (sends) or polls
+ * (receives, READs), and the bounce pages: the most bytes each queue ever
+ * had outstanding.
  */
 #include <linux/mm.h>
 #include <linux/module.h>

@@ -44,6 +44,13 @@ modules=(
 # roxectl status (6.12; 6.1's config leaves it out).
 optional_modules=(xsk_diag)
 
+# In the image but not loaded at boot (a test modprobes them): the SCSI
+# RDMA ULPs and LIO (kmod_ulp.sh), which would otherwise attach to every
+# test's devices.
+ondemand_modules=(
+	sd_mod ib_srp ib_srpt target_core_file ib_iser ib_isert
+)
+
 # Host programs copied with their libraries. bash runs the test scripts (the
 # busybox shell prefers its own applets, e.g. a limited `ip`).
 programs=(
@@ -134,6 +141,7 @@ declare -A seen=()
 files=()          # host paths (files or symlinks) to copy, first-seen order
 declare -A moddep=()
 modorder=()       # module paths relative to $moddir, load order
+nboot=0           # the first nboot of them are loaded at boot
 
 is_elf() {
 	local magic=
@@ -201,6 +209,8 @@ collect() {
 	for p in "${optional_modules[@]}"; do
 		[ -z "${modpath[${p//-/_}]:-}" ] || add_module "$p"
 	done
+	nboot=${#modorder[@]}
+	for p in "${ondemand_modules[@]}"; do add_module "$p"; done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
 		[ -e "$p" ] || die "$p is missing: run tools/scripts/install-deps.sh"
@@ -258,7 +268,7 @@ stage() {
 
 	# modules, their load order and a matching modules.dep for modprobe
 	# (decompressed: busybox's insmod reads plain .ko files only)
-	local ko deps
+	local ko deps i=0
 	for p in "${modorder[@]}"; do
 		ko=$(plain_ko "$p")
 		mkdir -p "$(dirname "$root$gmoddir/$ko")"
@@ -271,7 +281,7 @@ stage() {
 		deps=
 		for d in ${moddep[$p]}; do deps+=" $(plain_ko "$d")"; done
 		echo "$ko:$deps" >>"$root$gmoddir/modules.dep"
-		echo "$ko" >>"$root/etc/roxe-vm/modules"
+		[ $((i++)) -ge $nboot ] || echo "$ko" >>"$root/etc/roxe-vm/modules"
 	done
 	echo "$KVER" >"$root/etc/roxe-vm/kver"
 
