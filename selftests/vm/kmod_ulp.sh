@@ -253,6 +253,13 @@ guest_main() {
 		bad "iSER: modprobe ib_isert, ib_iser or iscsid"
 	fi
 	check_posts
+	# the bounce rings' pages come as posts reach them: roxed must never
+	# have faulted where none was yet (roxe.ko maps a scrap page and says so)
+	if dmesg | grep -aq 'no pages behind it'; then
+		bad "roxed touched MR memory with no pages: $(dmesg | grep -a 'no pages behind it' | tail -1)"
+	else
+		ok "roxed touched no MR memory without pages"
+	fi
 	vm_check_dmesg
 	[ $fail = 0 ] && log "all passed" || log "FAILED"
 	exit $fail
