@@ -5,20 +5,20 @@
  * roxed serves for applications. post_send, post_recv and poll_cq never
  * sleep: spinlocks, copies and a doorbell (an eventfd signal).
  *
- * roxed cannot reach kernel memory, so a kernel WR's local bytes travel
- * through a bounce region: vmalloc memory that roxed maps and knows as an
- * MR of the QP's PD, with local access only. post_send copies a SEND's or
+ * roxed cannot reach kernel memory, so a kernel WR's bytes in DMA MRs
+ * (get_dma_mr: the PD's local_dma_lkey; kernel virtual addresses, the
+ * device has no DMA device: ib_uses_virt_dma()) travel through a bounce
+ * ring: pages that roxed maps and knows as an MR of the QP's PD, with
+ * local access only, one ring per work queue. post_send copies a SEND's or
  * a WRITE's gather list into it (inline data goes in the WQE instead);
  * poll_cq copies a receive's, a READ's or an atomic's bytes out of it into
- * the ULP's scatter list. Each work queue owns half of the region as a
- * byte ring, allocated in posting order and freed when the completion that
- * covers a WR is polled (a work queue completes in order, and an
- * unsignaled WR is covered by the next completion), so bytes stay put
- * until their completion is seen. Local keys are those of DMA MRs
- * (get_dma_mr: the PD's local_dma_lkey), whose addresses are kernel
- * virtual addresses (the device has no DMA device: ib_uses_virt_dma()).
- * Remote access to kernel memory goes through fast registration
- * (fastreg.c): REG_MR and LOCAL_INV WRs carry no bytes.
+ * the ULP's scatter list. A ring is allocated in posting order and freed
+ * when the completion that covers a WR is polled (a work queue completes
+ * in order, and an unsignaled WR is covered by the next completion), so
+ * bytes stay put until their completion is seen. SGEs in fast-reg MRs
+ * (fastreg.c) go to roxed as they are: it reaches those pages through the
+ * MR's window. Remote access to kernel memory goes through fast
+ * registration too: REG_MR and LOCAL_INV WRs carry no bytes.
  *
  * Each WQE carries a cookie instead of the ULP's wr_id: the free-running
  * count of WRs posted on its queue. A completion's cookie names the slot
@@ -26,22 +26,33 @@
  * outside the queue's outstanding range (roxed would be wrong) is dropped.
  *
  * The cost, against a device that DMAs from the ULP's pages: one memcpy of
- * every payload byte on the CPU that posts (sends) or polls (receives,
- * READs), and the bounce memory, 2 x kbounce_kib per QP.
+ * every DMA-key payload byte on the CPU that posts (sends) or polls
+ * (receives, READs), and the bounce pages: the most bytes each queue ever
+ * had outstanding.
  */
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <rdma/ib_user_verbs.h>
 #include "roxe.h"
 
-static unsigned int kbounce_kib = 1024;
-module_param(kbounce_kib, uint, 0444);
-MODULE_PARM_DESC(kbounce_kib,
-		 "bounce bytes per kernel work queue, KiB (64..65536, default 1024)");
-
 /* Where the bounce region sits in its MR's address space (roxed's iova). */
 #define ROXE_KBOUNCE_IOVA	0x100000000000ULL
 #define ROXE_KBOUNCE_ALIGN	64
+
+/* A work queue's bounce ring holds each of its slots' WRs at the largest
+ * the QP posts: a UD message is MTU-bounded (a receive has the GRH too);
+ * an RC or UC WR, max_sge SGEs of a block-layer segment (64 KiB) each.
+ * Its pages come only as posts reach them, so this is roxed's address
+ * space and, in memory, the most bytes the queue ever had outstanding.
+ * The floor lets an RC message of a few MiB through a small queue; the cap
+ * bounds the page array (512 KiB per queue).
+ */
+#define ROXE_KUD_WR_BYTES	(4096 + 64)
+#define ROXE_KSGE_BYTES		SZ_64K
+#define ROXE_KBOUNCE_MIN	SZ_4M
+#define ROXE_KBOUNCE_MAX	SZ_256M
 
 /* --- DMA MRs: the local keys of kernel SGEs -------------------------------- */
 
@@ -123,87 +134,128 @@ static void *wqe_at(const struct roxe_kqueue *q, u64 cookie)
 	return q->buf->data + ((cookie & (q->slots - 1)) << q->log2_elem);
 }
 
-static int kwq_init(struct roxe_kwq *wq, u32 slots, u32 max_sge, u32 bbase,
-		    u32 bsize)
+/* A bounce ring of slots WRs of at most wr_bytes each, page-aligned. */
+static u64 kbounce_bytes(u32 slots, u64 wr_bytes)
 {
+	u64 b = (u64)slots * ALIGN(wr_bytes, ROXE_KBOUNCE_ALIGN);
+
+	return PAGE_ALIGN(clamp_t(u64, b, ROXE_KBOUNCE_MIN, ROXE_KBOUNCE_MAX));
+}
+
+/* A work queue's bounce ring: known to roxed as an MR of pdn with local
+ * access at ROXE_KBOUNCE_IOVA, its token an MR's, so roxed's faults find
+ * the pages posts have put there (mr.c). Before the queue's create
+ * command: roxed knows the key when the first WQE comes.
+ */
+static int kwq_init(struct roxe_dev *rdev, struct roxe_kwq *wq, u32 pdn,
+		    u32 slots, u32 max_sge, u64 wr_bytes)
+{
+	struct roxe_kabi_cmd cmd = {};
+	struct roxe_kbounce *b = &wq->b;
+	struct roxe_mr *mr;
+	int err = -ENOMEM;
+
 	spin_lock_init(&wq->lock);
 	wq->max_sge = max_sge;
 	wq->slot_size = struct_size((struct roxe_kslot *)NULL, sge, max_sge);
 	wq->slots = kvcalloc(slots, wq->slot_size, GFP_KERNEL);
-	wq->bbase = bbase;
-	wq->bsize = bsize;
-	return wq->slots ? 0 : -ENOMEM;
-}
-
-/* A bounce region of bytes, known to roxed as an MR of pdn with local
- * access at ROXE_KBOUNCE_IOVA. Before the queue's create command: roxed
- * knows the key when the first WQE comes.
- */
-static int kbounce_new(struct roxe_dev *rdev, u32 pdn, u32 bytes,
-		       struct roxe_kbounce *b)
-{
-	struct roxe_kabi_cmd cmd = {};
-	int err;
-
-	b->m = roxe_kbuf_alloc(rdev, bytes, &b->token_id);
-	if (IS_ERR(b->m))
-		return PTR_ERR(b->m);
+	if (!wq->slots)
+		return -ENOMEM;
+	wq->bsize = kbounce_bytes(slots, wr_bytes);
+	mr = roxe_mr_new(rdev);
+	if (!mr)
+		goto free_slots;
+	mr->map_bytes = wq->bsize;
+	mr->pages = kvcalloc(wq->bsize >> PAGE_SHIFT, sizeof(*mr->pages),
+			     GFP_KERNEL);
+	if (!mr->pages)
+		goto put_mr;
 	err = roxe_key_alloc(rdev, &b->key);
 	if (err)
-		goto free_buf;
+		goto put_mr;
+	err = roxe_mr_token_alloc(mr);
+	if (err)
+		goto free_key;
+	b->mr = mr;
 	cmd.op = ROXE_KOP_REG_MR;
 	cmd.mr.key = b->key;
 	cmd.mr.pdn = pdn;
 	cmd.mr.access = IB_ACCESS_LOCAL_WRITE;
 	cmd.mr.iova = ROXE_KBOUNCE_IOVA;
-	cmd.mr.length = bytes;
-	cmd.mr.token = (u64)b->token_id << PAGE_SHIFT;
-	cmd.mr.map_bytes = bytes;
+	cmd.mr.length = wq->bsize;
+	cmd.mr.token = mr->token;
+	cmd.mr.map_bytes = wq->bsize;
 	err = roxe_chan_create(rdev, &cmd, ROXE_KOP_DEREG_MR, b->key);
 	if (!err)
 		return 0;
+	b->mr = NULL;
+	roxe_mr_revoke(rdev, mr);
+free_key:
 	roxe_key_free(rdev, b->key);
-free_buf:
-	roxe_kbuf_free(rdev, b->m, b->token_id);
+put_mr:
+	kvfree(mr->pages);
+	mr->pages = NULL;
+	roxe_mr_put(mr);
+free_slots:
+	kvfree(wq->slots);
+	wq->slots = NULL;
 	return err;
 }
 
-/* After roxed forgot the queue: it stops using the MR, then it goes. */
-static void kbounce_free(struct roxe_dev *rdev, struct roxe_kbounce *b)
+/* After roxed forgot the queue: it stops using the MR, its PTEs go
+ * (revocation), then its pages.
+ */
+static void kwq_free(struct roxe_dev *rdev, struct roxe_kwq *wq)
 {
-	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, b->key);
-	roxe_key_free(rdev, b->key);
-	roxe_kbuf_free(rdev, b->m, b->token_id);
+	struct roxe_mr *mr = wq->b.mr;
+	unsigned long i;
+
+	kvfree(wq->slots);
+	wq->slots = NULL;
+	if (!mr)
+		return;
+	roxe_chan_destroy(rdev, ROXE_KOP_DEREG_MR, wq->b.key);
+	roxe_key_free(rdev, wq->b.key);
+	roxe_mr_revoke(rdev, mr);
+	for (i = 0; i < mr->npages; i++)
+		__free_page(mr->pages[i]);
+	kvfree(mr->pages);
+	mr->pages = NULL;
+	mr->npages = 0;
+	roxe_mr_put(mr);	/* or roxed's last mapping of it */
+	wq->b.mr = NULL;
 }
 
-static u32 kbounce_half(void)
+/* The most bytes one WR of a QP of type t carries or receives. */
+static u64 kwr_bytes(const struct ib_qp_init_attr *init, u32 max_sge,
+		     bool recv)
 {
-	return clamp(kbounce_kib, 64U, 65536U) * 1024;
+	if (init->qp_type == IB_QPT_UD || init->qp_type == IB_QPT_GSI)
+		return recv ? ROXE_KUD_WR_BYTES : 4096;
+	return (u64)max_t(u32, max_sge, 1) * ROXE_KSGE_BYTES;
 }
 
-/* The bounce region and the slots' notes (a receive half only without an
- * SRQ).
+/* The work queues' bounce rings and slots' notes (a receive queue only
+ * without an SRQ).
  */
 int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 		    const struct ib_qp_init_attr *init)
 {
-	u32 half = kbounce_half();
+	u32 pdn = roxe_pdn(qp->ibqp.pd);
 	struct roxe_kqp *k;
 	int err;
 
 	k = kzalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
 		return -ENOMEM;
-	err = kwq_init(&k->sq, qp->sq.slots, init->cap.max_send_sge, 0, half);
+	err = kwq_init(rdev, &k->sq, pdn, qp->sq.slots, init->cap.max_send_sge,
+		       kwr_bytes(init, init->cap.max_send_sge, false));
 	if (!err && !init->srq)
-		err = kwq_init(&k->rq, qp->rq.slots, init->cap.max_recv_sge, half,
-			       half);
-	if (!err)
-		err = kbounce_new(rdev, roxe_pdn(qp->ibqp.pd),
-				  init->srq ? half : 2 * half, &k->b);
+		err = kwq_init(rdev, &k->rq, pdn, qp->rq.slots,
+			       init->cap.max_recv_sge,
+			       kwr_bytes(init, init->cap.max_recv_sge, true));
 	if (err) {
-		kvfree(k->sq.slots);
-		kvfree(k->rq.slots);
+		kwq_free(rdev, &k->sq);
 		kfree(k);
 		return err;
 	}
@@ -217,28 +269,26 @@ void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp)
 
 	if (!k)
 		return;
-	kbounce_free(rdev, &k->b);
-	kvfree(k->sq.slots);
-	kvfree(k->rq.slots);
+	kwq_free(rdev, &k->sq);
+	kwq_free(rdev, &k->rq);
 	kfree(k);
 	qp->k = NULL;
 }
 
-/* A kernel SRQ: one bounce ring for all its receives. */
+/* A kernel SRQ: one bounce ring for all its receives; any RC QP may take
+ * them, so each is an RC WR's worth.
+ */
 int roxe_ksrq_create(struct roxe_dev *rdev, struct roxe_srq *srq)
 {
-	u32 half = kbounce_half();
 	struct roxe_ksrq *k;
 	int err;
 
 	k = kzalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
 		return -ENOMEM;
-	err = kwq_init(&k->wq, srq->q.slots, srq->max_sge, 0, half);
-	if (!err)
-		err = kbounce_new(rdev, roxe_pdn(srq->ibsrq.pd), half, &k->b);
+	err = kwq_init(rdev, &k->wq, roxe_pdn(srq->ibsrq.pd), srq->q.slots,
+		       srq->max_sge, (u64)srq->max_sge * ROXE_KSGE_BYTES);
 	if (err) {
-		kvfree(k->wq.slots);
 		kfree(k);
 		return err;
 	}
@@ -252,14 +302,33 @@ void roxe_ksrq_destroy(struct roxe_dev *rdev, struct roxe_srq *srq)
 
 	if (!k)
 		return;
-	kbounce_free(rdev, &k->b);
-	kvfree(k->wq.slots);
+	kwq_free(rdev, &k->wq);
 	kfree(k);
 	srq->k = NULL;
 }
 
+/* Pages behind the bounce region up to byte end: what roxed's faults map
+ * from then on (published before the WQE that names them). Any context.
+ */
+static int bounce_pages(struct roxe_kbounce *b, u64 end)
+{
+	struct roxe_mr *mr = b->mr;
+	unsigned long n = mr->npages, want = DIV_ROUND_UP(end, PAGE_SIZE);
+
+	for (; n < want; n++) {
+		/* zeroed: roxed sees nothing of the kernel's */
+		mr->pages[n] = alloc_page(GFP_ATOMIC | __GFP_ZERO | __GFP_NOWARN);
+		if (!mr->pages[n])
+			break;
+		/* the page before the count that shows it (roxe_mr_fault) */
+		smp_store_release(&mr->npages, n + 1);
+	}
+	return n < want ? -ENOMEM : 0;
+}
+
 /* len bytes of wq's byte ring, in posting order: their offset in the
- * bounce region, -ENOMEM while the ring is full, -EINVAL if they never fit.
+ * bounce region, -ENOMEM while the ring is full (its slots' worth of the
+ * largest WRs outstanding) or no page is left, -EINVAL if they never fit.
  * *end is the ring's head after them.
  */
 static long bounce_alloc(struct roxe_kwq *wq, u32 len, u64 *end)
@@ -267,43 +336,152 @@ static long bounce_alloc(struct roxe_kwq *wq, u32 len, u64 *end)
 	u64 head = wq->bhead;
 	u32 need = ALIGN(len, ROXE_KBOUNCE_ALIGN);
 	u64 pos = head % wq->bsize;
+	int err;
 
 	*end = head;
 	if (!len)
-		return wq->bbase;
+		return 0;
 	if (need > wq->bsize)
 		return -EINVAL;
-	if (pos + need > wq->bsize)
+	if (pos + need > wq->bsize) {
 		head += wq->bsize - pos;	/* the end is too short: wrap */
+		pos = 0;
+	}
 	if (head + need - wq->btail > wq->bsize)
 		return -ENOMEM;
+	err = bounce_pages(&wq->b, pos + need);
+	if (err)
+		return err;
 	*end = head + need;
-	return wq->bbase + head % wq->bsize;
+	return pos;
 }
 
-/* The bytes of a gather or scatter list; every key must be a DMA MR of the
- * QP's PD (with local write where the device writes).
- */
-static int sg_bytes(struct roxe_dev *rdev, u32 pdn, const struct ib_sge *sg,
-		    int n, bool write, u64 *bytes)
+/* Copy len bytes between p and the bounce region at off, page by page. */
+static void bounce_copy(const struct roxe_kbounce *b, u64 off, void *p,
+			u32 len, bool to_bounce)
 {
-	u64 sum = 0;
+	while (len) {
+		u32 po = offset_in_page(off);
+		u32 c = min_t(u32, len, PAGE_SIZE - po);
+		void *v = page_address(b->mr->pages[off >> PAGE_SHIFT]) + po;
+
+		if (to_bounce)
+			memcpy(v, p, c);
+		else
+			memcpy(p, v, c);
+		off += c;
+		p += c;
+		len -= c;
+	}
+}
+
+/* A fast-reg MR's lkey in a kernel SGE: roxed reaches its pages itself,
+ * through the MR's window (fastreg.c), and checks the MR's state, access
+ * and bounds when it executes the WR, as rxe does (a REG_MR posted just
+ * before it has not run yet). Here: an MR of this device and of the QP's
+ * PD, under its current key, and the SGE inside what ib_map_mr_sg()
+ * mapped, so a ULP's mistake fails at post time where it can.
+ */
+static bool kfmr_ok(struct roxe_dev *rdev, struct ib_pd *pd,
+		    const struct ib_sge *sg)
+{
+	struct roxe_mr *mr;
+	bool ok;
+
+	rcu_read_lock();
+	mr = xa_load(&rdev->fmrs, sg->lkey >> 8);
+	ok = mr && mr->ibmr.pd == pd && mr->ibmr.lkey == sg->lkey &&
+	     sg->addr >= mr->ibmr.iova &&
+	     sg->addr - mr->ibmr.iova <= mr->ibmr.length &&
+	     sg->length <= mr->ibmr.length - (sg->addr - mr->ibmr.iova);
+	rcu_read_unlock();
+	return ok;
+}
+
+/* A gather or scatter list's bytes: all of them (*len) and those through
+ * the bounce region (*blen); *direct marks the SGEs in fast-reg MRs, which
+ * roxed reaches itself. A DMA MR's key must be of the QP's PD (with local
+ * write where the device writes); fast-reg MRs not on UD QPs (the GRH is
+ * read from the bounce region).
+ */
+static int sg_bytes(struct roxe_dev *rdev, struct ib_pd *pd, bool ud,
+		    const struct ib_sge *sg, int n, bool write, u64 *len,
+		    u64 *blen, u32 *direct)
+{
+	u64 sum = 0, bsum = 0;
+	int i;
+
+	*direct = 0;
+	for (i = 0; i < n; i++) {
+		if (!sg[i].length)
+			continue;
+		sum += sg[i].length;
+		if (kmr_ok(rdev, roxe_pdn(pd), sg[i].lkey, write))
+			bsum += sg[i].length;
+		else if (!ud && kfmr_ok(rdev, pd, &sg[i]))
+			*direct |= BIT(i);
+		else
+			return -EINVAL;
+	}
+	if (sum > ROXE_MAX_MSG_SZ)
+		return -EINVAL;
+	*len = sum;
+	*blen = bsum;
+	return 0;
+}
+
+static_assert(ROXE_MAX_SGE <= 32);	/* struct roxe_kslot's direct */
+
+/* The WQE's SGEs: one per run of DMA-key SGEs (their bytes one after the
+ * other in the bounce region from off), a fast-reg MR's as it is.
+ * Returns how many, at most n.
+ */
+static u32 wqe_sges(struct rxe_sge *dst, const struct ib_sge *sg, int n,
+		    u32 direct, u64 off, u32 bkey)
+{
+	bool run = false;
+	u32 k = 0;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		if (!sg[i].length)
 			continue;
-		if (!kmr_ok(rdev, pdn, sg[i].lkey, write))
-			return -EINVAL;
-		sum += sg[i].length;
+		if (direct & BIT(i)) {
+			dst[k].addr = sg[i].addr;
+			dst[k].length = sg[i].length;
+			dst[k].lkey = sg[i].lkey;
+			k++;
+			run = false;
+			continue;
+		}
+		if (!run) {
+			dst[k].addr = ROXE_KBOUNCE_IOVA + off;
+			dst[k].length = 0;
+			dst[k].lkey = bkey;
+			k++;
+			run = true;
+		}
+		dst[k - 1].length += sg[i].length;
+		off += sg[i].length;
 	}
-	if (sum > ROXE_MAX_MSG_SZ)
-		return -EINVAL;
-	*bytes = sum;
-	return 0;
+	return k;
 }
 
-static void gather(void *dst, const struct ib_sge *sg, int n)
+static void gather(const struct roxe_kbounce *b, u64 off,
+		   const struct ib_sge *sg, int n, u32 direct)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (direct & BIT(i))
+			continue;
+		bounce_copy(b, off, (void *)(uintptr_t)sg[i].addr, sg[i].length,
+			    true);
+		off += sg[i].length;
+	}
+}
+
+static void gather_inline(void *dst, const struct ib_sge *sg, int n)
 {
 	int i;
 
@@ -313,15 +491,23 @@ static void gather(void *dst, const struct ib_sge *sg, int n)
 	}
 }
 
-static void scatter(const struct ib_sge *sg, int n, const void *src, u32 len)
+/* The first len bytes of s's message into its scatter list: those of its
+ * DMA-key SGEs from the bounce region (roxed wrote the fast-reg MRs').
+ */
+static void scatter(const struct roxe_kbounce *b, const struct roxe_kslot *s,
+		    u32 len)
 {
-	int i;
+	u64 off = s->boff;
+	u32 i;
 
-	for (i = 0; i < n && len; i++) {
-		u32 c = min(len, sg[i].length);
+	for (i = 0; i < s->num_sge && len; i++) {
+		u32 c = min(len, s->sge[i].length);
 
-		memcpy((void *)(uintptr_t)sg[i].addr, src, c);
-		src += c;
+		if (!(s->direct & BIT(i))) {
+			bounce_copy(b, off, (void *)(uintptr_t)s->sge[i].addr,
+				    c, false);
+			off += s->sge[i].length;
+		}
 		len -= c;
 	}
 }
@@ -414,7 +600,8 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	bool inl = (wr->send_flags & IB_SEND_INLINE) && !in && !local;
 	struct rxe_send_wqe *w;
 	struct roxe_kslot *s;
-	u64 len, end;
+	u64 len, blen, end;
+	u32 direct = 0;
 	long off = 0;
 	int err;
 
@@ -424,17 +611,20 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	if (t == IB_QPT_UD && !ud_wr(wr)->ah)
 		return -EINVAL;
 	len = 0;	/* local operations carry no bytes */
-	err = local ? 0 : sg_bytes(rdev, roxe_pdn(qp->ibqp.pd), wr->sg_list,
-				   wr->num_sge, in, &len);
+	blen = 0;
+	err = local ? 0 : sg_bytes(rdev, qp->ibqp.pd, t == IB_QPT_UD,
+				   wr->sg_list, wr->num_sge, in, &len, &blen,
+				   &direct);
 	if (err)
 		return err;
+	inl = inl && !direct;	/* a fast-reg MR's iova is no kernel address */
 	if ((atomic && len != 8) || (inl && len > qp->cap.max_inline_data))
 		return -EINVAL;
 	if (wq->posted - wq->retired >= qp->sq.slots - 1)
 		return -ENOMEM;
 	end = wq->bhead;
 	if (!inl) {
-		off = bounce_alloc(wq, len, &end);
+		off = bounce_alloc(wq, blen, &end);
 		if (off < 0)
 			return off;
 	}
@@ -462,14 +652,12 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	w->dma.resid = len;
 	if (inl) {
 		w->wr.send_flags |= IB_SEND_INLINE;
-		gather(w->dma.inline_data, wr->sg_list, wr->num_sge);
+		gather_inline(w->dma.inline_data, wr->sg_list, wr->num_sge);
 	} else if (len) {
-		w->dma.num_sge = 1;
-		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
-		w->dma.sge[0].length = len;
-		w->dma.sge[0].lkey = qp->k->b.key;
+		w->dma.num_sge = wqe_sges(w->dma.sge, wr->sg_list, wr->num_sge,
+					  direct, off, wq->b.key);
 		if (!in)
-			gather(qp->k->b.m->buf + off, wr->sg_list, wr->num_sge);
+			gather(&wq->b, off, wr->sg_list, wr->num_sge, direct);
 	}
 
 	s = kslot(wq, qp->sq.slots - 1, wq->posted);
@@ -478,6 +666,7 @@ static int kpost_one_send(struct roxe_dev *rdev, struct roxe_qp *qp,
 	s->boff = off;
 	s->len = len;
 	s->bend = end;
+	s->direct = direct;
 	s->num_sge = in ? wr->num_sge : 0;
 	if (in)
 		memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(*s->sge));
@@ -531,24 +720,26 @@ int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 /* One receive WR into the next slot of q (a QP's receive queue or an
  * SRQ), its bytes from wq's ring in b; the caller holds wq's lock.
  */
-static int kpost_one_recv(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
-			  struct roxe_kqueue *q, const struct roxe_kbounce *b,
+static int kpost_one_recv(struct roxe_dev *rdev, struct ib_pd *pd,
+			  bool ud, struct roxe_kwq *wq, struct roxe_kqueue *q,
 			  const struct ib_recv_wr *wr)
 {
 	struct rxe_recv_wqe *w;
 	struct roxe_kslot *s;
-	u64 len, end;
+	u64 len, blen, end;
+	u32 direct;
 	long off;
 	int err;
 
 	if (wr->num_sge < 0 || wr->num_sge > wq->max_sge)
 		return -EINVAL;
-	err = sg_bytes(rdev, pdn, wr->sg_list, wr->num_sge, true, &len);
+	err = sg_bytes(rdev, pd, ud, wr->sg_list, wr->num_sge, true, &len,
+		       &blen, &direct);
 	if (err)
 		return err;
 	if (wq->posted - wq->retired >= q->slots - 1)
 		return -ENOMEM;
-	off = bounce_alloc(wq, len, &end);
+	off = bounce_alloc(wq, blen, &end);
 	if (off < 0)
 		return off;
 
@@ -557,18 +748,16 @@ static int kpost_one_recv(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
 	w->wr_id = wq->posted;
 	w->dma.length = len;
 	w->dma.resid = len;
-	if (len) {
-		w->dma.num_sge = 1;
-		w->dma.sge[0].addr = ROXE_KBOUNCE_IOVA + off;
-		w->dma.sge[0].length = len;
-		w->dma.sge[0].lkey = b->key;
-	}
+	if (len)
+		w->dma.num_sge = wqe_sges(w->dma.sge, wr->sg_list, wr->num_sge,
+					  direct, off, wq->b.key);
 	s = kslot(wq, q->slots - 1, wq->posted);
 	s->wr_id = wr->wr_id;
 	s->opcode = 0;
 	s->boff = off;
 	s->len = len;
 	s->bend = end;
+	s->direct = direct;
 	s->done = false;
 	s->num_sge = wr->num_sge;
 	memcpy(s->sge, wr->sg_list, wr->num_sge * sizeof(*s->sge));
@@ -578,8 +767,8 @@ static int kpost_one_recv(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
 }
 
 /* A list of receive WRs into q; the index published once. */
-static int kpost_recvs(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
-		       struct roxe_kqueue *q, const struct roxe_kbounce *b,
+static int kpost_recvs(struct roxe_dev *rdev, struct ib_pd *pd, bool ud,
+		       struct roxe_kwq *wq, struct roxe_kqueue *q,
 		       const struct ib_recv_wr *wr, const struct ib_recv_wr **bad_wr,
 		       int *posted)
 {
@@ -588,7 +777,7 @@ static int kpost_recvs(struct roxe_dev *rdev, u32 pdn, struct roxe_kwq *wq,
 
 	spin_lock_irqsave(&wq->lock, flags);
 	for (; wr; wr = wr->next, n++) {
-		err = kpost_one_recv(rdev, pdn, wq, q, b, wr);
+		err = kpost_one_recv(rdev, pd, ud, wq, q, wr);
 		if (err)
 			break;
 	}
@@ -617,8 +806,8 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;		/* user QPs post into their queue */
 		return -EINVAL;
 	}
-	err = kpost_recvs(rdev, roxe_pdn(ibqp->pd), &qp->k->rq, &qp->rq,
-			  &qp->k->b, wr, bad_wr, &n);
+	err = kpost_recvs(rdev, ibqp->pd, roxe_wire_type(ibqp) == IB_QPT_UD,
+			  &qp->k->rq, &qp->rq, wr, bad_wr, &n);
 	/* receives need roxed only in ERR, to be flushed */
 	if (n)
 		kick(rdev, qp, false, st == IB_QPS_ERR);
@@ -638,8 +827,9 @@ int roxe_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;		/* user SRQs post into their queue */
 		return -EINVAL;
 	}
-	return kpost_recvs(to_rdev(ibsrq->device), roxe_pdn(ibsrq->pd), &srq->k->wq,
-			   &srq->q, &srq->k->b, wr, bad_wr, &n);
+	/* a UD QP may take them: no fast-reg MRs (sg_bytes()) */
+	return kpost_recvs(to_rdev(ibsrq->device), ibsrq->pd, true, &srq->k->wq,
+			   &srq->q, wr, bad_wr, &n);
 }
 
 /* --- kernel CQs ------------------------------------------------------------- */
@@ -654,9 +844,9 @@ static void set_network_type(struct ib_wc *wc, const u8 *grh)
 	wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 }
 
-/* wc for u, whose WR is s (its bytes in bounce). */
+/* wc for u, whose WR is s (its bytes in b). */
 static void kfill_wc(struct roxe_qp *qp, const struct ib_uverbs_wc *u,
-		     const struct roxe_kslot *s, const void *bounce,
+		     const struct roxe_kslot *s, const struct roxe_kbounce *b,
 		     struct ib_wc *wc)
 {
 	memset(wc, 0, sizeof(*wc));
@@ -677,8 +867,12 @@ static void kfill_wc(struct roxe_qp *qp, const struct ib_uverbs_wc *u,
 	wc->sl = u->sl;
 	wc->port_num = 1;
 	if ((u->opcode & IB_WC_RECV) && (wc->wc_flags & IB_WC_GRH) &&
-	    s->len >= 40 && u->status == IB_WC_SUCCESS)
-		set_network_type(wc, bounce + s->boff);
+	    s->len >= 40 && !s->direct && u->status == IB_WC_SUCCESS) {
+		u8 v;
+
+		bounce_copy(b, s->boff, &v, 1, false);
+		set_network_type(wc, &v);
+	}
 }
 
 /* Retire the WRs of wq up to u's cookie (copying out what came back) and
@@ -687,7 +881,6 @@ static void kfill_wc(struct roxe_qp *qp, const struct ib_uverbs_wc *u,
 static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
 		    const struct ib_uverbs_wc *u, struct ib_wc *wc)
 {
-	const void *bounce = qp->k->b.m->buf;
 	bool recv = u->opcode & IB_WC_RECV;
 	struct roxe_kslot *s = NULL;
 	u64 cookie = u->wr_id;
@@ -705,11 +898,11 @@ static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
 		if (s->num_sge && (wq->retired < cookie ||
 				   u->status == IB_WC_SUCCESS) &&
 		    u->opcode != IB_WC_RECV_RDMA_WITH_IMM)
-			scatter(s->sge, s->num_sge, bounce + s->boff,
+			scatter(&wq->b, s,
 				recv ? min(u->byte_len, s->len) : s->len);
 		wq->btail = s->bend;
 	}
-	kfill_wc(qp, u, s, bounce, wc);
+	kfill_wc(qp, u, s, &wq->b, wc);
 	spin_unlock(&wq->lock);
 	return true;
 }
@@ -722,7 +915,6 @@ static bool ksrq_retire(struct roxe_qp *qp, struct roxe_srq *srq,
 			const struct ib_uverbs_wc *u, struct ib_wc *wc)
 {
 	struct roxe_kwq *wq = &srq->k->wq;
-	const void *bounce = srq->k->b.m->buf;
 	u32 mask = srq->q.slots - 1;
 	struct roxe_kslot *s;
 	u64 cookie = u->wr_id;
@@ -735,9 +927,8 @@ static bool ksrq_retire(struct roxe_qp *qp, struct roxe_srq *srq,
 	}
 	if (s->num_sge && u->status == IB_WC_SUCCESS &&
 	    u->opcode != IB_WC_RECV_RDMA_WITH_IMM)
-		scatter(s->sge, s->num_sge, bounce + s->boff,
-			min(u->byte_len, s->len));
-	kfill_wc(qp, u, s, bounce, wc);
+		scatter(&wq->b, s, min(u->byte_len, s->len));
+	kfill_wc(qp, u, s, &wq->b, wc);
 	s->done = true;
 	while (wq->retired < wq->posted &&
 	       (s = kslot(wq, mask, wq->retired))->done) {

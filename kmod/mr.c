@@ -181,23 +181,27 @@ static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	struct roxe_mr *mr = vma->vm_private_data;	/* the VMA's reference */
 	struct roxe_dev *rdev = mr->rdev;
-	unsigned long first, idx, end, addr;
+	unsigned long first, idx, end, addr, npages;
 	vm_fault_t ret;
 
 	down_read(&mr->map_sem);
+	/* a kernel QP's bounce region grows under its queue's lock, not
+	 * map_sem: its pages are there before the count (kverbs.c)
+	 */
+	npages = smp_load_acquire(&mr->npages);
 	first = mr->token >> PAGE_SHIFT;
 	idx = vmf->pgoff - first;
 	if (mr->revoked) {
 		ret = mr_fault_scrap(vmf, rdev, mr->scrap);
 		goto out;
 	}
-	if (vmf->pgoff < first || idx >= mr->npages) {
+	if (vmf->pgoff < first || idx >= npages) {
 		/* beyond the pages behind a fast-reg window */
 		ret = mr_fault_scrap(vmf, rdev, NULL);
 		goto out;
 	}
 	/* a window from the faulting page: one fault per 2 MiB, not per page */
-	end = min(mr->npages, idx + ROXE_MR_FAULT_PAGES);
+	end = min(npages, idx + ROXE_MR_FAULT_PAGES);
 	end = min(end, vma->vm_pgoff + vma_pages(vma) - first);
 	addr = vma->vm_start + ((vmf->pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 	ret = vmf_insert_pfn(vma, addr, page_to_pfn(mr->pages[idx]));

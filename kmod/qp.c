@@ -47,9 +47,11 @@ static void tell_create(struct roxe_qp *qp, const struct ib_qp_init_attr *init,
 	k->send_cqn = to_rcq(init->send_cq)->cqn;
 	k->recv_cqn = to_rcq(init->recv_cq)->cqn;
 	k->srqn = init->srq ? to_rsrq(init->srq)->srqn : ~0U;
-	/* a kernel QP's WQEs name one bounce SGE whatever the ULP's list */
-	k->max_send_sge = qp->k ? 1 : init->cap.max_send_sge;
-	k->max_recv_sge = qp->k ? 1 : init->cap.max_recv_sge;
+	/* a kernel QP's WQEs name bounce runs and fast-reg MRs' SGEs, at
+	 * most one per SGE of the ULP's list
+	 */
+	k->max_send_sge = init->cap.max_send_sge;
+	k->max_recv_sge = init->cap.max_recv_sge;
 	k->max_inline = init->cap.max_inline_data;
 	k->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	/* only then may its UD WQEs carry an address vector (kverbs.c) */
@@ -133,7 +135,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	entries = max_t(u32, cap->max_send_wr, 1);
 	err = roxe_kqueue_alloc(rdev, &qp->sq, &entries,
-				send_wqe_size(kernel ? 1 : cap->max_send_sge,
+				send_wqe_size(cap->max_send_sge,
 					      cap->max_inline_data));
 	if (err)
 		goto free_qpn;
@@ -153,7 +155,7 @@ int roxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		cap->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
 		entries = max_t(u32, cap->max_recv_wr, 1);
 		err = roxe_kqueue_alloc(rdev, &qp->rq, &entries,
-					recv_wqe_size(kernel ? 1 : cap->max_recv_sge));
+					recv_wqe_size(cap->max_recv_sge));
 		if (err)
 			goto free_sq;
 		cap->max_recv_wr = entries;

@@ -176,11 +176,21 @@ struct roxe_kslot {
 	u64			wr_id;		/* the ULP's */
 	u64			bend;		/* bounce head after it: freed to here */
 	u32			boff;		/* its bytes in the bounce region */
-	u32			len;
+	u32			len;		/* the WR's bytes (bounce and direct) */
 	u32			opcode;		/* enum ib_wr_opcode; receives: 0 */
 	u32			num_sge;	/* copy-out targets: READ, atomic, recv */
+	u32			direct;		/* sge[i] in a fast-reg MR: bit i */
 	bool			done;		/* SRQs: polled, out of order */
 	struct ib_sge		sge[];
+};
+
+/* A bounce region: an MR of local access that roxed maps by its token.
+ * Its pages come as posts first reach them (GFP_ATOMIC), in ring order,
+ * and stay until the queue goes.
+ */
+struct roxe_kbounce {
+	struct roxe_mr		*mr;
+	u32			key;
 };
 
 struct roxe_kwq {
@@ -190,20 +200,13 @@ struct roxe_kwq {
 	u32			max_sge;	/* the ULP's, per WR */
 	size_t			slot_size;	/* of a struct roxe_kslot */
 	void			*slots;		/* one per ring slot */
-	u32			bbase, bsize;	/* its bytes of the bounce region */
+	u64			bsize;		/* its bounce region's bytes */
 	u64			bhead, btail;	/* free-running byte ring */
-};
-
-/* A bounce region: mapped into roxed as an MR of local access. */
-struct roxe_kbounce {
-	struct roxe_mmap	*m;
-	u32			token_id;
-	u32			key;
+	struct roxe_kbounce	b;
 };
 
 struct roxe_kqp {
 	struct roxe_kwq		sq, rq;		/* rq unused with an SRQ */
-	struct roxe_kbounce	b;
 };
 
 /* A kernel SRQ: its WQEs complete on any of its QPs, so their completions
@@ -212,7 +215,6 @@ struct roxe_kqp {
  */
 struct roxe_ksrq {
 	struct roxe_kwq		wq;
-	struct roxe_kbounce	b;
 };
 
 struct roxe_qp {

@@ -41,9 +41,8 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->max_sge = max_t(u32, init->attr.max_sge, 1);
 	srq->limit = init->attr.srq_limit;
 	entries = init->attr.max_wr;
-	/* a kernel SRQ's WQEs name one bounce SGE whatever the ULP's list */
 	err = roxe_kqueue_alloc(rdev, &srq->q, &entries,
-				recv_wqe_size(kernel ? 1 : srq->max_sge));
+				recv_wqe_size(srq->max_sge));
 	if (err)
 		goto free_id;
 	err = kernel ? roxe_ksrq_create(rdev, srq) :
@@ -53,7 +52,7 @@ int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	cmd.op = ROXE_KOP_CREATE_SRQ;
 	cmd.srq.srqn = srq->srqn;
 	cmd.srq.pdn = roxe_pdn(ibsrq->pd);
-	cmd.srq.max_sge = kernel ? 1 : srq->max_sge;
+	cmd.srq.max_sge = srq->max_sge;
 	cmd.srq.limit = srq->limit;
 	cmd.srq.tenant = roxe_chan_tenant();
 	roxe_kqueue_describe(&srq->q, &cmd.srq.q);

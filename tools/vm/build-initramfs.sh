@@ -54,6 +54,12 @@ optional_modules=(xsk_diag)
 # (/etc/roxe-vm/modules.boot lists this set, /etc/roxe-vm/modules the
 # others' load order).
 boot_modules=(virtio_pci virtio_net 9pnet_virtio 9p overlay)
+# In the image but not loaded at boot (a test modprobes them): the SCSI
+# RDMA ULPs and LIO (kmod_ulp.sh), which would otherwise attach to every
+# test's devices.
+ondemand_modules=(
+	sd_mod ib_srp ib_srpt target_core_file ib_iser ib_isert
+)
 
 # Host programs copied with their libraries. bash runs the test scripts (the
 # busybox shell prefers its own applets, e.g. a limited `ip`).
@@ -233,6 +239,7 @@ collect() {
 		add_module "$p"
 		boot_closure "${modpath[${p//-/_}]:-}"
 	done
+	for p in "${ondemand_modules[@]}"; do add_module "$p"; done
 	for p in "${programs[@]}"; do
 		case "$p" in \#*) continue ;; esac
 		[ -e "$p" ] || die "$p is missing: run tools/scripts/install-deps.sh"

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The kernel's SCSI RDMA ULPs, SRP and iSER, on roxe0 (issue #39), in the
+# guest:
+#   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0)
+#   rxc (10.77.3.1, rxe1)  <-- veth -->  rxd (10.77.3.2, rxe2): the control
+# SRP over rdma_cm: LIO's ib_srpt target (configfs, a fileio backstore in
+# /tmp) and ib_srp's initiator (add_target), three ways:
+#   - target on roxe0, initiator on rxe0: srpt posts its receives and its
+#     RDMA READs and WRITEs from kernel memory through roxe0's bounce
+#     regions, 4096 send slots' worth;
+#   - target on rxe0, initiator on roxe0: ib_srp fast-registers each I/O's
+#     pages on roxe0;
+#   - target on rxe2, initiator on rxe1: rxe against itself, the reference.
+# iSER: LIO's iSCSI target with isert and ib_iser (open-iscsi's iscsid and
+# iscsiadm, from Debian's .debs unpacked under build/iser/), the same three
+# ways: isert posts 128 receives of 9 KiB; ib_iser sends immediate data
+# from its fast-registered MR (an SGE with the MR's lkey).
+# Each way 4 MiB of a pattern are written through the SCSI disk (O_DIRECT),
+# must land in the target's file, and read back the same (checksums on
+# both sides). No ULP may see a post fail: return probes on roxe's and
+# rxe's post verbs record none, the ULPs log none; the kernel log stays
+# clean.
+#
+# Exit: 0 pass, 1 fail, 4 skip (kselftest).
+set -euo pipefail
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+A=10.77.2.1 B=10.77.2.2 C=10.77.3.1 D=10.77.3.2
+SRP_PORT=5555
+
+# ============================ guest side ==================================
+KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
+ROXED=${ROXE_TOP:-}/build/bin/roxed
+T=/sys/kernel/config/target
+fail=0
+
+log() { echo "kmod_ulp: $*"; }
+ok() { log "ok: $*"; }
+bad() { log "FAIL: $*"; fail=1; }
+
+# The control pair: a second veth pair with rxe on both ends, routed as
+# vm_veth_pair routes the first (whose rules it reuses).
+control_pair() {
+	local ip=/usr/sbin/ip f
+	$ip link add rxc type veth peer name rxd
+	$ip addr add $C/24 dev rxc
+	$ip addr add $D/24 dev rxd
+	for f in rxc rxd; do
+		echo 1 >"/proc/sys/net/ipv4/conf/$f/accept_local"
+		echo 0 >"/proc/sys/net/ipv4/conf/$f/rp_filter"
+		$ip link set $f up
+	done
+	$ip neigh replace $D lladdr "$(cat /sys/class/net/rxd/address)" dev rxc nud permanent
+	$ip neigh replace $C lladdr "$(cat /sys/class/net/rxc/address)" dev rxd nud permanent
+	$ip rule add pref 12 iif lo to $D lookup 103
+	$ip rule add pref 13 iif lo to $C lookup 104
+	$ip route add $D/32 dev rxc src $C table 103
+	$ip route add $C/32 dev rxd src $D table 104
+	rdma link add rxe1 type rxe netdev rxc
+	rdma link add rxe2 type rxe netdev rxd
+	vm_wait_for 10 vm_gid_index rxe1 $C && vm_wait_for 10 vm_gid_index rxe2 $D
+}
+
+# srpt names a port by its GID 0's interface id, as 4 groups of hex
+port_guid() {
+	cut -d: -f5- "/sys/class/infiniband/$1/ports/1/gids/0"
+}
+
+# srp_target DEV TARGET-ADDR INITIATOR-ADDR N: a 16 MiB file,
+# /tmp/lun-N.img, as LUN 0 of DEV's port. srpt names an rdma_cm initiator
+# by an address of the connection: 6.1's by the target's own (the passive
+# side's source address), so an ACL for each.
+srp_target() {
+	local dev=$1 taddr=$2 iaddr=$3 n=$4 bs tpg a
+	bs=$T/core/fileio_$n/disk$n
+	tpg=$T/srpt/$(port_guid "$dev")/tpgt_1
+	truncate -s 16M /tmp/lun-$n.img
+	mkdir -p "$bs" || return 1
+	echo "fd_dev_name=/tmp/lun-$n.img,fd_dev_size=16777216" >"$bs/control"
+	echo 1 >"$bs/enable" || return 1
+	mkdir -p "$tpg/lun/lun_0" || return 1
+	ln -s "$bs" "$tpg/lun/lun_0/disk$n"
+	for a in "$iaddr" "$taddr"; do
+		mkdir -p "$tpg/acls/$a/lun_0" || return 1
+		ln -s "$tpg/lun/lun_0" "$tpg/acls/$a/lun_0/lun0"
+	done
+	echo 1 >"$tpg/enable"
+}
+
+now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+srp_disks() { echo $(ls /sys/block | grep '^sd' || true); }
+# the disks not in the list $1
+new_disks() {
+	local d
+	for d in $(srp_disks); do
+		case " $1 " in *" $d "*) ;; *) echo "$d" ;; esac
+	done
+}
+new_disk() { [ -n "$(new_disks "$1")" ]; }
+
+# srp IDEV TDEV TADDR IADDR N: ib_srp on IDEV logs in to srpt on TDEV at
+# TADDR (rdma_cm) and 4 MiB go through the disk both ways.
+srp() {
+	local idev=$1 tdev=$2 taddr=$3 iaddr=$4 n=$5 guid before t0
+	local label="SRP initiator on $1, target on $2"
+	srp_target "$tdev" "$taddr" "$iaddr" "$n" || { bad "$label: target setup"; return; }
+	guid=$(sed 's/^0x//' /sys/module/ib_srpt/parameters/srpt_service_guid)
+	before=$(srp_disks)
+	t0=$(now_ms)
+	if ! echo "id_ext=$guid,ioc_guid=$guid,dest=$taddr:$SRP_PORT" \
+		>/sys/class/infiniband_srp/srp-$idev-1/add_target; then
+		bad "$label: add_target"
+		dmesg | tail -n 20 | sed 's/^/    /'
+		return
+	fi
+	disk_io "$label" "$before" "$n" "$t0"
+}
+
+# disk_io LABEL BEFORE N T0: the disk that is not in BEFORE, 4 MiB written
+# through it landing in /tmp/lun-N.img and read back.
+disk_io() {
+	local label=$1 before=$2 n=$3 t0=$4 disk sum back
+	if ! vm_wait_for 30 new_disk "$before"; then
+		bad "$label: no SCSI disk"
+		dmesg | tail -n 20 | sed 's/^/    /'
+		return
+	fi
+	read -r disk _ <<<"$(new_disks "$before")"
+	disk=/dev/$disk
+	vm_wait_for 10 test -b "$disk" || { bad "$label: no $disk"; return; }
+	sum=$(md5sum </tmp/srp.data)
+	# one 4 MiB request: the block layer splits it into the ULP's largest
+	# (ib_srp's: 512 KiB), all in flight at once
+	if ! dd if=/tmp/srp.data of="$disk" bs=4M oflag=direct 2>/dev/null; then
+		bad "$label: write"
+	elif [ "$(head -c 4194304 /tmp/lun-$n.img | md5sum)" != "$sum" ]; then
+		bad "$label: the target's file differs from what was written"
+	elif ! back=$(dd if="$disk" bs=4M count=1 iflag=direct 2>/dev/null | md5sum) ||
+	     [ "$back" != "$sum" ]; then
+		bad "$label: read back differs"
+	else
+		ok "$label: 4 MiB written and read back through $disk ($(($(now_ms) - t0)) ms from login)"
+	fi
+}
+
+# A return probe on each provider's post verbs, recording the failed
+# calls in the trace buffer: some ULPs ignore a failed receive post (srpt
+# fills its rings so), others log it or try again later.
+POSTS="roxe_post_send roxe_post_recv roxe_post_srq_recv rxe_post_send rxe_post_recv rxe_post_srq_recv"
+post_probes_on() {
+	local f e
+	for f in $POSTS; do
+		e=$VM_TRACING/events/kprobes/kulp_$f
+		echo "r:kulp_$f $f ret=\$retval:s32" >>"$VM_TRACING/kprobe_events" || return 1
+		echo 'ret != 0' >"$e/filter" && echo 1 >"$e/enable" || return 1
+	done
+}
+
+# iSER: LIO's iSCSI target with its isert driver (configfs) and ib_iser,
+# logged in by open-iscsi's iscsid and iscsiadm (from Debian's .debs,
+# unpacked under build/iser/ on the host, never installed there).
+ISER=${ROXE_TOP:-}/build/iser/root
+iscsiadm() { LD_LIBRARY_PATH=$ISER/usr/lib/x86_64-linux-gnu "$ISER/sbin/iscsiadm" "$@"; }
+
+iser_initiator() {
+	mkdir -p /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces \
+		/run/lock/iscsi /var/lock/iscsi /var/lib/iscsi
+	echo "InitiatorName=iqn.2026-01.org.roxe:guest" >/etc/iscsi/initiatorname.iscsi
+	: >/etc/iscsi/iscsid.conf
+	modprobe ib_iser || return 1
+	LD_LIBRARY_PATH=$ISER/usr/lib/x86_64-linux-gnu "$ISER/sbin/iscsid" -f \
+		2>>"$ROXE_VM_OUT/iscsid.log" &
+	vm_wait_for 10 iscsid_up
+}
+iscsid_up() { grep -q ISCSIADM_ABSTRACT /proc/net/unix; }
+
+# iser_target TADDR N: LIO's iSCSI target iqn...:N on TADDR:3260 over
+# iSER, a 16 MiB file as LUN 0, any initiator (no ACL, no CHAP).
+iser_target() {
+	local taddr=$1 n=$2 bs tpg
+	bs=$T/core/fileio_$n/disk$n
+	tpg=$T/iscsi/iqn.2026-01.org.roxe:t$n/tpgt_1
+	truncate -s 16M /tmp/lun-$n.img
+	mkdir -p "$bs" || return 1
+	echo "fd_dev_name=/tmp/lun-$n.img,fd_dev_size=16777216" >"$bs/control"
+	echo 1 >"$bs/enable" || return 1
+	mkdir -p "$tpg/lun/lun_0" "$tpg/np/$taddr:3260" || return 1
+	ln -s "$bs" "$tpg/lun/lun_0/disk$n"
+	echo 1 >"$tpg/np/$taddr:3260/iser" || return 1
+	echo 0 >"$tpg/attrib/authentication"
+	echo 1 >"$tpg/attrib/generate_node_acls"
+	echo 0 >"$tpg/attrib/demo_mode_write_protect"
+	echo 1 >"$tpg/enable"
+}
+
+# iser IDEV TDEV TADDR N: ib_iser (from IDEV's address, by its route) logs
+# in to isert on TDEV at TADDR; 4 MiB through the disk both ways.
+iser() {
+	local idev=$1 tdev=$2 taddr=$3 n=$4 iqn=iqn.2026-01.org.roxe:t$4 before t0
+	local label="iSER initiator on $1, target on $2"
+	iser_target "$taddr" "$n" || { bad "$label: target setup"; return; }
+	before=$(srp_disks)
+	t0=$(now_ms)
+	if ! iscsiadm -m node -o new -T $iqn -p $taddr:3260 -I iser >/dev/null ||
+	   ! iscsiadm -m node -T $iqn -p $taddr:3260 -I iser --login; then
+		bad "$label: login"
+		dmesg | tail -n 20 | sed 's/^/    /'
+		tail -n 10 "$ROXE_VM_OUT/iscsid.log" | sed 's/^/    iscsid: /'
+		return
+	fi
+	disk_io "$label" "$before" "$n" "$t0"
+}
+
+# Every post the ULPs made was taken: none returned an error, and srpt
+# logged no refused one.
+check_posts() {
+	local hits calls
+	calls=$(awk '$1 ~ /^kulp_/ { sub(/^kulp_/, "", $1); printf "%s%s %d", s, $1, $2; s = ", " }' \
+		"$VM_TRACING/kprobe_profile")
+	hits=$(grep -a ' kulp_' "$VM_TRACING/trace"
+	       dmesg | grep -aE 'IB send queue full|ib_post_send\(\) returned|sending cmd response failed|ib_post_(send|recv).*failed'
+	       true)
+	if [ -n "$hits" ]; then
+		bad "$(wc -l <<<"$hits") failed posts (calls: $calls):"
+		sed -n 1,8p <<<"$hits" | sed 's/^/    /'
+	else
+		ok "no post failed (calls: $calls)"
+	fi
+}
+
+guest_main() {
+	local i
+	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
+	control_pair || { bad "control pair rxe1 <-> rxe2"; exit 1; }
+	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
+	modprobe sd_mod && modprobe ib_srpt && modprobe target_core_file && modprobe ib_srp ||
+		{ bad "modprobe ib_srpt, target_core_file, ib_srp"; exit 1; }
+	post_probes_on || { bad "return probes on the post verbs"; exit 1; }
+	for i in roxe0 rxe0 rxe2; do
+		mkdir -p "$T/srpt/$(port_guid $i)" || { bad "srpt port of $i ($(port_guid $i))"; exit 1; }
+	done
+	echo $SRP_PORT >"$T/srpt/discovery_auth/rdma_cm_port" || { bad "srpt rdma_cm_port"; exit 1; }
+	dd if=/dev/urandom of=/tmp/srp.data bs=64k count=64 2>/dev/null
+	srp rxe0 roxe0 $B $A 1
+	srp roxe0 rxe0 $A $B 2
+	srp rxe1 rxe2 $D $C 3
+	if modprobe ib_isert && iser_initiator; then
+		iser rxe0 roxe0 $B 4
+		iser roxe0 rxe0 $A 5
+		iser rxe1 rxe2 $D 6
+	else
+		bad "iSER: modprobe ib_isert, ib_iser or iscsid"
+	fi
+	check_posts
+	# the bounce rings' pages come as posts reach them: roxed must never
+	# have faulted where none was yet (roxe.ko maps a scrap page and says so)
+	if dmesg | grep -aq 'no pages behind it'; then
+		bad "roxed touched MR memory with no pages: $(dmesg | grep -a 'no pages behind it' | tail -1)"
+	else
+		ok "roxed touched no MR memory without pages"
+	fi
+	vm_check_dmesg
+	[ $fail = 0 ] && log "all passed" || log "FAILED"
+	exit $fail
+}
+
+# ============================ host side ===================================
+host_missing() { echo "kmod_ulp: FAIL: missing: $*"; exit $KSFT_FAIL; }
+
+# fetch_open_iscsi TOP: open-iscsi's iscsid and iscsiadm and their two
+# libraries unpacked under TOP/build/iser/root, fetched with the guest
+# kernels' private apt configuration (fetch-kernels.sh): installing
+# open-iscsi on the host would enable its services.
+fetch_open_iscsi() {
+	local d=$1/build/iser p
+	[ -x "$d/root/sbin/iscsiadm" ] && return 0
+	mkdir -p "$d"
+	(cd "$d" && APT_CONFIG=$1/build/vm/kernels/apt/apt.conf \
+		apt-get -q download open-iscsi libopeniscsiusr libisns0 >/dev/null) ||
+		host_missing "open-iscsi's .debs (apt-get download with build/vm/kernels/apt)"
+	for p in "$d"/*.deb; do dpkg-deb -x "$p" "$d/root"; done
+}
+
+host_main() {
+	local top out
+	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
+	out=$(vm_out kmod-ulp)
+	vm_host_ready
+	vm_need_kmod "$top"
+	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
+	fetch_open_iscsi "$top"
+	vm_run_guest kmod_ulp "$out" 240 \
+		--add "$top/build/iser/root/sbin/iscsid" --add "$top/build/iser/root/sbin/iscsiadm" \
+		--add "$top/build/iser/root/usr/lib/x86_64-linux-gnu" \
+		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
+		--add "$top/selftests/vm/vm_lib.sh"
+	echo "kmod_ulp: PASS"
+	exit $KSFT_PASS
+}
+
+if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
+	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
+	guest_main
+else
+	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
+	host_main
+fi
