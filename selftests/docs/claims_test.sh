@@ -91,12 +91,15 @@ fi
 "$tmp/values" >"$tmp/values.txt"
 
 # in_suite FILE: FILE's folder's Makefile names it (as a program or a
-# source of one).
+# source of one), or its Kbuild (a test module, STEM.o), or it is a C
+# program a VM test of the suite builds (build/vm/STEM).
 in_suite() {
-	local f=$1 base stem
-	base=$(basename "$f") stem=${base%.*}
-	[ -f "$(dirname "$f")/Makefile" ] &&
-		grep -Eq "(^|[[:space:]=])($base|$stem)([[:space:]\\\\]|\$)" "$(dirname "$f")/Makefile"
+	local f=$1 base stem dir
+	base=$(basename "$f") stem=${base%.*} dir=$(dirname "$f")
+	{ [ -f "$dir/Makefile" ] &&
+		grep -Eq "(^|[[:space:]=])($base|$stem)([[:space:]\\\\]|\$)" "$dir/Makefile"; } ||
+	{ [ -f "$dir/Kbuild" ] && grep -Eq "(^|[[:space:]=])$stem\.o([[:space:]]|\$)" "$dir/Kbuild"; } ||
+	{ [ "${base##*.}" = c ] && grep -lq "build/vm/$stem\b" "$dir"/*.sh 2>/dev/null; }
 }
 
 for t in "$tmp"/items/*.text; do

@@ -185,6 +185,10 @@ int main(int argc, char **argv)
 	sl.srq_limit = 0;
 	CHECK(srq && ibv_query_srq(srq, &sl) == 0 && sl.srq_limit == 5,
 	      "query_srq: limit 5");
+	/* roxe(7) LIMITS: SRQs do not resize on roxe0 (rxe's do) */
+	struct ibv_srq_attr sw = { .max_wr = 100 };
+	CHECK(srq && ibv_modify_srq(srq, &sw, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+	      "modify_srq max_wr 100: EOPNOTSUPP (no SRQ resize)");
 
 	uint32_t last_qpn = 0;	/* the QP destroyed last */
 
