@@ -22,7 +22,9 @@
  *   - a stalled ACK on a path that lost nothing sends nothing twice;
  *   - Karn: an ACK of a resent PSN gives no RTT sample;
  *   - a READ whose response is lost restarts from that response (a new
- *     READ request for the rest: its PSN, address and length).
+ *     READ request for the rest: its PSN, address and length);
+ *   - a responder that keeps sends no ACK ahead of a go-back-N requester's
+ *     resend once it has seen it go back (kernel rxe 6.12 hangs on one).
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
@@ -401,6 +403,8 @@ TEST(repair_verdicts)
 
 /* --- the engine, behind filtering ports -------------------------------------------- */
 #define NPSN	1024	/* PSNs a filter counts, from its base */
+#define COPIES		5
+#define COPY_FRAME	(1024 + 256)
 
 /* A port in front of a loop port: what the engine sends passes through
  * filter(), on the engine's thread; the test reads the record once the
@@ -437,6 +441,23 @@ struct fport {
 	uint32_t		nak_len, nak_psn;
 	unsigned		nreads;
 	struct roxe_frame_hdr	reads[8];	/* READ requests seen */
+	/* The last request sent (PSN - base, + 1; 0: none yet), read by the
+	 * other end's filter on its own engine's thread; and the plain ACKs
+	 * this end sent that name a PSN past it: ahead of the requester's
+	 * latest (re)transmission */
+	uint32_t		last_req;
+	const struct fport	*peer;
+	unsigned		acks_ahead;
+	/* Kernel rxe's go-back-N, which resends everything from the NAKed
+	 * PSN whatever comes back meanwhile: the first copies of the
+	 * requests copy_lo .. copy_lo + COPIES - 1 (PSN - base; 0: none)
+	 * are kept, and once copy_lo - 1 has gone again they go again too,
+	 * from f_rx, as soon as the peer's answer to that resend arrives */
+	uint32_t		copy_lo;
+	uint8_t			copy[COPIES][COPY_FRAME];
+	uint32_t		copy_len[COPIES];
+	bool			copies_due;
+	unsigned		copied;		/* copies sent */
 };
 
 static bool is_response(uint8_t op)
@@ -457,6 +478,26 @@ static bool filter(struct fport *fp, const struct roxe_buf *b)
 	off = (h.psn - fp->base) & ROXE_PSN_MASK;
 	if (!is_response(h.opcode) && off < NPSN)
 		fp->sent[off]++;
+	/* the copies stand in for the requester's own resends of those */
+	if (fp->copy_lo && !is_response(h.opcode) && off >= fp->copy_lo &&
+	    off < fp->copy_lo + COPIES && fp->sent[off] > 1)
+		return false;
+	if (!is_response(h.opcode))
+		__atomic_store_n(&fp->last_req, off + 1, __ATOMIC_RELEASE);
+	if (fp->copy_lo && !is_response(h.opcode) && off >= fp->copy_lo &&
+	    off < fp->copy_lo + COPIES && fp->sent[off] == 1 && b->len <= COPY_FRAME) {
+		memcpy(fp->copy[off - fp->copy_lo], b->data, b->len);
+		fp->copy_len[off - fp->copy_lo] = b->len;
+	}
+	if (fp->copy_lo && !is_response(h.opcode) && off == fp->copy_lo - 1 && fp->sent[off] == 2)
+		fp->copies_due = true;
+	if (h.opcode == ROXE_OP_RC_ACKNOWLEDGE &&
+	    (h.syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK && fp->peer) {
+		uint32_t last = __atomic_load_n(&fp->peer->last_req, __ATOMIC_ACQUIRE);
+
+		if (last && ((h.psn - fp->peer->base) & ROXE_PSN_MASK) + 1 > last)
+			fp->acks_ahead++;
+	}
 	if (!is_response(h.opcode) && fp->norder < NPSN) {
 		fp->order_ns[fp->norder] = roxe_now_ns();
 		fp->order[fp->norder++] = off;
@@ -529,8 +570,25 @@ static unsigned f_rx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
 		roxe_port_rx_release(fp->in, b, got);
 		return 0;
 	}
-	if (fp->held_next == fp->nheld)
-		return roxe_port_rx(fp->in, b, n);
+	if (fp->held_next == fp->nheld) {
+		got = roxe_port_rx(fp->in, b, n);
+		if (got && fp->copies_due) {
+			struct roxe_buf c[COPIES];
+			unsigned m = roxe_port_tx_alloc(fp->in, c, COPIES);
+
+			for (k = 0; k < m; k++) {
+				memcpy(c[k].data, fp->copy[k], fp->copy_len[k]);
+				c[k].len = fp->copy_len[k];
+				__atomic_store_n(&fp->last_req, fp->copy_lo + k + 1,
+						 __ATOMIC_RELEASE);
+			}
+			roxe_port_tx(fp->in, c, m);
+			roxe_port_flush(fp->in);
+			fp->copied += m;
+			fp->copies_due = false;
+		}
+		return got;
+	}
 	/* the held frames first, in the port's own buffers */
 	got = roxe_port_tx_alloc(fp->in, b, n < fp->nheld - fp->held_next ?
 					    n : fp->nheld - fp->held_next);
@@ -638,6 +696,8 @@ static int fpair_open(struct pair *p, struct fport *f, unsigned polled)
 		if (err)
 			return err;
 	}
+	f[0].peer = &f[1];
+	f[1].peer = &f[0];
 	return 0;
 }
 
@@ -878,6 +938,61 @@ TEST_F(rec, repair_stops_trying_a_go_back_n_peer)
 	EXPECT_GE(self->f[0].dropped, 4u);
 	EXPECT_FALSE(a->qp->comp.repair.kept);
 	EXPECT_EQ((unsigned)ROXE_REPAIR_TRIES, a->qp->comp.repair.misses);
+	EXPECT_EQ(0u, b->qp->resp.stashed);
+}
+
+/* A requester that, after a loss, sends again everything from the lost
+ * PSN on whatever comes back meanwhile, as kernel rxe's go-back-N does:
+ * roxe's (its selective repair resends the lost PSN alone) plus the
+ * filter's copies of what followed the loss, sent once the answer to that
+ * resend is in. Against a responder that keeps, the first stash run's ACK
+ * covers what the requester has not sent again yet (the responder cannot
+ * know), and the copies show it the requester goes back (responder.c:
+ * rc_duplicate_ack); their ACKs repeat the one that ran ahead. From then
+ * on no ACK names a PSN the requester has not sent in its current pass:
+ * kernel rxe 6.12 takes an ACK of a message's last PSN that comes while
+ * it resends the message as progress without completing the WQE, arms no
+ * timer, and hangs if the one later ACK of that PSN is lost
+ * (interop_faults on 6.12). Both WRITEs complete, without a timer. The
+ * counts do not depend on how the engines' turns fall: the copies go only
+ * after the answer to the repair. */
+TEST_F(rec, a_go_back_requester_gets_no_ack_ahead_of_its_resends)
+{
+	enum { LEN = 8 * 1024, LOST = 2 };	/* 8 packets, the third lost */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	unsigned ahead[2], n0 = 0;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 16, 7, 7));
+	for (unsigned round = 0; round < 2; round++) {
+		fill_pattern(a->buf, LEN, 10 + round);
+		self->f[0].drop_psn = PSN_A + round * (LEN / 1024) + LOST;
+		self->f[0].copy_lo = round * (LEN / 1024) + LOST + 1;
+		self->f[1].acks_ahead = 0;
+		ASSERT_EQ(0, write1(&self->p, round, 0, LEN));
+		ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
+		ASSERT_EQ(0, vc_settle(&self->p));	/* the copies too */
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(0, memcmp(a->buf, b->buf, LEN));
+		EXPECT_EQ((round + 1) * COPIES, self->f[0].copied);
+		EXPECT_TRUE(b->qp->resp.goes_back);
+		ahead[round] = self->f[1].acks_ahead;
+		if (!round)
+			n0 = self->f[1].plain_acks;
+		TH_LOG("round %u: %u ACKs ahead of the requester's resend", round, ahead[round]);
+	}
+	EXPECT_EQ(1u, ahead[0]);	/* the first run's, before the copies */
+	/* The copies' ACKs repeat that one, each in a frame of its own (rxe
+	 * 6.12, which took it while resending, completes the WRITE on another
+	 * ACK of exactly its last PSN; coalesced, one loss would take them
+	 * all): none names less. The last copy's own ACK is that PSN too. */
+	TH_LOG("round 0: %u ACKs", n0);
+	ASSERT_GE(n0, (unsigned)COPIES);
+	for (unsigned i = 0; i < n0; i++)
+		EXPECT_EQ(PSN_A + LEN / 1024 - 1, self->f[1].plain_ack_psn[i]);
+	EXPECT_EQ(0u, ahead[1]);
+	EXPECT_EQ(0u, qstats(a)->timeouts);
 	EXPECT_EQ(0u, b->qp->resp.stashed);
 }
 

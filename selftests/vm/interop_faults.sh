@@ -27,6 +27,13 @@
 # answering; ibv_rc_pingpong gets the same through tools/vm/linger.c
 # (LD_PRELOAD, ROXE_LINGER_MS).
 #
+# Kernel rxe 6.12 (interop_faults-6.12.sh) hangs a requester that takes an
+# ACK of a message's last PSN while it is still resending that message and
+# then loses the next ACK of that PSN (docs/kernels.md): roxe's responder
+# sends no ACK ahead of a go-back resend that it can avoid, and repeats one
+# that may have been for every duplicate (user/transport/responder.c:
+# rc_duplicate_ack). A hang fails its case.
+#
 # perftest checks no data: its cases show that both ends complete every
 # WRITE, READ and SEND without an error completion; the READ cases make the
 # requester re-read (lost read responses) and the responder answer

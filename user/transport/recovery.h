@@ -74,9 +74,10 @@ uint64_t roxe_rto_timer_ns(const struct roxe_rto *r, uint64_t cap, uint64_t now)
  * So the timer's first expiry after progress comes early and sends two
  * PSNs again, not a window (requester.c: roxe_requester_probe): the oldest
  * unacknowledged, the one go-back-N needs next (a responder that lacks it
- * takes it; one that has it answers the duplicate with an ACK of all it
- * holds: every IBA responder acknowledges a duplicate request), then the
- * last sent (a lost tail, or an out-of-sequence packet the responder
+ * takes it; one that has it answers the duplicate with an ACK, of all it
+ * holds (rxe) or of that PSN (roxe): every IBA responder acknowledges a
+ * duplicate request), then the last sent (whose ACK, as a duplicate's,
+ * covers everything up to it) (a lost tail, or an out-of-sequence packet the responder
  * NAKs). The answers come within an RTT; only then the full RTO. Both:
  * TLP's last PSN alone leaves about one loss in 40 to the RTO at 1 % loss
  * each way, and the oldest sent only after a NAK without progress keeps

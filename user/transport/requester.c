@@ -692,8 +692,9 @@ bool roxe_requester_repair(struct roxe_qp *qp, uint32_t psn)
  * with AckReq; the requester goes on where it was. Whatever was lost, the
  * responder answers: the oldest is the packet go-back-N needs next (a
  * responder that lacks it takes it, one that has it answers the duplicate
- * with an ACK of all it holds), and the last one shows a gap behind it (a
- * NAK) or completes a lost tail. The last alone (RFC 8985's probe) finds
+ * with an ACK: of all it holds (rxe), of that PSN (roxe)), and the last one
+ * shows a gap behind it (a NAK), completes a lost tail or, a duplicate
+ * too, is acknowledged with everything up to it. The last alone (RFC 8985's probe) finds
  * nothing when the responder has NAKed a gap and that NAK or the resend it
  * asked for was lost: rxe's responder NAKs a gap once, then drops what
  * follows in silence until the missing PSN comes. It counts as one

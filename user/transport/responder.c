@@ -5,7 +5,9 @@
  * RC, for a request with PSN p against the expected PSN e:
  *   p > e   out of sequence: one "PSN sequence error" NAK per gap; a copy
  *           is kept aside (stash.c) or dropped
- *   p < e   duplicate: SEND/WRITE are re-acknowledged, READs are answered
+ *   p < e   duplicate: SEND/WRITE are re-acknowledged with p, or the PSN
+ *           of a stash run's ACK (rc_duplicate_ack: no ACK runs ahead of
+ *           a go-back requester), READs are answered
  *           again from the recorded request (from the PSN asked for: a
  *           restarted READ), ATOMICs get their recorded reply: nothing is
  *           executed twice
@@ -19,8 +21,9 @@
  *           counts finished messages, and an ACK is owed when AckReq is set.
  *           Owed ACKs are coalesced into one per QP per engine turn.
  *           Then whatever the stash holds from the new e on runs, in
- *           order, as if it came now; an ACK of all of it is owed, and a
- *           gap after it is NAKed at once.
+ *           order, as if it came now; an ACK of all of it is owed (not
+ *           to a requester seen going back over such a run), and a gap
+ *           after it is NAKed at once.
  * Errors of the NAK kinds also move the QP to the error state (class C).
  *
  * IBA 1.5's ATOMIC WRITE and FLUSH are answered as kernel rxe does: each
@@ -143,8 +146,10 @@ static struct roxe_buf *build(struct roxe_qp *qp, const struct roxe_frame_hdr *h
 	return b;
 }
 
-static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint32_t psn,
-		     uint64_t orig)
+/* own: a frame of its own; a plain ACK is otherwise held, and a newer one
+ * of the QP replaces it (sched.c: roxe_engine_tx_commit_ack) */
+static bool send_ack_as(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint32_t psn,
+			uint64_t orig, bool own)
 {
 	struct roxe_frame_hdr h = {
 		.opcode = opcode,
@@ -161,10 +166,43 @@ static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint3
 	if (!b)
 		return false;
 	b->len = roxe_frame_seal(b->data, &pkt);
-	if (opcode == ROXE_OP_RC_ACKNOWLEDGE && (syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
+	if (!own && opcode == ROXE_OP_RC_ACKNOWLEDGE &&
+	    (syndrome & ROXE_AETH_TYPE_MASK) == ROXE_AETH_ACK)
 		roxe_engine_tx_commit_ack(qp->eng, qp, b);
 	else
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
+	return true;
+}
+
+static bool send_ack(struct roxe_qp *qp, uint8_t opcode, uint8_t syndrome, uint32_t psn,
+		     uint64_t orig)
+{
+	return send_ack_as(qp, opcode, syndrome, psn, orig, false);
+}
+
+/* The owed plain ACK; true when it went. One of the NAKed PSN or past it,
+ * while the requester goes back (rc_back), may have run ahead of its
+ * resend: its PSN is repeated for the duplicates that follow
+ * (rc_duplicate_ack). */
+static bool send_owed_ack(struct roxe_qp *qp)
+{
+	uint32_t psn = qp->resp.ack_psn;
+
+	/* once, and once more for each duplicate that repeats it, each copy
+	 * a frame of its own behind the first */
+	if (!send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
+		      psn, 0))
+		return false;
+	for (; qp->resp.ack_copies; qp->resp.ack_copies--)
+		if (!send_ack_as(qp, ROXE_OP_RC_ACKNOWLEDGE,
+				 ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, psn, 0, true))
+			break;	/* out of buffers: the rest is lost, as on a wire */
+	if (qp->resp.back && roxe_psn_diff(psn, qp->resp.back_psn) >= 0 &&
+	    (!qp->resp.ahead || roxe_psn_diff(psn, qp->resp.ahead_psn) > 0)) {
+		qp->resp.ahead = true;
+		qp->resp.ahead_psn = psn;
+	}
+	qp->resp.ack_pending = false;
 	return true;
 }
 
@@ -189,6 +227,8 @@ static void fail(struct roxe_qp *qp, uint8_t code, uint32_t psn, enum ibv_wc_sta
 static void owe_ack(struct roxe_qp *qp, uint32_t psn)
 {
 	qp->resp.ack_pending = true;
+	qp->resp.ack_ran = false;
+	qp->resp.ack_copies = 0;
 	qp->resp.ack_psn = psn;
 	roxe_engine_ready(qp->eng, qp);
 }
@@ -335,10 +375,8 @@ void roxe_responder_send(struct roxe_qp *qp)
 		struct roxe_rd_res *r = qp->resp.outq[qp->resp.out_head];
 
 		/* An owed ACK older than the head reply goes first. */
-		if (qp->resp.ack_pending && roxe_psn_diff(qp->resp.ack_psn, r->psn) < 0 &&
-		    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE,
-			     ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID, qp->resp.ack_psn, 0))
-			qp->resp.ack_pending = false;
+		if (qp->resp.ack_pending && roxe_psn_diff(qp->resp.ack_psn, r->psn) < 0)
+			send_owed_ack(qp);
 		if (r->opcode == ROXE_OP_RC_RDMA_READ_REQUEST) {
 			if (!send_read_responses(qp, &budget, &held))
 				break;
@@ -357,10 +395,8 @@ void roxe_responder_send(struct roxe_qp *qp)
 		pop_reply(qp);
 	}
 	e->tx_left -= start - budget;
-	if (!qp->resp.out_len && qp->resp.ack_pending &&
-	    send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_ACK | ROXE_AETH_CREDITS_INVALID,
-		     qp->resp.ack_psn, 0))
-		qp->resp.ack_pending = false;
+	if (!qp->resp.out_len && qp->resp.ack_pending)
+		send_owed_ack(qp);
 	/* more to send next turn; a QP the pacer holds waits for its timer */
 	if ((qp->resp.out_len || qp->resp.ack_pending) && !held)
 		roxe_engine_ready(qp->eng, qp);
@@ -423,6 +459,99 @@ static struct roxe_rd_res *find_res(struct roxe_qp *qp, uint32_t psn)
 }
 
 /* --- RC ------------------------------------------------------------------------ */
+/*
+ * Request psn came past a gap (or a further gap behind a stash run): the
+ * NAK of the gap sends a go-back-N requester back to the NAKed PSN, and it
+ * sends everything up to the highest PSN it had sent again. Until its
+ * resend of the highest request seen meanwhile (back_top: in sequence or
+ * not; the requester's originals may still come after the NAK) comes as a
+ * duplicate, an ACK of the NAKed PSN or later can reach it before its
+ * resend does (send_owed_ack): the packet that filled the gap may be the
+ * original held back by the network, not the resend, or a stash run may
+ * cover the rest.
+ */
+static void rc_back(struct roxe_qp *qp, uint32_t psn)
+{
+	if (!qp->resp.back) {
+		qp->resp.back = true;
+		qp->resp.back_psn = qp->resp.psn;
+		qp->resp.back_top = psn;
+	} else if (roxe_psn_diff(psn, qp->resp.back_top) > 0) {
+		qp->resp.back_top = psn;
+	}
+}
+
+/*
+ * A duplicate SEND or WRITE packet: its ACK was lost, or the requester went
+ * back (go-back-N after a NAK or a timeout, a probe). It is acknowledged
+ * with its own PSN or, if that is more, the PSN of a stash run's ACK that
+ * went since the requester last sent anything new: not with everything the
+ * responder holds (rxe's responder: its expected PSN - 1). The ACKs of
+ * several in one turn coalesce into the highest.
+ *
+ * An ACK must not run ahead of a go-back requester's resend. Kernel rxe's
+ * completer (6.12: requester and completer share one task and alternate,
+ * one packet each) takes an ACK of a message's last PSN that comes while
+ * it is still resending that message as progress past it (comp.psn =
+ * last + 1) without completing the WQE, which only an ACK of exactly that
+ * PSN does from then on. With comp.psn == req.psn it arms no timer, so if
+ * that later ACK is lost the QP waits forever (rxe_comp.c: check_psn,
+ * COMPST_WRITE_SEND, reset_retry_timer; interop_faults on 6.12). So a
+ * duplicate's ACK names what the requester has sent again (its own PSN),
+ * never more: the last PSN's ACK is the one after the WQE is resent, and
+ * while it is owed the requester's timer runs (a lost ACK before the
+ * requester's timeout, its whole message sent again: no ACK runs ahead).
+ * Only an ACK sent after a sequence NAK, before the requester's resend has
+ * come, can run ahead (rc_back): a stash run's, the first before the
+ * requester showed that it goes back (below), or one of a gap that a
+ * packet held back by the network filled after the NAK had sent the
+ * requester back. Its PSN is repeated for every duplicate that follows
+ * (until the requester has sent everything again, rc_back), in a frame of
+ * its own for each, as rxe's responder sends one ACK per duplicate: each
+ * completes the WQE that the one ahead left hanging, and coalesced into
+ * one they would all go with that one frame's loss. A probe (requester.c: the
+ * oldest PSN unacknowledged, then the last sent) learns everything the
+ * responder holds from the last one's ACK.
+ *
+ * A duplicate of the first PSN the last stash run executed, before any
+ * request past the run, shows that the requester goes back over what the
+ * stash ran, where roxe's selective repair sends only the missing PSN and
+ * goes on: from then on this QP's stash runs acknowledge nothing ahead of
+ * the resends (rc_drain), and an ACK of what it ran that this turn still
+ * owes (not sent yet) is taken back; the duplicates bring their own. A
+ * request past a run before any such duplicate (rc_request) says the
+ * opposite, so a roxe requester that once went back (a timeout, a lost
+ * repair) gets its runs acknowledged again after its next repair.
+ */
+static void rc_duplicate_ack(struct roxe_qp *qp, uint32_t psn)
+{
+	uint32_t ack = psn;
+	bool repeat;
+
+	if (qp->resp.ran && roxe_psn_diff(psn, qp->resp.ran_from) >= 0 &&
+	    roxe_psn_diff(psn, qp->resp.ran_to) <= 0) {
+		if (qp->resp.ran_open && psn == qp->resp.ran_from) {
+			qp->resp.ran_open = false;
+			qp->resp.goes_back = true;
+		}
+		if (qp->resp.ack_pending && qp->resp.ack_ran)
+			qp->resp.ack_pending = false;
+	}
+	if (qp->resp.ahead && roxe_psn_diff(qp->resp.ahead_psn, ack) > 0)
+		ack = qp->resp.ahead_psn;
+	repeat = ack != psn;
+	if (qp->resp.back && psn == qp->resp.back_top) {
+		/* the requester has sent everything again: none can run
+		 * ahead of it any more */
+		qp->resp.back = false;
+		qp->resp.ahead = false;
+	}
+	if (!qp->resp.ack_pending || roxe_psn_diff(ack, qp->resp.ack_psn) > 0)
+		owe_ack(qp, ack);
+	else if (repeat && ack == qp->resp.ack_psn && qp->resp.ack_copies < ROXE_ACK_COPIES)
+		qp->resp.ack_copies++;	/* not coalesced: one frame per duplicate */
+}
+
 static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	struct roxe_rd_res *r;
@@ -442,8 +571,7 @@ static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 		requeue_reply(qp, r, h->psn);
 		return;
 	default:
-		/* Acknowledge again everything we have: the ACK was lost. */
-		owe_ack(qp, roxe_psn_add(qp->resp.psn, (uint32_t)-1));
+		rc_duplicate_ack(qp, h->psn);
 		return;
 	}
 }
@@ -743,6 +871,7 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 
 	if (d > 0) {
 		qp->stats->out_of_sequence++;
+		rc_back(qp, h->psn);
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
 			nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);
@@ -755,6 +884,13 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		return;
 	}
 	qp->resp.nak_sent = false;
+	if (qp->resp.ran_open) {
+		/* past the last stash run before any resend of it */
+		qp->resp.ran_open = false;
+		qp->resp.goes_back = false;
+	}
+	if (qp->resp.back && roxe_psn_diff(h->psn, qp->resp.back_top) > 0)
+		qp->resp.back_top = h->psn;	/* an original the NAK did not stop */
 	/* the opcode is RC's: rx_frame dropped any other transport's */
 	if (!sequence_ok(qp, pkt, info->kind) ||
 	    ((info->kind == ROXE_OPK_SEND || info->kind == ROXE_OPK_WRITE) && !length_ok(qp, pkt))) {
@@ -912,6 +1048,9 @@ static void rc_drain(struct roxe_qp *qp)
 	struct roxe_frame_hdr h;
 	struct roxe_pkt pkt;
 	bool ack = false, gap = false;
+	/* what was owed before the run: the request that filled the gap */
+	bool owed = qp->resp.ack_pending, owed_ran = qp->resp.ack_ran;
+	uint32_t owed_psn = qp->resp.ack_psn, from = qp->resp.psn;
 
 	while (qp->resp.stashed) {
 		uint32_t at = qp->resp.psn;
@@ -936,6 +1075,22 @@ static void rc_drain(struct roxe_qp *qp)
 	}
 	if (ack)
 		owe_ack(qp, roxe_psn_add(qp->resp.psn, (uint32_t)-1));
+	if (qp->resp.psn != from) {
+		qp->resp.ran = true;
+		qp->resp.ran_open = true;
+		qp->resp.ran_from = from;
+		qp->resp.ran_to = roxe_psn_add(qp->resp.psn, (uint32_t)-1);
+		if (qp->resp.goes_back) {
+			/* Its resends of these come next, each acknowledged
+			 * as a duplicate (rc_duplicate_ack): an ACK now
+			 * would run ahead of them. */
+			qp->resp.ack_pending = owed;
+			qp->resp.ack_ran = owed_ran;
+			qp->resp.ack_psn = owed_psn;
+		} else if (qp->resp.ack_pending && roxe_psn_diff(qp->resp.ack_psn, from) >= 0) {
+			qp->resp.ack_ran = true;
+		}
+	}
 	if (gap && qp->resp.stashed && !qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
 		nak(qp, ROXE_NAK_PSN_SEQ_ERR, qp->resp.psn);

@@ -97,6 +97,12 @@ struct roxe_read_out {
 	uint32_t		resid;
 };
 
+/* At most this many copies of a repeated ACK owed at once (responder.c:
+ * rc_duplicate_ack): one per duplicate of a go-back pass, which a window
+ * bounds anyway; the bound keeps a flood of forged duplicates from
+ * holding the QP's turn. */
+#define ROXE_ACK_COPIES		16
+
 struct roxe_resp_info {
 	uint32_t	psn;		/* next PSN expected */
 	uint32_t	msn;
@@ -111,8 +117,25 @@ struct roxe_resp_info {
 	uint32_t	stashed;	/* frames it holds in the engine's stash */
 	/* pending output, sent when the engine serves the QP */
 	bool		ack_pending;
+	bool		ack_ran;	/* the owed ACK covers frames the stash ran */
 	uint8_t		ack_syndrome;
+	uint8_t		ack_copies;	/* frames of it owed after the first */
 	uint32_t	ack_psn;
+	/* a sequence NAK of back_psn sent the requester back; it had sent up
+	 * to back_top (rc_back); an ACK of ahead_psn went meanwhile, perhaps
+	 * ahead of its resend (rc_duplicate_ack) */
+	bool		back;
+	bool		ahead;
+	uint32_t	back_psn, back_top;
+	uint32_t	ahead_psn;
+	/* The PSNs the last stash run executed (rc_drain); open until the
+	 * requester shows what it does next: sends the first of them again
+	 * (it goes back, as kernel rxe: no ACK may run ahead of its resends)
+	 * or a request past them (it kept on: roxe's selective repair) */
+	bool		ran;
+	bool		ran_open;
+	bool		goes_back;
+	uint32_t	ran_from, ran_to;
 	struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
 	unsigned	res_next;
 	/* READ/ATOMIC replies owed, in PSN order; the head is being

@@ -12,7 +12,12 @@
  * acknowledges all of it. A roxe requester that sent only the missing PSN
  * (completer.c: the selective repair) then goes on from the ACK; any other
  * requester (kernel rxe, hardware) goes back as always, and its resends of
- * what the stash already ran are duplicates, acknowledged again.
+ * what the stash already ran are duplicates, acknowledged again (with
+ * their own PSN, or the run's if its ACK went). Once such a resend shows
+ * a QP's requester goes back, the QP's runs owe no ACK past the packet
+ * that filled the gap: an ACK of a message's last PSN ahead of the
+ * requester's resend of it can strand kernel rxe 6.12 (responder.c:
+ * rc_duplicate_ack).
  *
  * Nothing is executed out of order: a stashed frame is a copy of what came
  * (ICRC and addresses checked), held aside, and every check of the

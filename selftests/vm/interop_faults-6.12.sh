@@ -1,0 +1,1 @@
+interop_faults.sh
