@@ -92,8 +92,17 @@ boot_systemd() {
 	fi
 	mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs $r/run
 	# the host's /tmp stays the host's: systemd-tmpfiles --boot would
-	# empty it (tmp.conf's D line), a whiteout each over 9p
+	# empty it (tmp.conf's D line), a whiteout each over 9p; but a tree
+	# the test runs from there (ROXE_TOP: a CI clone) is kept in view
+	case "${ROXE_TOP:-}" in
+	/tmp/?*) mkdir -p /top && mount --bind "$r$ROXE_TOP" /top ||
+			{ log "cannot keep $ROXE_TOP"; return 1; } ;;
+	esac
 	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs $r/tmp
+	case "${ROXE_TOP:-}" in
+	/tmp/?*) mkdir -p "$r$ROXE_TOP" && mount --move /top "$r$ROXE_TOP" ||
+			{ log "cannot keep $ROXE_TOP"; return 1; } ;;
+	esac
 	mkdir -p $r/run/roxe-vm/out $r/run/roxe-vm/rw $r/run/roxe-vm/ro $r/run/systemd/system
 	mount --move $rw $r/run/roxe-vm/rw
 	mount --move $ro $r/run/roxe-vm/ro
