@@ -68,10 +68,24 @@ mckey_case() {
 		bad "$label: the sender failed"
 		rc=1
 	elif ! grep -q "^roxe-linger: QP 0x[0-9a-f]* sent what was posted to it" "$logf.send"; then
+		rc=2	# the sender's QP was flushed (or destroyed) before its sends completed
+	fi
+	sent=$(( $(rxe_sent) - sent0 ))	# final: the sender's QP is gone
+	if [ $rc = 2 ] && [ "$saddr" = $A ] && [ "$sent" -lt 10 ] &&
+		grep -q "^roxe-linger: .*completed with status 5 " "$logf.send"; then
+		# rxe0 flushed its own UD QP (WR_FLUSH_ERR) after sending fewer
+		# than 10 (its own sent_pkts); a UD sender hears nothing from its
+		# receiver, so nothing roxe0 does can move rxe0's QP to error:
+		# 6.12's rxe, seen in CI (1 of 10 sent, fence status 5)
+		log "XFAIL: $label: rxe0 flushed its own UD send queue after sending $sent of 10 (its sent_pkts; $(grep '^roxe-linger' "$logf.send" | sed -n 1p)); a UD QP gets nothing back from roxe0"
+		kill $rpid 2>/dev/null || true
+		wait $rpid 2>/dev/null || true
+		return
+	fi
+	if [ $rc = 2 ]; then
 		bad "$label: the sender's QP was destroyed before its sends completed"
 		rc=1
 	fi
-	sent=$(( $(rxe_sent) - sent0 ))	# final: the sender's QP is gone
 	# 10 messages and the fence (a self-addressed SEND rxe loops back)
 	if [ $rc = 0 ] && [ "$saddr" = $A ] && [ "$sent" -lt 10 ]; then
 		# rxe completed the fence behind sends its own count says it
