@@ -664,3 +664,28 @@ TEST_F(xdp, attach_refuses_other_program)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * A process that closes its AF_XDP sockets and opens them again at once
+ * (roxed restarted, `rdma link delete` then `add`) binds the same queues:
+ * the kernel frees a closed socket's buffer pool, and the queue with it,
+ * from a work item after close() returns, and until then a bind of that
+ * queue fails with EBUSY. roxe_afxdp_open waits that out, bounded.
+ */
+TEST_F(xdp, reopen_right_after_close_binds)
+{
+	struct roxe_afxdp_config c = { .engines = ENGINES, .ifname = self->ifb,
+				       .xsks_map_fd = self->xb->xsks_fd };
+
+	for (unsigned round = 0; round < 50; round++) {
+		for (unsigned e = 0; e < ENGINES; e++) {
+			roxe_port_destroy(self->pb[e]);
+			self->pb[e] = NULL;
+		}
+		roxe_afxdp_close(self->gb);
+		self->gb = roxe_afxdp_open(&c);
+		ASSERT_NE(NULL, self->gb) TH_LOG("round %u: %s", round, strerror(errno));
+		for (unsigned e = 0; e < ENGINES; e++)
+			ASSERT_NE(NULL, (self->pb[e] = roxe_afxdp_port(self->gb, e)));
+	}
+}

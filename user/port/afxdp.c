@@ -78,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -912,17 +913,40 @@ static int sockets_create(struct roxe_afxdp *g, const char *ifname, bool force_c
 
 static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg);
 
+/*
+ * A closed socket's buffer pool, and with it its claim on the queue, is
+ * freed by a kernel work item after close() returns (xp_put_pool); until
+ * then binding that queue fails with EBUSY. A process that opens right
+ * after another closed (roxed restarted, a link deleted and added) waits
+ * that out, up to BUSY_WAIT_MS; a queue that some live socket holds is
+ * still EBUSY after it.
+ */
+#define BUSY_WAIT_MS	2000
+#define BUSY_LOOK_MS	5
+
+static struct roxe_afxdp *afxdp_open_waiting(const struct roxe_afxdp_config *cfg)
+{
+	const struct timespec look = { .tv_nsec = BUSY_LOOK_MS * 1000000L };
+	struct roxe_afxdp *g = afxdp_open(cfg);
+
+	for (unsigned i = 0; !g && errno == EBUSY && i < BUSY_WAIT_MS / BUSY_LOOK_MS; i++) {
+		nanosleep(&look, NULL);
+		g = afxdp_open(cfg);
+	}
+	return g;
+}
+
 /* Kernels before 6.6 refuse XDP_USE_SG (multi-buffer AF_XDP) with EINVAL:
  * go on with single-buffer frames there. */
 struct roxe_afxdp *roxe_afxdp_open(const struct roxe_afxdp_config *cfg)
 {
 	struct roxe_afxdp_config single = *cfg;
-	struct roxe_afxdp *g = afxdp_open(cfg);
+	struct roxe_afxdp *g = afxdp_open_waiting(cfg);
 
 	if (g || errno != EINVAL || cfg->no_multibuf)
 		return g;
 	single.no_multibuf = true;
-	return afxdp_open(&single);
+	return afxdp_open_waiting(&single);
 }
 
 /* report->step = step, and err back */
