@@ -22,6 +22,18 @@
  * the tests give the QPs the timeout the emulator needs instead of
  * excusing the retransmissions a stall causes.
  *
+ * ROXE_DRAIN_SENDS=1: ibv_destroy_qp() of a UD QP first fences its send
+ * queue (a signaled SEND to itself, then its completion), so what the
+ * program posted unsignaled leaves before the QP goes. And ibv_destroy_ah()
+ * only marks the AH: it is destroyed after the next ibv_destroy_qp() (or
+ * before its PD is freed). mckey destroys its AH and then its QP with its
+ * unsignaled sends still queued. rxe resolves a UD send's AH by its index
+ * when its send task runs (rxe_get_av); 6.12 runs that task from a
+ * workqueue, often after the program destroyed the AH, so it finds none,
+ * completes the send with LOC_QP_OP_ERR and moves the QP to error,
+ * flushing the rest. A verbs consumer must keep an AH until the sends that
+ * use it completed; the library does that for it.
+ *
  * ROXE_CONNECT_WAIT=CMD: rdma_connect() first runs CMD with the peer's
  * port appended (sh -c) and waits for it. perftest -R (4.5-0.17) connects
  * its data QPs right after a handshake that its server leaves only to
@@ -55,6 +67,62 @@ static void *next_verbs(const char *name)
 
 static struct ibv_pd *ah_pd;		/* the last AH made, and on which PD */
 static struct ibv_ah_attr ah_last;
+
+/* AHs the program destroyed while ROXE_DRAIN_SENDS holds them back */
+#define AH_HELD_MAX	64
+static struct ibv_ah *ah_held[AH_HELD_MAX];
+static unsigned int ah_held_n;
+
+static int draining(void)
+{
+	const char *env = getenv("ROXE_DRAIN_SENDS");
+
+	return env && *env == '1';
+}
+
+static int real_destroy_ah(struct ibv_ah *ah)
+{
+	static int (*real)(struct ibv_ah *ah);
+
+	if (!real)
+		real = (int (*)(struct ibv_ah *))next_verbs("ibv_destroy_ah");
+	return real ? real(ah) : -1;
+}
+
+/* Destroy the held AHs of PD (NULL: all of them). */
+static void release_held(struct ibv_pd *pd)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ah_held_n; i++) {
+		if (!pd || ah_held[i]->pd == pd)
+			real_destroy_ah(ah_held[i]);
+		else
+			ah_held[n++] = ah_held[i];
+	}
+	ah_held_n = n;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	if (draining() && ah && ah_held_n < AH_HELD_MAX) {
+		ah_held[ah_held_n++] = ah;
+		return 0;
+	}
+	return real_destroy_ah(ah);
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	static int (*real)(struct ibv_pd *pd);
+
+	if (!real)
+		real = (int (*)(struct ibv_pd *))next_verbs("ibv_dealloc_pd");
+	if (!real)
+		return -1;
+	release_held(pd);
+	return real(pd);
+}
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -134,7 +202,7 @@ static const char *drain_ud(struct ibv_qp *qp)
 	if (!err && i >= DRAIN_LOOKS)
 		snprintf(why, sizeof(why), "no completion of the fence in %d ms",
 			 DRAIN_LOOKS * (DRAIN_LOOK_NS / 1000000));
-	ibv_destroy_ah(ah);
+	real_destroy_ah(ah);
 	return err || i >= DRAIN_LOOKS ? why : NULL;
 }
 
@@ -143,13 +211,14 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	static int (*real)(struct ibv_qp *qp);
 	const char *env = getenv("ROXE_LINGER_MS");
 	long ms = env ? strtol(env, NULL, 10) : 0;
+	struct ibv_pd *pd = qp->pd;
+	int ret;
 
 	if (!real)
 		real = (int (*)(struct ibv_qp *))next_verbs("ibv_destroy_qp");
 	if (!real)
 		return -1;
-	env = getenv("ROXE_DRAIN_SENDS");
-	if (env && *env == '1' && qp->qp_type == IBV_QPT_UD) {
+	if (draining() && qp->qp_type == IBV_QPT_UD) {
 		const char *why = drain_ud(qp);
 
 		if (why)
@@ -166,7 +235,9 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		while (nanosleep(&ts, &ts))
 			;
 	}
-	return real(qp);
+	ret = real(qp);
+	release_held(pd);
+	return ret;
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
