@@ -539,7 +539,10 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 			atomic_store(&e->parked, false);
 	}
 	atomic_store(&e->sleeping, false);
-	if (read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	/* Reset the doorbell's count only when it was rung: a frame or a
+	 * timer that woke us leaves nothing to read (a system call saved
+	 * per wake-up); one rung meanwhile wakes the next ppoll at once. */
+	if ((pfd[0].revents & POLLIN) && read(e->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		roxe_engine_fault(e, errno);
 }
 
