@@ -51,7 +51,7 @@ out=$(
 	FUZZ_MIN_NEW=1000 fuzz_run fake "$tmp/fuzzer" "$tmp/work" 1 3 2>&1
 ) || fail=1
 echo "$out" | grep -v '^# #' | sed 's/^/# /'
-if [ $fail = 0 ] && echo "$out" | grep -q '^# [0-9]* inputs ([0-9]* new), no failure$'; then
+if [ $fail = 0 ] && grep -q '^# [0-9]* inputs ([0-9]* new), no failure$' <<<"$out"; then
 	new=$(echo "$out" | sed -n 's/^# [0-9]* inputs (\([0-9]*\) new), no failure$/\1/p')
 	if [ "$new" -ge 1000 ]; then
 		echo "ok 1 fuzz_run reaches FUZZ_MIN_NEW by count after a short timed pass ($new new)"
