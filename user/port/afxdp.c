@@ -380,30 +380,13 @@ static unsigned rx_sock(struct afxdp_port *p, unsigned queue, struct roxe_buf *b
 	return got;
 }
 
-static void kick(struct afxdp_port *p);
-
 /* Every queue's buffers back in its fill ring (see top). */
-static void fill_deepen_all(struct afxdp_port *p)
-{
-	for (unsigned q = 0; q < p->group->queues; q++)
-		fill_deepen(&p->group->q[q]);
-}
-
-/* Before the engine sleeps: the fill rings deep, and no frame left in the
- * transmit ring. The kernel takes them once what holds it (the peer's
- * NAPI, maybe in a softirq thread this engine's CPU must let run) is
- * done, so between kicks we sleep, 1 ms at most. */
 static void afxdp_idle(struct roxe_port *port)
 {
 	struct afxdp_port *p = (struct afxdp_port *)port;
-	const struct timespec pause = { .tv_nsec = 20000 };
 
-	fill_deepen_all(p);
-	for (int i = 0; p->kick_pending && i < 50; i++) {
-		kick(p);
-		if (p->kick_pending)
-			nanosleep(&pause, NULL);
-	}
+	for (unsigned q = 0; q < p->group->queues; q++)
+		fill_deepen(&p->group->q[q]);
 }
 
 static unsigned afxdp_rx_burst(struct roxe_port *port, struct roxe_buf *bufs, unsigned n)
@@ -411,8 +394,6 @@ static unsigned afxdp_rx_burst(struct roxe_port *port, struct roxe_buf *bufs, un
 	struct afxdp_port *p = (struct afxdp_port *)port;
 	unsigned queues = p->group->queues, got = 0;
 
-	if (p->kick_pending)
-		kick(p);	/* frames the kernel could not take last time */
 	for (unsigned i = 0; i < queues && got < n; i++) {
 		unsigned q = (p->next_queue + i) % queues, k;
 
@@ -430,7 +411,7 @@ static unsigned afxdp_rx_burst(struct roxe_port *port, struct roxe_buf *bufs, un
 			if (xsk_ring_prod__needs_wakeup(&p->group->q[q].fill))
 				recvfrom(p->socks[q].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		if (++p->empty_polls == FILL_IDLE_POLLS)
-			fill_deepen_all(p);	/* nothing for a while: be ready */
+			afxdp_idle(port);	/* nothing for a while: be ready */
 	}
 	for (unsigned i = 0; i < got; i++) {
 		p->port.stats.rx_frames++;
@@ -549,44 +530,26 @@ static void afxdp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsig
 		p->kick_pending = true;
 }
 
-/*
- * Kick the kernel until it has taken every queued frame, or until a kick
- * takes none: in copy mode it sends up to 32 frames a call and answers
- * EAGAIN both when it stopped there and when it could take nothing (the
- * socket's send buffer full of frames the peer has not consumed yet, as
- * on veth until the peer's NAPI has run). Kicking again at once would
- * only repeat that: make bench-vm's 6.1 guest made 117 sendto() per 64 KiB
- * SEND (64 frames), 97 % of them EAGAIN. kick_pending stays set instead, and
- * the next receive poll (every turn of the engine) or idle kicks again.
- */
-static void kick(struct afxdp_port *p)
-{
-	struct xsk_ring_prod *tx = &p->tx_sock->tx;
-
-	for (int tries = 0; tries < 256; tries++) {
-		uint32_t before = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE), after;
-
-		if (p->group->zerocopy && !xsk_ring_prod__needs_wakeup(tx))
-			break;
-		p->port.stats.tx_kicks++;
-		if (sendto(p->tx_sock->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
-			break;
-		after = __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE);
-		if (after == tx->cached_prod)
-			break;
-		if (after == before)
-			return;		/* nothing taken: later */
-	}
-	p->kick_pending = false;
-}
-
 static void afxdp_tx_flush(struct roxe_port *port)
 {
 	struct afxdp_port *p = (struct afxdp_port *)port;
+	struct xsk_ring_prod *tx = &p->tx_sock->tx;
 
-	if (p->kick_pending)
-		kick(p);
+	if (p->kick_pending) {
+		/* Copy mode sends at most a few dozen frames per call: repeat
+		 * until the kernel has taken everything. */
+		for (int tries = 0; tries < 256; tries++) {
+			if (p->group->zerocopy && !xsk_ring_prod__needs_wakeup(tx))
+				break;
+			p->port.stats.tx_kicks++;
+			if (sendto(p->tx_sock->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+			    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+				break;
+			if (__atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) == tx->cached_prod)
+				break;
+		}
+		p->kick_pending = false;
+	}
 	reap_completions(p);
 }
 
