@@ -90,7 +90,6 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 		us=$(child_user "$logf.srv.times") uc=$(child_user "$logf.cli.times")
 		cp "$TR/events/raw_syscalls/sys_enter/hist" "$logf.syscalls"
 		{ cat "$TR/events/syscalls/sys_exit_sendto/hist"; ip -s link show rxa; ip -s link show rxb; } >"$logf.kicks" 2>&1
-		ps -eo pid,ppid,comm,args >"$logf.ps" 2>/dev/null || true
 		cost_off | awk -v k="$kind" -v t="$label" -v m="$msgs" -v b="$sz" -v j=$((c1 - c0)) \
 			-v hz=100 -v u="$us $uc" 'BEGIN { OFS = "\t" }
 			{ sc[$2] += $1 * ($3 == "sys"); wk[$2] += $1 * ($3 == "wake"); ca[$2] += $1 * ($3 == "call") }
