@@ -296,17 +296,17 @@ KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
 KTEST_OUT := $(BUILD)/kmod-test
 KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
 
-# kmod_build KDIR SUBDIR: roxe.ko and the test ULPs against KDIR into
-# build/kmod/SUBDIR and build/kmod-test/SUBDIR; any compiler or modpost
-# warning fails the build (and removes the objects, so the next build
-# compiles them again and fails again)
+# kmod_build KDIR SUBDIR [MAKE ARGS]: roxe.ko and the test ULPs against
+# KDIR into build/kmod/SUBDIR and build/kmod-test/SUBDIR; any compiler or
+# modpost warning fails the build (and removes the objects, so the next
+# build compiles them again and fails again)
 define kmod_build
 	@mkdir -p $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2)
 	@find $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2) -maxdepth 1 -xtype l -delete
 	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/$(2)/; done
 	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/$(2)/; done
 	+@for d in $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2); do \
-		$(MAKE) -C $(1) M=$$d ROXE_VERSION=$(VERSION) modules >$$d/build.log 2>&1; rc=$$?; \
+		$(MAKE) -C $(1) M=$$d ROXE_VERSION=$(VERSION) $(3) modules >$$d/build.log 2>&1; rc=$$?; \
 		cat $$d/build.log; [ $$rc = 0 ] || exit 1; \
 		if grep -v '^make' $$d/build.log | grep -qi 'warning'; then \
 			rm -f $$d/*.o $$d/*.ko; \
@@ -342,7 +342,10 @@ kmod-vm: kernels
 kmod-vm-all:
 	@for n in $(VM_KERNELS); do $(TOP)/tools/vm/kver.sh $$n >/dev/null || exit 1; done
 
-# one target per guest kernel, against its headers in build/vm/kernels/
+# one target per guest kernel, against its headers in build/vm/kernels/,
+# without the modules' BTF: 6.12's headers ship a vmlinux, and with it
+# Kbuild runs pahole (dwarves), which the guests' tests do not need
+KMOD_VM_ARGS := CONFIG_DEBUG_INFO_BTF_MODULES=
 define kmod_vm_rule
 kmod-vm-all: kmod-vm-$(1)
 .PHONY: kmod-vm-$(1)
@@ -351,7 +354,7 @@ kmod-vm-$(1):
 		echo "kmod: headers for the VM kernel $(1) are missing" \
 		     "from $(VM_KROOT): run make kernels" >&2; \
 		exit 1; fi
-	$$(call kmod_build,$(VM_KROOT)/usr/src/linux-headers-$(1),$(1))
+	$$(call kmod_build,$(VM_KROOT)/usr/src/linux-headers-$(1),$(1),$(KMOD_VM_ARGS))
 endef
 $(foreach k,$(VM_KVERS),$(eval $(call kmod_vm_rule,$(k))))
 
