@@ -183,6 +183,14 @@ struct roxe_local_set {
 	uint8_t			gid[ROXE_MAX_LOCAL_ADDRS][16];
 };
 
+/* An engine's slot in roxe_device.window_users: the fast-registration MR
+ * it is copying to or from (core/mr.c), else NULL. Padded so that no two
+ * engines' slots share a cache line. */
+struct roxe_window_user {
+	_Atomic(const struct roxe_mr_priv *) mr;
+	char			pad[64 - sizeof(void *)];
+};
+
 struct roxe_device {
 	unsigned		nengines;
 	bool			polled;		/* no engine threads: poll_cq drives */
@@ -251,6 +259,8 @@ struct roxe_device {
 	struct roxe_async_slot	async[ROXE_ASYNC_EVENTS];
 	unsigned		async_head, async_tail;
 	uint64_t		async_lost;	/* refused or given way (event.c) */
+	/* engine i's access to a fast-registration MR (core/mr.c) */
+	struct roxe_window_user	window_users[ROXE_MAX_ENGINES];
 };
 
 /* --- mr.c: MRs as engines use them --- */
@@ -290,6 +300,16 @@ int roxe_rkey_check(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t 
 void *roxe_mr_map(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		  uint64_t va, uint64_t len, unsigned access, struct roxe_mr_access *acc);
 bool roxe_mr_access_ok(const struct roxe_mr_access *acc);
+/* An access mapped and then given up, no byte copied. */
+void roxe_mr_access_end(const struct roxe_mr_access *acc);
+/*
+ * The turn of engine number engine of dev runs on this thread from
+ * roxe_mr_turn_begin to roxe_mr_turn_end (transport/engine.c): its
+ * accesses to fast-registration MRs are then in its window_users slot,
+ * where a REG_MR on another engine sees them (mr.c).
+ */
+void roxe_mr_turn_begin(struct roxe_device *dev, unsigned engine);
+void roxe_mr_turn_end(void);
 /* Copy len bytes between buf and [va, va+len) of what rkey names, with
  * roxe_mr_map()'s checks; 0 or -EACCES. */
 int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,

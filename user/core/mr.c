@@ -5,8 +5,94 @@
  * fast-registration MR's life (REG_MR, invalidation) under its seqlock.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "core/core.h"
+
+/*
+ * A REG_MR puts pages behind a fast-registration MR's window again, at the
+ * address its earlier registrations used. An engine that mapped the window
+ * under one of them and is still copying (preempted mid-copy, say) would
+ * then write into the new pages, which the new key's owner may already
+ * have filled, before its check afterwards (roxe_mr_access_ok) fails. So
+ * each engine says, in its slot of dev->window_users, which such MR it is
+ * copying to or from, and REG_MR waits until no other engine is in one of
+ * this MR's accesses begun under an earlier registration.
+ */
+static __thread struct roxe_window_user *turn_slot __attribute__((tls_model("initial-exec")));
+
+/* A copy takes microseconds; an engine kept from the CPU longer than this
+ * makes the REG_MR fail rather than wait on. */
+#define WINDOW_WAIT_NS	2000000000ull
+
+void roxe_mr_turn_begin(struct roxe_device *dev, unsigned engine)
+{
+	turn_slot = engine < ROXE_MAX_ENGINES ? &dev->window_users[engine] : NULL;
+}
+
+void roxe_mr_turn_end(void)
+{
+	if (turn_slot)
+		atomic_store_explicit(&turn_slot->mr, NULL, memory_order_release);
+	turn_slot = NULL;
+}
+
+/* Before the registration is read: a REG_MR that comes after it sees the
+ * slot (the fences pair with window_users_wait's). */
+static void window_access_begin(const struct roxe_mr_priv *mr)
+{
+	if (!mr->window || !turn_slot)
+		return;
+	atomic_store_explicit(&turn_slot->mr, mr, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* After the last byte: release, so REG_MR's remap comes after the copy. */
+static void window_access_end(const struct roxe_mr_priv *mr)
+{
+	if (mr->window && turn_slot)
+		atomic_store_explicit(&turn_slot->mr, NULL, memory_order_release);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* With mr's gen odd (no access starts under it any more): 0 once no other
+ * engine is inside an access to mr, -ETIMEDOUT after WINDOW_WAIT_NS. A
+ * slot names mr only for an access that looked the MR up while it was
+ * valid, so a peer's stream of accesses cannot keep us here. */
+static int window_users_wait(struct roxe_device *dev, const struct roxe_mr_priv *mr)
+{
+	uint64_t start = 0, waited;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned i = 0; i < dev->nengines && i < ROXE_MAX_ENGINES; i++) {
+		struct roxe_window_user *u = &dev->window_users[i];
+
+		for (unsigned spin = 0; u != turn_slot &&
+		     atomic_load_explicit(&u->mr, memory_order_acquire) == mr; spin++) {
+			if (spin < 64)
+				continue;
+			if (!start)
+				start = mono_ns();
+			waited = mono_ns() - start;
+			if (waited > WINDOW_WAIT_NS)
+				return -ETIMEDOUT;
+			if (waited < 1000000)
+				sched_yield();	/* it may be waiting for our CPU */
+			else
+				usleep(20);
+		}
+	}
+	return 0;
+}
 
 /* Writers of a fast-registration MR: gen odd from begin to end. */
 static void mr_write_begin(struct roxe_mr_priv *mr)
@@ -40,7 +126,8 @@ int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
 		return IBV_WC_LOC_LEN_ERR;
 	mr_write_begin(mr);
 	/* IBA 10.6.3.6: only an invalid MR is registered */
-	if (atomic_load(&mr->valid) || mr->window_fn(mr->window_ctx, key, true)) {
+	if (atomic_load(&mr->valid) || window_users_wait(dev, mr) ||
+	    mr->window_fn(mr->window_ctx, key, true)) {
 		st = IBV_WC_LOC_PROT_ERR;
 		goto out;
 	}
@@ -111,21 +198,26 @@ int roxe_mr_check(const struct roxe_mr_priv *mr, const struct roxe_pd *pd,
 static void *mr_map(const struct roxe_mr_priv *mr, const struct roxe_pd *pd, uint64_t va,
 		    uint64_t len, unsigned access, struct roxe_mr_access *acc)
 {
-	uint32_t gen = atomic_load_explicit(&mr->gen, memory_order_acquire);
+	uint32_t gen;
 	void *p;
 
+	window_access_begin(mr);
+	gen = atomic_load_explicit(&mr->gen, memory_order_acquire);
 	if ((gen & 1) || roxe_mr_check(mr, pd, va, len, access))
-		return NULL;
+		goto fail;
 	p = mr->host + (va - mr->iova);
 	atomic_thread_fence(memory_order_acquire);
 	/* a registration changing under the check: fields may be torn */
 	if (atomic_load_explicit(&mr->gen, memory_order_relaxed) != gen ||
 	    !atomic_load_explicit(&mr->valid, memory_order_relaxed))
-		return NULL;
+		goto fail;
 	acc->mr = mr;
 	acc->gen = gen;
 	acc->mw = NULL;
 	return p;
+fail:
+	window_access_end(mr);
+	return NULL;
 }
 
 /*
@@ -189,19 +281,30 @@ int roxe_rkey_check(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t 
 {
 	struct roxe_mr_access acc;
 
-	return roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc) ? 0 : -EACCES;
+	if (!roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc))
+		return -EACCES;
+	roxe_mr_access_end(&acc);
+	return 0;
 }
 
-/* Called once the bytes are copied: an invalidation (and the window
- * emptied under us: roxe.ko then maps a scrap page there, never the
- * ULP's) or a new registration meanwhile turns the access into an error;
- * so does a memory window's unbinding or rebinding. */
+/* Called once the bytes are copied, it ends the access: an invalidation
+ * (and the window emptied under us: roxe.ko then maps a scrap page there,
+ * never the ULP's) or a new registration meanwhile turns the access into
+ * an error; so does a memory window's unbinding or rebinding. */
 bool roxe_mr_access_ok(const struct roxe_mr_access *acc)
 {
+	bool ok;
+
 	atomic_thread_fence(memory_order_acquire);
-	if (acc->mw && atomic_load_explicit(&acc->mw->gen, memory_order_relaxed) != acc->mw_gen)
-		return false;
-	return atomic_load_explicit(&acc->mr->gen, memory_order_relaxed) == acc->gen;
+	ok = (!acc->mw || atomic_load_explicit(&acc->mw->gen, memory_order_relaxed) == acc->mw_gen) &&
+	     atomic_load_explicit(&acc->mr->gen, memory_order_relaxed) == acc->gen;
+	window_access_end(acc->mr);
+	return ok;
+}
+
+void roxe_mr_access_end(const struct roxe_mr_access *acc)
+{
+	window_access_end(acc->mr);
 }
 
 /* crc: from the MR only; updated over what lands in buf */

@@ -551,6 +551,7 @@ static bool engine_turn(struct roxe_engine *e)
 {
 	bool busy, rx;
 
+	roxe_mr_turn_begin(e->dev, e->id);
 	e->now = roxe_now_ns();
 	e->tx_left = ROXE_TURN_TX_BUDGET;
 	rx = rx_turn(e);
@@ -570,6 +571,7 @@ static bool engine_turn(struct roxe_engine *e)
 	 * work, not idling. */
 	busy |= e->ready_head != NULL;
 	roxe_engine_tx_turn_end(e, !rx);
+	roxe_mr_turn_end();
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 	return busy;
 }

@@ -740,6 +740,7 @@ static uint64_t *atomic_word(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
 		return NULL;
 	}
 	if ((uintptr_t)p & 7) {
+		roxe_mr_access_end(acc);
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
 		return NULL;
 	}
@@ -817,6 +818,7 @@ static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const stru
 		return;
 	/* the parser let exactly 8 bytes through; the RETH must agree */
 	if (h->dma_len != ROXE_ATOMIC_WRITE_LEN || pkt->payload_len != ROXE_ATOMIC_WRITE_LEN) {
+		roxe_mr_access_end(&acc);
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_LEN_ERR);
 		return;
 	}
