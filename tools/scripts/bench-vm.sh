@@ -50,23 +50,21 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 	# (bw: MB/s average; lat: typical and 99 % in us) goes into $res. Its
 	# cost goes into $cost either way: the guest's CPU over the run (user
 	# + nice + system + irq + softirq of all vCPUs, /proc/stat; clock
-	# ticks are USER_HZ, 100 on x86), the two perftest processes' user
-	# time, and per process name (and call) the system calls entered and
-	# per name the wake-ups received (tracefs hist triggers).
+	# ticks are USER_HZ, 100 on x86), and per process name (and call)
+	# the system calls entered and per name the wake-ups received
+	# (tracefs hist triggers).
 	one() {
-		local kind=$1 t=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 sz=$7 n=$8 sp rc=0 c0 c1 msgs us uc
+		local kind=$1 t=$2 sdev=$3 sg=$4 cdev=$5 cg=$6 sz=$7 n=$8 sp rc=0 c0 c1 msgs
 		shift 8
 		local label=$t${*:+ $*}
 		local logf=$ROXE_VM_OUT/$kind-$t$(printf '%s' "$*" | tr -c 'A-Za-z0-9' _)
-		# (a subshell's `times`, second line: its children's user and system time)
-		( $t -d "$sdev" -x "$sg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" >"$logf.srv" 2>&1
-		  rc=$?; times >"$logf.srv.times"; exit $rc ) &
+		$t -d "$sdev" -x "$sg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" >"$logf.srv" 2>&1 &
 		sp=$!
 		vm_wait_for 20 vm_listening 18515 || { bad "$kind $t: server did not listen"; return 1; }
 		cost_on
 		c0=$(cpu_busy)
-		( timeout 300 $t -d "$cdev" -x "$cg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" $B >"$logf.cli" 2>&1
-		  rc=$?; times >"$logf.cli.times"; exit $rc ) || rc=$?
+		timeout 300 $t -d "$cdev" -x "$cg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" $B \
+			>"$logf.cli" 2>&1 || rc=$?
 		# a server whose client failed may wait for it for ever
 		[ $rc = 0 ] || { sleep 5; kill "$sp" 2>/dev/null; pkill -x "$t"; }
 		wait $sp || rc=$((rc ? rc : 1))
@@ -87,15 +85,13 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 		esac
 		# messages: a bw test's N, a latency test's N each way
 		case $t in *_lat) msgs=$((2 * n)) ;; *) msgs=$n ;; esac
-		us=$(child_user "$logf.srv.times") uc=$(child_user "$logf.cli.times")
 		cp "$TR/events/raw_syscalls/sys_enter/hist" "$logf.syscalls"
 		{ cat "$TR/events/syscalls/sys_exit_sendto/hist"; ip -s link show rxa; ip -s link show rxb; } >"$logf.kicks" 2>&1
 		cost_off | awk -v k="$kind" -v t="$label" -v m="$msgs" -v b="$sz" -v j=$((c1 - c0)) \
-			-v hz=100 -v u="$us $uc" 'BEGIN { OFS = "\t" }
+			-v hz=100 'BEGIN { OFS = "\t" }
 			{ sc[$2] += $1 * ($3 == "sys"); wk[$2] += $1 * ($3 == "wake"); ca[$2] += $1 * ($3 == "call") }
 			END {
-				split(u, pu, " ")
-				printf "%s\t%s\t%d\t%d\t%.3f\t%.3f", k, t, m, b, j / hz, pu[1] + pu[2]
+				printf "%s\t%s\t%d\t%d\t%.3f", k, t, m, b, j / hz
 				for (p in sc) if (sc[p]) printf "\tsys:%s=%d", p, sc[p]
 				for (p in wk) if (wk[p]) printf "\twake:%s=%d", p, wk[p]
 				for (p in ca) if (ca[p]) printf "\tcall:%s=%d", p, ca[p]
@@ -106,12 +102,6 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 		else
 			ok "$kind $label: guest CPU $(tail -n 1 "$cost" | cut -f5) s for $msgs messages"
 		fi
-	}
-
-	# child_user FILE: the children's user seconds in a `times` output
-	# ("0m1.250s 0m0.310s" on its second line)
-	child_user() {
-		awk 'NR == 2 { split($1, a, /[ms]/); print a[1] * 60 + a[2] }' "$1"
 	}
 
 	# The guest's busy CPU so far, in clock ticks.
@@ -247,7 +237,7 @@ awk -F'\t' '
 		if (!((k, t) in hi) || $3 > hi[k, t]) hi[k, t] = $3
 		if (!((k, t) in lo) || $3 < lo[k, t]) lo[k, t] = $3
 		cpuv[k, t, $3] = $5; bytes[k, t] = $4
-		for (i = 7; i <= NF; i++) {
+		for (i = 6; i <= NF; i++) {
 			split($i, kv, "="); split(kv[1], wn, ":")
 			if (wn[1] == "call") {
 				# roxed/sys_ppoll: by process and call, for the list below

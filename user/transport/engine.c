@@ -46,6 +46,12 @@
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
+/* Asleep with frames the port has not handed over (tx_pending): naps
+ * before the next kick, doubled while they stay (a link whose queue
+ * stays stopped costs a few thousand wake-ups a second, not one per
+ * turn), back to the first once the port is clear. */
+#define TX_NAP_MIN_NS	20000
+#define TX_NAP_MAX_NS	256000
 
 /* The virtual clock (engine.h). vclock_on is set once, before any
  * engine thread exists, and only read after: the branch costs the real
@@ -509,16 +515,21 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	uint64_t v;
 
 	roxe_port_idle(e->port);	/* a burst may come while we sleep */
+	if (e->port->tx_pending)
+		roxe_port_flush(e->port);
 	atomic_store(&e->sleeping, true);
 	/* A doorbell rung before `sleeping` was visible is seen here; QPs
 	 * left on the ready list are served before sleeping. */
 	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_handoff_pending(e) &&
 	    !atomic_load(&e->stop)) {
+		uint64_t d = UINT64_MAX;
+
 		/* On the virtual clock, no timeout: a deadline comes only
 		 * with roxe_clock_advance, which wakes us. */
 		if (next_timer && !vclock_on) {
-			uint64_t now = roxe_now_ns(), d = next_timer > now ? next_timer - now : 0;
+			uint64_t now = roxe_now_ns();
 
+			d = next_timer > now ? next_timer - now : 0;
 			/* A paced QP's next frame or a stall probe,
 			 * microseconds away: to the nanosecond. The other
 			 * timers (retransmission, RNR) are rounded up to
@@ -528,11 +539,24 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 			 * retries (faults_test, RETRY_EXC). */
 			if (!(e->next_fine && e->next_fine <= next_timer))
 				d = (d / 1000000 + 1) * 1000000;
+		}
+		/* Frames the port has not handed over: only another kick
+		 * sends them, and nothing else may wake us. */
+		if (!e->port->tx_pending) {
+			e->tx_nap_ns = 0;
+		} else {
+			e->tx_nap_ns = e->tx_nap_ns ? e->tx_nap_ns * 2 : TX_NAP_MIN_NS;
+			if (e->tx_nap_ns > TX_NAP_MAX_NS)
+				e->tx_nap_ns = TX_NAP_MAX_NS;
+			if (d > e->tx_nap_ns)
+				d = e->tx_nap_ns;
+		}
+		if (d != UINT64_MAX) {
 			ts.tv_sec = (time_t)(d / 1000000000ull);
 			ts.tv_nsec = (long)(d % 1000000000ull);
 			timeout = &ts;
 		}
-		if (vclock_on)
+		if (vclock_on && !timeout)
 			atomic_store_explicit(&e->parked, true, memory_order_release);
 		ppoll(pfd, e->port->wait_fd >= 0 ? 2 : 1, timeout, NULL);
 		if (vclock_on)
@@ -554,6 +578,8 @@ static bool engine_turn(struct roxe_engine *e)
 	roxe_mr_turn_begin(e->dev, e->id);
 	e->now = roxe_now_ns();
 	e->tx_left = ROXE_TURN_TX_BUDGET;
+	if (e->port->tx_pending)
+		roxe_port_flush(e->port);	/* what it could not send last turn */
 	rx = rx_turn(e);
 	busy = rx;
 	busy |= doorbell_turn(e);

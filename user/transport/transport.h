@@ -159,6 +159,8 @@ struct roxe_engine {
 	/* The earliest of their deadlines the engine sleeps to the
 	 * nanosecond for (roxe_timer_fine); 0: none. */
 	uint64_t		next_fine;
+	/* the last nap taken with frames pending in the port; 0: none */
+	uint64_t		tx_nap_ns;
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */

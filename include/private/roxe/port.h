@@ -69,7 +69,10 @@ struct roxe_port_ops {
 	 * Frames borrowed and not submitted go back through tx_free. */
 	void (*tx_submit)(struct roxe_port *p, struct roxe_buf *bufs, unsigned n);
 	void (*tx_free)(struct roxe_port *p, const struct roxe_buf *bufs, unsigned n);
-	/* Make queued frames leave (a syscall on some backends). */
+	/* Make queued frames leave (a syscall on some backends). A backend
+	 * whose kernel may take only some of them now (AF_XDP copy mode)
+	 * leaves tx_pending set: the engine flushes again every turn, and
+	 * sleeps only briefly, until it is clear. */
 	void (*tx_flush)(struct roxe_port *p);
 	/* Optional: nobody will read for a while (the engine sleeps); have
 	 * every receive buffer ready for what comes meanwhile. */
@@ -85,6 +88,7 @@ struct roxe_port {
 	int		wait_fd;	/* poll() for POLLIN when idle; -1: none */
 	uint32_t	rx_frames;	/* frames its receive ring holds; 0: not known
 					 * (the engine's PSN credit, credit.c) */
+	bool		tx_pending;	/* frames submitted that have not left yet */
 	struct roxe_port_stats stats;
 };
 
