@@ -52,10 +52,12 @@ static int window_fn(void *ctx, uint32_t key, bool map)
 	return 0;
 }
 
-static void rig_init(struct rig *r)
+/* wait_ms: how long a REG_MR waits for another engine's copy */
+static void rig_init(struct rig *r, unsigned wait_ms)
 {
 	memset(r, 0, sizeof(*r));
 	r->dev.nengines = 2;
+	r->dev.window_wait_ns = (uint64_t)wait_ms * 1000000;
 	r->mrs = calloc(ROXE_MAX_MR, sizeof(*r->mrs));
 	r->dev.mrs = r->mrs;
 	r->pd.dev = &r->dev;
@@ -134,9 +136,10 @@ static void *reg_thread(void *arg)
 }
 
 /* Registered with KEY, the holder's access open, then LOCAL_INV. */
-static void start_held_access(struct __test_metadata *_metadata, struct rig *r)
+static void start_held_access(struct __test_metadata *_metadata, struct rig *r,
+			      unsigned wait_ms)
 {
-	rig_init(r);
+	rig_init(r, wait_ms);
 	roxe_mr_turn_begin(&r->dev, 0);
 	ASSERT_EQ(IBV_WC_SUCCESS, reg_mr(r, KEY));
 	ASSERT_EQ(1, atomic_load(&r->maps));
@@ -156,13 +159,16 @@ static void finish_held_access(struct rig *r)
 
 /* The REG_MR waits for the copy begun under the old registration; once
  * it is over, the window is mapped under the new key. The holder's copy
- * is refused afterwards (the registration changed under it). */
+ * is refused afterwards (the registration changed under it). The REG_MR
+ * may wait an hour here: the 100 ms below only give one that does not
+ * wait the time to map before the copy ends, and no delay of this
+ * thread can fail a REG_MR that waits. */
 TEST(reg_mr_waits_for_a_copy_begun_under_the_old_registration)
 {
 	struct rig r;
 	struct reg_call c = { .r = &r, .key = KEY + 1 };
 
-	start_held_access(_metadata, &r);
+	start_held_access(_metadata, &r, 3600 * 1000);
 	ASSERT_EQ(0, pthread_create(&c.t, NULL, reg_thread, &c));
 	usleep(100 * 1000);	/* a REG_MR that does not wait maps meanwhile */
 	finish_held_access(&r);
@@ -182,7 +188,7 @@ TEST(reg_mr_gives_up_on_a_copy_that_never_ends)
 	struct rig r;
 	struct reg_call c = { .r = &r, .key = KEY + 1 };
 
-	start_held_access(_metadata, &r);
+	start_held_access(_metadata, &r, 50);
 	ASSERT_EQ(0, pthread_create(&c.t, NULL, reg_thread, &c));
 	pthread_join(c.t, NULL);	/* the holder copies only after this */
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, c.status);
@@ -206,7 +212,7 @@ TEST(reg_mr_does_not_wait_for_its_own_engine)
 	struct rig r;
 	struct roxe_mr_access acc;
 
-	rig_init(&r);
+	rig_init(&r, 3600 * 1000);
 	roxe_mr_turn_begin(&r.dev, 0);
 	ASSERT_EQ(IBV_WC_SUCCESS, reg_mr(&r, KEY));
 	ASSERT_TRUE(roxe_mr_map(&r.dev, &r.pd, 0, KEY, IOVA, 8, IBV_ACCESS_REMOTE_WRITE, &acc));

@@ -259,8 +259,10 @@ struct roxe_device {
 	struct roxe_async_slot	async[ROXE_ASYNC_EVENTS];
 	unsigned		async_head, async_tail;
 	uint64_t		async_lost;	/* refused or given way (event.c) */
-	/* engine i's access to a fast-registration MR (core/mr.c) */
+	/* engine i's access to a fast-registration MR (core/mr.c), and how
+	 * long a REG_MR waits for another's to end (0: core/mr.c's default) */
 	struct roxe_window_user	window_users[ROXE_MAX_ENGINES];
+	uint64_t		window_wait_ns;
 };
 
 /* --- mr.c: MRs as engines use them --- */

@@ -24,7 +24,8 @@
 static __thread struct roxe_window_user *turn_slot __attribute__((tls_model("initial-exec")));
 
 /* A copy takes microseconds; an engine kept from the CPU longer than this
- * makes the REG_MR fail rather than wait on. */
+ * makes the REG_MR fail rather than wait on (dev->window_wait_ns, when
+ * set: tests). */
 #define WINDOW_WAIT_NS	2000000000ull
 
 void roxe_mr_turn_begin(struct roxe_device *dev, unsigned engine)
@@ -65,12 +66,12 @@ static uint64_t mono_ns(void)
 }
 
 /* With mr's gen odd (no access starts under it any more): 0 once no other
- * engine is inside an access to mr, -ETIMEDOUT after WINDOW_WAIT_NS. A
+ * engine is inside an access to mr, -ETIMEDOUT after the bound. A
  * slot names mr only for an access that looked the MR up while it was
  * valid, so a peer's stream of accesses cannot keep us here. */
 static int window_users_wait(struct roxe_device *dev, const struct roxe_mr_priv *mr)
 {
-	uint64_t start = 0, waited;
+	uint64_t start = 0, waited, bound = dev->window_wait_ns ? dev->window_wait_ns : WINDOW_WAIT_NS;
 
 	atomic_thread_fence(memory_order_seq_cst);
 	for (unsigned i = 0; i < dev->nengines && i < ROXE_MAX_ENGINES; i++) {
@@ -83,7 +84,7 @@ static int window_users_wait(struct roxe_device *dev, const struct roxe_mr_priv 
 			if (!start)
 				start = mono_ns();
 			waited = mono_ns() - start;
-			if (waited > WINDOW_WAIT_NS)
+			if (waited > bound)
 				return -ETIMEDOUT;
 			if (waited < 1000000)
 				sched_yield();	/* it may be waiting for our CPU */
