@@ -104,7 +104,8 @@ int roxe_serve(struct roxe_dev *rdev, const struct roxe_kabi_serve *s)
 }
 
 /* A QP's send doorbell: its QPN on ring qpn % nengines unless it is there
- * already (kabi.h: one slot per QP), then that engine's eventfd.
+ * already (kabi.h: one slot per QP), then that engine's eventfd unless the
+ * engine is awake.
  * -EOPNOTSUPP until roxed serves. Never sleeps.
  */
 int roxe_doorbell(struct roxe_dev *rdev, u32 qpn)
@@ -145,7 +146,12 @@ int roxe_doorbell(struct roxe_dev *rdev, u32 qpn)
 		}
 	}
 	spin_unlock_irqrestore(&db->lock, flags);
-	roxe_eventfd_signal(db->efd);
+	/* the ring before awake (kabi.h): an engine that read awake = 0
+	 * going to sleep is signalled; one still awake takes the QPN
+	 */
+	smp_mb();
+	if (!READ_ONCE(ring->awake))
+		roxe_eventfd_signal(db->efd);
 	return 0;
 }
 

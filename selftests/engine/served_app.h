@@ -92,10 +92,11 @@ static inline int app_ud_up(struct roxe_qp *qp, uint32_t qkey, const uint8_t sgi
 }
 
 /* The send doorbell as roxe.ko rings it (kabi.h): qpn on the ring unless
- * its bit says it is there (or overflow set when the ring is full), then
- * the engine's eventfd (dev NULL: none, for a polled engine). One ringer
- * at a time: the module's lock. */
-static inline void app_doorbell(struct app_rings *r, struct roxe_device *dev, uint32_t qpn)
+ * its bit says it is there (or overflow set when the ring is full), then,
+ * after a full barrier, the engine's eventfd unless the engine is awake
+ * (dev NULL: none, for a polled engine). One ringer at a time: the
+ * module's lock. True when it signalled. */
+static inline bool app_doorbell(struct app_rings *r, struct roxe_device *dev, uint32_t qpn)
 {
 	struct roxe_kabi_db_ring *ring = &r->ring;
 	uint64_t one = 1, bit = 1ull << (qpn % 64);
@@ -110,8 +111,12 @@ static inline void app_doorbell(struct app_rings *r, struct roxe_device *dev, ui
 			__atomic_store_n(&ring->prod, ring->prod + 1, __ATOMIC_RELEASE);
 		}
 	}
-	if (dev && write(dev->engines[0].efd, &one, sizeof(one)) < 0)
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!dev || __atomic_load_n(&ring->awake, __ATOMIC_RELAXED))
+		return false;
+	if (write(dev->engines[0].efd, &one, sizeof(one)) < 0)
 		perror("doorbell");
+	return true;
 }
 
 /* The application's poll: the next CQE of its ring within timeout_ms. */

@@ -42,6 +42,9 @@ struct app {
 	unsigned		wrap_in_turn;
 	/* the QP's state when an error CQE went in (-1: none yet) */
 	atomic_int		state_at_error;
+	/* doorbell_signals_only_a_sleeping_engine: ring from the next CQE's
+	 * turn (1), then what that doorbell did (2: signalled, 3: quiet) */
+	atomic_int		ring_in_turn;
 };
 
 /* More completions of the wrapped SQ than this in one engine turn: the
@@ -95,6 +98,9 @@ static void on_event(void *ctx, struct roxe_cq *cq, bool solicited)
 		if (wc->status != IBV_WC_SUCCESS && a->qp && atomic_load(&a->state_at_error) < 0)
 			atomic_store(&a->state_at_error, roxe_qp_state(a->qp));
 	}
+	if (atomic_load(&a->ring_in_turn) == 1)
+		atomic_store(&a->ring_in_turn,
+			     app_doorbell(&a->r, a->eng->dev, APP_QPN) ? 2 : 3);
 	atomic_fetch_add(&a->events, 1);
 	if (solicited)
 		atomic_fetch_add(&a->solicited, 1);
@@ -142,8 +148,9 @@ static void app_recv(struct app *a, uint64_t id, uint64_t iova, uint32_t len, ui
 	roxe_queue_produce(&a->r.rq_prod);
 }
 
-static int served_connect(struct roxe_qp *qp, struct side *peer, uint32_t peer_qpn,
-			  const uint8_t sgid[16], const uint8_t dmac[6])
+/* timeout: the retransmission timer's exponent, 0 for none */
+static int served_connect_timeout(struct roxe_qp *qp, struct side *peer, uint32_t peer_qpn,
+				  const uint8_t sgid[16], const uint8_t dmac[6], uint8_t timeout)
 {
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -173,13 +180,19 @@ static int served_connect(struct roxe_qp *qp, struct side *peer, uint32_t peer_q
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTS;
 	at.sq_psn = 200;
-	at.timeout = 14;
+	at.timeout = timeout;
 	at.retry_cnt = 7;
 	at.rnr_retry = 7;
 	at.max_rd_atomic = 4;
 	return roxe_served_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				     IBV_QP_MAX_QP_RD_ATOMIC, sgid, dmac);
+}
+
+static int served_connect(struct roxe_qp *qp, struct side *peer, uint32_t peer_qpn,
+			  const uint8_t sgid[16], const uint8_t dmac[6])
+{
+	return served_connect_timeout(qp, peer, peer_qpn, sgid, dmac, 14);
 }
 
 FIXTURE(served) {
@@ -873,6 +886,76 @@ TEST_F(served, doorbell_ring_overflow_loses_nothing)
 	for (unsigned w = 0; w < ROXE_KABI_MAX_QPS / 64; w++)
 		set |= __atomic_load_n(&a->r.db_queued[w], __ATOMIC_RELAXED);
 	EXPECT_EQ(0u, set);	/* every QPN taken, its bit with it */
+}
+
+/* Busy polling (kabi.h, wake-ups): a doorbell signals the engine's
+ * eventfd only while the engine says it is not awake, and none is slept
+ * through. 5000 WRITEs, each posted a pause drawn from 0 to 120 us after
+ * the last one's CQE, so that posts land in every phase of the engine: in
+ * a turn, spinning (50 us), on its way to sleep, asleep. Nothing else
+ * wakes it (the peer is idle, the QP has no timer): a lost doorbell is a
+ * WRITE that never completes. Then the two sides once each, on purpose. */
+TEST_F(served, doorbell_signals_only_a_sleeping_engine)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	unsigned signalled = 0, quiet = 0, seed = 38;
+	uint64_t until;
+	uint8_t sgid[16], dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct ib_uverbs_wc uwc;
+
+	/* No retransmission timer (timeout 0): its expiry, due 67 ms after
+	 * a WRITE and walked lazily, would wake the engine and hide a lost
+	 * doorbell as a slow WRITE. */
+	roxe_query_gid(s1->dev, 0, (union ibv_gid *)sgid);
+	ASSERT_EQ(0, roxe_modify_qp(s0->qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+				    IBV_QP_STATE));
+	ASSERT_EQ(0, qp_connect(s0->qp, s1->dev, APP_QPN, IBV_QPT_RC, IBV_MTU_1024, 100, 200,
+				14, 7, 7));
+	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+					   IBV_QP_STATE, sgid, dmac));
+	ASSERT_EQ(0, served_connect_timeout(a->qp, s0, roxe_qp_num(s0->qp), sgid, dmac, 0));
+	for (int i = 0; i < 5000; i++) {
+		until = roxe_now_ns() + rand_r(&seed) % 120000;
+
+		while (roxe_now_ns() < until)
+			;
+		app_wqe(a, IBV_WR_RDMA_WRITE, 1000 + i, APP_IOVA, 8, (uintptr_t)s0->buf,
+			s0->mr->rkey);
+		roxe_queue_produce(&a->r.sq_prod);
+		bool sig = app_doorbell(&a->r, s1->dev, APP_QPN);
+
+		signalled += sig;
+		quiet += !sig;
+		/* spun on, not slept on: the next pause starts at the CQE */
+		until = roxe_now_ns() + 2000000000ull;
+		while (roxe_queue_empty(&a->r.cq_cons) && roxe_now_ns() < until)
+			;
+		ASSERT_FALSE(roxe_queue_empty(&a->r.cq_cons)) {
+			TH_LOG("WRITE %d of 5000 never completed (its doorbell %s)", i,
+			       sig ? "signalled" : "found the engine awake");
+		}
+		uwc = *(struct ib_uverbs_wc *)roxe_queue_consumer_slot(&a->r.cq_cons);
+		roxe_queue_consume(&a->r.cq_cons);
+		ASSERT_EQ(1000u + i, uwc.wr_id);
+		ASSERT_EQ(IBV_WC_SUCCESS, uwc.status);
+	}
+	TH_LOG("5000 doorbells: %u signalled, %u found the engine awake", signalled, quiet);
+
+	/* Once it says it sleeps (awake 0), a doorbell signals it. */
+	until = roxe_now_ns() + 2000000000ull;
+	while (__atomic_load_n(&a->r.ring.awake, __ATOMIC_ACQUIRE) && roxe_now_ns() < until)
+		usleep(100);
+	ASSERT_EQ(0u, __atomic_load_n(&a->r.ring.awake, __ATOMIC_ACQUIRE));
+	/* and its turn's CQE rings once more, the engine awake: quiet */
+	a->eng = &s1->dev->engines[0];
+	atomic_store(&a->ring_in_turn, 1);
+	app_wqe(a, IBV_WR_RDMA_WRITE, 9999, APP_IOVA, 8, (uintptr_t)s0->buf, s0->mr->rkey);
+	roxe_queue_produce(&a->r.sq_prod);
+	EXPECT_TRUE(app_doorbell(&a->r, s1->dev, APP_QPN));
+	ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+	EXPECT_EQ(9999u, uwc.wr_id);
+	EXPECT_EQ(3, atomic_load(&a->ring_in_turn));
 }
 
 /* Events carry their object's number; a full event ring counts what it

@@ -46,6 +46,10 @@
 /* Idle, an engine spins this long before it sleeps: long enough to catch
  * the next packet of a ping-pong, short enough to leave an idle core idle. */
 #define SPIN_NS		50000
+/* Spinning, a turn costs less than a clock read where the clock is a
+ * system call (no vDSO clocksource: TCG guests, some VMs); the spin's end
+ * is late by at most this many idle turns. */
+#define SPIN_CLOCK_TURNS	8
 /* Asleep with frames the port has not handed over (tx_pending): naps
  * before the next kick, doubled while they stay (a link whose queue
  * stays stopped costs a few thousand wake-ups a second, not one per
@@ -432,6 +436,28 @@ static void kdb_clear(struct roxe_engine *e, uint32_t qpn)
 				   __ATOMIC_ACQ_REL);
 }
 
+/* What roxe.ko says while the engine is awake (kabi.h): 1, it needs no
+ * signal; 0, then a full barrier before the last look at the ring. */
+static void kdb_awake(struct roxe_engine *e, bool awake)
+{
+	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
+
+	if (!r)
+		return;
+	__atomic_store_n(&r->awake, awake, __ATOMIC_RELAXED);
+	if (!awake)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The last look before sleeping: a QPN queued, or an overflow */
+static bool kdb_pending(struct roxe_engine *e)
+{
+	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
+
+	return r && (__atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) != e->kdb_cons ||
+		     __atomic_load_n(&r->overflow, __ATOMIC_RELAXED));
+}
+
 static bool kdb_turn(struct roxe_engine *e)
 {
 	struct roxe_kabi_db_ring *r = atomic_load_explicit(&e->kdb, memory_order_acquire);
@@ -518,16 +544,19 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 	if (e->port->tx_pending)
 		roxe_port_flush(e->port);
 	atomic_store(&e->sleeping, true);
-	/* A doorbell rung before `sleeping` was visible is seen here; QPs
-	 * left on the ready list are served before sleeping. */
+	kdb_awake(e, false);
+	/* A doorbell rung before `sleeping` (or awake) was visible is seen
+	 * here; QPs left on the ready list are served before sleeping. */
 	if (!atomic_load(&e->db_head) && !e->ready_head && !roxe_handoff_pending(e) &&
-	    !atomic_load(&e->stop)) {
+	    !kdb_pending(e) && !atomic_load(&e->stop)) {
 		uint64_t d = UINT64_MAX;
 
 		/* On the virtual clock, no timeout: a deadline comes only
 		 * with roxe_clock_advance, which wakes us. */
 		if (next_timer && !vclock_on) {
-			uint64_t now = roxe_now_ns();
+			/* the spin's last reading will do, but to the
+			 * nanosecond for a fine timer */
+			uint64_t now = e->next_fine ? roxe_now_ns() : e->now;
 
 			d = next_timer > now ? next_timer - now : 0;
 			/* A paced QP's next frame or a stall probe,
@@ -563,6 +592,7 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 			atomic_store(&e->parked, false);
 	}
 	atomic_store(&e->sleeping, false);
+	kdb_awake(e, true);
 	/* Reset the doorbell's count only when it was rung: a frame or a
 	 * timer that woke us leaves nothing to read (a system call saved
 	 * per wake-up); one rung meanwhile wakes the next ppoll at once. */
@@ -570,13 +600,15 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 		roxe_engine_fault(e, errno);
 }
 
-/* One turn of the loop; true when it found work. */
-static bool engine_turn(struct roxe_engine *e)
+/* One turn of the loop; true when it found work. clock: read the clock
+ * (else e->now stays the last turn's). */
+static bool engine_turn(struct roxe_engine *e, bool clock)
 {
 	bool busy, rx;
 
 	roxe_mr_turn_begin(e->dev, e->id);
-	e->now = roxe_now_ns();
+	if (clock)
+		e->now = roxe_now_ns();
 	e->tx_left = ROXE_TURN_TX_BUDGET;
 	if (e->port->tx_pending)
 		roxe_port_flush(e->port);	/* what it could not send last turn */
@@ -606,17 +638,28 @@ static void *engine_main(void *arg)
 {
 	struct roxe_engine *e = arg;
 	uint64_t idle_since = 0;
+	unsigned idle_turns = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
-		if (engine_turn(e)) {
+		/* Spinning idle, the clock is read every SPIN_CLOCK_TURNS
+		 * turns, not every turn: the first after work and after a
+		 * sleep always, and every turn while a paced frame waits. */
+		bool clock = !idle_turns || e->next_fine || !(idle_turns % SPIN_CLOCK_TURNS);
+
+		if (engine_turn(e, clock)) {
 			idle_since = 0;
-		} else if (!idle_since && !vclock_on) {
+			idle_turns = 0;
+			continue;
+		}
+		idle_turns++;
+		if (!idle_since && !vclock_on) {
 			idle_since = e->now;
 		} else if (vclock_on || e->now - idle_since >= SPIN_NS) {
 			/* (a virtual clock stands still: no spin, sleep) */
 			roxe_engine_tx_flush(e);		/* held ACKs leave before we sleep */
 			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
+			idle_turns = 0;
 		}
 	}
 	if (e->dev->trace_recorder)
@@ -632,7 +675,7 @@ bool roxe_engine_poll(struct roxe_engine *e)
 
 	if (atomic_exchange_explicit(&e->driving, true, memory_order_acquire))
 		return false;
-	busy = engine_turn(e);
+	busy = engine_turn(e, true);	/* the caller's time between polls is its own */
 	atomic_store_explicit(&e->driving, false, memory_order_release);
 	return busy;
 }

@@ -333,8 +333,8 @@ struct roxe_kabi_reply {
  *   fully ordered: after what the application wrote). Found set: nothing
  *   more is queued. Found clear: the QPN goes into slot prod % SLOTS and
  *   prod + 1 is stored (release); or, the ring full (prod - cons >=
- *   SLOTS), the bit is cleared again and overflow set (release). The
- *   eventfd is signalled either way;
+ *   SLOTS), the bit is cleared again and overflow set (release). Then,
+ *   after a full barrier, the eventfd is signalled unless awake is 1;
  *   roxed takes a QPN (prod read with acquire): it reads the slot, stores
  *   cons past it (release: the slot is the module's again), then clears
  *   the QP's bit (an atomic read-modify-write with acquire), and only
@@ -349,9 +349,19 @@ struct roxe_kabi_reply {
  * (or one roxed is taking, or, for a moment under the ring's lock, one
  * the module finds no slot for), so a ring holds at most one slot per QP and
  * overflows only when more QPs of its engine than it has slots (1024)
- * ring between two of roxed's turns. The module treats all of this
- * memory as roxed's to write: a bit roxed left set only silences that
- * QP's doorbells (roxed's own loss); nothing read from here bounds a
+ * ring between two of roxed's turns.
+ *
+ * Wake-ups (busy polling, issue #38). An engine in a turn or spinning
+ * reads its ring every turn, so a doorbell needs no signal then: roxed
+ * stores awake = 1 when its engine wakes, and before it sleeps stores 0,
+ * issues a full barrier and looks at prod and overflow one last time.
+ * The module's full barrier sits between its ring update and its read of
+ * awake, so either it reads 0 and signals, or roxed's last look finds the
+ * QPN (a doorbell that found the bit set: the QPN roxed takes, in a turn).
+ * 0 (what a roxed that never writes it leaves) signals every doorbell.
+ *
+ * The module treats all of this memory as roxed's to write: a bit, or
+ * awake, roxed left set only silences doorbells (roxed's own loss); nothing read from here bounds a
  * loop or indexes memory unmasked.
  *
  * CQ arming. req_notify_cq stores IB_CQ_SOLICITED (1) or IB_CQ_NEXT_COMP
@@ -373,7 +383,8 @@ struct roxe_kabi_db_ring {
 	__u32	overflow;		/* module sets, roxed clears */
 	__u8	pad1[56];
 	__u32	cons;			/* roxed: free-running count */
-	__u8	pad2[60];
+	__u32	awake;			/* roxed: 1 while its engine needs no signal */
+	__u8	pad2[56];
 	__u32	qpn[ROXE_KABI_DB_SLOTS];	/* [count % ROXE_KABI_DB_SLOTS] */
 };
 
