@@ -12,7 +12,8 @@
 #                   through a lossy hop (manual, not in check)
 #   make kmod       build roxe.ko: build/kmod/roxe.ko against the running
 #                   kernel's headers (or KDIR=), build/kmod/<release>/ for
-#                   each VM guest kernel (VM_KERNELS, default 6.1 6.12)
+#                   each VM guest kernel (VM_KERNELS, default 6.1 6.12
+#                   trixie-bpo; trixie's in a chroot, tools/vm/README.md)
 #   make kernels    fetch the VM guest kernels (image, modules, headers)
 #                   into build/vm/kernels/, never installed
 #   make deps       install every Debian package roxe needs; deps-demo,
@@ -285,7 +286,7 @@ bench-vm: deps-check
 # Version differences live in kmod/compat.h.
 HOST_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(HOST_KDIR)/Makefile),$(HOST_KDIR))
-VM_KERNELS ?= 6.1 6.12
+VM_KERNELS ?= 6.1 6.12 trixie-bpo
 # the guest kernels' tree (tools/vm/fetch-kernels.sh), and the releases
 # VM_KERNELS stand for in it (none before make kernels)
 VM_KROOT := $(shell $(TOP)/tools/vm/kver.sh --root)
@@ -296,8 +297,9 @@ KMOD_SRCS := kmod/Kbuild $(wildcard kmod/*.c kmod/*.h)
 KTEST_OUT := $(BUILD)/kmod-test
 KTEST_SRCS := $(wildcard selftests/vm/kverbs/Kbuild selftests/vm/kverbs/*.[ch])
 
-# kmod_build KDIR SUBDIR [MAKE ARGS]: roxe.ko and the test ULPs against
-# KDIR into build/kmod/SUBDIR and build/kmod-test/SUBDIR; any compiler or
+# kmod_build KDIR SUBDIR [MAKE ARGS] [MAKE]: roxe.ko and the test ULPs against
+# KDIR into build/kmod/SUBDIR and build/kmod-test/SUBDIR, with MAKE (a
+# command that runs make; default $(MAKE)); any compiler or
 # modpost warning fails the build (and removes the objects, so the next
 # build compiles them again and fails again)
 define kmod_build
@@ -306,7 +308,7 @@ define kmod_build
 	@for f in $(KMOD_SRCS); do ln -sfn $(TOP)/$$f $(KMOD_OUT)/$(2)/; done
 	@for f in $(KTEST_SRCS); do ln -sfn $(TOP)/$$f $(KTEST_OUT)/$(2)/; done
 	+@for d in $(KMOD_OUT)/$(2) $(KTEST_OUT)/$(2); do \
-		$(MAKE) -C $(1) M=$$d ROXE_VERSION=$(VERSION) $(3) modules >$$d/build.log 2>&1; rc=$$?; \
+		$(or $(4),$(MAKE)) -C $(1) M=$$d ROXE_VERSION=$(VERSION) $(3) modules >$$d/build.log 2>&1; rc=$$?; \
 		cat $$d/build.log; [ $$rc = 0 ] || exit 1; \
 		if grep -v '^make' $$d/build.log | grep -qi 'warning'; then \
 			rm -f $$d/*.o $$d/*.ko; \
@@ -356,7 +358,20 @@ kmod-vm-$(1):
 		exit 1; fi
 	$$(call kmod_build,$(VM_KROOT)/usr/src/linux-headers-$(1),$(1),$(KMOD_VM_ARGS))
 endef
-$(foreach k,$(VM_KVERS),$(eval $(call kmod_vm_rule,$(k))))
+# trixie's kernels (+deb13) come without headers Debian 12 can use (their
+# kbuild wants gcc-14 and trixie's libc): built in a trixie chroot holding
+# those headers (tools/vm/kbuild-chroot.sh; made once, shared by the trees
+# that share build/vm/kernels/)
+KCHROOT := $(TOP)/tools/vm/kbuild-chroot.sh
+define kmod_vm_chroot_rule
+kmod-vm-all: kmod-vm-$(1)
+.PHONY: kmod-vm-$(1)
+kmod-vm-$(1):
+	@$(KCHROOT) setup $(1)
+	$$(call kmod_build,/usr/src/linux-headers-$(1),$(1),$(KMOD_VM_ARGS),$(KCHROOT) run $(1) make)
+endef
+$(foreach k,$(filter-out %+deb13-amd64,$(VM_KVERS)),$(eval $(call kmod_vm_rule,$(k))))
+$(foreach k,$(filter %+deb13-amd64,$(VM_KVERS)),$(eval $(call kmod_vm_chroot_rule,$(k))))
 
 kmod-clean:
 	rm -rf $(KMOD_OUT) $(KTEST_OUT)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Every difference between the kernels roxe.ko builds for (Debian 12's 6.1
- * and bookworm-backports' 6.12, tools/vm/README.md) in one place: the rest
- * of kmod/ is written against these names only.
+ * Every difference between the kernels roxe.ko builds for (Debian 12's 6.1,
+ * bookworm-backports' 6.12 and trixie-backports' 7.3, tools/vm/README.md)
+ * in one place: the rest of kmod/ is written against these names only.
+ * The 7.3 shims are gated at 7.3, the release built and tested: the
+ * kernels between 6.12 and 7.3, where each change came, are not built.
  */
 #ifndef ROXE_KMOD_COMPAT_H
 #define ROXE_KMOD_COMPAT_H
@@ -10,6 +12,9 @@
 #include <linux/version.h>
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -68,6 +73,77 @@ static inline struct ib_udata *roxe_create_cq_udata(struct ib_udata *attrs)
 #define ROXE_DEVICE_IBA15_CAPS		0
 #define ROXE_IB_ACCESS_FLUSH_GLOBAL	0
 #define ROXE_IB_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+/* 7.3: dev_get_flags() is netif_get_flags() */
+static inline unsigned int roxe_netdev_flags(const struct net_device *ndev)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	return netif_get_flags(ndev);
+#else
+	return dev_get_flags(ndev);
+#endif
+}
+
+/* 7.3: ib_umem_get() of a user address is ib_umem_get_va() */
+static inline struct ib_umem *roxe_umem_get(struct ib_device *dev, unsigned long addr,
+					    size_t size, int access)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+	return ib_umem_get_va(dev, addr, size, access);
+#else
+	return ib_umem_get(dev, addr, size, access);
+#endif
+}
+
+/*
+ * 7.3: reg_user_mr takes a DMA handle (struct ib_dmah), which roxe does
+ * not offer (roxe_reg_user_mr_dmah() refuses one); resize_cq is
+ * resize_user_cq, its cqe unsigned. ROXE_OPS_REG_USER_MR and
+ * ROXE_OPS_RESIZE_CQ are the ib_device_ops entries.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+#define ROXE_OPS_REG_USER_MR	.reg_user_mr = roxe_reg_user_mr_dmah
+#define ROXE_OPS_RESIZE_CQ	.resize_user_cq = roxe_resize_user_cq
+#else
+#define ROXE_OPS_REG_USER_MR	.reg_user_mr = roxe_reg_user_mr
+#define ROXE_OPS_RESIZE_CQ	.resize_cq = roxe_resize_cq
+#endif
+
+/*
+ * 7.3 no longer exports ib_device_get_by_name(): there the name is looked
+ * up among the devices of the "infiniband" class, which every ib_device's
+ * dev.class is (roxe_compat_init() takes it from a device allocated and
+ * freed at load). True when a registered ib_device has the name.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+int roxe_compat_init(void);
+bool roxe_ib_name_registered(const char *name);
+#else
+static inline int roxe_compat_init(void)
+{
+	return 0;
+}
+
+static inline bool roxe_ib_name_registered(const char *name)
+{
+	struct ib_device *other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+
+	if (other)
+		ib_device_put(other);
+	return other;
+}
+#endif
+
+/* 7.3 logs work queued on system_wq or system_unbound_wq as deprecated:
+ * their names there are system_percpu_wq and system_dfl_wq
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+#define ROXE_WQ_PERCPU		system_percpu_wq
+#define ROXE_WQ_UNBOUND		system_dfl_wq
+#else
+#define ROXE_WQ_PERCPU		system_wq
+#define ROXE_WQ_UNBOUND		system_unbound_wq
 #endif
 
 #endif /* ROXE_KMOD_COMPAT_H */

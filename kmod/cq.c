@@ -165,6 +165,16 @@ int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	return err;
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+/* compat.h: 7.3's resize_user_cq, cqe unsigned */
+int roxe_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
+{
+	if (cqe > ROXE_MAX_CQE)
+		return -EINVAL;
+	return roxe_resize_cq(ibcq, cqe, udata);
+}
+#endif
+
 /* Armed until the next completion event, which roxed raises (CQ_EVENT). */
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {

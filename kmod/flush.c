@@ -139,7 +139,7 @@ static void flush_qp(struct roxe_dev *rdev, void *obj)
 void roxe_flush_posted(struct roxe_dev *rdev, struct roxe_qp *qp, bool send)
 {
 	flush_locked(qp, send);
-	queue_work(system_wq, &rdev->fire_work);
+	queue_work(ROXE_WQ_PERCPU, &rdev->fire_work);
 }
 
 /* The CQ's event after its flush: completion if armed, CQ_ERR (IB's word

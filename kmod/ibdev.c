@@ -130,8 +130,10 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 {
 	struct roxe_dev *rdev = to_rdev(ib);
 
-	/* the rxe ABI has no driver data here */
-	if (udata->inlen || udata->outlen)
+	/* the rxe ABI has no driver data here; 7.3's registration passes no
+	 * udata at all (NULL)
+	 */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = 0;
@@ -208,7 +210,7 @@ static int roxe_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *
 	attr->active_speed = IB_SPEED_EDR;
 	if (attr->state == IB_PORT_ACTIVE)
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
-	else if (ndev && (dev_get_flags(ndev) & IFF_UP))
+	else if (ndev && (roxe_netdev_flags(ndev) & IFF_UP))
 		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
 	else
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
@@ -342,9 +344,9 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.query_port = roxe_query_port,
 	.query_qp = roxe_query_qp,
 	.query_srq = roxe_query_srq,
-	.reg_user_mr = roxe_reg_user_mr,
+	ROXE_OPS_REG_USER_MR,
 	.req_notify_cq = roxe_req_notify_cq,
-	.resize_cq = roxe_resize_cq,
+	ROXE_OPS_RESIZE_CQ,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, roxe_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, roxe_cq, ibcq),
@@ -398,13 +400,10 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
  */
 bool roxe_name_taken(const char *name)
 {
-	struct ib_device *other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
 	struct roxe_dev *r;
 
-	if (other) {
-		ib_device_put(other);
+	if (roxe_ib_name_registered(name))
 		return true;
-	}
 	list_for_each_entry(r, &roxe_devs, list)
 		if (!strcmp(dev_name(&r->ib.dev), name))
 			return true;
@@ -462,7 +461,7 @@ static void roxe_register_work(struct work_struct *work)
 void roxe_dev_served(struct roxe_dev *rdev)
 {
 	if (rdev->register_on_serve)
-		queue_work(system_unbound_wq, &rdev->register_work);
+		queue_work(ROXE_WQ_UNBOUND, &rdev->register_work);
 }
 
 /* Name the device on ndev (name, or the lowest free roxe%u) for the daemon
@@ -586,3 +585,27 @@ void roxe_dev_remove(struct roxe_dev *rdev)
 	roxe_rxe_unpin();
 	put_device(&rdev->ib.dev);	/* the file's: the memory goes */
 }
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+/* compat.h: the "infiniband" class, for roxe_ib_name_registered() */
+static const struct class *roxe_ib_class;
+
+int roxe_compat_init(void)
+{
+	struct ib_device *dev = _ib_alloc_device(sizeof(*dev), &init_net);
+
+	if (!dev)
+		return -ENOMEM;
+	roxe_ib_class = dev->dev.class;
+	ib_dealloc_device(dev);
+	return roxe_ib_class ? 0 : -ENODEV;
+}
+
+bool roxe_ib_name_registered(const char *name)
+{
+	struct device *dev = class_find_device_by_name(roxe_ib_class, name);
+
+	put_device(dev);
+	return dev;
+}
+#endif

@@ -53,6 +53,9 @@ static int __init roxe_init(void)
 {
 	int err;
 
+	err = roxe_compat_init();
+	if (err)
+		return err;
 	err = register_netdevice_notifier(&roxe_netdev_nb);
 	if (err)
 		return err;

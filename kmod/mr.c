@@ -336,7 +336,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = roxe_key_alloc(rdev, &key);
 	if (err)
 		goto free_mr;
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	mr->umem = roxe_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		goto free_idx;
@@ -408,3 +408,14 @@ void roxe_mr_maps_destroy(void)
 	WARN_ON(!xa_empty(&roxe_mr_maps));
 	xa_destroy(&roxe_mr_maps);
 }
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+/* compat.h: no DMA handles (ib_dmah) here */
+struct ib_mr *roxe_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+				    int access, struct ib_dmah *dmah, struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return roxe_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#endif

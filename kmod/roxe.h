@@ -443,6 +443,9 @@ int roxe_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int roxe_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int roxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int roxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+int roxe_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+#endif
 
 /* srq.c */
 int roxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -485,6 +488,10 @@ int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma);
 void roxe_mr_maps_destroy(void);
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+struct ib_mr *roxe_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+				    int access, struct ib_dmah *dmah, struct ib_udata *udata);
+#endif
 int roxe_dereg_user_mr(struct roxe_dev *rdev, struct roxe_mr *mr);
 struct roxe_mr *roxe_mr_new(struct roxe_dev *rdev);
 void roxe_mr_put(struct roxe_mr *mr);

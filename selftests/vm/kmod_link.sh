@@ -9,6 +9,8 @@
 #     roxe5 registered, ACTIVE on rxb, a uverbs device; a second device
 #     on rxb, a second roxe5, a loopback netdev are refused;
 #   - rxe0 on rxa and roxe5 talk (ibv_rc_pingpong -c, data checked);
+#   - a roxe device named as rxe's rxe0, on a free netdev, is refused
+#     (EEXIST) at once;
 #   - `rdma link delete rxe0` and `rmmod rdma_rxe` leave roxe5 serving:
 #     rdma_rxe's exit would unregister every RDMA_DRIVER_RXE device, ours
 #     too, so roxe.ko holds rdma_rxe while it has devices and the rmmod
@@ -116,6 +118,22 @@ step_refusals() {
 	vm_no_dev roxe6 && vm_no_dev roxe7 || bad "a refused device exists"
 }
 
+# rxe0's name on a free netdev (rxc): refused at once as taken (7.3 has
+# no ib_device_get_by_name(); roxe looks among the infiniband class's
+# devices), nothing attached
+step_name_of_rxe() {
+	/usr/sbin/ip link add rxc type veth peer name rxd && /usr/sbin/ip link set rxc up ||
+		{ bad "veth rxc"; return; }
+	link_add rxe0 rxc
+	if [ $RC != 0 ] && [[ $OUT == *"File exists"* ]] && vm_have_dev rxe0 &&
+	   [ "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0 2>/dev/null)" = rxa ]; then
+		ok "rdma link add rxe0 type roxe netdev rxc, rxe0 being rxe's: refused: $OUT"
+	else
+		bad "rdma link add rxe0 type roxe netdev rxc, rxe0 being rxe's: exit $RC: $OUT"
+	fi
+	/usr/sbin/ip link del rxc
+}
+
 # rxe0 goes, rdma_rxe cannot: roxe5 serves throughout
 step_beside_rxe() {
 	local out rc=0
@@ -200,6 +218,7 @@ guest_main() {
 		step_refusals
 		if vm_rxe_up rxa $A >/dev/null; then
 			pingpong "rc_pingpong rxe0 -> roxe5"
+			step_name_of_rxe
 			step_beside_rxe
 		else
 			bad "rdma link add rxe0 type rxe netdev rxa"

@@ -41,11 +41,13 @@ vm_run_guest() {
 
 # vm_kver_name: the kernel the test boots, as KVER names it (6.1, the
 # default); run as NAME-SERIES.sh (a link to NAME.sh, e.g.
-# kmod_basic-6.12.sh), SERIES whatever KVER says.
+# kmod_basic-6.12.sh; NAME-trixie-bpo.sh: trixie-backports' newest),
+# SERIES whatever KVER says.
 vm_kver_name() {
 	local self=${0##*/}
 	case "$self" in
 	*-[0-9]*.[0-9]*.sh) self=${self%.sh}; echo "${self##*-}" ;;
+	*-trixie-bpo.sh) echo trixie-bpo ;;
 	*) echo "${KVER:-6.1}" ;;
 	esac
 }
@@ -517,9 +519,17 @@ vm_check_dmesg() {
 # static neighbours, local sources accepted, no reverse-path filter. QUEUES
 # (default 1) rx and tx queues each end: roxed needs one per engine.
 vm_veth_pair() {
-	local ip=/usr/sbin/ip a=$1 aa=$2 b=$3 ba=$4 nq=${5:-1} f
-	$ip link add "$a" numtxqueues "$nq" numrxqueues "$nq" type veth peer name "$b" \
+	local nq=${5:-1}
+	/usr/sbin/ip link add "$1" numtxqueues "$nq" numrxqueues "$nq" type veth peer name "$3" \
 		numtxqueues "$nq" numrxqueues "$nq"
+	vm_face_pair "$1" "$2" "$3" "$4"
+}
+
+# vm_face_pair A_IF A_ADDR B_IF B_ADDR: two interfaces of the guest's one
+# namespace that reach each other by a link (a veth pair, or run.sh
+# --pair's two NICs) made to talk over it, as vm_veth_pair says
+vm_face_pair() {
+	local ip=/usr/sbin/ip a=$1 aa=$2 b=$3 ba=$4 f
 	$ip addr add "$aa/24" dev "$a"
 	$ip addr add "$ba/24" dev "$b"
 	for f in all/accept_local "$a/accept_local" "$b/accept_local"; do
@@ -536,7 +546,7 @@ vm_veth_pair() {
 	$ip rule del pref 0
 	$ip route add "$ba/32" dev "$a" src "$aa" table 101
 	$ip route add "$aa/32" dev "$b" src "$ba" table 102
-	ping -c 1 -W 5 "$ba" >/dev/null || { echo "vm_veth_pair: no IP path $aa -> $ba"; return 1; }
+	ping -c 1 -W 5 "$ba" >/dev/null || { echo "vm_face_pair: no IP path $aa -> $ba"; return 1; }
 }
 
 # vm_roxe_roxe_pair A B QUEUES [ROXED-OPTION...]: two roxe.ko devices, each

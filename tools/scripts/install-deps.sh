@@ -55,6 +55,9 @@ check_pkgs=(
 	# VM harness: the real peer (kernel rxe) runs under QEMU; zstd
 	# unpacks 6.12's bzImage
 	qemu-system-x86 busybox-static cpio xz-utils zstd
+	# roxe.ko for trixie's guest kernels builds in a trixie chroot
+	# (tools/vm/kbuild-chroot.sh): their kbuild needs trixie's gcc-14
+	debootstrap
 	# tests: independent ICRC check, TAP runner; lib.mk copies TEST_PROGS with rsync;
 	# the tools' --json output through jq; man pages rendered by groff
 	python3 perl rsync jq groff-base

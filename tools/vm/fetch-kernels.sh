@@ -20,7 +20,8 @@
 # name /usr/src/..., are pointed into the tree, and depmod writes
 # modules.dep there (the packages' postinst would). trixie-backports'
 # kernels come without headers: their kbuild needs trixie's gcc and libc,
-# so roxe.ko is not built for them here. A kernel with its modules under
+# so make kmod builds roxe.ko for them in a trixie chroot holding their
+# headers (tools/vm/kbuild-chroot.sh). A kernel with its modules under
 # usr/lib/modules/ (trixie's are) gets lib/modules/REL and boot/vmlinuz-REL
 # links to them in the tree.
 #
