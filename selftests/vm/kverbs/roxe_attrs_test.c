@@ -8,13 +8,15 @@
  *
  *   roxe_attrs_test: attr DEVICE FIELD VALUE
  *
- * then one "roxe_attrs_test: done N" line, and stays loaded (rmmod it).
+ * then one "roxe_attrs_test: done N" line, and stays loaded (rmmod it);
+ * a device it cannot find fails the load (ENODEV).
  *
  *   insmod roxe_attrs_test.ko devs=rxe0,roxe0
  */
 #include <linux/module.h>
 #include <linux/string.h>
 #include <rdma/ib_verbs.h>
+#include "ktest.h"
 
 static char *devs = "rxe0,roxe0";
 module_param(devs, charp, 0444);
@@ -89,19 +91,18 @@ static int __init attrs_init(void)
 		return -ENOMEM;
 	rest = list;
 	while ((name = strsep(&rest, ",")) != NULL) {
-		struct ib_device *dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+		struct ib_device *dev = kt_device_get_by_name(name);
 
-		if (!dev) {
-			pr_info(KBUILD_MODNAME ": FAIL: no device %s\n", name);
+		CHECK(dev, "device %s", name);
+		if (!dev)
 			continue;
-		}
 		print_attrs(name, &dev->attrs);
 		ib_device_put(dev);
 		n++;
 	}
 	kfree(list);
 	pr_info(KBUILD_MODNAME ": done %d\n", n);
-	return 0;
+	return failed ? -ENODEV : 0;
 }
 
 static void __exit attrs_exit(void)
