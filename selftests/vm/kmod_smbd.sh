@@ -124,7 +124,7 @@ smb() {
 	sum=$(md5sum </tmp/smb.data)
 	if [ -z "$dbg" ]; then
 		bad "$label: /proc/fs/cifs/DebugData shows no SMBDirect transport for $addr"
-		sed 's/^/    /' /proc/fs/cifs/DebugData | head -n 30
+		sed -n '1,30s/^/    /p' /proc/fs/cifs/DebugData
 	elif [ -z "$qps" ]; then
 		bad "$label: no RC QP in RTS on $cdev"
 		rdma resource show qp | sed 's/^/    /'
@@ -137,7 +137,7 @@ smb() {
 	     [ "$back" != "$sum" ]; then
 		bad "$label: read back differs"
 	else
-		ok "$label: 4 MiB written, in the share and read back over SMB Direct ($(($(now_ms) - t0)) ms; $(sed 's/ *$//' <<<"$dbg"); $cdev: $(awk '{ print $3, $4, $5, $6 }' <<<"$qps" | head -n 1))"
+		ok "$label: 4 MiB written, in the share and read back over SMB Direct ($(($(now_ms) - t0)) ms; $(sed 's/ *$//' <<<"$dbg"); $cdev: $(awk 'NR == 1 { print $3, $4, $5, $6 }' <<<"$qps"))"
 	fi
 	timeout -k 5 30 umount "$mnt" || timeout -k 5 30 umount -l "$mnt" || bad "$label: umount $mnt"
 	# cifsd tears the connection down after umount: its posts belong to
@@ -145,7 +145,11 @@ smb() {
 	vm_wait_for 20 no_rc_qp "$cdev" || bad "$label: $cdev's RC QP outlived the umount by 20 s"
 	case_posts "$label" "$n"
 }
-no_rc_qp() { ! rdma resource show qp link "$1/1" 2>/dev/null | grep -q 'type RC '; }
+no_rc_qp() {
+	local q
+	q=$(rdma resource show qp link "$1/1" 2>/dev/null || true)
+	[[ $q != *"type RC "* ]]
+}
 
 # case_posts LABEL N: the posts that failed in case N (return probes, since
 # the last case), kept in /tmp/posts-N; a roxe post that failed is a
@@ -157,9 +161,11 @@ case_posts() {
 	tail -n +$((TRACE_SEEN + 1)) <<<"$all" | sed '/^$/d' >/tmp/posts-$2
 	TRACE_SEEN=$(sed '/^$/d' <<<"$all" | wc -l)
 	# ib_drain_rq's receive is post_verdict's to judge, against the control
-	if grep 'ksmbd_roxe_' /tmp/posts-$2 | grep -qv '(__ib_drain_rq+'; then
+	local refused
+	refused=$(awk '/ksmbd_roxe_/ && !/\(__ib_drain_rq\+/' /tmp/posts-$2)
+	if [ -n "$refused" ]; then
 		bad "$1: roxe refused posts:"
-		grep 'ksmbd_roxe_' /tmp/posts-$2 | grep -v '(__ib_drain_rq+' | head -n 4 | sed 's/^/    /'
+		sed -n '1,4s/^/    /p' <<<"$refused"
 	fi
 }
 # where a post failed: the probe and the caller, "rxe_post_recv __ib_drain_rq"
@@ -198,13 +204,13 @@ check_dmesg() {
 	local hits
 	hits=$(dmesg | grep -aE 'BUG|Oops|refcount_t|general protection|WARNING' |
 		grep -av 'WARNING: .* __ib_drain_rq' || true)
-	if dmesg | grep -aq 'WARNING: .* __ib_drain_rq' &&
-	   ! post_sites /tmp/posts-4 | grep -qx 'rxe_post_recv __ib_drain_rq'; then
+	if grep -aq 'WARNING: .* __ib_drain_rq' <<<"$(dmesg)" &&
+	   ! grep -qx 'rxe_post_recv __ib_drain_rq' <<<"$(post_sites /tmp/posts-4)"; then
 		hits+=$'\n'"ib_drain_rq's WARNING without the control's failed drain"
 	fi
 	if [ -n "${hits//$'\n'/}" ]; then
 		bad "dmesg:"
-		sed 's/^/    /' <<<"$hits" | head -n 20
+		sed -n '1,20s/^/    /p' <<<"$hits"
 		dmesg | tail -n 40 | sed 's/^/    /'
 	else
 		ok "dmesg: no BUG/Oops, no WARNING but the control's"

@@ -37,10 +37,11 @@ out=$top/build/smbd/$rel
 vm_apt_unpack "$top/build/smbd" ksmbd-tools/bookworm-backports cifs-utils libnl-genl-3-200 ||
 	die "cannot fetch ksmbd-tools/cifs-utils (apt-get download with ${kernels#$top/}/apt)"
 
-common=$(readlink -f "$hdr/../linux-headers-${rel%-amd64}-common" 2>/dev/null ||
-	 ls -d "$root"/usr/src/linux-headers-*-common | head -n 1)
-ver=$(zcat "$root/usr/share/doc/$(basename "$common")/changelog.Debian.gz" 2>/dev/null |
-	sed -n '1s/^linux (\([^)]*\)).*/\1/p')
+# the -common package the headers' Makefile includes
+common=$(sed -n 's|^include .*/\(linux-headers-[^/]*-common\)/Makefile$|\1|p' "$hdr/Makefile")
+[ -n "$common" ] || die "cannot tell $rel's linux-headers-*-common from $hdr/Makefile"
+ver=$(zcat "$root/usr/share/doc/$common/changelog.Debian.gz" 2>/dev/null |
+	sed -n '1s/^linux (\([^)]*\)).*/\1/p' || true)
 [ -n "$ver" ] || die "cannot tell the Debian version of $rel's headers"
 series=$(cut -d. -f1,2 <<<"$ver")
 src=$top/build/smbd/src-$ver
@@ -69,9 +70,10 @@ fi
 # a lease, as cifs' mount does): the guest oopses there over any transport.
 # Upstream's check, added to the copy built here.
 o=$tree/fs/smb/server/oplock.c
-if ! grep -A2 '^void opinfo_put(' "$o" | grep -q '!opinfo'; then
+put() { sed -n '/^void opinfo_put(/,/^}/p' "$o"; }
+if [[ $(put) != *'if (!opinfo)'* ]]; then
 	sed -i '/^void opinfo_put(struct oplock_info \*opinfo)$/,/^}/ s/^{$/{\n\tif (!opinfo)\n\t\treturn;\n/' "$o"
-	grep -A2 '^void opinfo_put(' "$o" | grep -q '!opinfo' || die "cannot patch opinfo_put() in $o"
+	[[ $(put) == *'if (!opinfo)'* ]] || die "cannot patch opinfo_put() in $o"
 	rm -f "$out/ksmbd.ko"
 fi
 
