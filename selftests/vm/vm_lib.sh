@@ -163,6 +163,28 @@ vm_module_tree() {
 	depmod -b "$base" "$KVER"
 }
 
+# vm_apt_unpack DIR PKG...: Debian 12's PKGs (the guest's userspace the
+# host lacks) downloaded with the guest kernels' private apt configuration
+# (tools/vm/fetch-kernels.sh) and dpkg-deb -x'ed into DIR/root, never
+# installed (their services would be enabled); once: DIR/.unpacked names
+# what is there (another list replaces it). PKG/SUITE takes PKG from SUITE
+# (bookworm-backports). 1 when the download fails.
+vm_apt_unpack() {
+	local d=$1 top apt p
+	shift
+	[ "$(cat "$d/.unpacked" 2>/dev/null)" = "$*" ] && return 0
+	top=$(find_top) || return 1
+	apt=${ROXE_VM_KERNELS:-$top/build/vm/kernels}/apt/apt.conf
+	[ -f "$apt" ] || "$top/tools/vm/fetch-kernels.sh" >&2 || return 1
+	rm -rf "$d/debs" "$d/root" "$d/.unpacked" && mkdir -p "$d/debs"
+	# as root apt downloads as _apt: let it write there
+	[ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$d/debs"
+	(cd "$d/debs" && APT_CONFIG=$apt apt-get -qq download "$@" >/dev/null) || return 1
+	for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root" || return 1; done
+	rm -rf "$d/debs"
+	echo "$*" >"$d/.unpacked"
+}
+
 # vm_host_listening PORT: a TCP listener on PORT in this namespace (the
 # interop peers, next to QEMU)
 vm_host_listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
@@ -602,6 +624,31 @@ vm_rxe_roxe_pair() {
 	GX=$(vm_gid_index rxe0 "$a")
 	GR=$(vm_gid_index roxe0 "$b")
 	ok "rxe0 on rxa ($a, gid $GX), roxe0 on rxb ($b, gid $GR), roxed pid $ROXED_PID"
+}
+
+# vm_rxe_control_pair C D: the reference beside vm_rxe_roxe_pair's: a
+# second veth pair, rxc (address C, rxe1) and rxd (D, rxe2), routed as
+# vm_veth_pair routes the first (whose rules it relies on); 1 when the
+# GIDs do not come.
+vm_rxe_control_pair() {
+	local ip=/usr/sbin/ip c=$1 d=$2 f
+	$ip link add rxc type veth peer name rxd
+	$ip addr add "$c/24" dev rxc
+	$ip addr add "$d/24" dev rxd
+	for f in rxc rxd; do
+		echo 1 >"/proc/sys/net/ipv4/conf/$f/accept_local"
+		echo 0 >"/proc/sys/net/ipv4/conf/$f/rp_filter"
+		$ip link set $f up
+	done
+	$ip neigh replace "$d" lladdr "$(cat /sys/class/net/rxd/address)" dev rxc nud permanent
+	$ip neigh replace "$c" lladdr "$(cat /sys/class/net/rxc/address)" dev rxd nud permanent
+	$ip rule add pref 12 iif lo to "$d" lookup 103
+	$ip rule add pref 13 iif lo to "$c" lookup 104
+	$ip route add "$d/32" dev rxc src "$c" table 103
+	$ip route add "$c/32" dev rxd src "$d" table 104
+	rdma link add rxe1 type rxe netdev rxc
+	rdma link add rxe2 type rxe netdev rxd
+	vm_wait_for 10 vm_gid_index rxe1 "$c" && vm_wait_for 10 vm_gid_index rxe2 "$d"
 }
 
 # Run as a command, "vm_lib.sh cm_wait PORT": vm_cm_listening PORT, for
