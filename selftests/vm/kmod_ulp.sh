@@ -25,6 +25,13 @@
 # against rxe2. Each mount must show RDMA: mountstats' xprt is rdma and
 # `rdma resource show qp` holds two QPs the mount added, connected to each
 # other, one on the client's device, one on the server's.
+# RDS over RDMA (rds_rdma, where the kernel has it; Debian 12 has no
+# rds-tools): kmod_rds.c's AF_RDS sockets on the IB transport, 64 messages
+# of 1 byte to 1 MiB each way, every byte checked, with rxe0 connecting to
+# roxe0, roxe0 connecting to rxe0 (another type of service: a connection
+# of its own), roxe0 to itself and rxe1 to rxe2; RDS must show both
+# connections up on "infiniband" and rds_ib's received-message counter
+# grown by at least 128, and rdma_cm a new QP pair between the two devices.
 # Each way 4 MiB of a pattern are written through the SCSI disk or the
 # NFS mount (O_DIRECT), must land in the target's file, and read back the
 # same (checksums on both sides). No ULP may see a post fail: return
@@ -324,6 +331,26 @@ nfs() {
 	umount $mnt || bad "$label: umount"
 }
 
+# rds DEV_A ADDR_A DEV_B ADDR_B TOS: kmod_rds from ADDR_A (which connects)
+# to ADDR_B and back on a connection of type of service TOS.
+RDS=${ROXE_TOP:-}/build/vm/kmod_rds
+rds() {
+	local adev=$1 a=$2 bdev=$3 b=$4 tos=$5 qps out rc=0 pair
+	local label="RDS from $1 ($2) to $3 ($4), tos $5"
+	qps=$(kernel_qps)
+	out=$(timeout -s KILL 150 "$RDS" "$a" "$b" 64 "$tos" 2>&1) || rc=$?
+	sed 's/^kmod_rds: /    /' <<<"$out"
+	if [ $rc != 0 ]; then
+		bad "$label: kmod_rds exited $rc"
+		dmesg | tail -n 10 | sed 's/^/    /'
+	elif ! pair=$(new_qp_pair "$adev" "$bdev" "$qps"); then
+		bad "$label: no new QP on $adev connected to one on $bdev:"
+		rdma resource show qp | sed 's/^/    /'
+	else
+		ok "$label: 64 messages each way, every byte checked, over IB (QPs $pair)"
+	fi
+}
+
 # Every post the ULPs made was taken: none returned an error, and srpt
 # logged no refused one.
 check_posts() {
@@ -342,7 +369,7 @@ check_posts() {
 }
 
 guest_main() {
-	local i
+	local i nfsd=0
 	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
 	control_pair || { bad "control pair rxe1 <-> rxe2"; exit 1; }
 	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
@@ -354,6 +381,9 @@ guest_main() {
 	done
 	echo $SRP_PORT >"$T/srpt/discovery_auth/rdma_cm_port" || { bad "srpt rdma_cm_port"; exit 1; }
 	dd if=/dev/urandom of=/tmp/srp.data bs=64k count=64 2>/dev/null
+	# nfsd first: its NFSv4 grace period passes during SRP and iSER
+	/usr/sbin/ip addr add $B2/24 dev rxb
+	vm_wait_for 10 vm_gid_index roxe0 $B2 && nfs_server && nfsd=1
 	srp rxe0 roxe0 $B $A 1
 	srp roxe0 rxe0 $A $B 2
 	srp rxe1 rxe2 $D $C 3
@@ -364,8 +394,7 @@ guest_main() {
 	else
 		bad "iSER: modprobe ib_isert, ib_iser or iscsid"
 	fi
-	/usr/sbin/ip addr add $B2/24 dev rxb
-	if vm_wait_for 10 vm_gid_index roxe0 $B2 && nfs_server; then
+	if [ $nfsd = 1 ]; then
 		for i in 3 4.2; do
 			nfs rxe0 roxe0 $B $i 1${i%.*}
 			nfs roxe0 rxe0 $A $i 2${i%.*}
@@ -375,6 +404,16 @@ guest_main() {
 	else
 		bad "NFS: server (nfsd, rpcbind, rpc.mountd) or roxe0's GID for $B2"
 		tail -n 5 "$ROXE_VM_OUT/rpcbind.log" "$ROXE_VM_OUT/mountd.log" 2>/dev/null | sed 's/^/    /'
+	fi
+	if ! grep -q '/rds_rdma\.ko' "/lib/modules/$(uname -r)/modules.dep"; then
+		log "RDS: skipped, the kernel has no rds_rdma"
+	elif modprobe rds_rdma; then
+		rds rxe0 $A roxe0 $B 0
+		rds roxe0 $B rxe0 $A 1
+		rds roxe0 $B roxe0 $B2 0
+		rds rxe1 $C rxe2 $D 0
+	else
+		bad "RDS: modprobe rds_rdma"
 	fi
 	check_posts
 	# the bounce rings' pages come as posts reach them: roxed must never
@@ -422,6 +461,7 @@ host_main() {
 	fetch_debs "$top" nfs usr/sbin/rpc.mountd nfs-common nfs-kernel-server rpcbind \
 		libnfsidmap1 libwrap0
 	local n=$top/build/nfs/root
+	vm_build_prog kmod_ulp "$top" kmod_rds
 	vm_run_guest kmod_ulp "$out" 240 \
 		--add "$top/build/iser/root/sbin/iscsid" --add "$top/build/iser/root/sbin/iscsiadm" \
 		--add "$top/build/iser/root/usr/lib/x86_64-linux-gnu" \
@@ -429,6 +469,7 @@ host_main() {
 		--add "$n/usr/sbin/exportfs" --add "$n/usr/sbin/rpc.mountd" \
 		--add "$n/usr/lib/x86_64-linux-gnu" \
 		--add /etc/netconfig --add /etc/services --add /etc/protocols --add /etc/rpc \
+		--add "$top/build/vm/kmod_rds" \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_ulp: PASS"
