@@ -14,7 +14,11 @@
  * sends. Then RDS's own view (the RDS_INFO_* getsockopts): both
  * connections up on the "infiniband" transport, their RDMA attributes,
  * and rds_ib's counter of messages received over IB grown by at least
- * 2 * COUNT. Everything is bounded by an alarm.
+ * 2 * COUNT. Between, RDMA through RDS: B maps a buffer for A
+ * (RDS_CMSG_RDMA_MAP: a fast-registered, zero-based MR that starts
+ * inside a page), A RDMA WRITEs
+ * it and READs it back after B rewrote it (RDS_CMSG_RDMA_ARGS), notified
+ * of each. Everything is bounded by an alarm.
  *
  * Exit: 0 pass, 1 fail, 4 skip (no RDS or no IB transport).
  */
@@ -43,6 +47,7 @@
 #define MAX_MSG (1u << 20)
 #define PORT_A 18700
 #define PORT_B 18701
+#define RDMA_LEN (256u << 10)
 
 struct hdr {
 	uint32_t magic, dir, seq, len;
@@ -214,6 +219,186 @@ static int exchange(int tx, int rx, struct in_addr from, uint16_t from_port,
 	return rc;
 }
 
+/* RDMA through RDS (rds_ib's FRWR): what one recvmsg brought */
+struct got {
+	ssize_t n;
+	struct hdr h;
+	int has_cookie, has_notify;
+	rds_rdma_cookie_t cookie;
+	struct rds_rdma_notify notify;
+};
+
+static int recv_one(int s, struct got *g)
+{
+	union {
+		char buf[256];
+		struct cmsghdr align;
+	} ctl;
+	struct pollfd p = { s, POLLIN, 0 };
+	struct iovec iov = { &g->h, sizeof(g->h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+
+	memset(g, 0, sizeof(*g));
+	if (poll(&p, 1, 30000) != 1) {
+		printf("kmod_rds: rdma: nothing received in 30 s\n");
+		return -1;
+	}
+	g->n = recvmsg(s, &mh, 0);
+	if (g->n < 0) {
+		printf("kmod_rds: rdma: recvmsg: %s\n", strerror(errno));
+		return -1;
+	}
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_RDS)
+			continue;
+		if (c->cmsg_type == RDS_CMSG_RDMA_DEST &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(g->cookie))) {
+			memcpy(&g->cookie, CMSG_DATA(c), sizeof(g->cookie));
+			g->has_cookie = 1;
+		} else if (c->cmsg_type == RDS_CMSG_RDMA_STATUS &&
+			   c->cmsg_len >= CMSG_LEN(sizeof(g->notify))) {
+			memcpy(&g->notify, CMSG_DATA(c), sizeof(g->notify));
+			g->has_notify = 1;
+		}
+	}
+	return 0;
+}
+
+/* a 16-byte message TX -> TO, with one RDS control message */
+static int send_ctl(int tx, struct in_addr to, uint16_t port, uint32_t dir, int type,
+		    const void *arg, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = to };
+	struct hdr h = { MAGIC, dir, 0, sizeof(h) };
+	union {
+		char buf[CMSG_SPACE(sizeof(struct rds_rdma_args))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_name = &sin, .msg_namelen = sizeof(sin), .msg_iov = &iov,
+			     .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (type) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(len);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_RDS;
+		c->cmsg_type = type;
+		c->cmsg_len = CMSG_LEN(len);
+		memcpy(CMSG_DATA(c), arg, len);
+	}
+	if (sendmsg(tx, &mh, 0) != (ssize_t)sizeof(h)) {
+		printf("kmod_rds: rdma: sendmsg (dir %u, cmsg %d): %s\n", dir, type,
+		       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* until a message of DIR (none: 0) and, with WANT_NOTIFY, the RDMA
+ * notification of TOKEN have come; bounded by recv_one's wait */
+static int await(int s, uint32_t dir, int want_notify, uint64_t token,
+		 rds_rdma_cookie_t *cookie)
+{
+	int have_msg = !dir, have_notify = !want_notify;
+	struct got g;
+
+	for (int i = 0; i < 8 && !(have_msg && have_notify); i++) {
+		if (recv_one(s, &g))
+			return -1;
+		if (g.has_notify) {
+			if (g.notify.user_token != token || g.notify.status != RDS_RDMA_SUCCESS) {
+				printf("kmod_rds: rdma: notification token %#" PRIx64
+				       " status %d (token %#" PRIx64 " and 0 expected)\n",
+				       (uint64_t)g.notify.user_token, g.notify.status, token);
+				return -1;
+			}
+			have_notify = 1;
+			continue;
+		}
+		if (have_msg || g.n != sizeof(g.h) || g.h.magic != MAGIC || g.h.dir != dir) {
+			printf("kmod_rds: rdma: unexpected message (%zd bytes, dir %u, %u wanted)\n",
+			       g.n, g.h.dir, dir);
+			return -1;
+		}
+		if (cookie && !g.has_cookie) {
+			printf("kmod_rds: rdma: message %u came without its RDMA cookie\n", dir);
+			return -1;
+		}
+		if (cookie)
+			*cookie = g.cookie;
+		have_msg = 1;
+	}
+	return have_msg && have_notify ? 0 : -1;
+}
+
+static int differs(const uint8_t *buf, uint32_t dir, const char *what)
+{
+	for (uint32_t i = 0; i < RDMA_LEN; i++) {
+		if (buf[i] != pat(dir, 7, i)) {
+			printf("kmod_rds: rdma: %s differs at byte %u\n", what, i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * B maps a buffer for A (RDS_CMSG_RDMA_MAP on a message: rds_ib
+ * fast-registers it, zero-based, on the connection's QP), A RDMA WRITEs it
+ * (RDS_CMSG_RDMA_ARGS on a message B gets after the data), then READs it
+ * back after B rewrote it; A is notified of each (RDS_RDMA_NOTIFY_ME).
+ */
+static int rdma_phase(int sa, int sb, struct in_addr a, struct in_addr b)
+{
+	uint8_t *ba = aligned_alloc(4096, RDMA_LEN + 4096), *bb0 = aligned_alloc(4096, RDMA_LEN + 4096);
+	/* B's buffer starts 100 bytes into a page: the cookie's offset */
+	uint8_t *bb = bb0 + 100;
+	rds_rdma_cookie_t cookie = 0, cookie_b = 0;
+	struct rds_iovec lv;
+	struct rds_get_mr_args map;
+	struct rds_rdma_args ra;
+	uint32_t i;
+
+	if (!ba || !bb0)
+		return 1;
+	memset(bb, 0, RDMA_LEN);
+	map = (struct rds_get_mr_args){ { (uintptr_t)bb, RDMA_LEN }, (uintptr_t)&cookie_b, 0 };
+	if (send_ctl(sb, a, PORT_A, 10, RDS_CMSG_RDMA_MAP, &map, sizeof(map)) ||
+	    await(sa, 10, 0, 0, &cookie))
+		return 1;
+	/* A writes B's buffer */
+	for (i = 0; i < RDMA_LEN; i++)
+		ba[i] = pat(11, 7, i);
+	lv = (struct rds_iovec){ (uintptr_t)ba, RDMA_LEN };
+	ra = (struct rds_rdma_args){ cookie, { 0, RDMA_LEN }, (uintptr_t)&lv, 1,
+				     RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME, 0x11 };
+	if (send_ctl(sa, b, PORT_B, 11, RDS_CMSG_RDMA_ARGS, &ra, sizeof(ra)) ||
+	    await(sb, 11, 0, 0, NULL) || differs(bb, 11, "B's buffer after A's RDMA WRITE") ||
+	    await(sa, 0, 1, 0x11, NULL))
+		return 1;
+	/* B rewrites it, A reads it */
+	for (i = 0; i < RDMA_LEN; i++)
+		bb[i] = pat(12, 7, i);
+	memset(ba, 0, RDMA_LEN);
+	ra = (struct rds_rdma_args){ cookie, { 0, RDMA_LEN }, (uintptr_t)&lv, 1,
+				     RDS_RDMA_NOTIFY_ME, 0x12 };
+	if (send_ctl(sb, a, PORT_A, 12, 0, NULL, 0) || await(sa, 12, 0, 0, NULL) ||
+	    send_ctl(sa, b, PORT_B, 13, RDS_CMSG_RDMA_ARGS, &ra, sizeof(ra)) ||
+	    await(sb, 13, 0, 0, NULL) || await(sa, 0, 1, 0x12, NULL) ||
+	    differs(ba, 12, "A's buffer after its RDMA READ"))
+		return 1;
+	printf("kmod_rds: ok: rdma: %u bytes RDMA WRITE and READ through B's mapped buffer "
+	       "(cookie %#" PRIx64 "), every byte checked\n", RDMA_LEN, (uint64_t)cookie);
+	free(ba);
+	free(bb0);
+	return 0;
+}
+
 /* an RDS_INFO_* table: its items in *buf, the item size returned */
 static int rds_info(int s, int opt, void **buf, socklen_t *len)
 {
@@ -348,6 +533,8 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = exchange(sb, sa, b, PORT_B, a, PORT_A, 1, count);
 	if (rc)
+		return 1;
+	if (rdma_phase(sa, sb, a, b))
 		return 1;
 	if (check_conns(sa, a, b, (rds_tos_t)tos))
 		return 1;

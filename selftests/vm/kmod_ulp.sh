@@ -29,9 +29,11 @@
 # rds-tools): kmod_rds.c's AF_RDS sockets on the IB transport, 64 messages
 # of 1 byte to 1 MiB each way, every byte checked, with rxe0 connecting to
 # roxe0, roxe0 connecting to rxe0 (another type of service: a connection
-# of its own), roxe0 to itself and rxe1 to rxe2; RDS must show both
-# connections up on "infiniband" and rds_ib's received-message counter
-# grown by at least 128, and rdma_cm a new QP pair between the two devices.
+# of its own), roxe0 to itself and rxe1 to rxe2, and 256 KiB RDMA WRITE
+# and READ through a buffer one side maps for the other (rds_ib's
+# fast-registered MR); RDS must show both connections up on "infiniband"
+# and rds_ib's received-message counter grown by at least 128, and
+# rdma_cm a new QP pair between the two devices.
 # Each way 4 MiB of a pattern are written through the SCSI disk or the
 # NFS mount (O_DIRECT), must land in the target's file, and read back the
 # same (checksums on both sides). No ULP may see a post fail: return
@@ -347,7 +349,7 @@ rds() {
 		bad "$label: no new QP on $adev connected to one on $bdev:"
 		rdma resource show qp | sed 's/^/    /'
 	else
-		ok "$label: 64 messages each way, every byte checked, over IB (QPs $pair)"
+		ok "$label: 64 messages each way and 256 KiB RDMA WRITE and READ, every byte checked, over IB (QPs $pair)"
 	fi
 }
 
