@@ -236,7 +236,7 @@ NFS=${ROXE_TOP:-}/build/nfs/root
 B2=10.77.2.3
 nfs_run() { LD_LIBRARY_PATH=$NFS/usr/lib/x86_64-linux-gnu "$@"; }
 rpcbind_up() { grep -q '/run/rpcbind.sock' /proc/net/unix; }
-mountd_up() { nfs_run "$NFS/usr/bin/rpcinfo" -p 127.0.0.1 2>/dev/null | grep -q mountd; }
+mountd_up() { [[ $(nfs_run "$NFS/usr/bin/rpcinfo" -p 127.0.0.1 2>/dev/null) == *mountd* ]]; }
 
 # nfs_server: nfsd on every device's port 20049 (rdma only, no TCP or UDP
 # listener), /srv/nfs (a tmpfs: rootfs cannot be exported) to anyone.
