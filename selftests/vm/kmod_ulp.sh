@@ -16,11 +16,29 @@
 # iscsiadm, from Debian's .debs unpacked under build/iser/), the same three
 # ways: isert posts 128 receives of 9 KiB; ib_iser sends immediate data
 # from its fast-registered MR (an SGE with the MR's lkey).
-# Each way 4 MiB of a pattern are written through the SCSI disk (O_DIRECT),
-# must land in the target's file, and read back the same (checksums on
-# both sides). No ULP may see a post fail: return probes on roxe's and
-# rxe's post verbs record none, the ULPs log none; the kernel log stays
-# clean.
+# NFS over RDMA: one nfsd with its rdma listener on port 20049 (rdma_cm on
+# the any address: every device), the kernel client mounting with
+# proto=rdma,port=20049 (mount.nfs, rpcbind and rpc.mountd from Debian's
+# .debs under build/nfs/), NFSv3 and NFSv4.2, four ways: client on rxe0
+# and server on roxe0, client on roxe0 and server on rxe0, both on roxe0
+# (its second address, which rdma_cm resolves to roxe0 itself), and rxe1
+# against rxe2. Each mount must show RDMA: mountstats' xprt is rdma and
+# `rdma resource show qp` holds two QPs the mount added, connected to each
+# other, one on the client's device, one on the server's.
+# RDS over RDMA (rds_rdma, where the kernel has it; Debian 12 has no
+# rds-tools): kmod_rds.c's AF_RDS sockets on the IB transport, 64 messages
+# of 1 byte to 1 MiB each way, every byte checked, with rxe0 connecting to
+# roxe0, roxe0 connecting to rxe0 (another type of service: a connection
+# of its own), roxe0 to itself and rxe1 to rxe2, and 256 KiB RDMA WRITE
+# and READ through a buffer one side maps for the other (rds_ib's
+# fast-registered MR); RDS must show both connections up on "infiniband"
+# and rds_ib's received-message counter grown by at least 128, and
+# rdma_cm a new QP pair between the two devices.
+# Each way 4 MiB of a pattern are written through the SCSI disk or the
+# NFS mount (O_DIRECT), must land in the target's file, and read back the
+# same (checksums on both sides). No ULP may see a post fail: return
+# probes on roxe's and rxe's post verbs record none, the ULPs log none;
+# the kernel log stays clean.
 #
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -212,6 +230,129 @@ iser() {
 	disk_io "$label" "$before" "$n" "$t0"
 }
 
+# NFS over RDMA (see the top). The client mounts without NLM (nolock:
+# no rpc.statd); numeric ids (the kernel's default with AUTH_SYS).
+NFS=${ROXE_TOP:-}/build/nfs/root
+B2=10.77.2.3
+nfs_run() { LD_LIBRARY_PATH=$NFS/usr/lib/x86_64-linux-gnu "$@"; }
+rpcbind_up() { grep -q '/run/rpcbind.sock' /proc/net/unix; }
+mountd_up() { [[ $(nfs_run "$NFS/usr/bin/rpcinfo" -p 127.0.0.1 2>/dev/null) == *mountd* ]]; }
+
+# nfs_server: nfsd on every device's port 20049 (rdma only, no TCP or UDP
+# listener), /srv/nfs (a tmpfs: rootfs cannot be exported) to anyone.
+nfs_server() {
+	local d=/proc/fs/nfsd
+	modprobe nfsd && modprobe rpcrdma && modprobe nfsv3 && modprobe nfsv4 || return 1
+	grep -q '^_rpc:' /etc/passwd || echo '_rpc:x:101:65534::/run/rpcbind:/bin/false' >>/etc/passwd
+	mkdir -p /run/rpcbind /var/lib/nfs/v4recovery /srv/nfs
+	# libtirpc reaches rpcbind at /var/run/rpcbind.sock
+	[ -e /var/run ] || ln -s /run /var/run
+	mount -t tmpfs none /srv/nfs || return 1
+	grep -q " $d " /proc/mounts || mount -t nfsd nfsd $d || return 1
+	nfs_run "$NFS/sbin/rpcbind" -f 2>>"$ROXE_VM_OUT/rpcbind.log" &
+	vm_wait_for 10 rpcbind_up || { log "no rpcbind"; return 1; }
+	echo '/srv/nfs *(rw,no_root_squash,insecure,no_subtree_check,fsid=1)' >/etc/exports
+	nfs_run "$NFS/usr/sbin/exportfs" -ra || return 1
+	nfs_run "$NFS/usr/sbin/rpc.mountd" -F 2>>"$ROXE_VM_OUT/mountd.log" &
+	vm_wait_for 10 mountd_up || { log "no rpc.mountd"; return 1; }
+	# the shortest NFSv4 grace period: the v4.2 mounts wait it out
+	echo 10 >$d/nfsv4leasetime && echo 10 >$d/nfsv4gracetime || return 1
+	echo "rdma 20049" >$d/portlist || return 1
+	echo 4 >$d/threads
+}
+
+# The kernel's connected QPs as "DEV LQPN RQPN" lines (rpcrdma's, as
+# every ULP's through rdma_create_qp, are rdma_cm's).
+kernel_qps() {
+	rdma resource show qp 2>/dev/null | awk '/comm \[/ && / rqpn / {
+		for (i = 1; i < NF; i++) {
+			if ($i == "link") l = $(i + 1)
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "rqpn") r = $(i + 1)
+		}
+		sub(/\/.*/, "", l); print l, q, r }' | sort
+}
+
+# new_qp_pair CDEV SDEV BEFORE: of the QPs not in BEFORE (kernel_qps), one
+# on CDEV connected to one on SDEV; prints "CDEV:LQPN <-> SDEV:LQPN"
+new_qp_pair() {
+	echo "$3" >/tmp/qps.before
+	kernel_qps | awk 'NR == FNR { old[$0] = 1; next } !old[$0]' /tmp/qps.before - |
+	awk -v c="$1" -v s="$2" '{ dev[NR] = $1; l[NR] = $2; r[NR] = $3 }
+		END { for (i = 1; i <= NR; i++) for (j = 1; j <= NR; j++)
+			if (i != j && dev[i] == c && dev[j] == s && l[i] == r[j] && r[i] == l[j]) {
+				printf "%s:%s <-> %s:%s\n", c, l[i], s, l[j]; exit 0 }
+			exit 1 }'
+}
+
+# nfs CDEV SDEV SERVER VERS N: CDEV's client mounts SERVER:/srv/nfs over
+# RDMA; 4 MiB written, found in the server's file, read back.
+nfs() {
+	local cdev=$1 sdev=$2 srv=$3 vers=$4 n=$5 mnt=/mnt/nfs$5 opts sum back xprt t0 qps pair
+	local label="NFSv$4 client on $1, server on $2"
+	opts=vers=$vers,proto=rdma,port=20049
+	[ "$vers" != 3 ] || opts=$opts,nolock
+	mkdir -p $mnt
+	sum=$(md5sum </tmp/srp.data)
+	qps=$(kernel_qps)
+	t0=$(now_ms)
+	# what mount.nfs says (the mount's presence decides)
+	timeout 60 env LD_LIBRARY_PATH=$NFS/usr/lib/x86_64-linux-gnu \
+		"$NFS/sbin/mount.nfs" "$srv:/srv/nfs" $mnt -o $opts 2>&1 | sed 's/^/    /' || true
+	if ! grep -q " $mnt nfs" /proc/mounts; then
+		bad "$label: mount $srv:/srv/nfs -o $opts"
+		dmesg | tail -n 20 | sed 's/^/    /'
+		return
+	fi
+	# the mount's transport (mountstats: its "xprt:" line) and the QPs
+	xprt=$(awk -v m=" $mnt " 'index($0, m) { on = 1; next } /^device / { on = 0 }
+		on && $1 == "xprt:" { print; exit }' /proc/self/mountstats)
+	if ! grep -q 'proto=rdma' <<<"$(grep " $mnt " /proc/mounts)" ||
+	   [ "$(awk '{ print $2 }' <<<"$xprt")" != rdma ]; then
+		bad "$label: not over RDMA: $(grep " $mnt " /proc/mounts); $xprt"
+	elif ! pair=$(new_qp_pair "$cdev" "$sdev" "$qps"); then
+		bad "$label: the mount connected no QP on $cdev to one on $sdev:"
+		rdma resource show qp | sed 's/^/    /'
+	# a hard mount retries for ever: SIGKILL ends its waits
+	elif ! timeout -s KILL 60 dd if=/tmp/srp.data of=$mnt/f$n bs=4M oflag=direct 2>/dev/null; then
+		bad "$label: write"
+	elif [ "$(md5sum </srv/nfs/f$n)" != "$sum" ]; then
+		bad "$label: the server's file differs from what was written"
+	elif ! back=$(timeout -s KILL 60 dd if=$mnt/f$n bs=4M iflag=direct 2>/dev/null | md5sum) ||
+	     [ "$back" != "$sum" ]; then
+		bad "$label: read back differs"
+	elif xprt=$(awk -v m=" $mnt " 'index($0, m) { on = 1; next } /^device / { on = 0 }
+			on && $1 == "xprt:" { print; exit }' /proc/self/mountstats) &&
+	     ! awk '{ exit !($16 >= 4194304 && $17 >= 4194304) }' <<<"$xprt"; then
+		# xprtrdma's total_rdma_request and total_rdma_reply: the 4 MiB
+		# each way went as RDMA chunks
+		bad "$label: xprtrdma moved less than 4 MiB each way: $xprt"
+	else
+		ok "$label: 4 MiB written and read back ($(($(now_ms) - t0)) ms from mount; QPs $pair; $(echo $xprt))"
+	fi
+	umount $mnt || bad "$label: umount"
+}
+
+# rds DEV_A ADDR_A DEV_B ADDR_B TOS: kmod_rds from ADDR_A (which connects)
+# to ADDR_B and back on a connection of type of service TOS.
+RDS=${ROXE_TOP:-}/build/vm/kmod_rds
+rds() {
+	local adev=$1 a=$2 bdev=$3 b=$4 tos=$5 qps out rc=0 pair
+	local label="RDS from $1 ($2) to $3 ($4), tos $5"
+	qps=$(kernel_qps)
+	out=$(timeout -s KILL 150 "$RDS" "$a" "$b" 64 "$tos" 2>&1) || rc=$?
+	sed 's/^kmod_rds: /    /' <<<"$out"
+	if [ $rc != 0 ]; then
+		bad "$label: kmod_rds exited $rc"
+		dmesg | tail -n 10 | sed 's/^/    /'
+	elif ! pair=$(new_qp_pair "$adev" "$bdev" "$qps"); then
+		bad "$label: no new QP on $adev connected to one on $bdev:"
+		rdma resource show qp | sed 's/^/    /'
+	else
+		ok "$label: 64 messages each way and 256 KiB RDMA WRITE and READ, every byte checked, over IB (QPs $pair)"
+	fi
+}
+
 # Every post the ULPs made was taken: none returned an error, and srpt
 # logged no refused one.
 check_posts() {
@@ -230,7 +371,7 @@ check_posts() {
 }
 
 guest_main() {
-	local i
+	local i nfsd=0
 	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
 	control_pair || { bad "control pair rxe1 <-> rxe2"; exit 1; }
 	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
@@ -242,6 +383,9 @@ guest_main() {
 	done
 	echo $SRP_PORT >"$T/srpt/discovery_auth/rdma_cm_port" || { bad "srpt rdma_cm_port"; exit 1; }
 	dd if=/dev/urandom of=/tmp/srp.data bs=64k count=64 2>/dev/null
+	# nfsd first: its NFSv4 grace period passes during SRP and iSER
+	/usr/sbin/ip addr add $B2/24 dev rxb
+	vm_wait_for 10 vm_gid_index roxe0 $B2 && nfs_server && nfsd=1
 	srp rxe0 roxe0 $B $A 1
 	srp roxe0 rxe0 $A $B 2
 	srp rxe1 rxe2 $D $C 3
@@ -251,6 +395,27 @@ guest_main() {
 		iser rxe1 rxe2 $D 6
 	else
 		bad "iSER: modprobe ib_isert, ib_iser or iscsid"
+	fi
+	if [ $nfsd = 1 ]; then
+		for i in 3 4.2; do
+			nfs rxe0 roxe0 $B $i 1${i%.*}
+			nfs roxe0 rxe0 $A $i 2${i%.*}
+			nfs roxe0 roxe0 $B2 $i 3${i%.*}
+			nfs rxe1 rxe2 $D $i 4${i%.*}
+		done
+	else
+		bad "NFS: server (nfsd, rpcbind, rpc.mountd) or roxe0's GID for $B2"
+		tail -n 5 "$ROXE_VM_OUT/rpcbind.log" "$ROXE_VM_OUT/mountd.log" 2>/dev/null | sed 's/^/    /'
+	fi
+	if ! grep -q '/rds_rdma\.ko' "/lib/modules/$(uname -r)/modules.dep"; then
+		log "RDS: skipped, the kernel has no rds_rdma"
+	elif modprobe rds_rdma; then
+		rds rxe0 $A roxe0 $B 0
+		rds roxe0 $B rxe0 $A 1
+		rds roxe0 $B roxe0 $B2 0
+		rds rxe1 $C rxe2 $D 0
+	else
+		bad "RDS: modprobe rds_rdma"
 	fi
 	check_posts
 	# the bounce rings' pages come as posts reach them: roxed must never
@@ -270,17 +435,18 @@ guest_main() {
 # ============================ host side ===================================
 host_missing() { echo "kmod_ulp: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
-# fetch_open_iscsi TOP: open-iscsi's iscsid and iscsiadm and their two
-# libraries unpacked under TOP/build/iser/root, fetched with the guest
-# kernels' private apt configuration (fetch-kernels.sh): installing
-# open-iscsi on the host would enable its services.
-fetch_open_iscsi() {
-	local d=$1/build/iser p
-	[ -x "$d/root/sbin/iscsiadm" ] && return 0
-	mkdir -p "$d"
-	(cd "$d" && APT_CONFIG=$1/build/vm/kernels/apt/apt.conf \
-		apt-get -q download open-iscsi libopeniscsiusr libisns0 >/dev/null) ||
-		host_missing "open-iscsi's .debs (apt-get download with build/vm/kernels/apt)"
+# fetch_debs TOP NAME PROBE PKG...: Debian 12's PKGs unpacked under
+# TOP/build/NAME/root (done when PROBE is there), fetched with the guest
+# kernels' private apt configuration (fetch-kernels.sh): installing them on
+# the host would enable their services.
+fetch_debs() {
+	local d=$1/build/$2 probe=$3 apt p
+	shift 3
+	[ -e "$d/root/$probe" ] && return 0
+	apt=${ROXE_VM_KERNELS:-$1/build/vm/kernels}/apt/apt.conf
+	rm -rf "$d" && mkdir -p "$d"
+	(cd "$d" && APT_CONFIG=$apt apt-get -q download "$@" >/dev/null) ||
+		host_missing "$*: .debs (apt-get download with $apt)"
 	for p in "$d"/*.deb; do dpkg-deb -x "$p" "$d/root"; done
 }
 
@@ -291,10 +457,21 @@ host_main() {
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
-	fetch_open_iscsi "$top"
+	# open-iscsi's iscsid and iscsiadm; nfs-common's mount.nfs,
+	# nfs-kernel-server's exportfs and rpc.mountd, rpcbind (and rpcinfo)
+	fetch_debs "$top" iser sbin/iscsiadm open-iscsi libopeniscsiusr libisns0
+	fetch_debs "$top" nfs usr/sbin/rpc.mountd nfs-common nfs-kernel-server rpcbind \
+		libnfsidmap1 libwrap0
+	local n=$top/build/nfs/root
+	vm_build_prog kmod_ulp "$top" kmod_rds
 	vm_run_guest kmod_ulp "$out" 240 \
 		--add "$top/build/iser/root/sbin/iscsid" --add "$top/build/iser/root/sbin/iscsiadm" \
 		--add "$top/build/iser/root/usr/lib/x86_64-linux-gnu" \
+		--add "$n/sbin/mount.nfs" --add "$n/sbin/rpcbind" --add "$n/usr/bin/rpcinfo" \
+		--add "$n/usr/sbin/exportfs" --add "$n/usr/sbin/rpc.mountd" \
+		--add "$n/usr/lib/x86_64-linux-gnu" \
+		--add /etc/netconfig --add /etc/services --add /etc/protocols --add /etc/rpc \
+		--add "$top/build/vm/kmod_rds" \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_ulp: PASS"

@@ -55,10 +55,12 @@ optional_modules=(xsk_diag)
 # others' load order).
 boot_modules=(virtio_pci virtio_net 9pnet_virtio 9p overlay)
 # In the image but not loaded at boot (a test modprobes them): the SCSI
-# RDMA ULPs and LIO (kmod_ulp.sh), which would otherwise attach to every
-# test's devices.
+# RDMA ULPs and LIO, NFS over RDMA (client, server and rpcrdma) and RDS
+# over RDMA for kmod_ulp.sh, which would otherwise attach to every test's
+# devices.
 ondemand_modules=(
 	sd_mod ib_srp ib_srpt target_core_file ib_iser ib_isert
+	nfsd nfsv3 nfsv4 rpcrdma ?rds_rdma
 )
 
 # Host programs copied with their libraries. bash runs the test scripts (the
