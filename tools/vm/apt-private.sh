@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # apt, suites, update: the sourcing script's
 # The private apt configuration the VM harness downloads Debian packages
 # through (tools/vm/fetch-kernels.sh, tools/vm/fetch-qemu.sh), sourced:
 # its own sources list, package lists, cache and an empty dpkg status in

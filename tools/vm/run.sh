@@ -347,7 +347,7 @@ qemu_cmd() {
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
 	local dev=virtio-net-pci nicopt='' bin=qemu-system-x86_64 fw=()
 	# igb: bookworm-backports' QEMU with its own firmware (pvh.bin,
-	# SeaBIOS) and no module directory of the host's (7.2's)
+	# SeaBIOS); it loads no module here (no display, no audio)
 	if [ "$nic" = igb ]; then
 		dev=igb bin=$qroot/usr/bin/qemu-system-x86_64
 		fw=(-L "$qroot/usr/share/qemu" -L "$qroot/usr/share/seabios")
@@ -440,16 +440,15 @@ main() {
 	start_host_cmd
 	qemu_cmd
 
-	local t0=$SECONDS qrc=0 rc qenv=()
-	[ -z "$qroot" ] || qenv=(env "QEMU_MODULE_DIR=$qroot/usr/lib/x86_64-linux-gnu/qemu")
+	local t0=$SECONDS qrc=0 rc
 	local limit=(timeout -k 5 "$timeout")
 	[ "$timeout" = 0 ] && limit=()
 	if [ "$shell" = 1 ]; then
 		# foreground: QEMU needs the terminal
 		[ "$timeout" = 0 ] || limit=(timeout --foreground -k 5 "$timeout")
-		ip netns exec "$ns" ${qenv[@]+"${qenv[@]}"} ${limit[@]+"${limit[@]}"} "${qemu[@]}" || qrc=$?
+		ip netns exec "$ns" ${limit[@]+"${limit[@]}"} "${qemu[@]}" || qrc=$?
 	else
-		ip netns exec "$ns" ${qenv[@]+"${qenv[@]}"} ${limit[@]+"${limit[@]}"} "${qemu[@]}" </dev/null &
+		ip netns exec "$ns" ${limit[@]+"${limit[@]}"} "${qemu[@]}" </dev/null &
 		qemu_pid=$!
 		wait "$qemu_pid" || qrc=$?
 		qemu_pid=
