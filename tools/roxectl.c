@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,8 +401,16 @@ static int status_sock(const struct xsk_diag_sock *k, void *arg)
 		if (st->json) {
 			printf("%s{\"interface\": ", st->socks++ ? ", " : "");
 			tool_json_str(stdout, st->name[i]);
-			printf(", \"queue\": %u, \"socket\": %u, \"rings\": \"%s\", \"af_xdp\": \"%s\"}",
+			printf(", \"queue\": %u, \"socket\": %u, \"rings\": \"%s\", \"af_xdp\": \"%s\"",
 			       k->queue, k->ino, rings, mode);
+			/* the kernel's drop counters (xsk_diag's XDP_SHOW_STATS) */
+			if (k->stats)
+				printf(", \"rx_dropped\": %" PRIu64 ", \"rx_invalid\": %" PRIu64
+				       ", \"rx_full\": %" PRIu64 ", \"fill_ring_empty\": %" PRIu64
+				       ", \"tx_invalid\": %" PRIu64 ", \"tx_ring_empty\": %" PRIu64,
+				       k->rx_dropped, k->rx_invalid, k->rx_full, k->fill_ring_empty,
+				       k->tx_invalid, k->tx_ring_empty);
+			printf("}");
 			continue;
 		}
 		if (!st->socks++)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* AF_XDP sockets through NETLINK_SOCK_DIAG (libnl): one dump request
- * (XDP_SHOW_INFO | XDP_SHOW_RING_CFG | XDP_SHOW_UMEM), one callback a
+ * (XDP_SHOW_INFO | XDP_SHOW_RING_CFG | XDP_SHOW_UMEM | XDP_SHOW_STATS), one callback a
  * socket. Every attribute is length-checked by nla_parse's policy. */
 #include <errno.h>
 #include <string.h>
@@ -27,6 +27,7 @@ static struct nla_policy xdp_policy[XDP_DIAG_MAX + 1] = {
 	[XDP_DIAG_RX_RING] = { .minlen = sizeof(struct xdp_diag_ring) },
 	[XDP_DIAG_TX_RING] = { .minlen = sizeof(struct xdp_diag_ring) },
 	[XDP_DIAG_UMEM] = { .minlen = sizeof(struct xdp_diag_umem) },
+	[XDP_DIAG_STATS] = { .minlen = sizeof(struct xdp_diag_stats) },
 };
 
 static int on_msg(struct nl_msg *msg, void *arg)
@@ -60,6 +61,18 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		s.umem = true;
 		s.zerocopy = u.flags & XDP_DU_F_ZEROCOPY;
 	}
+	if (tb[XDP_DIAG_STATS]) {
+		struct xdp_diag_stats st;
+
+		memcpy(&st, nla_data(tb[XDP_DIAG_STATS]), sizeof(st));
+		s.stats = true;
+		s.rx_dropped = st.n_rx_dropped;
+		s.rx_invalid = st.n_rx_invalid;
+		s.rx_full = st.n_rx_full;
+		s.fill_ring_empty = st.n_fill_ring_empty;
+		s.tx_invalid = st.n_tx_invalid;
+		s.tx_ring_empty = st.n_tx_ring_empty;
+	}
 	w->ret = w->fn(&s, w->arg);
 	return w->ret ? NL_STOP : NL_OK;
 }
@@ -68,7 +81,8 @@ int xsk_diag_each(int (*fn)(const struct xsk_diag_sock *s, void *arg), void *arg
 {
 	struct xdp_diag_req req = {
 		.sdiag_family = AF_XDP,
-		.xdiag_show = XDP_SHOW_INFO | XDP_SHOW_RING_CFG | XDP_SHOW_UMEM,
+		.xdiag_show = XDP_SHOW_INFO | XDP_SHOW_RING_CFG | XDP_SHOW_UMEM |
+			      XDP_SHOW_STATS,
 	};
 	struct walk w = { .fn = fn, .arg = arg };
 	struct nl_sock *sk = nl_socket_alloc();

@@ -13,6 +13,9 @@ struct xsk_diag_sock {
 	bool		rx, tx;		/* its rings */
 	bool		umem;		/* the kernel told its UMEM (bound sockets) */
 	bool		zerocopy;	/* the UMEM runs in zero-copy mode */
+	bool		stats;		/* the kernel told the counters below */
+	uint64_t	rx_dropped, rx_invalid, rx_full, fill_ring_empty;
+	uint64_t	tx_invalid, tx_ring_empty;
 };
 
 /* Calls fn for every bound AF_XDP socket; 0, or a negative errno when the

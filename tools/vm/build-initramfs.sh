@@ -32,6 +32,8 @@ top=$(cd "$here/../.." && pwd)
 # crc32-pclmul and crc32c_generic are gone: 7.3 has none of them).
 modules=(
 	virtio_pci virtio_net 9pnet_virtio 9p veth
+	# QEMU's 82576 (run.sh --nic igb)
+	igb
 	?crc32_generic ?crc32-pclmul
 	ib_core ib_uverbs rdma_rxe
 	# connection management over QP1 MADs: rdma_cm for perftest -R

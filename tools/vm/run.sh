@@ -39,6 +39,13 @@
 #                   VIRTIO_F_ACCESS_PLATFORM): the guest's virtio rings use
 #                   the DMA API, which virtio_net's AF_XDP zero-copy needs
 #                   (its pool enable refuses a ring without it, EPERM)
+#   --nic igb       the guest NICs are QEMU's emulated 82576 (igb; AF_XDP
+#                   zero-copy from Linux 6.14) instead of virtio-net: run by
+#                   bookworm-backports' QEMU (tools/vm/fetch-qemu.sh, fetched
+#                   when missing), as Debian 12's QEMU 7.2 has no igb; the
+#                   guest's queues: `ethtool -L`, as many as it has vCPUs
+#                   (--queues is virtio-net's, --dma-api too). --nic virtio,
+#                   the default, runs the host's QEMU
 #   --smp N         N vCPUs (default 1, 1..4): under TCG one is faster for
 #                   the tests; the benchmarks compare with more
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
@@ -75,7 +82,7 @@ prefix=24
 guest_mac=52:54:00:77:00:02
 
 img='' script='' shell=0 timeout='' host_cmd='' out='' quiet=0 pcap=''
-middle='' fw_args=() fw_spec='' queues=1 smp=1 systemd=0 pair=0 dma_api=0
+middle='' fw_args=() fw_spec='' queues=1 smp=1 systemd=0 pair=0 dma_api=0 nic=virtio
 adds=() envs=()
 # --middle: the host engine's interface, the hop's end towards it, and the
 # hop's MTU (faultwire forwards frames of up to 9216 bytes)
@@ -102,6 +109,7 @@ parse_args() {
 		--systemd) systemd=1 ;;
 		--pair) pair=1 ;;
 		--dma-api) dma_api=1 ;;
+		--nic) nic=${2:?--nic needs virtio or igb}; shift ;;
 		--middle) middle=${middle:-bridge} ;;
 		--faults) middle=faultwire fw_spec=${2?--faults needs a SPEC}; shift ;;
 		-q | --quiet) quiet=1 ;;
@@ -119,6 +127,11 @@ parse_args() {
 		if [ "$shell" = 1 ]; then timeout=0; else timeout=240; fi
 	fi
 	[ "$pair" = 0 ] || [ -z "$middle$pcap" ] || die "--pair goes with neither --middle, --faults nor --pcap"
+	case "$nic" in
+	virtio) ;;
+	igb) [ "$queues" = 1 ] && [ "$dma_api" = 0 ] || die "--queues and --dma-api are virtio-net's, not igb's" ;;
+	*) die "--nic wants virtio or igb" ;;
+	esac
 	[ "$middle" != faultwire ] || parse_faults "$fw_spec"
 	[ -z "$middle" ] || host_if=host0
 }
@@ -155,6 +168,9 @@ parse_faults() {
 check_host() {
 	[ "$(id -u)" = 0 ] || die "needs root (network namespace, tap)"
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/scripts/install-deps.sh"
+	if [ "$nic" = igb ]; then
+		qroot=$("$here/fetch-qemu.sh") || die "no QEMU with igb (tools/vm/fetch-qemu.sh)"
+	fi
 	[ -c /dev/net/tun ] || die "/dev/net/tun missing"
 	if [ "$middle" = faultwire ]; then
 		[ -x "$top/build/bin/faultwire" ] || die "build/bin/faultwire missing: run make"
@@ -163,7 +179,7 @@ check_host() {
 }
 
 # --- teardown ---------------------------------------------------------------
-ns='' qemu_pid='' host_pid='' fw_pid='' tmp=''
+ns='' qemu_pid='' host_pid='' fw_pid='' tmp='' qroot=''
 
 # shellcheck disable=SC2317 # reached through the EXIT trap
 # stop_pid PID|-PGID: TERM, then KILL after 3 s
@@ -329,7 +345,18 @@ qemu_cmd() {
 	# every frame: no header on the tap when recording. --middle: none
 	# either, so the guest sends whole frames with their checksums done.
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
-	local nic=virtio-net-pci,netdev=net0,mac=$guest_mac,romfile= nicopt=''
+	local dev=virtio-net-pci nicopt='' bin=qemu-system-x86_64 fw=()
+	# igb: bookworm-backports' QEMU with its own firmware (pvh.bin,
+	# SeaBIOS); it loads no module here (no display, no audio)
+	if [ "$nic" = igb ]; then
+		dev=igb bin=$qroot/usr/bin/qemu-system-x86_64
+		fw=(-L "$qroot/usr/share/qemu" -L "$qroot/usr/share/seabios")
+	fi
+	local nic=$dev,netdev=net0,mac=$guest_mac,romfile= addr1=''
+	# the 82576 is an SR-IOV PF: its VFs take the slots 16 and 17 above
+	# its own (no ARI on the i440FX's bus), where QEMU would put the
+	# second NIC: the PFs in slots 8 and 10, their VFs in 24 to 27
+	[ "$nic" = virtio ] || { nic+=,addr=0x8; addr1=,addr=0xa; }
 	# one MSI-X vector per queue, plus config and control
 	[ "$queues" = 1 ] || { net+=,queues=$queues; nicopt+=,mq=on,vectors=$((2 * queues + 2)); }
 	[ "$dma_api" = 0 ] || nicopt+=,iommu_platform=on,disable-legacy=on
@@ -337,13 +364,13 @@ qemu_cmd() {
 	# --pair: eth1 like eth0 on tap1, its MAC one up
 	local pair1=() net1=${net//tap0/tap1}
 	[ "$pair" = 0 ] || pair1=(-netdev "${net1//id=net0/id=net1}"
-		-device "virtio-net-pci,netdev=net1,mac=${guest_mac%:*}:03,romfile=$nicopt")
+		-device "$dev,netdev=net1,mac=${guest_mac%:*}:03,romfile=$nicopt$addr1")
 	[ "$quiet" = 1 ] && [ "$shell" = 0 ] && con=null
 	# TCG: KVM cannot run the stock kernel here; -smp 1 is faster than 2
 	# for the tests (--smp);
 	# -cpu max has PCLMULQDQ for crc32-pclmul. PVH entry: -kernel vmlinux.
 	# shellcheck disable=SC2054 # commas belong to QEMU's option syntax
-	qemu=(qemu-system-x86_64 -accel tcg -smp "$smp" -m 1G -cpu max
+	qemu=("$bin" ${fw[@]+"${fw[@]}"} -accel tcg -smp "$smp" -m 1G -cpu max
 		-nographic -nodefaults -no-user-config -no-reboot
 		-kernel "$img/vmlinux" -initrd "$tmp/initrd"
 		-append "console=ttyS0 panic=-1 quiet"
