@@ -57,29 +57,6 @@ log() { echo "kmod_ulp: $*"; }
 ok() { log "ok: $*"; }
 bad() { log "FAIL: $*"; fail=1; }
 
-# The control pair: a second veth pair with rxe on both ends, routed as
-# vm_veth_pair routes the first (whose rules it reuses).
-control_pair() {
-	local ip=/usr/sbin/ip f
-	$ip link add rxc type veth peer name rxd
-	$ip addr add $C/24 dev rxc
-	$ip addr add $D/24 dev rxd
-	for f in rxc rxd; do
-		echo 1 >"/proc/sys/net/ipv4/conf/$f/accept_local"
-		echo 0 >"/proc/sys/net/ipv4/conf/$f/rp_filter"
-		$ip link set $f up
-	done
-	$ip neigh replace $D lladdr "$(cat /sys/class/net/rxd/address)" dev rxc nud permanent
-	$ip neigh replace $C lladdr "$(cat /sys/class/net/rxc/address)" dev rxd nud permanent
-	$ip rule add pref 12 iif lo to $D lookup 103
-	$ip rule add pref 13 iif lo to $C lookup 104
-	$ip route add $D/32 dev rxc src $C table 103
-	$ip route add $C/32 dev rxd src $D table 104
-	rdma link add rxe1 type rxe netdev rxc
-	rdma link add rxe2 type rxe netdev rxd
-	vm_wait_for 10 vm_gid_index rxe1 $C && vm_wait_for 10 vm_gid_index rxe2 $D
-}
-
 # srpt names a port by its GID 0's interface id, as 4 groups of hex
 port_guid() {
 	cut -d: -f5- "/sys/class/infiniband/$1/ports/1/gids/0"
@@ -373,7 +350,7 @@ check_posts() {
 guest_main() {
 	local i nfsd=0
 	vm_rxe_roxe_pair $A $B 1 || { log "setup failed"; exit 1; }
-	control_pair || { bad "control pair rxe1 <-> rxe2"; exit 1; }
+	vm_rxe_control_pair $C $D || { bad "control pair rxe1 <-> rxe2"; exit 1; }
 	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
 	modprobe sd_mod && modprobe ib_srpt && modprobe target_core_file && modprobe ib_srp ||
 		{ bad "modprobe ib_srpt, target_core_file, ib_srp"; exit 1; }
@@ -435,21 +412,6 @@ guest_main() {
 # ============================ host side ===================================
 host_missing() { echo "kmod_ulp: FAIL: missing: $*"; exit $KSFT_FAIL; }
 
-# fetch_debs TOP NAME PROBE PKG...: Debian 12's PKGs unpacked under
-# TOP/build/NAME/root (done when PROBE is there), fetched with the guest
-# kernels' private apt configuration (fetch-kernels.sh): installing them on
-# the host would enable their services.
-fetch_debs() {
-	local d=$1/build/$2 probe=$3 apt p
-	shift 3
-	[ -e "$d/root/$probe" ] && return 0
-	apt=${ROXE_VM_KERNELS:-$1/build/vm/kernels}/apt/apt.conf
-	rm -rf "$d" && mkdir -p "$d"
-	(cd "$d" && APT_CONFIG=$apt apt-get -q download "$@" >/dev/null) ||
-		host_missing "$*: .debs (apt-get download with $apt)"
-	for p in "$d"/*.deb; do dpkg-deb -x "$p" "$d/root"; done
-}
-
 host_main() {
 	local top out
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
@@ -459,9 +421,10 @@ host_main() {
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	# open-iscsi's iscsid and iscsiadm; nfs-common's mount.nfs,
 	# nfs-kernel-server's exportfs and rpc.mountd, rpcbind (and rpcinfo)
-	fetch_debs "$top" iser sbin/iscsiadm open-iscsi libopeniscsiusr libisns0
-	fetch_debs "$top" nfs usr/sbin/rpc.mountd nfs-common nfs-kernel-server rpcbind \
-		libnfsidmap1 libwrap0
+	vm_apt_unpack "$top/build/iser" open-iscsi libopeniscsiusr libisns0 ||
+		host_missing "open-iscsi's .debs (apt-get download)"
+	vm_apt_unpack "$top/build/nfs" nfs-common nfs-kernel-server rpcbind libnfsidmap1 libwrap0 ||
+		host_missing "nfs-kernel-server's .debs (apt-get download)"
 	local n=$top/build/nfs/root
 	vm_build_prog kmod_ulp "$top" kmod_rds
 	vm_run_guest kmod_ulp "$out" 240 \
