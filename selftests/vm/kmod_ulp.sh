@@ -14,8 +14,11 @@
 #   - target on rxe2, initiator on rxe1: rxe against itself, the reference.
 # iSER: LIO's iSCSI target with isert and ib_iser (open-iscsi's iscsid and
 # iscsiadm, from Debian's .debs unpacked under build/iser/), the same three
-# ways: isert posts 128 receives of 9 KiB; ib_iser sends immediate data
-# from its fast-registered MR (an SGE with the MR's lkey).
+# ways and a fourth, both ends on roxe0 (the initiator logs in to the
+# target portal at roxe0's second address): isert posts 128 receives of
+# 9 KiB; ib_iser sends immediate data from its fast-registered MR (an SGE
+# with the MR's lkey). (SRP has no such case: srpt has one target port per
+# device, and ib_srp refuses a second login to it from one host.)
 # NFS over RDMA: one nfsd with its rdma listener on port 20049 (rdma_cm on
 # the any address: every device), the kernel client mounting with
 # proto=rdma,port=20049 (mount.nfs, rpcbind and rpc.mountd from Debian's
@@ -370,6 +373,7 @@ guest_main() {
 		iser rxe0 roxe0 $B 4
 		iser roxe0 rxe0 $A 5
 		iser rxe1 rxe2 $D 6
+		iser roxe0 roxe0 $B2 7	# both ends on roxe0 (loopback)
 	else
 		bad "iSER: modprobe ib_isert, ib_iser or iscsid"
 	fi
