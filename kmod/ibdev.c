@@ -324,6 +324,7 @@ static const struct ib_device_ops roxe_dev_ops = {
 	.destroy_srq = roxe_destroy_srq,
 	.detach_mcast = roxe_detach_mcast,
 	.disassociate_ucontext = roxe_disassociate_ucontext,
+	.drain_rq = roxe_drain_rq,
 	.get_dma_mr = roxe_get_dma_mr,
 	.get_hw_stats = roxe_get_hw_stats,
 	.get_link_layer = roxe_get_link_layer,

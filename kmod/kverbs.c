@@ -248,6 +248,7 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 	k = kzalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
 		return -ENOMEM;
+	init_waitqueue_head(&k->rq_idle);
 	err = kwq_init(rdev, &k->sq, pdn, qp->sq.slots, init->cap.max_send_sge,
 		       kwr_bytes(init, init->cap.max_send_sge, false));
 	if (!err && !init->srq)
@@ -814,6 +815,50 @@ int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return err;
 }
 
+static bool kwq_idle(struct roxe_kwq *wq)
+{
+	unsigned long flags;
+	bool idle;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	idle = wq->retired == wq->posted;
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return idle;
+}
+
+/* ib_drain_rq() without the extra receive the core's drain posts: a ULP
+ * that keeps its receive queue full (cifs posts max_recv_wr receives) has
+ * no room for it, the core's drain fails with -ENOMEM and returns at once,
+ * and the ULP destroys the QP before the flush of its own receives was
+ * polled (cifs then waits forever for those buffers). Every receive WR
+ * completes, flushed or not, so the queue is drained once every posted
+ * WR's completion has been polled: move to ERR (roxed flushes them) and
+ * wait for that, polling the CQ here where nobody else does
+ * (IB_POLL_DIRECT), as the core's drain does. Unbounded as the core's:
+ * the ULP frees its buffers after; roxed's death flushes them all.
+ */
+void roxe_drain_rq(struct ib_qp *ibqp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct roxe_qp *qp = to_rqp(ibqp);
+	struct ib_cq *cq = ibqp->recv_cq;
+	int err;
+
+	if (!qp->k || ibqp->srq)
+		return;			/* no receive queue of its own */
+	err = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	if (err) {
+		WARN_ONCE(err, "roxe: failed to drain recv queue: %d\n", err);
+		return;
+	}
+	while (!kwq_idle(&qp->k->rq)) {
+		if (cq->poll_ctx == IB_POLL_DIRECT)
+			ib_process_cq_direct(cq, -1);
+		wait_event_timeout(qp->k->rq_idle, kwq_idle(&qp->k->rq),
+				   HZ / 10);
+	}
+}
+
 /* SRQ receives need no doorbell ever: roxed takes them as requests come
  * (and no QP's flush takes them, IBA 10.2.9.5).
  */
@@ -903,6 +948,8 @@ static bool kretire(struct roxe_qp *qp, struct roxe_kwq *wq, u32 mask,
 		wq->btail = s->bend;
 	}
 	kfill_wc(qp, u, s, &wq->b, wc);
+	if (recv && wq->retired == wq->posted)
+		wake_up(&qp->k->rq_idle);	/* roxe_drain_rq() */
 	spin_unlock(&wq->lock);
 	return true;
 }

@@ -207,6 +207,7 @@ struct roxe_kwq {
 
 struct roxe_kqp {
 	struct roxe_kwq		sq, rq;		/* rq unused with an SRQ */
+	wait_queue_head_t	rq_idle;	/* roxe_drain_rq()'s */
 };
 
 /* A kernel SRQ: its WQEs complete on any of its QPs, so their completions
@@ -513,6 +514,7 @@ int roxe_kqp_create(struct roxe_dev *rdev, struct roxe_qp *qp,
 void roxe_kqp_destroy(struct roxe_dev *rdev, struct roxe_qp *qp);
 int roxe_kpost_send(struct roxe_qp *qp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
+void roxe_drain_rq(struct ib_qp *ibqp);
 int roxe_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 int roxe_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);

@@ -142,18 +142,10 @@ disk_io() {
 	fi
 }
 
-# A return probe on each provider's post verbs, recording the failed
-# calls in the trace buffer: some ULPs ignore a failed receive post (srpt
-# fills its rings so), others log it or try again later.
+# Return probes on each provider's post verbs (vm_post_probes_on): some
+# ULPs ignore a failed receive post (srpt fills its rings so), others log
+# it or try again later.
 POSTS="roxe_post_send roxe_post_recv roxe_post_srq_recv rxe_post_send rxe_post_recv rxe_post_srq_recv"
-post_probes_on() {
-	local f e
-	for f in $POSTS; do
-		e=$VM_TRACING/events/kprobes/kulp_$f
-		echo "r:kulp_$f $f ret=\$retval:s32" >>"$VM_TRACING/kprobe_events" || return 1
-		echo 'ret != 0' >"$e/filter" && echo 1 >"$e/enable" || return 1
-	done
-}
 
 # iSER: LIO's iSCSI target with its isert driver (configfs) and ib_iser,
 # logged in by open-iscsi's iscsid and iscsiadm (from Debian's .debs,
@@ -337,8 +329,7 @@ rds() {
 # logged no refused one.
 check_posts() {
 	local hits calls
-	calls=$(awk '$1 ~ /^kulp_/ { sub(/^kulp_/, "", $1); printf "%s%s %d", s, $1, $2; s = ", " }' \
-		"$VM_TRACING/kprobe_profile")
+	calls=$(vm_post_probe_calls kulp)
 	hits=$(grep -a ' kulp_' "$VM_TRACING/trace"
 	       dmesg | grep -aE 'IB send queue full|ib_post_send\(\) returned|sending cmd response failed|ib_post_(send|recv).*failed'
 	       true)
@@ -357,7 +348,7 @@ guest_main() {
 	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
 	modprobe sd_mod && modprobe ib_srpt && modprobe target_core_file && modprobe ib_srp ||
 		{ bad "modprobe ib_srpt, target_core_file, ib_srp"; exit 1; }
-	post_probes_on || { bad "return probes on the post verbs"; exit 1; }
+	vm_post_probes_on kulp $POSTS || { bad "return probes on the post verbs"; exit 1; }
 	for i in roxe0 rxe0 rxe2; do
 		mkdir -p "$T/srpt/$(port_guid $i)" || { bad "srpt port of $i ($(port_guid $i))"; exit 1; }
 	done

@@ -521,6 +521,24 @@ vm_cm_trace_tail() {
 	{ grep -v '^#' "$VM_TRACING/trace" || true; } | tail -n "${1:-30}"
 }
 
+# vm_post_probes_on PREFIX FUNC...: a return probe PREFIX_FUNC on each
+# post verb FUNC, recording in the trace buffer only the calls that failed
+# (a ULP may retry a refused post, or ignore it); vm_post_probe_calls
+# PREFIX: every probe's calls, "FUNC N, FUNC N" (kprobe_profile).
+vm_post_probes_on() {
+	local p=$1 f e
+	shift
+	for f; do
+		e=$VM_TRACING/events/kprobes/${p}_$f
+		echo "r:${p}_$f $f ret=\$retval:s32" >>"$VM_TRACING/kprobe_events" || return 1
+		echo 'ret != 0' >"$e/filter" && echo 1 >"$e/enable" || return 1
+	done
+}
+vm_post_probe_calls() {
+	awk -v p="$1_" 'index($1, p) == 1 { printf "%s%s %d", s, substr($1, length(p) + 1), $2; s = ", " }' \
+		"$VM_TRACING/kprobe_profile"
+}
+
 # vm_check_dmesg [NOTE]: the caller's ok (NOTE appended) when the kernel log
 # holds no WARNING, BUG, Oops, call trace, refcount or protection fault,
 # else its bad and the log's tail.

@@ -25,7 +25,9 @@
  *     polled out of order: 288 messages each whole in one receive;
  *   - bad posts refused: unknown local key, too many SGEs, a WRITE on UD;
  *   - a WRITE to a bad rkey ends in a remote access error, and WRs posted
- *     in the error state then complete as flushed (what ib_drain_qp needs).
+ *     in the error state then complete as flushed (what ib_drain_qp needs);
+ *   - ib_drain_rq() of a receive queue kept full returns after all its
+ *     receives completed flushed (the core's drain has no room for its own).
  * With frwr_race=N (kmod_races.sh, roxed with two engines) only the
  * invalidation race runs: N rounds of REG_MR and LOCAL_INV or rxe's
  * SEND_WITH_INV of a fast-reg MR while rxe keeps UC WRITEs of 64 KiB going
@@ -1220,6 +1222,87 @@ static void test_error_flush(void)
 	      "in ERR, a new send and receive complete as flushed (err %d)", err);
 }
 
+/* ib_drain_rq() on a receive queue the ULP keeps full (cifs does): the
+ * core's drain needs room for one more receive, so roxe0 drains without
+ * it; the drain returns once every receive posted has completed, flushed,
+ * through the CQ's handlers.
+ */
+struct drain_rx {
+	struct ib_cqe cqe;
+	int *done, *bad;
+	u32 seq, *next;
+};
+
+static void drain_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct drain_rx *r = container_of(wc->wr_cqe, struct drain_rx, cqe);
+
+	(*r->done)++;
+	if (wc->status != IB_WC_WR_FLUSH_ERR || r->seq != (*r->next)++)
+		(*r->bad)++;
+}
+
+#define DRAIN_MAX	1024
+
+static void test_drain_full_rq(void)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr at = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	struct ib_sge g = sge(&ra, 0, 64);
+	struct ib_recv_wr wr = { .sg_list = &g, .num_sge = 1 };
+	int done = 0, bad = 0, n = 0, err = 0;
+	struct drain_rx *rx;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u32 next = 0;
+
+	rx = kcalloc(DRAIN_MAX, sizeof(*rx), GFP_KERNEL);
+	if (!rx) {
+		CHECK(0, "drain: receives' notes (-ENOMEM)");
+		return;
+	}
+	cq = ib_alloc_cq(ra.dev, NULL, DRAIN_MAX + 8, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cq)) {
+		CHECK(0, "drain: CQ of %d (err %ld)", DRAIN_MAX + 8, PTR_ERR(cq));
+		goto out_rx;
+	}
+	init.send_cq = init.recv_cq = cq;
+	qp = ib_create_qp(ra.pd, &init);
+	if (IS_ERR(qp)) {
+		CHECK(0, "drain: RC QP (err %ld)", PTR_ERR(qp));
+		goto out_cq;
+	}
+	err = ib_modify_qp(qp, &at, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	/* as many receives as the queue takes: it ends full */
+	for (; !err && n < DRAIN_MAX; n++) {
+		rx[n] = (struct drain_rx){ .cqe.done = drain_rx_done,
+					   .done = &done, .bad = &bad,
+					   .seq = n, .next = &next };
+		wr.wr_cqe = &rx[n].cqe;
+		err = ib_post_recv(qp, &wr, NULL);
+	}
+	if (err)
+		n--;
+	CHECK(err == -ENOMEM && n >= init.cap.max_recv_wr,
+	      "drain: %d receives fill a queue of %u (then %d)", n,
+	      init.cap.max_recv_wr, err);
+	ib_drain_rq(qp);
+	CHECK(done == n && !bad,
+	      "drain: ib_drain_rq of the full queue returned after all %d receives completed flushed, in order (%d did, %d wrong)",
+	      n, done, bad);
+	ib_destroy_qp(qp);
+out_cq:
+	ib_free_cq(cq);
+out_rx:
+	kfree(rx);
+}
+
 static int __init kverbs_test_init(void)
 {
 	int err;
@@ -1255,6 +1338,7 @@ static int __init kverbs_test_init(void)
 	test_srq();
 	test_bad_posts();
 	test_error_flush();
+	test_drain_full_rq();
 out:
 	teardown(&pa);
 	teardown(&ra);
