@@ -746,6 +746,8 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->credit_lapses += one.credit_lapses;
 		sum->kdb_overflows += one.kdb_overflows;
 		sum->wakeup_errors += one.wakeup_errors;
+		sum->tx_umem_inplace += one.tx_umem_inplace;
+		sum->tx_umem_copied += one.tx_umem_copied;
 	}
 	return 0;
 }

@@ -115,6 +115,32 @@ int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, out);
 }
 
+int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
+		       struct roxe_mr **out)
+{
+	struct roxe_device *dev;
+	uint8_t *p;
+	int err;
+
+	if (!pd || !out || !length)
+		return -EINVAL;
+	dev = pd->dev;
+	if (!dev->afxdp || !dev->umem_mr_bytes)
+		return -EOPNOTSUPP;
+	p = roxe_afxdp_reserve_alloc(dev->afxdp, length);
+	if (!p)
+		return -errno;
+	/* a chunk may come back with an earlier MR's bytes */
+	memset(p, 0, length);
+	err = mr_new(pd, 0, (uintptr_t)p, p, length, access, out);
+	if (err) {
+		roxe_afxdp_reserve_free(dev->afxdp, p, length);
+		return err;
+	}
+	((struct roxe_mr_priv *)*out)->umem = true;
+	return 0;
+}
+
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **out)
 {
@@ -169,6 +195,10 @@ int roxe_dereg_mr(struct roxe_mr *pub)
 	roxe_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->users, 1);
 	pthread_spin_destroy(&mr->write_lock);
+	/* No engine reads it any more; a chunk the kernel still has a
+	 * descriptor of is not handed out again before it comes back. */
+	if (mr->umem)
+		roxe_afxdp_reserve_free(dev->afxdp, mr->host, pub->length);
 	free(mr);
 	return 0;
 }
