@@ -46,6 +46,7 @@ struct host_attr {
 	uint8_t			timeout;	/* the QPs' local ACK timeout; 0: 12 (16.8 ms) */
 	uint64_t		umem_mr_bytes;	/* the devices' UMEM reserve */
 	uint32_t		max_sge;	/* the QPs' send SGEs; 0: 1 */
+	bool			polled;		/* no engine threads (roxe_poll_cq runs them) */
 };
 
 /* The interface's first global IPv6 address as a GID. */
@@ -75,7 +76,7 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 	struct roxe_device_attr da = { .ifname = ifname, .backend = ha->backend,
 				       .engines = ha->engines, .no_ecn = ha->no_ecn,
 				       .cnp_interval_us = ha->cnp_interval_us, .cc = ha->cc,
-				       .umem_mr_bytes = ha->umem_mr_bytes };
+				       .umem_mr_bytes = ha->umem_mr_bytes, .polled = ha->polled };
 	int err;
 
 	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))

@@ -507,6 +507,11 @@ static void comp_one(struct afxdp_port *p, uint64_t addr)
 	p->port.stats.tx_comp_bogus++;	/* not ours: do not corrupt the stack */
 }
 
+void roxe_afxdp_comp_addr(struct roxe_port *port, uint64_t addr)
+{
+	comp_one((struct afxdp_port *)port, addr);
+}
+
 static void reap_completions(struct afxdp_port *p)
 {
 	struct xsk_ring_cons *cq = &p->home->comp;

@@ -315,6 +315,11 @@ void roxe_afxdp_reserve_free(struct roxe_afxdp *x, void *p, uint64_t len);
 void roxe_afxdp_reserve_query(struct roxe_afxdp *x, uint64_t *total, uint64_t *avail);
 /* Frames may leave in place: multi-buffer sockets and a reserve. */
 bool roxe_afxdp_inplace(const struct roxe_afxdp *x);
+/* One address as port's completion ring gives it, read once: a transmit
+ * buffer's descriptor, an in-place payload's, or counted in
+ * stats.tx_comp_bogus and ignored. The port's thread only (tests feed it
+ * hostile values). */
+void roxe_afxdp_comp_addr(struct roxe_port *port, uint64_t addr);
 
 /* --- UDP backend -------------------------------------------------------------- */
 /*
