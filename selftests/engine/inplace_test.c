@@ -204,6 +204,27 @@ TEST_F_TIMEOUT(inplace, completion_waits_for_the_port, 60)
 	EXPECT_EQ(0u, s0->dev->eng_stats[0].tx_umem_copied);
 }
 
+/* Frames the port never gives back (a chain the kernel dropped): the ACK
+ * said the peer has the data, so the completion goes after
+ * ROXE_HELD_MAX_NS (2 s), counted. */
+TEST_F_TIMEOUT(inplace, held_completion_expires, 60)
+{
+	struct side *s0 = &self->p.s[0], *s1 = &self->p.s[1];
+	struct ibv_wc wc;
+
+	fill_pattern(self->region, 4096, 7);
+	ASSERT_EQ(0, post_send1(s0->qp, IBV_WR_RDMA_WRITE, 5, self->region, 500,
+				self->umr->lkey, (uintptr_t)s1->buf, s1->mr->rkey,
+				IBV_SEND_SIGNALED));
+	ASSERT_TRUE(all_acked(s0->qp));
+	EXPECT_EQ(0, memcmp(self->region, s1->buf, 500));
+	EXPECT_EQ(0, poll_n(s0->cq, &wc, 1, 1000));	/* held, well within 2 s */
+	ASSERT_EQ(1, poll_n(s0->cq, &wc, 1, 5000));
+	EXPECT_EQ(5u, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1u, s0->dev->eng_stats[0].tx_umem_held_expired);
+}
+
 /* A QP destroyed while it holds completions: they are dropped with it. */
 TEST_F_TIMEOUT(inplace, destroy_while_held, 60)
 {

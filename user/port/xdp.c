@@ -748,6 +748,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->wakeup_errors += one.wakeup_errors;
 		sum->tx_umem_inplace += one.tx_umem_inplace;
 		sum->tx_umem_copied += one.tx_umem_copied;
+		sum->tx_umem_held_expired += one.tx_umem_held_expired;
 	}
 	return 0;
 }

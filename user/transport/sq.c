@@ -15,10 +15,15 @@
  * is done with in the order they were submitted (port.inplace_done), the
  * engine numbers them in the same order as it builds them
  * (inplace_built): a completion waits, with every later one of its QP,
- * until the count reaches its WQE's last frame.
+ * until the count reaches its WQE's last frame. Not forever: the ACK says
+ * the peer has the data, so what is still out is a copy the kernel lost
+ * (a chain it refused is dropped without a completion); after
+ * ROXE_HELD_MAX_NS the completion goes, counted (tx_umem_held_expired).
  */
 #include "transport/transport.h"
 #include "transport/sq.h"
+
+#define ROXE_HELD_MAX_NS	(2ull * 1000000000)
 #include "wire/psn.h"
 
 static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
@@ -47,10 +52,6 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 	}
 }
 
-/* Retire the WQE at the head of the send queue. A QP created with
- * sq_sig_all completes every WQE: the stock rxe provider writes the
- * application's send_flags as they are (rxe's completer checks the QP's
- * sq_sig_type too), so a served QP's WQE need not carry SIGNALED. */
 void roxe_sq_inplace_sent(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 {
 	if (qp->swqe_seq)
@@ -80,8 +81,15 @@ void roxe_sq_held_turn(struct roxe_engine *e)
 	struct roxe_qp **pp = &e->held_qps, *qp;
 
 	while ((qp = *pp)) {
-		while (qp->held_n && inplace_done(e, qp->held[qp->held_head].seq)) {
-			held_publish(qp, &qp->held[qp->held_head]);
+		while (qp->held_n) {
+			const struct roxe_held_wc *h = &qp->held[qp->held_head];
+
+			if (!inplace_done(e, h->seq)) {
+				if (e->now - h->since < ROXE_HELD_MAX_NS)
+					break;
+				e->stats->tx_umem_held_expired++;
+			}
+			held_publish(qp, h);
 			qp->held_head = (qp->held_head + 1) & qp->sq.mask;
 			qp->held_n--;
 		}
@@ -111,6 +119,10 @@ void roxe_sq_held_drop(struct roxe_qp *qp)
 	qp->on_held = false;
 }
 
+/* Retire the WQE at the head of the send queue. A QP created with
+ * sq_sig_all completes every WQE: the stock rxe provider writes the
+ * application's send_flags as they are (rxe's completer checks the QP's
+ * sq_sig_type too), so a served QP's WQE need not carry SIGNALED. */
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
 	uint32_t slot = (uint32_t)(w - qp->swqe) & qp->sq.mask;
@@ -150,8 +162,8 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 		struct roxe_held_wc *h = &qp->held[(qp->held_head + qp->held_n) & qp->sq.mask];
 
 		qp->sq.index = roxe_queue_next(&qp->sq, qp->sq.index);
-		*h = (struct roxe_held_wc){ .wc = wc, .seq = seq, .index = qp->sq.index,
-					    .signal = signal };
+		*h = (struct roxe_held_wc){ .wc = wc, .seq = seq, .since = qp->eng->now,
+					    .index = qp->sq.index, .signal = signal };
 		qp->held_n++;	/* at most the ring: one per slot */
 		if (!qp->on_held) {
 			qp->on_held = true;

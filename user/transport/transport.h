@@ -48,6 +48,7 @@
 struct roxe_held_wc {
 	struct ib_uverbs_wc	wc;
 	uint64_t		seq;
+	uint64_t		since;		/* e->now when held */
 	uint32_t		index;
 	bool			signal;
 };
