@@ -733,7 +733,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (uint32_t e = 0; e < ROXE_MAX_ENGINES; e++) {
-		struct roxe_engine_stats one;
+		struct roxe_engine_stats one = { 0 };	/* an older program's map may hold less */
 
 		if (x->eng_stats)
 			one = x->eng_stats[e];
