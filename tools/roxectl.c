@@ -506,9 +506,12 @@ static void print_json(struct roxe_xdp *x, const struct roxe_stats *g, const str
 #undef J
 	if (roxe_xdp_read_eng_stats(x, &es) == 0)
 		printf("%s\"rx_drop_addr\":%llu,\"loopback\":%llu,\"loopback_drop\":%llu"
-		       ",\"wakeup_errors\":%llu", sep,
+		       ",\"wakeup_errors\":%llu,\"tx_umem_inplace\":%llu,\"tx_umem_copied\":%llu"
+		       ",\"tx_umem_held_expired\":%llu", sep,
 		       (unsigned long long)es.rx_drop_addr, (unsigned long long)es.loopback,
-		       (unsigned long long)es.loopback_drop, (unsigned long long)es.wakeup_errors);
+		       (unsigned long long)es.loopback_drop, (unsigned long long)es.wakeup_errors,
+		       (unsigned long long)es.tx_umem_inplace, (unsigned long long)es.tx_umem_copied,
+		       (unsigned long long)es.tx_umem_held_expired);
 	printf("},\"qps\":[");
 	for (uint32_t q = 0; q < ROXE_MAX_QPS; q++) {
 		if (o->qp >= 0 && q != (uint32_t)o->qp)
@@ -549,6 +552,9 @@ static void print_human(struct roxe_xdp *x, const struct roxe_stats *g,
 		printf("  %-18s %14llu\n", "loopback", (unsigned long long)es.loopback);
 		printf("  %-18s %14llu\n", "loopback_drop", (unsigned long long)es.loopback_drop);
 		printf("  %-18s %14llu\n", "wakeup_errors", (unsigned long long)es.wakeup_errors);
+		printf("  %-18s %14llu\n", "tx_umem_inplace", (unsigned long long)es.tx_umem_inplace);
+		printf("  %-18s %14llu\n", "tx_umem_copied", (unsigned long long)es.tx_umem_copied);
+		printf("  %-18s %14llu\n", "tx_umem_held_exp", (unsigned long long)es.tx_umem_held_expired);
 	}
 	if (o->qp >= 0) {
 		if (roxe_xdp_read_qp_stats(x, o->qp, &qs) == 0) {

@@ -29,6 +29,7 @@
 #define ROXE_MAX_MW		4096
 #define ROXE_MW_INDEX_BASE	ROXE_MAX_MR
 #define ROXE_MAX_AH		65536
+#define ROXE_UMEM_MR_MAX	(256ull << 20)	/* roxe_device_attr.umem_mr_bytes */
 #define ROXE_MAX_SRQ		16384
 /* An embedded device (libroxe without roxe.ko) keeps PDs, CQs and SRQs in
  * plain allocations, not in tables by number as roxed does for roxe0

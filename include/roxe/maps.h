@@ -138,7 +138,13 @@ struct roxe_engine_stats {
 	__u64	wakeup_errors;	/* the engine's eventfd failed a write or read
 				 * (roxe_device_last_error); the one counter
 				 * other threads add to, atomically (engine.c) */
-	__u64	reserved[1];
+	__u64	tx_umem_inplace; /* frames sent from a UMEM MR without a copy */
+	__u64	tx_umem_copied;	/* frames from a UMEM MR copied all the same
+				 * (roxe_alloc_umem_mr: the cases) */
+	__u64	tx_umem_held_expired; /* completions held for in-place frames
+				 * that the kernel never gave back: let go
+				 * after ROXE_HELD_MAX_NS (sq.c) */
+	__u64	reserved[6];
 } __attribute__((aligned(64)));
 
 /*

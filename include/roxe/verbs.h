@@ -92,6 +92,12 @@ struct roxe_device_attr {
 	void			(*trace)(void *trace_arg, const char *line);
 	void			*trace_arg;
 	bool			trace_recorder;
+	/* AF_XDP: bytes of the UMEM (the memory the sockets share with the
+	 * kernel) set aside for roxe_alloc_umem_mr(), on top of the receive
+	 * and transmit buffers (it takes none of them), rounded up to 4 KiB
+	 * chunks, at most 256 MiB; pinned like the rest of the UMEM (RLIMIT_MEMLOCK).
+	 * 0: none. Other backends: -EINVAL if set. */
+	uint64_t		umem_mr_bytes;
 };
 
 int roxe_device_open(const struct roxe_device_attr *attr, struct roxe_device **dev);
@@ -137,6 +143,33 @@ struct roxe_mr {
  * persistent (kernel rxe refuses it on DRAM). */
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **mr);
+/*
+ * An MR in the device's UMEM (roxe_device_attr.umem_mr_bytes), length
+ * bytes (whole 4 KiB chunks are taken), zeroed; mr->addr is where it is.
+ * An RC SEND, WRITE or READ response whose payload lies within one SGE of
+ * such an MR leaves without being copied: the frame's descriptors point at
+ * the MR's bytes (the ICRC is still computed over them), where the
+ * sockets are multi-buffer (Linux 6.6; else every frame is copied, as
+ * from any MR); the work request completes only once the kernel has given
+ * those descriptors back. UC, UD, inline data, a payload across SGEs or
+ * to this host's own address (loopback) are copied as usual.
+ * roxe_query_umem() counts both. Received data is always copied into it
+ * (the kernel picks a receive buffer; docs/embedding.md). roxe_dereg_mr()
+ * gives the chunks back. -ENOSPC: the reserve has no run of free chunks
+ * that long; -EOPNOTSUPP: the device has no reserve (not AF_XDP, or
+ * umem_mr_bytes 0); -EINVAL: length 0, or access as roxe_reg_mr().
+ */
+int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
+		       struct roxe_mr **mr);
+struct roxe_umem_stats {
+	uint64_t	reserve_bytes;	/* umem_mr_bytes as made (whole chunks) */
+	uint64_t	reserve_free;	/* not allocated */
+	bool		inplace;	/* frames may leave in place (multi-buffer) */
+	uint64_t	tx_inplace;	/* frames sent from a UMEM MR in place */
+	uint64_t	tx_copied;	/* frames from a UMEM MR that were copied */
+};
+/* All engines' counts, read while they run (each one exact on its own). */
+int roxe_query_umem(struct roxe_device *dev, struct roxe_umem_stats *st);
 /* -EINVAL while memory windows are bound to it (as rxe). */
 int roxe_dereg_mr(struct roxe_mr *mr);
 /* The MR as the struct ibv_mr a BIND_MW WR names (bind_info.mr): roxe

@@ -44,6 +44,9 @@ struct host_attr {
 	unsigned		cnp_interval_us;
 	const char		*cc;		/* roxe_device_attr.cc; NULL: DCQCN on */
 	uint8_t			timeout;	/* the QPs' local ACK timeout; 0: 12 (16.8 ms) */
+	uint64_t		umem_mr_bytes;	/* the devices' UMEM reserve */
+	uint32_t		max_sge;	/* the QPs' send SGEs; 0: 1 */
+	bool			polled;		/* no engine threads (roxe_poll_cq runs them) */
 };
 
 /* The interface's first global IPv6 address as a GID. */
@@ -72,7 +75,8 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 {
 	struct roxe_device_attr da = { .ifname = ifname, .backend = ha->backend,
 				       .engines = ha->engines, .no_ecn = ha->no_ecn,
-				       .cnp_interval_us = ha->cnp_interval_us, .cc = ha->cc };
+				       .cnp_interval_us = ha->cnp_interval_us, .cc = ha->cc,
+				       .umem_mr_bytes = ha->umem_mr_bytes, .polled = ha->polled };
 	int err;
 
 	if (ha->ipv6 && (err = host_gid6(ifname, da.gid)))
@@ -93,7 +97,8 @@ static inline int host_open(struct host *h, const char *ifname, const struct hos
 		struct roxe_qp_init_attr ia = {
 			.send_cq = h->cq, .recv_cq = h->cq, .qp_type = IBV_QPT_RC,
 			.cap = { .max_send_wr = ha->max_wr, .max_recv_wr = ha->max_wr,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+				 .max_send_sge = ha->max_sge ? ha->max_sge : 1,
+				 .max_recv_sge = 1 },
 		};
 
 		err = roxe_create_qp(h->pd, &ia, &h->qp[i]);

@@ -75,6 +75,9 @@ static void usage(FILE *f, const char *argv0)
 "  -B, --backend=B        afxdp (default) or udp\n"
 "      --cc=SETTINGS      congestion control of this end's device: on (the\n"
 "                         default), off, or DCQCN's name=value,... (roxed(8))\n"
+"      --umem-mr          this end's buffers in the device's UMEM\n"
+"                         (roxe_alloc_umem_mr): RC frames from them leave\n"
+"                         without the copy into the UMEM (afxdp)\n"
 "      --verify           payloads carry a pattern the receiving end checks\n"
 "                         byte for byte (SEND: every message; WRITE: every slot\n"
 "                         of the target buffer at the end; READ: every message;\n"
@@ -126,7 +129,7 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 	return 0;
 }
 
-enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC };
+enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC, O_UMEM_MR };
 
 static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePE:B:x:i:FhV";
 static const struct option long_opts[] = {
@@ -143,7 +146,7 @@ static const struct option long_opts[] = {
 	{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
 	{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
 	{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
-	{ "version", 0, NULL, 'V' },
+	{ "version", 0, NULL, 'V' }, { "umem-mr", 0, NULL, O_UMEM_MR },
 	{ 0 },
 };
 
@@ -155,7 +158,7 @@ struct given {
 /* An option group's answer for an option of another group. */
 #define NOT_MINE (-1)
 
-/* --netdev -d -B -E -P --cc -x -i -F: the device this end opens. */
+/* --netdev -d -B -E -P --cc --umem-mr -x -i -F: the device this end opens. */
 static int opt_device(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
 	unsigned one;
@@ -168,6 +171,7 @@ static int opt_device(int opt, const char *arg, struct perf_opts *o, struct give
 	case 'E': return tool_uint("-E/--engines", arg, 1, 64, &o->engines);
 	case 'P': o->polled = true; return 0;
 	case O_CC: o->cc = arg; return 0;	/* checked by roxe_device_open */
+	case O_UMEM_MR: o->umem_mr = true; return 0;
 	case 'x': return tool_int("-x/--gid-index", arg, 0, 255, &o->gid_index);
 	case 'i': return tool_uint("-i/--ib-port (roxe devices have one port)", arg, 1, 1, &one);
 	case 'F': return 0;

@@ -43,6 +43,7 @@ struct perf_opts {
 	unsigned	engines;
 	const char	*cc;		/* --cc: congestion control (roxe_device_attr) */
 	bool		polled;		/* no engine threads (run-to-completion) */
+	bool		umem_mr;	/* --umem-mr: buffers in the UMEM (roxe_alloc_umem_mr) */
 	bool		events;		/* -e: sleep on CQ events */
 	uint32_t	size;
 	bool		sweep;		/* -a */
@@ -76,6 +77,7 @@ struct perf_qp {
 	struct roxe_mr	*mr;
 	uint8_t		*buf;		/* this QP's buffer: slots of msg size */
 	size_t		buf_len;
+	bool		umem;		/* buf is mr's, in the UMEM (--umem-mr) */
 	struct perf_dest local, remote;
 	size_t		remote_len;	/* bytes of the peer's buffer we may use */
 	/* bw loop state */

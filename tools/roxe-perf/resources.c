@@ -78,13 +78,22 @@ static int setup_qp(struct perf_ctx *c, unsigned i)
 	int err;
 
 	q->buf_len = buf_len_for(o, c->max_size);
-	q->buf = aligned_alloc(4096, q->buf_len);
-	if (!q->buf)
-		return -ENOMEM;
-	memset(q->buf, 0, q->buf_len);	/* write_lat polls for non-zero */
-	err = roxe_reg_mr(c->pd, q->buf, q->buf_len, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			  IBV_ACCESS_REMOTE_ATOMIC, &q->mr);
+	if (o->umem_mr) {	/* zeroed, in the device's UMEM */
+		err = roxe_alloc_umem_mr(c->pd, q->buf_len, IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+					 IBV_ACCESS_REMOTE_ATOMIC, &q->mr);
+		if (!err)
+			q->buf = q->mr->addr;
+		q->umem = !err;
+	} else {
+		q->buf = aligned_alloc(4096, q->buf_len);
+		if (!q->buf)
+			return -ENOMEM;
+		memset(q->buf, 0, q->buf_len);	/* write_lat polls for non-zero */
+		err = roxe_reg_mr(c->pd, q->buf, q->buf_len, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC, &q->mr);
+	}
 	if (err) {
 		fprintf(stderr, "Couldn't register %zu bytes: %s\n", q->buf_len, strerror(-err));
 		return err;
@@ -123,10 +132,14 @@ int perf_open(struct perf_ctx *c, const struct perf_opts *o)
 		.ifname = o->ifname, .backend = o->backend, .engines = o->engines,
 		.polled = o->polled, .cc = o->cc,
 	};
+	uint32_t max_size = o->sweep ? PERF_SWEEP_MAX : o->test == TEST_ATOMIC ? 8 : o->size;
 	struct ibv_device_attr dattr;
 	int err;
 
 	c->o = o;
+	/* the QPs' buffers (perf_setup), each in whole chunks */
+	if (o->umem_mr)
+		da.umem_mr_bytes = (uint64_t)o->qps * buf_len_for(o, max_size ? max_size : 8);
 	roxe_env_device_attr(&da, "roxe-perf");
 	err = roxe_device_open(&da, &c->dev);
 	if (err) {
@@ -241,7 +254,8 @@ void perf_teardown(struct perf_ctx *c)
 			roxe_destroy_qp(q->qp);
 		if (q->mr)
 			roxe_dereg_mr(q->mr);
-		free(q->buf);
+		if (!q->umem)
+			free(q->buf);
 	}
 	if (c->cq)
 		roxe_destroy_cq(c->cq);

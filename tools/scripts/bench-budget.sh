@@ -24,7 +24,9 @@
 # profiled window of each case). Tables on stdout; build/bench/budget.tsv
 # (case side stage ns_per_unit). make bench runs it at its end.
 # BUDGET_REUSE=1 tabulates the profiles of the last run again; BUDGET_CASES
-# (default "write rawbw send rawlat") runs only the cases it names.
+# (default "write rawbw send rawlat") runs only the cases it names;
+# BUDGET_WRITE_OPTS adds roxe-perf options to both ends of the WRITE case
+# (--umem-mr: from and to MRs in the UMEM, docs/benchmark-frame-budget.md).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -97,8 +99,10 @@ run_case() {
 if [ -z "${BUDGET_REUSE:-}" ]; then
 dur=$(awk -v w="$win" -v x="$warm" 'BEGIN { print int(w + x + 4) }')
 perf=$bin/roxe-perf
-run_case write "$perf" write bw --netdev "$b" -P -- \
-	"$perf" write bw --netdev "$a" -P -s 65536 -m 4096 -D "$dur" --json 10.99.0.2 || true
+# shellcheck disable=SC2086
+run_case write "$perf" write bw --netdev "$b" -P ${BUDGET_WRITE_OPTS:-} -- \
+	"$perf" write bw --netdev "$a" -P ${BUDGET_WRITE_OPTS:-} -s 65536 -m 4096 -D "$dur" --json \
+	10.99.0.2 || true
 run_case rawbw "$bin/roxe-rawperf" --netdev "$b" --json bw -- \
 	"$bin/roxe-rawperf" --netdev "$a" -s 4096 -D "$dur" --json bw 10.99.0.2 || true
 # round trips for about the run's length (a short one ends the profile early:

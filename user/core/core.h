@@ -72,6 +72,7 @@ struct roxe_mr_priv {
 	pthread_spinlock_t	write_lock;
 	/* a fast-registration MR (REG_MR WQEs register it): its window */
 	uint8_t			*window;	/* NULL: an ordinary MR */
+	bool			umem;		/* in the UMEM's reserve (roxe_alloc_umem_mr) */
 	uint64_t		window_bytes;
 	roxe_mr_window_fn	*window_fn;
 	void			*window_ctx;
@@ -207,6 +208,7 @@ struct roxe_device {
 	struct roxe_xdp		*xdp;		/* the attached program and its maps */
 	bool			xdp_ours;	/* we attached it (a BPF link): it leaves with us */
 	struct roxe_afxdp	*afxdp;
+	uint64_t		umem_mr_bytes;	/* its reserve (roxe_alloc_umem_mr) */
 	/* the AF_XDP ports taken from it: destroyed at close, else the group
 	 * (its sockets bound to the queues, its UMEM) outlives the device */
 	struct roxe_port	*afxdp_ports[ROXE_MAX_ENGINES];
@@ -331,6 +333,20 @@ int roxe_sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_
  * the copy as it is made (roxe_icrc_update_copy). */
 int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
 		       unsigned num_sge, uint32_t offset, void *buf, uint32_t len, uint32_t *crc);
+/*
+ * In place (roxe_alloc_umem_mr): where [offset, offset+len) of the SGE
+ * list (or [va, va+len) through rkey) lies, when it is within one SGE of an
+ * MR in the UMEM's reserve, with *crc updated over those bytes (read where
+ * they are, not copied). 1: so (*host set); 0: not (nothing done; the copy
+ * reports any error), *umem then says whether it was a UMEM MR all the
+ * same (copied: counted as such). crc NULL: only *umem, 0.
+ */
+int roxe_sge_inplace(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sge,
+		     unsigned num_sge, uint32_t offset, uint32_t len, const uint8_t **host,
+		     uint32_t *crc, bool *umem);
+int roxe_mr_inplace(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		    uint32_t rkey, uint64_t va, uint32_t len, unsigned access,
+		    const uint8_t **host, uint32_t *crc, bool *umem);
 /* Execute a REG_MR WQE (include/uapi/roxe/kabi.h) of a QP of pd: an IBV_WC_* status. */
 int roxe_mr_fast_reg(struct roxe_device *dev, const struct roxe_pd *pd,
 		     const struct rxe_send_wqe *w);

@@ -410,3 +410,64 @@ int roxe_sge_copy_icrc(struct roxe_device *dev, struct roxe_pd *pd, const struct
 {
 	return sge_copy(dev, pd, sgl, num_sge, offset, buf, len, ROXE_FROM_MR, crc);
 }
+
+/* The mapped bytes, if they are a UMEM MR's: *crc over them, 1; else 0. */
+static int inplace_read(const uint8_t *p, uint32_t len, struct roxe_mr_access *acc,
+			const uint8_t **host, uint32_t *crc, bool *umem)
+{
+	uint32_t c;
+
+	if (!acc->mr->umem || !crc) {
+		*umem = acc->mr->umem;
+		roxe_mr_access_end(acc);
+		return 0;
+	}
+	*umem = true;
+	c = roxe_icrc_update(*crc, p, len);
+	if (!roxe_mr_access_ok(acc))
+		return 0;
+	*crc = c;
+	*host = p;
+	return 1;
+}
+
+int roxe_sge_inplace(struct roxe_device *dev, struct roxe_pd *pd, const struct rxe_sge *sgl,
+		     unsigned num_sge, uint32_t offset, uint32_t len, const uint8_t **host,
+		     uint32_t *crc, bool *umem)
+{
+	*umem = false;
+	for (unsigned i = 0; len && i < num_sge; i++) {
+		struct rxe_sge sge = sge_read(&sgl[i]);
+		struct roxe_mr_access acc;
+		struct roxe_mr_priv *mr;
+		uint8_t *p;
+
+		if (offset >= sge.length) {
+			offset -= sge.length;
+			continue;
+		}
+		mr = roxe_mr_lookup(dev, sge.lkey, ROXE_LOOKUP_LOCAL);
+		if (!mr)
+			return 0;
+		*umem = mr->umem;
+		if (sge.length - offset < len || !crc)
+			return 0;	/* across SGEs: copied */
+		p = mr_map(mr, pd, sge.addr + offset, len, 0, &acc);
+		return p ? inplace_read(p, len, &acc, host, crc, umem) : 0;
+	}
+	return 0;
+}
+
+int roxe_mr_inplace(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn,
+		    uint32_t rkey, uint64_t va, uint32_t len, unsigned access,
+		    const uint8_t **host, uint32_t *crc, bool *umem)
+{
+	struct roxe_mr_access acc;
+	uint8_t *p;
+
+	*umem = false;
+	if (!len)
+		return 0;
+	p = roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc);
+	return p ? inplace_read(p, len, &acc, host, crc, umem) : 0;
+}

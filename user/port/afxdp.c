@@ -56,6 +56,21 @@
  * of adjacent chunks (8 KiB, contiguous in the UMEM): a frame over 4096
  * bytes leaves as two descriptors, the first marked XDP_PKT_CONTD.
  *
+ * In-place transmit (roxe_afxdp_config.reserve_bytes): a reserve of chunks
+ * behind the TX buffers holds MRs (roxe_alloc_umem_mr). A frame whose
+ * payload lies in one leaves as a chain: the headers in a TX buffer, the
+ * payload as descriptors into the MR (one per chunk it touches: an aligned
+ * UMEM's descriptor may not cross a chunk), then the pad and ICRC from the
+ * TX buffer again, behind the headers. Only with multi-buffer sockets: a
+ * single-buffer frame is one descriptor, headers and payload contiguous.
+ * The completion ring then returns addresses inside the reserve: each is
+ * read once and counted off its chunk (res_out, which keeps the chunk from
+ * being handed out again meanwhile), never put on the TX free stack; the
+ * frame is done when its TX buffer's descriptors are all back (the
+ * kernel completes a frame's descriptors in order: the tail is last),
+ * counted in port.inplace_done for the engine (sq.c holds a WQE's
+ * completion until its frames are done).
+ *
  * Zero-copy is tried first; veth refuses it, and so does 6.12's virtio_net
  * (EOPNOTSUPP: its xdp_features lack NETDEV_XDP_ACT_XSK_ZEROCOPY, which
  * the later AF_XDP transmit series adds). A driver with zero-copy but
@@ -121,12 +136,17 @@
 _Static_assert(RX_BUFS % FILL_MIN == 0 && !((RX_BUFS / FILL_MIN) & (RX_BUFS / FILL_MIN - 1)),
 	       "the fill target halves from RX_BUFS to FILL_MIN");
 #define TX_BUFS		512u		/* per engine */
-#define TX_RING		(2 * TX_BUFS)	/* up to two descriptors a buffer */
-#define COMP_RING	(2 * TX_BUFS)
+/* up to two descriptors a buffer, four for an in-place frame (headers, a
+ * payload over two chunks, the tail) */
+#define TX_RING		(4 * TX_BUFS)
+#define COMP_RING	(4 * TX_BUFS)
 #define JOIN_SLOTS	8u		/* chained frames held by the engine at once */
 #define JOIN_CAP	(16u * 1024)	/* largest chained frame */
 #define MAX_CHAIN	8u
 #define RX_BUDGET	64u
+/* descriptors of an in-place frame at most: headers, a payload of up to
+ * 4096 bytes (two chunks; one more for a frame_size payload), the tail */
+#define INPLACE_DESCS	5u
 
 /* priv of a received buffer: the chunk and its queue, or a join slot. */
 #define PRIV_JOINED	(1ull << 63)
@@ -167,6 +187,7 @@ struct afxdp_port {
 	uint64_t	*tx_free;	/* stack of free TX buffer addresses */
 	unsigned	tx_nfree;
 	uint8_t		*tx_descs_out;	/* per TX buffer: descriptors not completed */
+	uint8_t		*tx_inplace;	/* per TX buffer: it carries an in-place frame */
 	uint64_t	tx_base;
 	unsigned	empty_polls;	/* rx_burst found nothing, in a row */
 	uint8_t		*join;		/* JOIN_SLOTS * JOIN_CAP */
@@ -181,6 +202,14 @@ struct roxe_afxdp {
 	unsigned	engines, queues;
 	unsigned	rx_bufs;	/* RX buffers a queue (roxe_afxdp_plan) */
 	bool		zerocopy, multibuf;
+	/* the reserve: res_chunks chunks from res_base; res_used marks the
+	 * allocated ones (under res_lock), res_out counts each one's
+	 * transmit descriptors not yet completed (engines, atomically) */
+	uint64_t	res_base;
+	unsigned	res_chunks, res_free;
+	uint8_t		*res_used;
+	_Atomic uint16_t *res_out;
+	pthread_mutex_t	res_lock;
 	int		xsks_map_fd;
 	unsigned	failed_queue;	/* where sockets_create stopped */
 	struct afxdp_queue *q;
@@ -445,6 +474,44 @@ static void afxdp_rx_release(struct roxe_port *port, const struct roxe_buf *bufs
 }
 
 /* --- transmit ------------------------------------------------------------------ */
+/* One completed descriptor's address: a TX buffer's, or one inside the
+ * reserve (an in-place payload); anything else is counted and ignored. */
+static void comp_one(struct afxdp_port *p, uint64_t addr)
+{
+	struct roxe_afxdp *g = p->group;
+	uint64_t b = (addr - p->tx_base) / TX_BUF;
+
+	if (addr >= p->tx_base && b < TX_BUFS && p->tx_descs_out[b]) {
+		if (--p->tx_descs_out[b])
+			return;
+		p->tx_free[p->tx_nfree++] = p->tx_base + b * TX_BUF;
+		if (p->tx_inplace[b]) {
+			p->tx_inplace[b] = 0;
+			p->port.inplace_done++;
+		}
+		return;
+	}
+	if (addr >= g->res_base && (addr - g->res_base) / CHUNK < g->res_chunks) {
+		_Atomic uint16_t *o = &g->res_out[(addr - g->res_base) / CHUNK];
+		uint16_t v = atomic_load_explicit(o, memory_order_relaxed);
+
+		/* only this engine's descriptors come back here, but other
+		 * engines count on the same chunk: a CAS, never below 0 */
+		while (v && !atomic_compare_exchange_weak_explicit(o, &v, v - 1,
+								   memory_order_release,
+								   memory_order_relaxed))
+			;
+		if (v)
+			return;
+	}
+	p->port.stats.tx_comp_bogus++;	/* not ours: do not corrupt the stack */
+}
+
+void roxe_afxdp_comp_addr(struct roxe_port *port, uint64_t addr)
+{
+	comp_one((struct afxdp_port *)port, addr);
+}
+
 static void reap_completions(struct afxdp_port *p)
 {
 	struct xsk_ring_cons *cq = &p->home->comp;
@@ -452,13 +519,11 @@ static void reap_completions(struct afxdp_port *p)
 	unsigned n = xsk_ring_cons__peek(cq, COMP_RING, &idx);
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t addr = *xsk_ring_cons__comp_addr(cq, idx + i);
-		uint64_t b = (addr - p->tx_base) / TX_BUF;
+		/* the kernel's ring: read once, checked, then used */
+		uint64_t addr = __atomic_load_n(xsk_ring_cons__comp_addr(cq, idx + i),
+						__ATOMIC_RELAXED);
 
-		if (b >= TX_BUFS || !p->tx_descs_out[b])
-			continue;	/* not ours: cannot happen, do not corrupt the stack */
-		if (--p->tx_descs_out[b] == 0)
-			p->tx_free[p->tx_nfree++] = p->tx_base + b * TX_BUF;
+		comp_one(p, addr);
 	}
 	if (n)
 		xsk_ring_cons__release(cq, n);
@@ -479,6 +544,7 @@ static unsigned afxdp_tx_alloc(struct roxe_port *port, struct roxe_buf *bufs, un
 		bufs[i].cap = p->port.frame_size;
 		bufs[i].priv = addr;
 		bufs[i].tx.bth_off = 0;
+		bufs[i].ext_len = 0;
 	}
 	return i;
 }
@@ -489,6 +555,50 @@ static void afxdp_tx_free(struct roxe_port *port, const struct roxe_buf *bufs, u
 
 	for (unsigned i = 0; i < n; i++)
 		p->tx_free[p->tx_nfree++] = bufs[i].priv;
+}
+
+/* An in-place frame as a chain (see top): the headers, the payload in
+ * the reserve a descriptor per chunk, the tail. False: it cannot go (bad
+ * description, no room in the TX ring). */
+static bool tx_inplace(struct afxdp_port *p, const struct roxe_buf *b)
+{
+	struct roxe_afxdp *g = p->group;
+	struct xsk_ring_prod *tx = &p->tx_sock->tx;
+	uint64_t addr = b->priv, off = b->ext_off, rlen = (uint64_t)g->res_chunks * CHUNK;
+	uint32_t left = b->ext_len, idx;
+	struct xdp_desc d[INPLACE_DESCS];
+	unsigned nd = 0;
+
+	if (!g->multibuf || !b->hdr_len || !b->tail_len || off > rlen || left > rlen - off ||
+	    b->hdr_len + b->tail_len > CHUNK ||
+	    (uint64_t)b->hdr_len + b->ext_len + b->tail_len != b->len || b->len > p->port.frame_size)
+		return false;
+	d[nd++] = (struct xdp_desc){ .addr = addr, .len = b->hdr_len, .options = XDP_PKT_CONTD };
+	while (left) {
+		uint32_t in = CHUNK - (uint32_t)(off % CHUNK), k = left < in ? left : in;
+
+		if (nd == INPLACE_DESCS - 1)
+			return false;
+		d[nd++] = (struct xdp_desc){ .addr = g->res_base + off, .len = k,
+					     .options = XDP_PKT_CONTD };
+		off += k;
+		left -= k;
+	}
+	d[nd++] = (struct xdp_desc){ .addr = addr + b->hdr_len, .len = b->tail_len };
+	if (xsk_ring_prod__reserve(tx, nd, &idx) != nd)
+		return false;
+	for (unsigned k = 0; k < nd; k++) {
+		*xsk_ring_prod__tx_desc(tx, idx + k) = d[k];
+		if (k && k < nd - 1)
+			atomic_fetch_add_explicit(&g->res_out[(d[k].addr - g->res_base) / CHUNK], 1,
+						  memory_order_relaxed);
+	}
+	p->tx_descs_out[(addr - p->tx_base) / TX_BUF] = 2;
+	p->tx_inplace[(addr - p->tx_base) / TX_BUF] = 1;
+	xsk_ring_prod__submit(tx, nd);
+	p->port.stats.tx_frames++;
+	p->port.stats.tx_bytes += b->len;
+	return true;
 }
 
 static void afxdp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsigned n)
@@ -502,6 +612,16 @@ static void afxdp_tx_submit(struct roxe_port *port, struct roxe_buf *bufs, unsig
 		uint32_t len = bufs[i].len, idx;
 		unsigned nd = len > CHUNK ? 2 : 1;
 
+		if (bufs[i].ext_len) {
+			if (tx_inplace(p, &bufs[i])) {
+				queued++;
+			} else {
+				p->tx_free[p->tx_nfree++] = addr;
+				p->port.stats.tx_dropped++;
+				p->port.inplace_done++;	/* its bytes are not read */
+			}
+			continue;
+		}
 		if (!len || len > p->port.frame_size ||
 		    xsk_ring_prod__reserve(tx, nd, &idx) != nd) {
 			p->tx_free[p->tx_nfree++] = addr;
@@ -568,6 +688,11 @@ static void afxdp_tx_flush(struct roxe_port *port)
 	reap_completions(p);
 }
 
+static void afxdp_tx_reap(struct roxe_port *port)
+{
+	reap_completions((struct afxdp_port *)port);
+}
+
 /* --- set-up and teardown ---------------------------------------------------------- */
 static void group_put(struct roxe_afxdp *g);
 
@@ -587,6 +712,7 @@ static const struct roxe_port_ops afxdp_ops = {
 	.tx_submit	= afxdp_tx_submit,
 	.tx_free	= afxdp_tx_free,
 	.tx_flush	= afxdp_tx_flush,
+	.tx_reap	= afxdp_tx_reap,
 	.idle		= afxdp_idle,
 	.destroy	= afxdp_destroy,
 };
@@ -682,6 +808,7 @@ static void port_free(struct afxdp_port *p, struct roxe_afxdp *g)
 	free(p->socks);
 	free(p->tx_free);
 	free(p->tx_descs_out);
+	free(p->tx_inplace);
 	free(p->join);
 	free(p);
 }
@@ -700,6 +827,9 @@ static void group_free(struct roxe_afxdp *g)
 		free(g->q[q].spare);
 	}
 	free(g->q);
+	free(g->res_used);
+	free(g->res_out);
+	pthread_mutex_destroy(&g->res_lock);
 	free(g);
 }
 
@@ -762,8 +892,9 @@ static struct afxdp_port *port_new(struct roxe_afxdp *g, unsigned e)
 	p->socks = calloc(g->queues, sizeof(*p->socks));
 	p->tx_free = calloc(TX_BUFS, sizeof(*p->tx_free));
 	p->tx_descs_out = calloc(TX_BUFS, 1);
+	p->tx_inplace = calloc(TX_BUFS, 1);
 	p->join = malloc((size_t)JOIN_SLOTS * JOIN_CAP);
-	if (!p->socks || !p->tx_free || !p->tx_descs_out || !p->join) {
+	if (!p->socks || !p->tx_free || !p->tx_descs_out || !p->tx_inplace || !p->join) {
 		port_free(p, g);
 		return NULL;
 	}
@@ -984,6 +1115,7 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 	g->multibuf = !cfg->no_multibuf;
 	g->xsks_map_fd = cfg->xsks_map_fd;
 	atomic_init(&g->refs, 1);
+	pthread_mutex_init(&g->res_lock, NULL);
 	if (cfg->queues) {
 		r->q = (struct roxe_if_queues){ .rx = cfg->queues, .tx = cfg->queues };
 	} else {
@@ -1016,8 +1148,19 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 		if (!g->q[q].spare)
 			goto fail;
 	}
-	g->area_size = r->plan.umem_bytes;
-	if (g->area_size != r->plan.umem_bytes) {	/* a 32-bit size_t */
+	if (cfg->reserve_bytes > (uint64_t)UINT16_MAX * CHUNK) {
+		err = failed(r, ROXE_AFXDP_AREA, -EINVAL);
+		goto fail;
+	}
+	g->res_chunks = (unsigned)((cfg->reserve_bytes + CHUNK - 1) / CHUNK);
+	g->res_free = g->res_chunks;
+	g->res_base = r->plan.umem_bytes;
+	g->res_used = calloc(g->res_chunks + 1, 1);
+	g->res_out = calloc(g->res_chunks + 1, sizeof(*g->res_out));
+	if (!g->res_used || !g->res_out)
+		goto fail;
+	g->area_size = r->plan.umem_bytes + (uint64_t)g->res_chunks * CHUNK;
+	if (g->area_size != r->plan.umem_bytes + (uint64_t)g->res_chunks * CHUNK) {	/* a 32-bit size_t */
 		err = failed(r, ROXE_AFXDP_AREA, -ENOMEM);
 		goto fail;
 	}
@@ -1068,6 +1211,10 @@ static struct roxe_afxdp *afxdp_open(const struct roxe_afxdp_config *cfg)
 		struct afxdp_port *p = g->ports[e];
 
 		p->tx_sock = &p->socks[e];
+		if (g->res_chunks && g->multibuf) {
+			p->port.inplace_base = g->area + g->res_base;
+			p->port.inplace_len = (uint64_t)g->res_chunks * CHUNK;
+		}
 		p->port.wait_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (p->port.wait_fd < 0) {
 			err = failed(r, ROXE_AFXDP_MAP, -errno);
@@ -1115,4 +1262,68 @@ void roxe_afxdp_close(struct roxe_afxdp *g)
 bool roxe_afxdp_zerocopy(const struct roxe_afxdp *g)
 {
 	return g->zerocopy;
+}
+
+bool roxe_afxdp_inplace(const struct roxe_afxdp *g)
+{
+	return g->res_chunks && g->multibuf;
+}
+
+/* First fit over whole chunks; a chunk with descriptors out (a frame of
+ * a freed MR still in the kernel) is not taken. */
+void *roxe_afxdp_reserve_alloc(struct roxe_afxdp *g, uint64_t len)
+{
+	uint64_t want = (len + CHUNK - 1) / CHUNK;
+	void *p = NULL;
+
+	if (!len || !g) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!g->res_chunks) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	pthread_mutex_lock(&g->res_lock);
+	for (unsigned i = 0, run = 0; want <= g->res_free && i < g->res_chunks; i++) {
+		if (g->res_used[i] || atomic_load(&g->res_out[i])) {
+			run = 0;
+			continue;
+		}
+		if (++run < want)
+			continue;
+		for (unsigned k = i + 1 - run; k <= i; k++)
+			g->res_used[k] = 1;
+		g->res_free -= run;
+		p = g->area + g->res_base + (uint64_t)(i + 1 - run) * CHUNK;
+		break;
+	}
+	pthread_mutex_unlock(&g->res_lock);
+	if (!p)
+		errno = ENOSPC;
+	return p;
+}
+
+void roxe_afxdp_reserve_free(struct roxe_afxdp *g, void *p, uint64_t len)
+{
+	uint64_t first, n = (len + CHUNK - 1) / CHUNK;
+
+	if (!g || !p || (uint8_t *)p < g->area + g->res_base)
+		return;
+	first = ((uint8_t *)p - (g->area + g->res_base)) / CHUNK;
+	pthread_mutex_lock(&g->res_lock);
+	for (uint64_t k = first; k < first + n && k < g->res_chunks; k++)
+		if (g->res_used[k]) {
+			g->res_used[k] = 0;
+			g->res_free++;
+		}
+	pthread_mutex_unlock(&g->res_lock);
+}
+
+void roxe_afxdp_reserve_query(struct roxe_afxdp *g, uint64_t *total, uint64_t *avail)
+{
+	pthread_mutex_lock(&g->res_lock);
+	*total = (uint64_t)g->res_chunks * CHUNK;
+	*avail = (uint64_t)g->res_free * CHUNK;
+	pthread_mutex_unlock(&g->res_lock);
 }

@@ -733,7 +733,7 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (uint32_t e = 0; e < ROXE_MAX_ENGINES; e++) {
-		struct roxe_engine_stats one;
+		struct roxe_engine_stats one = { 0 };	/* an older program's map may hold less */
 
 		if (x->eng_stats)
 			one = x->eng_stats[e];
@@ -746,6 +746,9 @@ int roxe_xdp_read_eng_stats(struct roxe_xdp *x, struct roxe_engine_stats *sum)
 		sum->credit_lapses += one.credit_lapses;
 		sum->kdb_overflows += one.kdb_overflows;
 		sum->wakeup_errors += one.wakeup_errors;
+		sum->tx_umem_inplace += one.tx_umem_inplace;
+		sum->tx_umem_copied += one.tx_umem_copied;
+		sum->tx_umem_held_expired += one.tx_umem_held_expired;
 	}
 	return 0;
 }

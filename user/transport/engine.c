@@ -40,6 +40,7 @@
 #include "transport/requester.h"
 #include "transport/responder.h"
 #include "transport/sched.h"
+#include "transport/sq.h"
 #include "transport/stash.h"
 #include "transport/trace.h"
 
@@ -381,6 +382,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_timer_disarm(qp);
 			roxe_credit_drop(qp);	/* nothing of it is outstanding */
 			roxe_stash_drop(qp);
+			roxe_sq_held_drop(qp);
 			atomic_store(&qp->detached, true);
 			continue;
 		}
@@ -570,8 +572,10 @@ static void sleep_until_work(struct roxe_engine *e, uint64_t next_timer)
 				d = (d / 1000000 + 1) * 1000000;
 		}
 		/* Frames the port has not handed over: only another kick
-		 * sends them, and nothing else may wake us. */
-		if (!e->port->tx_pending) {
+		 * sends them, and nothing else may wake us. Completions held
+		 * for in-place frames: nothing wakes us when the kernel gives
+		 * their descriptors back either. */
+		if (!e->port->tx_pending && !e->held_qps) {
 			e->tx_nap_ns = 0;
 		} else {
 			e->tx_nap_ns = e->tx_nap_ns ? e->tx_nap_ns * 2 : TX_NAP_MIN_NS;
@@ -629,6 +633,8 @@ static bool engine_turn(struct roxe_engine *e, bool clock)
 	 * work, not idling. */
 	busy |= e->ready_head != NULL;
 	roxe_engine_tx_turn_end(e, !rx);
+	if (e->held_qps)
+		roxe_sq_held_turn(e);	/* completions that waited for in-place frames */
 	roxe_mr_turn_end();
 	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
 	return busy;

@@ -86,12 +86,15 @@ static void reset(struct roxe_qp *qp)
 	roxe_timer_disarm(qp);
 	roxe_credit_drop(qp);	/* before its count is wiped */
 	roxe_stash_drop(qp);	/* so is the stash's */
+	roxe_sq_held_drop(qp);	/* RESET: nothing posted shows */
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	memset(res, 0, ROXE_MAX_RD_ATOMIC * sizeof(*res));
 	qp->resp.res = res;
 	memset(qp->swqe, 0, ((size_t)qp->sq.mask + 1) * sizeof(*qp->swqe));
+	if (qp->swqe_seq)
+		memset(qp->swqe_seq, 0, ((size_t)qp->sq.mask + 1) * sizeof(*qp->swqe_seq));
 	if (qp->served) {
 		/* The application's rings: drop what it posted, as rxe does.
 		 * Only the indices move; the shapes stay the module's. */

@@ -333,8 +333,22 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 		if (!b)
 			return false;
 		/* Looked up again per packet: the MR may have gone meanwhile.
-		 * Copied and CRCed in one pass. */
+		 * From a UMEM MR left where it is; else copied and CRCed in one
+		 * pass. */
 		crc = roxe_icrc_begin(b->data, &pkt);
+		if (qp->dev->umem_mr_bytes) {
+			bool try = roxe_engine_tx_inplace_ok(qp->eng, qp, b), umem = false;
+			const uint8_t *host;
+
+			if (roxe_mr_inplace(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, len,
+					    IBV_ACCESS_REMOTE_READ, &host, try ? &crc : NULL,
+					    &umem) == 1 &&
+			    roxe_engine_tx_inplace(qp->eng, b, &pkt, host, crc))
+				goto sealed;
+			if (umem)
+				qp->eng->stats->tx_umem_copied++;
+			crc = roxe_icrc_begin(b->data, &pkt);
+		}
 		if (roxe_mr_read_icrc(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off,
 				      len, IBV_ACCESS_REMOTE_READ, &crc)) {
 			roxe_port_tx_free(qp->eng->port, b, 1);
@@ -342,6 +356,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 			return false;
 		}
 		b->len = roxe_frame_seal_icrc(b->data, &pkt, crc);
+sealed:
 		roxe_pace_sent_frame(qp, b->len);
 		roxe_engine_tx_commit_resp(qp->eng, qp, b);
 		(*budget)--;

@@ -255,6 +255,39 @@ void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struc
 	roxe_engine_tx_commit(e, qp, b);
 }
 
+bool roxe_engine_tx_inplace_ok(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b)
+{
+	return e->port->inplace_len && qp->type == IBV_QPT_RC && !e->dev->trace &&
+	       !roxe_loop_target_qp(qp, b->tx.dgid);
+}
+
+bool roxe_engine_tx_inplace(struct roxe_engine *e, struct roxe_buf *b, const struct roxe_pkt *pkt,
+			    const uint8_t *host, uint32_t crc)
+{
+	const struct roxe_port *p = e->port;
+	uint8_t *tail = b->data + pkt->payload_off;
+	static const uint8_t zero[4];
+
+	if (host < p->inplace_base || (uint64_t)(host - p->inplace_base) > p->inplace_len ||
+	    pkt->payload_len > p->inplace_len - (uint64_t)(host - p->inplace_base) ||
+	    pkt->pad > 3)
+		return false;
+	crc = roxe_icrc_update(crc, zero, pkt->pad);
+	memset(tail, 0, pkt->pad);
+	tail += pkt->pad;
+	tail[0] = (uint8_t)crc;
+	tail[1] = (uint8_t)(crc >> 8);
+	tail[2] = (uint8_t)(crc >> 16);
+	tail[3] = (uint8_t)(crc >> 24);
+	b->ext_off = (uint64_t)(host - p->inplace_base);
+	b->ext_len = pkt->payload_len;
+	b->hdr_len = (uint16_t)pkt->payload_off;
+	b->tail_len = (uint8_t)(pkt->pad + ROXE_ICRC_LEN);
+	b->len = pkt->frame_len;
+	e->stats->tx_umem_inplace++;
+	return true;
+}
+
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
 	if (tx_looped(e, qp, b))

@@ -45,6 +45,15 @@ static inline int roxe_engine_tx_hdrs(struct roxe_buf *b, const struct roxe_fram
 		roxe_engine_tx_desc(b, a, h, pkt);
 	return err;
 }
+/* May qp's frame b (headers built) leave in place (roxe_alloc_umem_mr)?
+ * The port has an in-place region, an RC QP, a frame for the wire (not
+ * looped), no tracing (which reads frames whole). */
+bool roxe_engine_tx_inplace_ok(struct roxe_engine *e, struct roxe_qp *qp, const struct roxe_buf *b);
+/* b's payload (pkt) is the len bytes at host, crc the ICRC over headers
+ * and payload: b becomes an in-place frame, its tail (pad, ICRC) behind
+ * the headers. False, b unchanged: host is not in the port's region. */
+bool roxe_engine_tx_inplace(struct roxe_engine *e, struct roxe_buf *b, const struct roxe_pkt *pkt,
+			    const uint8_t *host, uint32_t crc);
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_ack(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);
 void roxe_engine_tx_commit_resp(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b);

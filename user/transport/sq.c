@@ -3,9 +3,27 @@
  * Retiring send WQEs, oldest first: a completion (when signalled or in
  * error), the slot freed for the application, the requester moved past a
  * WQE it was about to send again, and SQD's drain noticed.
+ *
+ * A WQE that sent frames in place (roxe_alloc_umem_mr) retires for the
+ * transport when its ACK comes, but the application sees it complete
+ * (the WC, the slot freed) only once the port is done with those frames:
+ * the kernel has given their descriptors back, so nothing reads the
+ * application's buffer any more. An ACK may well come first: the
+ * descriptors of a frame sent twice (a retransmission) are still out when
+ * the first copy is acknowledged, a driver returns them when it cleans
+ * its ring, copy mode when the skb is freed. The port counts the frames it
+ * is done with in the order they were submitted (port.inplace_done), the
+ * engine numbers them in the same order as it builds them
+ * (inplace_built): a completion waits, with every later one of its QP,
+ * until the count reaches its WQE's last frame. Not forever: the ACK says
+ * the peer has the data, so what is still out is a copy the kernel lost
+ * (a chain it refused is dropped without a completion); after
+ * ROXE_HELD_MAX_NS the completion goes, counted (tx_umem_held_expired).
  */
 #include "transport/transport.h"
 #include "transport/sq.h"
+
+#define ROXE_HELD_MAX_NS	(2ull * 1000000000)
 #include "wire/psn.h"
 
 static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
@@ -34,12 +52,81 @@ static enum ibv_wc_opcode wc_opcode(uint32_t wr_op)
 	}
 }
 
+void roxe_sq_inplace_sent(struct roxe_qp *qp, const struct rxe_send_wqe *w)
+{
+	if (qp->swqe_seq)
+		qp->swqe_seq[(uint32_t)(w - qp->swqe) & qp->sq.mask] = ++qp->eng->inplace_built;
+}
+
+/* The port done with in-place frames up to seq? It looks at its
+ * completions first when not yet. */
+static bool inplace_done(struct roxe_engine *e, uint64_t seq)
+{
+	if (seq <= e->port->inplace_done)
+		return true;
+	if (e->port->ops->tx_reap)
+		e->port->ops->tx_reap(e->port);
+	return seq <= e->port->inplace_done;
+}
+
+static void held_publish(struct roxe_qp *qp, const struct roxe_held_wc *h)
+{
+	__atomic_store_n(&qp->sq.buf->consumer_index, h->index, __ATOMIC_RELEASE);
+	if (h->signal)
+		roxe_cq_post(qp->scq, &h->wc, false);
+}
+
+void roxe_sq_held_turn(struct roxe_engine *e)
+{
+	struct roxe_qp **pp = &e->held_qps, *qp;
+
+	while ((qp = *pp)) {
+		while (qp->held_n) {
+			const struct roxe_held_wc *h = &qp->held[qp->held_head];
+
+			if (!inplace_done(e, h->seq)) {
+				if (e->now - h->since < ROXE_HELD_MAX_NS)
+					break;
+				e->stats->tx_umem_held_expired++;
+			}
+			held_publish(qp, h);
+			qp->held_head = (qp->held_head + 1) & qp->sq.mask;
+			qp->held_n--;
+		}
+		if (qp->held_n) {
+			pp = &qp->held_next;
+			continue;
+		}
+		*pp = qp->held_next;
+		qp->on_held = false;
+		if (qp->eng_state == IBV_QPS_SQD)
+			roxe_qp_sq_drain_check(qp);
+	}
+}
+
+void roxe_sq_held_drop(struct roxe_qp *qp)
+{
+	struct roxe_qp **pp;
+
+	qp->held_n = 0;
+	if (!qp->on_held)
+		return;
+	for (pp = &qp->eng->held_qps; *pp; pp = &(*pp)->held_next)
+		if (*pp == qp) {
+			*pp = qp->held_next;
+			break;
+		}
+	qp->on_held = false;
+}
+
 /* Retire the WQE at the head of the send queue. A QP created with
  * sq_sig_all completes every WQE: the stock rxe provider writes the
  * application's send_flags as they are (rxe's completer checks the QP's
  * sq_sig_type too), so a served QP's WQE need not carry SIGNALED. */
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st)
 {
+	uint32_t slot = (uint32_t)(w - qp->swqe) & qp->sq.mask;
+	uint64_t seq = qp->swqe_seq ? qp->swqe_seq[slot] : 0;
 	bool signal = st != IBV_WC_SUCCESS || qp->sq_sig_all ||
 		      (w->wr.send_flags & IBV_SEND_SIGNALED);
 	struct ib_uverbs_wc wc = {
@@ -67,6 +154,24 @@ void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_s
 	}
 	/* The engine's copy is free for the slot's next WQE. */
 	w->state = ROXE_WQE_POSTED;
+	if (qp->swqe_seq)
+		qp->swqe_seq[slot] = 0;
+	if (qp->held && (qp->held_n || (seq && !inplace_done(qp->eng, seq)))) {
+		/* held (see top): the engine's index moves on, the ring's
+		 * consumer index and the WC follow when it is released */
+		struct roxe_held_wc *h = &qp->held[(qp->held_head + qp->held_n) & qp->sq.mask];
+
+		qp->sq.index = roxe_queue_next(&qp->sq, qp->sq.index);
+		*h = (struct roxe_held_wc){ .wc = wc, .seq = seq, .since = qp->eng->now,
+					    .index = qp->sq.index, .signal = signal };
+		qp->held_n++;	/* at most the ring: one per slot */
+		if (!qp->on_held) {
+			qp->on_held = true;
+			qp->held_next = qp->eng->held_qps;
+			qp->eng->held_qps = qp;
+		}
+		return;
+	}
 	/* Free the slot before the completion shows: an application that
 	 * polls it may post again at once, into a queue that must have room. */
 	roxe_queue_consume(&qp->sq);

@@ -83,6 +83,12 @@ static inline const struct rxe_dma_info *roxe_sq_dma(const struct roxe_qp *qp,
 /* The oldest WQE not retired, if it has been (partly) sent. */
 struct rxe_send_wqe *roxe_sq_head(struct roxe_qp *qp);
 void roxe_complete_wqe(struct roxe_qp *qp, struct rxe_send_wqe *w, enum ibv_wc_status st);
+/* w's packet just built left in place: its completion waits for it. */
+void roxe_sq_inplace_sent(struct roxe_qp *qp, const struct rxe_send_wqe *w);
+/* Completions held for in-place frames the port is now done with: out. */
+void roxe_sq_held_turn(struct roxe_engine *e);
+/* qp's held completions dropped (reset, destroy), off the engine's list. */
+void roxe_sq_held_drop(struct roxe_qp *qp);
 void roxe_completer_progress(struct roxe_qp *qp);	/* retire local WQEs at the head */
 void roxe_qp_sq_drain_check(struct roxe_qp *qp);	/* SQD: drained yet? */
 

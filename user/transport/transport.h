@@ -43,6 +43,16 @@
  * ring every time they (re)send together, and go-back-N never catches up. */
 #define ROXE_TURN_TX_BUDGET	(2 * ROXE_RX_BURST)
 
+/* A send completion held back (sq.c): its WC, the SQ consumer index to
+ * publish with it, the in-place frame it waits for. */
+struct roxe_held_wc {
+	struct ib_uverbs_wc	wc;
+	uint64_t		seq;
+	uint64_t		since;		/* e->now when held */
+	uint32_t		index;
+	bool			signal;
+};
+
 struct roxe_qp {
 	/* set at creation, read-only afterwards */
 	struct roxe_device	*dev;
@@ -68,6 +78,14 @@ struct roxe_qp {
 	 * is read again only for the SGEs and inline data, each bounded by
 	 * what a slot holds. */
 	struct rxe_send_wqe	*swqe;
+	/* With a UMEM reserve (roxe_alloc_umem_mr), by slot: the engine's
+	 * number of the WQE's last in-place frame (0: none), and the
+	 * completions held until the port is done with such frames (sq.c). */
+	uint64_t		*swqe_seq;
+	struct roxe_held_wc	*held;
+	uint32_t		held_head, held_n;
+	struct roxe_qp		*held_next;	/* the engine's list of QPs holding some */
+	bool			on_held;
 	/* A kernel ULP's QP (roxe.ko writes its WQEs, in a ring only the
 	 * module and roxed map): UD WQEs may carry the address vector, and
 	 * REG_MR WQEs (fast registration) are its alone. An application's UD
@@ -186,6 +204,9 @@ struct roxe_engine {
 	bool			tx_urgent;	/* the batch holds more than held ACKs */
 	uint64_t		ack_held_since;	/* oldest held ACK; 0: none */
 	struct roxe_engine_stats *stats;	/* this engine's global counters */
+	/* in-place frames built (their numbers, sq.c), QPs holding completions */
+	uint64_t		inplace_built;
+	struct roxe_qp		*held_qps;
 	struct roxe_dcqcn_params cc;		/* the device's DCQCN parameters */
 };
 

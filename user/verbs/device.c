@@ -365,6 +365,7 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 	 * program leaves with the device, or with the process however it dies. */
 	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true, .owned = true };
 	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n,
+				       .reserve_bytes = dev->umem_mr_bytes,
 				       .report = &r->afxdp };
 	/* what set the engine count (engines_of), which the sockets' own plan
 	 * (for the count it is given) does not know; and the queues it saw
@@ -505,6 +506,9 @@ static int attr_check(const struct roxe_device_attr *attr, unsigned max_engines,
 	}
 	if (attr->cnp_interval_us > ROXE_CNP_INTERVAL_MAX_US)
 		return -EINVAL;
+	if (attr->umem_mr_bytes && (attr->backend != ROXE_BACKEND_AFXDP ||
+				    attr->umem_mr_bytes > ROXE_UMEM_MR_MAX))
+		return -EINVAL;
 	if (attr->rt_priority > 99 || (attr->rt_priority && attr->polled))
 		return -EINVAL;
 	return cc_parse(attr, cc);
@@ -521,6 +525,7 @@ static int dev_init(struct roxe_device *dev, const struct roxe_device_attr *attr
 	dev->cnp_interval_ns = 1000ull * (attr->cnp_interval_us ? attr->cnp_interval_us :
 					  ROXE_CNP_INTERVAL_US);
 	dev->polled = attr->polled;
+	dev->umem_mr_bytes = attr->umem_mr_bytes;
 	dev->rt_priority = attr->rt_priority;
 	dev->ooo_stash = !attr->no_ooo_stash;
 	dev->trace = attr->trace;
@@ -731,6 +736,24 @@ void roxe_device_close(struct roxe_device *dev)
 		return;
 	threads_stop(dev, dev->nengines);
 	dev_free(dev);
+}
+
+int roxe_query_umem(struct roxe_device *dev, struct roxe_umem_stats *st)
+{
+	if (!dev || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	if (dev->afxdp) {
+		roxe_afxdp_reserve_query(dev->afxdp, &st->reserve_bytes, &st->reserve_free);
+		st->inplace = roxe_afxdp_inplace(dev->afxdp);
+	}
+	for (unsigned i = 0; i < dev->nengines; i++) {
+		st->tx_inplace += __atomic_load_n(&dev->eng_stats[i].tx_umem_inplace,
+						  __ATOMIC_RELAXED);
+		st->tx_copied += __atomic_load_n(&dev->eng_stats[i].tx_umem_copied,
+						 __ATOMIC_RELAXED);
+	}
+	return 0;
 }
 
 int roxe_device_last_error(struct roxe_device *dev, uint64_t *count)

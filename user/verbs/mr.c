@@ -74,8 +74,10 @@ static int mr_publish(struct roxe_pd *pd, struct roxe_mr_priv *mr, uint32_t key)
 	return 0;
 }
 
+/* umem: in the UMEM's reserve (roxe_alloc_umem_mr), set before engines
+ * can see it */
 static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, size_t length,
-		  unsigned access, struct roxe_mr **out)
+		  unsigned access, bool umem, struct roxe_mr **out)
 {
 	struct roxe_mr_priv *mr;
 	int err;
@@ -97,6 +99,7 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 	mr->pub.access = access;
 	mr->iova = iova;
 	mr->host = host;
+	mr->umem = umem;
 	atomic_store(&mr->valid, true);
 	pthread_spin_init(&mr->write_lock, PTHREAD_PROCESS_PRIVATE);
 	err = mr_publish(pd, mr, key);
@@ -112,7 +115,30 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **out)
 {
-	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, out);
+	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, false, out);
+}
+
+int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
+		       struct roxe_mr **out)
+{
+	struct roxe_device *dev;
+	uint8_t *p;
+	int err;
+
+	if (!pd || !out || !length)
+		return -EINVAL;
+	dev = pd->dev;
+	if (!dev->afxdp || !dev->umem_mr_bytes)
+		return -EOPNOTSUPP;
+	p = roxe_afxdp_reserve_alloc(dev->afxdp, length);
+	if (!p)
+		return -errno;
+	/* a chunk may come back with an earlier MR's bytes */
+	memset(p, 0, length);
+	err = mr_new(pd, 0, (uintptr_t)p, p, length, access, true, out);
+	if (err)
+		roxe_afxdp_reserve_free(dev->afxdp, p, length);
+	return err;
 }
 
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
@@ -120,7 +146,7 @@ int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t l
 {
 	if (!key)
 		return -EINVAL;
-	return mr_new(pd, key, iova, host, length, access, out);
+	return mr_new(pd, key, iova, host, length, access, false, out);
 }
 
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
@@ -131,7 +157,7 @@ int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t
 
 	if (!key || !window || !window_bytes || !fn)
 		return -EINVAL;
-	err = mr_new(pd, key, 0, window, 0, 0, out);
+	err = mr_new(pd, key, 0, window, 0, 0, false, out);
 	if (err)
 		return err;
 	mr = (struct roxe_mr_priv *)*out;
@@ -169,6 +195,10 @@ int roxe_dereg_mr(struct roxe_mr *pub)
 	roxe_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->users, 1);
 	pthread_spin_destroy(&mr->write_lock);
+	/* No engine reads it any more; a chunk the kernel still has a
+	 * descriptor of is not handed out again before it comes back. */
+	if (mr->umem)
+		roxe_afxdp_reserve_free(dev->afxdp, mr->host, pub->length);
 	free(mr);
 	return 0;
 }

@@ -151,6 +151,8 @@ static void qp_free(struct roxe_qp *qp)
 	}
 	free(qp->resp.res);
 	free(qp->swqe);
+	free(qp->swqe_seq);
+	free(qp->held);
 	pthread_mutex_destroy(&qp->modify_lock);
 	pthread_spin_destroy(&qp->sq_post_lock);
 	pthread_spin_destroy(&qp->rq_post_lock);
@@ -169,7 +171,15 @@ static int qp_sq_ready(struct roxe_qp *qp)
 		qp->sq_slot_sge = ROXE_MAX_SGE;
 	qp->sq_slot_inline = room < ROXE_MAX_INLINE ? room : ROXE_MAX_INLINE;
 	qp->swqe = calloc((size_t)qp->sq.mask + 1, sizeof(*qp->swqe));
-	return qp->swqe ? 0 : -ENOMEM;
+	if (!qp->swqe)
+		return -ENOMEM;
+	if (qp->dev->umem_mr_bytes) {	/* in-place frames: completions wait for them (sq.c) */
+		qp->swqe_seq = calloc((size_t)qp->sq.mask + 1, sizeof(*qp->swqe_seq));
+		qp->held = calloc((size_t)qp->sq.mask + 1, sizeof(*qp->held));
+		if (!qp->swqe_seq || !qp->held)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* The QP has its number: give it its engine, counters and XDP steering,

@@ -46,6 +46,18 @@ struct roxe_buf {
 	uint32_t	cap;		/* tx: bytes writable at data */
 	uint64_t	priv;		/* the backend's handle (e.g. UMEM address) */
 	struct roxe_tx_desc tx;		/* tx: set by the caller, or left undescribed */
+	/*
+	 * tx, ext_len nonzero: a frame whose payload stays where it is, in the
+	 * port's in-place region (roxe_port.inplace_*): data holds the headers
+	 * (hdr_len bytes), then the pad and ICRC (tail_len bytes) right behind
+	 * them; the payload is ext_len bytes at ext_off into the region; len is
+	 * the whole frame's. Only a port with inplace_len set gets such frames
+	 * (roxe_buf_linearize makes an ordinary frame of one).
+	 */
+	uint64_t	ext_off;
+	uint32_t	ext_len;
+	uint16_t	hdr_len;
+	uint8_t		tail_len;
 };
 
 struct roxe_port_stats {
@@ -54,6 +66,8 @@ struct roxe_port_stats {
 	uint64_t	rx_dropped;	/* ring full, bad frame from below, ... */
 	uint64_t	tx_dropped;	/* no buffer, send error */
 	uint64_t	tx_kicks;	/* sendto()/wakeups issued */
+	uint64_t	tx_comp_bogus;	/* completion ring addresses that were no
+					 * descriptor of ours (ignored) */
 };
 
 struct roxe_port_ops {
@@ -74,6 +88,8 @@ struct roxe_port_ops {
 	 * leaves tx_pending set: the engine flushes again every turn, and
 	 * sleeps only briefly, until it is clear. */
 	void (*tx_flush)(struct roxe_port *p);
+	/* Optional: look at what the kernel is done with (inplace_done). */
+	void (*tx_reap)(struct roxe_port *p);
 	/* Optional: nobody will read for a while (the engine sleeps); have
 	 * every receive buffer ready for what comes meanwhile. */
 	void (*idle)(struct roxe_port *p);
@@ -89,8 +105,34 @@ struct roxe_port {
 	uint32_t	rx_frames;	/* frames its receive ring holds; 0: not known
 					 * (the engine's PSN credit, credit.c) */
 	bool		tx_pending;	/* frames submitted that have not left yet */
+	/* In-place transmit (AF_XDP with multi-buffer, a UMEM reserve): the
+	 * region payloads may stay in (roxe_buf.ext_*), where this process
+	 * sees it; inplace_len 0: none. inplace_done counts the in-place frames
+	 * the port is done with (the kernel gave every descriptor back, or the
+	 * frame was dropped), in the order they were submitted. */
+	uint8_t		*inplace_base;
+	uint64_t	inplace_len;
+	uint64_t	inplace_done;
 	struct roxe_port_stats stats;
 };
+
+/* b (an in-place frame) as an ordinary one: payload and tail copied into
+ * data behind the headers; false when it does not fit cap. */
+static inline bool roxe_buf_linearize(const struct roxe_port *p, struct roxe_buf *b)
+{
+	uint8_t tail[8];
+
+	if (!b->ext_len)
+		return true;
+	if (b->tail_len > sizeof(tail) || b->len > b->cap ||
+	    b->ext_off > p->inplace_len || b->ext_len > p->inplace_len - b->ext_off)
+		return false;
+	__builtin_memcpy(tail, b->data + b->hdr_len, b->tail_len);
+	__builtin_memcpy(b->data + b->hdr_len, p->inplace_base + b->ext_off, b->ext_len);
+	__builtin_memcpy(b->data + b->hdr_len + b->ext_len, tail, b->tail_len);
+	b->ext_len = 0;
+	return true;
+}
 
 static inline unsigned roxe_port_rx(struct roxe_port *p, struct roxe_buf *b, unsigned n)
 {
@@ -246,6 +288,9 @@ struct roxe_afxdp_config {
 	int		xsks_map_fd;	/* roxe_xsks of the attached program */
 	bool		force_copy;	/* do not try zero-copy */
 	bool		no_multibuf;	/* frames up to one buffer (3840 B) only */
+	/* bytes of the UMEM set aside for in-place MRs (roxe_afxdp_reserve_*),
+	 * on top of the receive and transmit buffers; rounded up to chunks */
+	uint64_t	reserve_bytes;
 	struct roxe_afxdp_report *report;	/* NULL, or filled either way */
 };
 
@@ -258,6 +303,23 @@ struct roxe_port *roxe_afxdp_port(struct roxe_afxdp *x, unsigned engine);
 void roxe_afxdp_close(struct roxe_afxdp *x);
 
 bool roxe_afxdp_zerocopy(const struct roxe_afxdp *x);
+
+/* The UMEM reserve (roxe_afxdp_config.reserve_bytes): len bytes of it,
+ * whole chunks, none of them with a transmit descriptor still out: their
+ * address in this process; NULL with errno ENOSPC (no such run free),
+ * EOPNOTSUPP (no reserve), EINVAL (len 0). Any thread. */
+void *roxe_afxdp_reserve_alloc(struct roxe_afxdp *x, uint64_t len);
+/* Back into the reserve (p, len as allocated). */
+void roxe_afxdp_reserve_free(struct roxe_afxdp *x, void *p, uint64_t len);
+/* The reserve's size and what of it is free, in bytes. */
+void roxe_afxdp_reserve_query(struct roxe_afxdp *x, uint64_t *total, uint64_t *avail);
+/* Frames may leave in place: multi-buffer sockets and a reserve. */
+bool roxe_afxdp_inplace(const struct roxe_afxdp *x);
+/* One address as port's completion ring gives it, read once: a transmit
+ * buffer's descriptor, an in-place payload's, or counted in
+ * stats.tx_comp_bogus and ignored. The port's thread only (tests feed it
+ * hostile values). */
+void roxe_afxdp_comp_addr(struct roxe_port *port, uint64_t addr);
 
 /* --- UDP backend -------------------------------------------------------------- */
 /*
