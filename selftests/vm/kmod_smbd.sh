@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # SMB Direct on roxe0 (issue #39): ksmbd and cifs over RDMA, in the 6.1
-# guest, whose Debian build leaves SMB Direct out: both modules rebuilt
+# guest (kmod_smbd-6.12.sh: 6.12), whose Debian build leaves SMB Direct out: both modules rebuilt
 # with it (tools/vm/smbd-modules.sh), ksmbd-tools and cifs-utils from
 # Debian's .debs (unpacked under build/smbd/root, never installed).
 #   rxa (10.77.2.1, rxe0)  <-- veth -->  rxb (10.77.2.2, roxe0; 10.77.2.3)
@@ -59,7 +59,8 @@ smbtool() {
 load_modules() {
 	local f m
 	while read -r f; do
-		m=$(basename "$f" .ko)
+		m=$(basename "$f")
+		m=${m%%.ko*}
 		m=${m//-/_}
 		[ -d "/sys/module/$m" ] && continue
 		insmod "$f" || log "insmod $f failed (a soft dependency: go on)"

@@ -12,9 +12,11 @@
 # version the guest's headers come from (their -common package's
 # changelog) is fetched through the guest kernels' private apt
 # configuration (tools/vm/fetch-kernels.sh, vm_apt_unpack); only fs/smb/,
-# fs/internal.h (ksmbd's vfs.c includes it) and the ASN.1 compiler's source (the headers lack scripts/asn1_compiler,
-# which both modules' SPNEGO grammars need) are taken out of its tarball,
-# under build/smbd/src-<version>/. Nothing is installed on the host. A
+# fs/internal.h (ksmbd's vfs.c includes it), fs/nls/ (6.12's cifs
+# includes nls_ucs2_utils.h from there) and the ASN.1 compiler's source
+# (the headers lack scripts/asn1_compiler, which both modules' SPNEGO
+# grammars need) are taken out of its tarball, under
+# build/smbd/src-<version>/. Nothing is installed on the host. A
 # second run with the modules there costs nothing.
 set -euo pipefail
 
@@ -41,12 +43,14 @@ vm_apt_unpack "$top/build/smbd" ksmbd-tools/bookworm-backports cifs-utils libnl-
 common=$(sed -n 's|^include .*/\(linux-headers-[^/]*-common\)/Makefile$|\1|p' "$hdr/Makefile")
 [ -n "$common" ] || die "cannot tell $rel's linux-headers-*-common from $hdr/Makefile"
 ver=$(zcat "$root/usr/share/doc/$common/changelog.Debian.gz" 2>/dev/null |
-	sed -n '1s/^linux (\([^)]*\)).*/\1/p' || true)
+	# (the source is "linux", or "linux-6.12" for a backport)
+	sed -n '1s/^linux[-0-9.]* (\([^)]*\)).*/\1/p' || true)
 [ -n "$ver" ] || die "cannot tell the Debian version of $rel's headers"
 series=$(cut -d. -f1,2 <<<"$ver")
 src=$top/build/smbd/src-$ver
 tree=$src/linux-source-$series
-if [ ! -f "$tree/fs/smb/client/smbdirect.c" ] || [ ! -f "$tree/fs/internal.h" ]; then
+if [ ! -f "$tree/fs/smb/client/smbdirect.c" ] || [ ! -f "$tree/fs/internal.h" ] ||
+   [ ! -d "$tree/fs/nls" ]; then
 	dl=$top/build/smbd/debs
 	rm -rf "$dl" && mkdir -p "$dl" "$src"
 	[ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$dl"
@@ -57,6 +61,7 @@ if [ ! -f "$tree/fs/smb/client/smbdirect.c" ] || [ ! -f "$tree/fs/internal.h" ];
 		tar -xO "./usr/src/linux-source-$series.tar.xz" | xz -dc |
 		tar -x -C "$src" "linux-source-$series/fs/smb" \
 			"linux-source-$series/fs/internal.h" \
+			"linux-source-$series/fs/nls" \
 			"linux-source-$series/scripts/asn1_compiler.c" \
 			"linux-source-$series/include/linux/asn1_ber_bytecode.h" \
 			"linux-source-$series/include/linux/asn1.h" ||
@@ -110,6 +115,6 @@ strip --strip-debug -o "$out/cifs.ko" "$tree/fs/smb/client/cifs.ko" &&
 # and gcm(aes) are built of (ctr, ghash), which the guest cannot modprobe.
 for m in cifs ksmbd gcm ccm ctr ghash-generic cmac ecb sha512_generic md4 nls_utf8; do
 	modprobe -d "$root" -S "$rel" --show-depends "$m" || die "modprobe --show-depends $m for $rel"
-done | awk '$1 == "insmod" && $2 !~ /\/(cifs|ksmbd)\.ko$/ && !seen[$2]++ { print $2 }' >"$out/deps"
+done | awk '$1 == "insmod" && $2 !~ /\/(cifs|ksmbd)\.ko(\.xz|\.zst)?$/ && !seen[$2]++ { print $2 }' >"$out/deps"
 [ -s "$out/deps" ] || die "no dependencies for cifs and ksmbd?"
 echo "smbd-modules: $out/cifs.ko, ksmbd.ko (SMB Direct, $ver)" >&2
