@@ -9,6 +9,7 @@
  * ping-pongs (one way); the two largest are dropped, as perftest does.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +289,14 @@ static void stats(const struct lat_run *l, uint64_t iters, double factor, struct
 	free(d);
 }
 
+/* -U: each exchange's latency in the order they ran, in the table's unit. */
+static void unsorted(const struct lat_run *l, uint64_t iters, double factor, FILE *f)
+{
+	fprintf(f, "#, usec\n");
+	for (uint64_t i = 0; i < iters; i++)
+		fprintf(f, "%" PRIu64 " %.3f\n", i, (l->t[i + 1] - l->t[i]) * 1e6 / factor);
+}
+
 static struct lat_run cur;	/* the size being measured */
 
 /* Before the two ends synchronise: receives up, target clean, sources set. */
@@ -341,6 +350,9 @@ int perf_run_lat(struct perf_ctx *c, uint32_t size, struct perf_result *r)
 	if (err)
 		return -1;
 	stats(&cur, o->iters, o->test == TEST_SEND || o->test == TEST_WRITE ? 2 : 1, r);
+	if (o->unsorted)
+		unsorted(&cur, o->iters, o->test == TEST_SEND || o->test == TEST_WRITE ? 2 : 1,
+			 o->json ? stderr : stdout);
 	r->lat_what = o->test == TEST_SEND || o->test == TEST_WRITE ? "one way (half round trip)" :
 								       "round trip";
 	return 0;

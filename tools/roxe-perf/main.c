@@ -90,6 +90,10 @@ static void usage(FILE *f, const char *argv0)
 "                         when stderr is a terminal)\n"
 "      --perftest         speak perftest 4.5's exchange (see above)\n"
 "      --report_gbits     accepted: bandwidth is always in Gb/s\n"
+"  -U, --report-unsorted  lat: after the table, every exchange's latency in the\n"
+"                         order they ran (\"N usec\", the table's unit), as\n"
+"                         perftest's -U: when the outliers came, not only how\n"
+"                         many (on stderr with --json)\n"
 "  -x, --gid-index=N      source GID index, rxe's table (default: the interface's\n"
 "                         address roxe opened the device with)\n"
 "  -i, --ib-port=1        accepted; roxe devices have one port\n"
@@ -131,7 +135,7 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 
 enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC, O_UMEM_MR };
 
-static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePE:B:x:i:FhV";
+static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePE:B:x:i:UFhV";
 static const struct option long_opts[] = {
 	{ "netdev", 1, NULL, O_NETDEV }, { "ib-dev", 1, NULL, 'd' },
 	{ "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' },
@@ -145,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "verify", 0, NULL, O_VERIFY }, { "json", 0, NULL, O_JSON },
 	{ "perftest", 0, NULL, O_PERFTEST }, { "report_gbits", 0, NULL, O_GBITS },
 	{ "progress", 0, NULL, O_PROGRESS }, { "gid-index", 1, NULL, 'x' },
+	{ "report-unsorted", 0, NULL, 'U' },
 	{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
 	{ "version", 0, NULL, 'V' }, { "umem-mr", 0, NULL, O_UMEM_MR },
 	{ 0 },
@@ -241,7 +246,7 @@ static int opt_queues(int opt, const char *arg, struct perf_opts *o, struct give
 	return NOT_MINE;
 }
 
-/* -p --perftest --json --progress --report_gbits: the exchange with the
+/* -p --perftest --json --progress -U --report_gbits: the exchange with the
  * other end, and how results are written. */
 static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
@@ -251,6 +256,7 @@ static int opt_exchange(int opt, const char *arg, struct perf_opts *o, struct gi
 	case O_PERFTEST: o->perftest = true; return 0;
 	case O_JSON: o->json = true; return 0;
 	case O_PROGRESS: o->progress = true; return 0;
+	case 'U': o->unsorted = true; return 0;
 	case O_GBITS: return 0;
 	}
 	return NOT_MINE;

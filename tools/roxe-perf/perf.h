@@ -60,6 +60,7 @@ struct perf_opts {
 	bool		json;
 	bool		perftest;	/* the peer may be a real perftest tool */
 	bool		progress;	/* a progress line on stderr, once a second */
+	bool		unsorted;	/* -U: lat: every exchange's latency, in order */
 	int		gid_index;	/* -x; -1: the device's own address */
 	unsigned	qp_timeout;	/* -u: 4.096 us * 2^N before a resend */
 };
