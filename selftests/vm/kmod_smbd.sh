@@ -116,7 +116,7 @@ smb() {
 	fi
 	# this mount's own connection thread (nosharesock: one each)
 	cifsd_threads >/tmp/cifsd.after
-	cifsd=$(grep -vxF -f /tmp/cifsd.before /tmp/cifsd.after | head -n 1 || true)
+	cifsd=$(grep -m 1 -vxF -f /tmp/cifsd.before /tmp/cifsd.after || true)
 	# the transport, before any I/O could have replaced it
 	dbg=$(awk -v h="Hostname: $addr " 'index($0, h) { f = 1; next }
 		/Hostname: / { f = 0 } f && /SMBDirect \(in hex\) protocol version/ { print; exit }' \
