@@ -17,6 +17,8 @@
  *   send/recv   OWNER receives into and sends from ODP memory
  *   requester   OWNER WRITEs from and READs into ODP memory
  *   atomics     FETCH_ADD and CMP_SWAP on an untouched ODP page
+ *   ud          UD SEND into and out of ODP pages
+ *   srq         an RC SEND into an SRQ receive in ODP pages
  *   dontneed    madvise(MADV_DONTNEED) of a range the device used, then
  *               rewritten: PEER's READ sees the new bytes, its WRITE reaches
  *               the application (the MMU notifier's invalidation)
@@ -170,10 +172,18 @@ static int send_recv(struct end *src, void *saddr, uint32_t slkey, struct end *d
 	return s;
 }
 
+/* byte i of run seed: a multiplicative hash, so that no packet or page of
+ * a run passes for another (a byte pattern repeating every 1 KiB would
+ * take a packet written at the wrong offset for the right one) */
+static uint8_t pat(size_t i, unsigned int seed)
+{
+	return (uint8_t)(((uint32_t)i * 2654435761u + seed * 40503u) >> 24);
+}
+
 static void fill(uint8_t *b, size_t len, unsigned int seed)
 {
 	for (size_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(i * 7 + seed * 31 + (i >> 12));
+		b[i] = pat(i, seed);
 }
 
 /* the first byte that is not fill()'s from byte off of its run on, -1
@@ -181,7 +191,7 @@ static void fill(uint8_t *b, size_t len, unsigned int seed)
 static long bad_byte_at(const uint8_t *b, size_t len, unsigned int seed, size_t off)
 {
 	for (size_t i = off; i < off + len; i++)
-		if (b[i - off] != (uint8_t)(i * 7 + seed * 31 + (i >> 12)))
+		if (b[i - off] != pat(i, seed))
 			return (long)(i - off);
 	return -1;
 }
@@ -238,6 +248,64 @@ static int advise(struct ibv_pd *pd, uint32_t advice, uint32_t flags, void *addr
 	a[3].len = sizeof(sge);
 	a[3].data = (uintptr_t)&sge;
 	return ioctl(pd->context->cmd_fd, RDMA_VERBS_IOCTL, buf) ? errno : 0;
+}
+
+/* A UD QP of e's in RTS (Q_Key QKEY); NULL on failure. */
+#define QKEY	0x11111111
+static struct ibv_qp *ud_qp(struct end *e)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				 IBV_QP_QKEY))
+		return NULL;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return NULL;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? NULL : qp;
+}
+
+/* A UD datagram of len bytes from src's QP sq (saddr, slkey) to dst's QP
+ * dq, received at daddr (dlkey: room for the GRH, then the payload); the
+ * worse status. */
+static int ud_send(struct end *src, struct ibv_qp *sq, void *saddr, uint32_t slkey,
+		   struct end *dst, struct ibv_qp *dq, void *daddr, uint32_t dlkey, uint32_t len)
+{
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_sge rs = { (uintptr_t)daddr, len + 40, dlkey }, ss = { (uintptr_t)saddr, len, slkey };
+	struct ibv_recv_wr rw = { .wr_id = 5, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr sw = { .wr_id = 6, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	int s;
+
+	aa.grh.dgid = dst->gid;
+	aa.grh.sgid_index = (uint8_t)src->gidx;
+	aa.grh.hop_limit = 1;
+	ah = ibv_create_ah(src->pd, &aa);
+	if (!ah)
+		return -1;
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = dq->qp_num;
+	sw.wr.ud.remote_qkey = QKEY;
+	s = -1;
+	if (!ibv_post_recv(dq, &rw, &rbad) && !ibv_post_send(sq, &sw, &sbad)) {
+		s = one_wc(src, &wc);
+		if (!s) {
+			s = one_wc(dst, &wc);
+			if (!s && wc.byte_len != len + 40)
+				s = -1;
+		}
+	}
+	ibv_destroy_ah(ah);
+	return s;
 }
 
 static void *anon(void *at, size_t len)
@@ -359,6 +427,68 @@ int main(int argc, char **argv)
 	      "atomics: FETCH_ADD 1 after the application's store of 100: %s, old %lu, now %lu",
 	      st(s), (unsigned long)old, (unsigned long)v);
 
+	/* ud: a datagram into untouched ODP pages, and one out of ODP pages */
+	{
+		struct ibv_qp *ou = ud_qp(&o), *pu = ud_qp(&p);
+
+		CHECK(ou && pu, "ud: UD QPs in RTS");
+		if (!ou || !pu)
+			return 1;
+		fill(p.buf, 1000, 11);
+		s = ud_send(&p, pu, p.buf, p.mr->lkey, &o, ou, ob + 896 * 1024, o.mr->lkey, 1000);
+		CHECK(s == 0, "ud: SEND 1000 bytes into an ODP receive buffer: %s", st(s));
+		CHECK_DATA(ob + 896 * 1024 + 40, 1000, 11, "ud: every byte received in ODP pages");
+		fill(ob + 960 * 1024, 1000, 12);
+		memset(p.buf, 0, PLEN);
+		s = ud_send(&o, ou, ob + 960 * 1024, o.mr->lkey, &p, pu, p.buf, p.mr->lkey, 1000);
+		CHECK(s == 0, "ud: SEND 1000 bytes from ODP pages: %s", st(s));
+		CHECK_DATA(p.buf + 40, 1000, 12, "ud: every byte sent from ODP pages");
+		ibv_destroy_qp(ou);
+		ibv_destroy_qp(pu);
+	}
+
+	/* srq: an RC SEND into an SRQ receive in untouched ODP pages */
+	{
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+		struct ibv_srq *srq = ibv_create_srq(o.pd, &sa);
+		struct ibv_qp_init_attr ia = {
+			.qp_type = IBV_QPT_RC, .srq = srq,
+			.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		};
+		struct ibv_sge rs = { (uintptr_t)ob + 928 * 1024, 16 * 1024, o.mr->lkey };
+		struct ibv_recv_wr rw = { .wr_id = 7, .sg_list = &rs, .num_sge = 1 }, *rbad;
+		struct ibv_sge ss = { (uintptr_t)p.buf, 16 * 1024, p.mr->lkey };
+		struct ibv_send_wr sw = { .wr_id = 8, .sg_list = &ss, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad;
+		struct ibv_qp *oq, *pq;
+		struct ibv_wc wc;
+
+		ia.send_cq = ia.recv_cq = o.cq;
+		oq = srq ? ibv_create_qp(o.pd, &ia) : NULL;
+		ia.srq = NULL;
+		ia.cap.max_recv_wr = 4;
+		ia.cap.max_recv_sge = 1;
+		ia.send_cq = ia.recv_cq = p.cq;
+		pq = ibv_create_qp(p.pd, &ia);
+		CHECK(oq && pq && !rc_connect(oq, ACCESS, pq->qp_num, &p.gid, o.gidx) &&
+		      !rc_connect(pq, ACCESS, oq->qp_num, &o.gid, p.gidx),
+		      "srq: an RC QP on an SRQ, connected");
+		if (!oq || !pq)
+			return 1;
+		fill(p.buf, 16 * 1024, 13);
+		s = -1;
+		if (!ibv_post_srq_recv(srq, &rw, &rbad) && !ibv_post_send(pq, &sw, &sbad)) {
+			s = one_wc(&p, &wc);
+			if (!s)
+				s = one_wc(&o, &wc);
+		}
+		CHECK(s == 0, "srq: SEND 16 KiB into an SRQ receive in ODP pages: %s", st(s));
+		CHECK_DATA(ob + 928 * 1024, 16 * 1024, 13, "srq: every byte received in ODP pages");
+		ibv_destroy_qp(oq);
+		ibv_destroy_qp(pq);
+		ibv_destroy_srq(srq);
+	}
+
 	/* dontneed: the first 64 KiB (the device wrote them above) dropped,
 	 * then rewritten by the application: new pages behind the MR */
 	CHECK(!madvise(ob, 64 * 1024, MADV_DONTNEED), "dontneed: madvise(MADV_DONTNEED)");
@@ -420,7 +550,7 @@ int main(int argc, char **argv)
 	e = advise(o.pd, IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0, ab, ALEN, am->lkey);
 	CHECK(e == 0, "advise: PREFETCH_WRITE without FLUSH (best effort): %s", strerror(e));
 	e = advise(o.pd, IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
-		   ab, ALEN, am->lkey ^ 0x100);
+		   ab, ALEN, 0xfffffe00);
 	CHECK(e == EINVAL, "advise: an lkey of no MR: %s (EINVAL)", strerror(e));
 	e = advise(o.pd, IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
 		   ob, PG, rom->lkey);

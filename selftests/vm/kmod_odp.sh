@@ -11,9 +11,8 @@
 # used ranges rewritten, ibv_advise_mr's verb) runs three times:
 #   - roxe0's ODP MRs, rxe0 the peer: every check must pass;
 #   - rxe1's ODP MRs, rxe2 the peer: the control, in the same boot; its
-#     failures are rxe's, printed as XFAIL (7.3.4's rxe loses every packet
-#     but a message's first that it writes into an ODP MR: WRITE, SEND
-#     and READ responses, docs/kernel-ulps.md);
+#     failures are rxe's, printed as XFAIL (7.3.4's rxe moves wrong bytes
+#     into and out of its ODP MRs: docs/kernel-ulps.md);
 #   - rxe0's ODP MRs, roxe0 the peer: may fail only where the control does.
 # roxe0's ODP caps and its answers to the cases that only print ("case")
 # must be the control's. On a kernel without rxe ODP (kmod_odp.sh: 6.1,
@@ -118,7 +117,7 @@ host_main() {
 	local top out
 	. "$(dirname "$(readlink -f "$0")")/vm_lib.sh"
 	top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
-	out=$(vm_out kmod_odp)
+	out=$(vm_out kmod-odp)	# not build/vm/kmod_odp: the program's
 	vm_host_ready
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
