@@ -146,4 +146,17 @@ static inline bool roxe_ib_name_registered(const char *name)
 #define ROXE_WQ_UNBOUND		system_unbound_wq
 #endif
 
+/*
+ * On-demand paging (mr.c): ib_umem_odp on hmm_dma_map, the API of 6.16
+ * on, gated at 7.3 as the rest; 7.3's rxe offers ODP, 6.1's and 6.12's
+ * do not (there ib_core refuses IB_ACCESS_ON_DEMAND before the driver:
+ * roxe does not set IBK_ON_DEMAND_PAGING).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0) && IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
+#define ROXE_ODP		1
+#define ROXE_IB_ACCESS_ON_DEMAND	IB_ACCESS_ON_DEMAND
+#else
+#define ROXE_IB_ACCESS_ON_DEMAND	0
+#endif
+
 #endif /* ROXE_KMOD_COMPAT_H */

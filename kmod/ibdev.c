@@ -178,6 +178,17 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_mcast_qp_attach = ROXE_MAX_MCAST_QP_ATTACH;
 	attr->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
+#ifdef ROXE_ODP
+	/* as 7.3's rxe: explicit ODP MRs (mr.c), no implicit ones */
+	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.rc_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV |
+		IB_ODP_SUPPORT_FLUSH | IB_ODP_SUPPORT_ATOMIC_WRITE;
+#endif
 	return 0;
 }
 
@@ -358,6 +369,13 @@ static const struct ib_device_ops roxe_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, roxe_ucontext, ibuc),
 };
 
+#ifdef ROXE_ODP
+/* ibv_advise_mr(), with ODP (mr.c) */
+static const struct ib_device_ops roxe_odp_dev_ops = {
+	.advise_mr = roxe_advise_mr,
+};
+#endif
+
 /* The netdev reference, if the netdev did not go first. */
 static void roxe_dev_drop_ndev(struct roxe_dev *rdev)
 {
@@ -393,6 +411,8 @@ static void roxe_dev_free_ids(struct roxe_dev *rdev)
 	xa_destroy(&rdev->kmrs);
 	WARN_ON(!xa_empty(&rdev->fmrs));
 	xa_destroy(&rdev->fmrs);
+	WARN_ON(!xa_empty(&rdev->odp_mrs));
+	xa_destroy(&rdev->odp_mrs);
 	roxe_shared_free(rdev);
 }
 
@@ -507,6 +527,7 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	xa_init(&rdev->srqs);
 	xa_init(&rdev->kmrs);
 	xa_init(&rdev->fmrs);
+	xa_init(&rdev->odp_mrs);
 	err = roxe_shared_alloc(rdev);
 	if (err)
 		goto fail;
@@ -523,6 +544,9 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 	rdev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				    BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&rdev->ib, &roxe_dev_ops);
+#ifdef ROXE_ODP
+	ib_set_device_ops(&rdev->ib, &roxe_odp_dev_ops);
+#endif
 
 	/* on the list before registering, so NETDEV_UNREGISTER finds us */
 	mutex_lock(&roxe_devs_lock);

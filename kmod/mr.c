@@ -44,8 +44,30 @@
  * logged (rate-limited). Queue, bounce and shared-area mappings never
  * fault: their pages are inserted at mmap with references of their own
  * (queue.c, datapath.c), valid until roxed unmaps them.
+ *
+ * On-demand paging MRs (IB_ACCESS_ON_DEMAND, where compat.h has ROXE_ODP)
+ * pin nothing: ib_umem_odp watches the application's range with an MMU
+ * interval notifier. roxed's fault on such an MR faults the application's
+ * pages in (hmm_range_fault in ib_umem_odp_map_dma_and_lock) and, under
+ * umem_mutex, inserts their PFNs; the notifier's invalidation takes
+ * umem_mutex, zaps roxed's PTEs of the range and only then lets the
+ * application's pages go. Lock order: roxed's mmap_lock (or VMA lock, the
+ * fault's), map_sem, the application's mmap_lock (taken and dropped inside
+ * hmm_range_fault), umem_mutex, roxed's page-table locks; the invalidation
+ * runs under the application's mmap_lock and takes umem_mutex and the
+ * mapping's i_mmap_rwsem, never roxed's mmap_lock. The two mm are always
+ * different: an MR of roxed's own mm would nest its mmap_lock, so that
+ * fault maps scrap. An owning process or mm that is gone, or an address
+ * it does not map, maps the device's scrap page (a WRITE goes nowhere, a
+ * READ returns zeros), as above: never SIGBUS to roxed; that page stays
+ * scrap for roxed until the application's range changes again (an mmap
+ * into a hole invalidates nothing). A read-only
+ * page (an MR without write access) is mapped read-only; roxed writing
+ * there (its bug) gets scrap.
  */
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
+#include <linux/hmm.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include "roxe.h"
@@ -162,6 +184,26 @@ static struct roxe_mr *mr_get(struct roxe_dev *rdev, unsigned long pgoff)
  * comes to that range later (a new registration zaps it) is faulted in
  * afresh.
  */
+#ifdef ROXE_ODP
+static const struct vm_operations_struct roxe_mr_odp_vm_ops;
+#endif
+
+/* A PFN into roxed's mapping, writable unless !write. An ODP MR's mapping
+ * has pfn_mkwrite, which makes its vm_page_prot write-protected (write
+ * notification): there the protection is given.
+ */
+static vm_fault_t mr_insert(struct vm_area_struct *vma, unsigned long addr,
+			    unsigned long pfn, bool write)
+{
+#ifdef ROXE_ODP
+	if (vma->vm_ops == &roxe_mr_odp_vm_ops)
+		return vmf_insert_pfn_prot(vma, addr, pfn,
+					   vm_get_page_prot(write ? vma->vm_flags :
+							    vma->vm_flags & ~VM_WRITE));
+#endif
+	return vmf_insert_pfn(vma, addr, pfn);
+}
+
 static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev,
 				 struct page *scrap)
 {
@@ -173,8 +215,118 @@ static vm_fault_t mr_fault_scrap(struct vm_fault *vmf, struct roxe_dev *rdev,
 	pr_notice_ratelimited("%s: roxed touched MR memory with no pages behind it (revoked or invalidated): scrap page, %lld so far\n",
 			      dev_name(&rdev->ib.dev),
 			      (long long)atomic64_read(&rdev->scrap_faults));
-	return vmf_insert_pfn(vma, addr, page_to_pfn(scrap ? scrap : rdev->scrap));
+	return mr_insert(vma, addr, page_to_pfn(scrap ? scrap : rdev->scrap), true);
 }
+
+#ifdef ROXE_ODP
+/* A page table for each page of roxed's range, made before umem_mutex is
+ * taken: reclaim can invalidate this very MR (umem_mutex), so nothing
+ * under it may allocate with reclaim.
+ */
+static int odp_pt_noop(pte_t *pte, unsigned long addr, void *data)
+{
+	return 0;
+}
+
+/* roxed touched page idx of an ODP MR: fault the application's pages
+ * [idx, end) in and map what is there (the faulting page at least), else
+ * scrap. Under map_sem (read), the MR not revoked.
+ */
+static vm_fault_t roxe_odp_fault(struct vm_fault *vmf, struct roxe_mr *mr,
+				 unsigned long idx, unsigned long end,
+				 unsigned long addr)
+{
+	struct ib_umem_odp *odp = mr->odp;
+	struct vm_area_struct *vma = vmf->vma;
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+	unsigned long i, va;
+	u64 access = odp->umem.writable ? HMM_PFN_WRITE : 0;
+	int np;
+
+	/* the application's mmap_lock inside roxed's own: a deadlock */
+	if (odp->umem.owning_mm == vma->vm_mm)
+		return mr_fault_scrap(vmf, mr->rdev, NULL);
+	if (apply_to_page_range(vma->vm_mm, addr, (end - idx) << PAGE_SHIFT,
+				odp_pt_noop, NULL))
+		return VM_FAULT_OOM;
+	va = ib_umem_start(odp) + (idx << PAGE_SHIFT);
+	/* umem_mutex held from here on success; the window may reach pages
+	 * the application does not map: then the faulting page alone
+	 */
+	np = ib_umem_odp_map_dma_and_lock(odp, va, (end - idx) << PAGE_SHIFT,
+					  access, true);
+	if (np < 0) {
+		end = idx + 1;
+		np = ib_umem_odp_map_dma_and_lock(odp, va, PAGE_SIZE, access, true);
+	}
+	if (np < 0)	/* gone, or not mapped there: scrap */
+		return mr_fault_scrap(vmf, mr->rdev, NULL);
+	for (i = idx; i < end; i++, addr += PAGE_SIZE) {
+		unsigned long pfn = odp->map.pfn_list[i];
+
+		if (!(pfn & HMM_PFN_VALID))
+			break;
+		ret = mr_insert(vma, addr, page_to_pfn(hmm_pfn_to_page(pfn)),
+				pfn & HMM_PFN_WRITE);
+		if (ret != VM_FAULT_NOPAGE)
+			break;
+	}
+	mutex_unlock(&odp->umem_mutex);
+	/* the faulting page is what counts; the rest is the next fault's */
+	if (i > idx)
+		return VM_FAULT_NOPAGE;
+	if (ret == VM_FAULT_OOM)
+		return ret;
+	return mr_fault_scrap(vmf, mr->rdev, NULL);
+}
+
+/* roxed wrote to a read-only page of an ODP MR (one without write access,
+ * which roxed must not write): the page goes from its mapping and the
+ * write to scrap.
+ */
+static vm_fault_t roxe_odp_pfn_mkwrite(struct vm_fault *vmf)
+{
+	struct roxe_mr *mr = vmf->vma->vm_private_data;
+
+	unmap_mapping_range(mr->rdev->daemon_mapping, (u64)vmf->pgoff << PAGE_SHIFT,
+			    PAGE_SIZE, 1);
+	return mr_fault_scrap(vmf, mr->rdev, NULL);
+}
+
+/* The application's range changes (munmap, madvise, migration, COW...):
+ * roxed's PTEs of it go before its pages do.
+ */
+static bool roxe_odp_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp, notifier);
+	unsigned long start, end;
+	struct roxe_mr *mr;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&odp->umem_mutex);
+	mmu_interval_set_seq(mni, cur_seq);
+	start = max(ib_umem_start(odp), range->start);
+	end = min(ib_umem_end(odp), range->end);
+	/* NULL until the MR has its token: roxed cannot have mapped it yet */
+	mr = odp->private;
+	if (start < end) {
+		if (mr)
+			unmap_mapping_range(mr->rdev->daemon_mapping,
+					    mr->token + (start - ib_umem_start(odp)),
+					    end - start, 1);
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops roxe_odp_ops = {
+	.invalidate = roxe_odp_invalidate,
+};
+#endif
 
 static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 {
@@ -204,6 +356,12 @@ static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 	end = min(npages, idx + ROXE_MR_FAULT_PAGES);
 	end = min(end, vma->vm_pgoff + vma_pages(vma) - first);
 	addr = vma->vm_start + ((vmf->pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+#ifdef ROXE_ODP
+	if (mr->odp) {
+		ret = roxe_odp_fault(vmf, mr, idx, end, addr);
+		goto out;
+	}
+#endif
 	ret = vmf_insert_pfn(vma, addr, page_to_pfn(mr->pages[idx]));
 	/* the rest is a bonus: a failure there is the next fault's */
 	while (ret == VM_FAULT_NOPAGE && ++idx < end) {
@@ -237,6 +395,17 @@ static const struct vm_operations_struct roxe_mr_vm_ops = {
 	.fault = roxe_mr_fault,
 };
 
+#ifdef ROXE_ODP
+/* an ODP MR's: its read-only pages (an MR without write access) are
+ * mapped read-only, and a write there comes to pfn_mkwrite */
+static const struct vm_operations_struct roxe_mr_odp_vm_ops = {
+	.open = roxe_mr_vm_open,
+	.close = roxe_mr_vm_close,
+	.fault = roxe_mr_fault,
+	.pfn_mkwrite = roxe_odp_pfn_mkwrite,
+};
+#endif
+
 /* roxed's mmap of an MR token: the whole MR, shared, at its token.
  * Writable whatever the MR's access: 6.1's ib_umem_get() pins every MR
  * for writing (FOLL_FORCE for read-only ones), so the pages are the
@@ -259,6 +428,10 @@ int roxe_mr_mmap(struct roxe_dev *rdev, struct vm_area_struct *vma)
 	roxe_vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
 			       VM_DONTCOPY);
 	vma->vm_ops = &roxe_mr_vm_ops;
+#ifdef ROXE_ODP
+	if (mr->odp)
+		vma->vm_ops = &roxe_mr_odp_vm_ops;
+#endif
 	/* mr_get()'s reference becomes the VMA's (roxe_mr_vm_close) */
 	vma->vm_private_data = mr;
 	up_read(&mr->map_sem);
@@ -308,6 +481,35 @@ static int mr_collect_pages(struct roxe_mr *mr)
 	return i == mr->npages ? 0 : -EINVAL;
 }
 
+/* The umem of a user MR, pinned or on demand, goes. */
+static void mr_umem_release(struct roxe_mr *mr)
+{
+#ifdef ROXE_ODP
+	if (mr->odp) {
+		ib_umem_odp_release(mr->odp);
+		return;
+	}
+#endif
+	ib_umem_release(mr->umem);
+}
+
+#ifdef ROXE_ODP
+/* An ODP MR's umem: nothing pinned, no page list (the fault asks). */
+static int mr_odp_get(struct roxe_mr *mr, struct ib_device *dev, u64 start,
+		      u64 length, int access)
+{
+	struct ib_umem_odp *odp = ib_umem_odp_get(dev, start, length, access,
+						  &roxe_odp_ops);
+
+	if (IS_ERR(odp))
+		return PTR_ERR(odp);
+	mr->odp = odp;
+	mr->umem = &odp->umem;
+	mr->npages = mr->map_bytes >> PAGE_SHIFT;
+	return ib_umem_odp_num_pages(odp) == mr->npages ? 0 : -EINVAL;
+}
+#endif
+
 struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
 {
@@ -325,8 +527,13 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(-EINVAL);
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-		       IB_ACCESS_MW_BIND | ROXE_IB_ACCESS_FLUSH_GLOBAL))
+		       IB_ACCESS_MW_BIND | ROXE_IB_ACCESS_FLUSH_GLOBAL |
+		       ROXE_IB_ACCESS_ON_DEMAND))
 		return ERR_PTR(-EOPNOTSUPP);
+	/* implicit ODP (the whole address space) is not offered (no
+	 * IB_ODP_SUPPORT_IMPLICIT): refused as rxe refuses it */
+	if ((access & ROXE_IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
+		return ERR_PTR(-EINVAL);
 	/* one token's range holds the mapping (max_mr_size) */
 	if (!length || length > ROXE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
@@ -336,19 +543,42 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = roxe_key_alloc(rdev, &key);
 	if (err)
 		goto free_mr;
+	mr->page_off = start & ~PAGE_MASK;
+	mr->map_bytes = PAGE_ALIGN(mr->page_off + length);
+#ifdef ROXE_ODP
+	if (access & IB_ACCESS_ON_DEMAND) {
+		err = mr_odp_get(mr, ibpd->device, start, length, access);
+		if (err && !mr->odp)
+			goto free_idx;
+		if (err)
+			goto release;
+		goto token;
+	}
+#endif
 	mr->umem = roxe_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		goto free_idx;
 	}
-	mr->page_off = start & ~PAGE_MASK;
-	mr->map_bytes = PAGE_ALIGN(mr->page_off + length);
 	err = mr_collect_pages(mr);
 	if (err)
 		goto release;
+#ifdef ROXE_ODP
+token:
+#endif
 	err = roxe_mr_token_alloc(mr);
 	if (err)
 		goto release;
+#ifdef ROXE_ODP
+	if (mr->odp) {
+		/* the invalidation zaps roxed's PTEs at the token from here */
+		mutex_lock(&mr->odp->umem_mutex);
+		mr->odp->private = mr;
+		mutex_unlock(&mr->odp->umem_mutex);
+	}
+#endif
+	/* how roxed's mapping gets its pages is the module's business */
+	access &= ~ROXE_IB_ACCESS_ON_DEMAND;
 	mr->access = access;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
@@ -371,11 +601,16 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		roxe_mr_revoke(rdev, mr);
 		goto release;
 	}
+#ifdef ROXE_ODP
+	/* advise_mr finds it by index; the index is ours until dereg */
+	if (mr->odp)
+		xa_store(&rdev->odp_mrs, key >> 8, mr, GFP_KERNEL);
+#endif
 	return &mr->ibmr;
 
 release:
 	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
+	mr_umem_release(mr);
 free_idx:
 	roxe_key_free(rdev, key);
 free_mr:
@@ -395,13 +630,88 @@ int roxe_dereg_user_mr(struct roxe_dev *rdev, struct roxe_mr *mr)
 	cmd.id = mr->ibmr.lkey;
 	if (roxe_chan_call_destroy(&rdev->chan, &cmd) == -EINVAL)
 		return -EINVAL;
+#ifdef ROXE_ODP
+	if (mr->odp)
+		xa_erase(&rdev->odp_mrs, mr->ibmr.lkey >> 8);
+#endif
+	/* advise_mr and faults check revoked under map_sem: none uses the
+	 * umem after this */
 	roxe_mr_revoke(rdev, mr);
 	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
+	mr_umem_release(mr);
 	roxe_key_free(rdev, mr->ibmr.lkey);
 	roxe_mr_put(mr);	/* or the last fault that holds it */
 	return 0;
 }
+
+#ifdef ROXE_ODP
+/* One range of advise_mr's: the application's pages faulted in (fault)
+ * or those present taken as they are, for writing where mask says so.
+ */
+static int mr_odp_prefetch(struct roxe_mr *mr, const struct ib_sge *sge,
+			   u64 mask, bool fault)
+{
+	int np = -EINVAL;
+
+	if (!sge->length)
+		return 0;
+	down_read(&mr->map_sem);	/* dereg releases the umem after revoked */
+	if (!mr->revoked)
+		np = ib_umem_odp_map_dma_and_lock(mr->odp, sge->addr, sge->length,
+						  mask, fault);
+	if (np >= 0)
+		mutex_unlock(&mr->odp->umem_mutex);
+	up_read(&mr->map_sem);
+	return np < 0 ? np : 0;
+}
+
+/*
+ * ibv_advise_mr(): each range's pages faulted into the application's
+ * mm now (PREFETCH for reading, PREFETCH_WRITE for writing; NO_FAULT
+ * takes those present), so that roxed's faults on them find them there
+ * and only map. Done before returning either way; without
+ * IB_UVERBS_ADVISE_MR_FLAG_FLUSH, as rxe, failures are not reported (the
+ * advice is best effort) but an unknown lkey is.
+ */
+int roxe_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		   struct ib_sge *sg_list, u32 num_sge, struct uverbs_attr_bundle *attrs)
+{
+	struct roxe_dev *rdev = to_rdev(ibpd->device);
+	bool sync = flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH;
+	int err = 0;
+	u32 i;
+
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	for (i = 0; i < num_sge && !err; i++) {
+		u32 lkey = sg_list[i].lkey;
+		u64 mask = 0;
+		struct roxe_mr *mr;
+
+		/* as rxe, an MR the caller may write locally */
+		xa_lock(&rdev->odp_mrs);
+		mr = xa_load(&rdev->odp_mrs, lkey >> 8);
+		if (mr && mr->ibmr.lkey == lkey && mr->ibmr.pd == ibpd &&
+		    (mr->access & IB_ACCESS_LOCAL_WRITE))
+			kref_get(&mr->ref);
+		else
+			mr = NULL;
+		xa_unlock(&rdev->odp_mrs);
+		if (!mr)
+			return -EINVAL;
+		if (advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE)
+			mask = HMM_PFN_WRITE;
+		err = mr_odp_prefetch(mr, &sg_list[i], mask,
+				      advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT);
+		roxe_mr_put(mr);
+		if (!sync)
+			err = 0;
+	}
+	return err;
+}
+#endif
 
 void roxe_mr_maps_destroy(void)
 {

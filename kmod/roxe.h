@@ -101,6 +101,8 @@ struct roxe_dev {
 	struct xarray		kmrs;
 	/* fast-registration MRs: MR index -> roxe_mr */
 	struct xarray		fmrs;
+	/* on-demand paging MRs, for advise_mr: MR index -> roxe_mr */
+	struct xarray		odp_mrs;
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
 	/* what roxed's MR mappings show where no MR page is (mr.c): a zeroed
@@ -241,6 +243,7 @@ struct roxe_mr {
 	struct ib_mr		ibmr;
 	struct roxe_dev		*rdev;		/* ibmr.device is set after reg */
 	struct ib_umem		*umem;		/* pinned user pages; NULL: DMA MR */
+	struct ib_umem_odp	*odp;		/* or pages on demand: umem is its */
 	int			access;
 	u32			map_id;		/* in roxe_mr_maps: token's id */
 	u64			token;		/* mmap offset for roxed */
@@ -498,6 +501,10 @@ struct roxe_mr *roxe_mr_new(struct roxe_dev *rdev);
 void roxe_mr_put(struct roxe_mr *mr);
 int roxe_mr_token_alloc(struct roxe_mr *mr);
 void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr);
+#ifdef ROXE_ODP
+int roxe_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		   struct ib_sge *sg_list, u32 num_sge, struct uverbs_attr_bundle *attrs);
+#endif
 
 /* fastreg.c: kernel ULPs' fast-registration MRs, remote access included */
 #define ROXE_MAX_FAST_REG_PAGES	4096

@@ -1,0 +1,1 @@
+kmod_odp.sh
