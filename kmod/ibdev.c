@@ -179,7 +179,10 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 #ifdef ROXE_ODP
-	/* as 7.3's rxe: explicit ODP MRs (mr.c), no implicit ones */
+	/* as 7.3's rxe: explicit ODP MRs (mr.c), no implicit ones; only
+	 * with odp=1 (mr.c: why it is off by default) */
+	if (!rdev->odp)
+		return 0;
 	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
 	attr->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND |
@@ -545,7 +548,9 @@ struct roxe_dev *roxe_dev_add(struct net_device *ndev, struct roxe_file *owner,
 				    BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&rdev->ib, &roxe_dev_ops);
 #ifdef ROXE_ODP
-	ib_set_device_ops(&rdev->ib, &roxe_odp_dev_ops);
+	rdev->odp = roxe_odp;	/* the device's attributes are read once */
+	if (rdev->odp)
+		ib_set_device_ops(&rdev->ib, &roxe_odp_dev_ops);
 #endif
 
 	/* on the list before registering, so NETDEV_UNREGISTER finds us */

@@ -64,6 +64,15 @@
  * into a hole invalidates nothing). A read-only
  * page (an MR without write access) is mapped read-only; roxed writing
  * there (its bug) gets scrap.
+ *
+ * Off unless roxe.ko is loaded with odp=1, for two reasons. The fault
+ * runs in roxed's engine thread, which serves every tenant on it: a page
+ * whose fault blocks (userfaultfd, a FUSE file mapped into the MR) stalls
+ * them all, where a pinned MR's faults happen at registration, in the
+ * application's own thread. And an address the application does not map
+ * reads as zeros (scrap) where rxe's responder would answer with an
+ * access error. Both go when faults move out of the engine (roxed asks,
+ * the module faults in a worker, the request waits or is NAKed).
  */
 #include <rdma/ib_umem.h>
 #include <rdma/ib_umem_odp.h>
@@ -71,6 +80,13 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include "roxe.h"
+
+#ifdef ROXE_ODP
+/* see the top: why off by default */
+bool roxe_odp;
+module_param_named(odp, roxe_odp, bool, 0444);
+MODULE_PARM_DESC(odp, "offer on-demand paging MRs (IB_ACCESS_ON_DEMAND), as rxe does; off by default: a blocking page fault stalls roxed's engine for every tenant");
+#endif
 
 /* MRs by the id in their token, across every device and daemon file: all
  * /dev/roxe files share an inode, whose mapping revocation zaps by offset,
@@ -547,6 +563,9 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->map_bytes = PAGE_ALIGN(mr->page_off + length);
 #ifdef ROXE_ODP
 	if (access & IB_ACCESS_ON_DEMAND) {
+		err = -EOPNOTSUPP;	/* ib_core refuses it first */
+		if (!rdev->odp)
+			goto free_idx;
 		err = mr_odp_get(mr, ibpd->device, start, length, access);
 		if (err && !mr->odp)
 			goto free_idx;

@@ -103,6 +103,7 @@ struct roxe_dev {
 	struct xarray		fmrs;
 	/* on-demand paging MRs, for advise_mr: MR index -> roxe_mr */
 	struct xarray		odp_mrs;
+	bool			odp;		/* offered (roxe_odp when added) */
 	/* the data path shared with roxed (datapath.c) */
 	struct address_space	*daemon_mapping;	/* roxed's /dev/roxe: MR mappings */
 	/* what roxed's MR mappings show where no MR page is (mr.c): a zeroed
@@ -502,6 +503,7 @@ void roxe_mr_put(struct roxe_mr *mr);
 int roxe_mr_token_alloc(struct roxe_mr *mr);
 void roxe_mr_revoke(struct roxe_dev *rdev, struct roxe_mr *mr);
 #ifdef ROXE_ODP
+extern bool roxe_odp;
 int roxe_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u32 flags,
 		   struct ib_sge *sg_list, u32 num_sge, struct uverbs_attr_bundle *attrs);
 #endif
