@@ -7,7 +7,10 @@
 #   make demo       install deps, build, run the two-namespace demo
 #   make bench      install deps, build, run the benchmarks
 #   make bench-vm   install deps, build, roxe0 beside kernel rxe in the VM
-#                   guest (perftest bandwidth and latency, and the ratio)
+#                   guest (perftest bandwidth and latency, and the ratio),
+#                   then bench-vm-zc
+#   make bench-vm-zc  AF_XDP copy vs zero-copy, roxe vs rxe, on virtio-net
+#                   and igb in the trixie-bpo guest
 #   make soak       install deps, build, 10 minutes of verified RC traffic
 #                   through a lossy hop (manual, not in check)
 #   make kmod       build roxe.ko: build/kmod/roxe.ko against the running
@@ -267,11 +270,15 @@ demo bench soak:
 		echo "$@: tools/scripts/$@.sh is not written yet" >&2; exit 1; fi
 	@$(TOP)/tools/scripts/$@.sh
 
-.PHONY: bench-vm
-bench-vm: deps-check
+# bench-vm: roxe0 beside rxe on veth (6.1), then bench-vm-zc: copy mode
+# against zero-copy, and roxe against rxe, on virtio-net and igb
+# (trixie-bpo); each reports its own goals, either failing fails it
+.PHONY: bench-vm bench-vm-zc
+bench-vm bench-vm-zc: deps-check
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory kmod
-	@$(TOP)/tools/scripts/bench-vm.sh
+	@rc=0; if [ $@ = bench-vm ]; then $(TOP)/tools/scripts/bench-vm.sh || rc=1; fi; \
+		$(TOP)/tools/scripts/bench-vm-zc.sh || rc=1; exit $$rc
 
 # --- kernel module ---------------------------------------------------------
 # Built in build/kmod/, which holds links to kmod/'s sources: Kbuild writes

@@ -91,6 +91,9 @@ static const char usage[] =
 "                         socket on port 4791: slower, for interfaces\n"
 "                         without XDP)\n"
 "    --no-ecn             send frames Not-ECT (default: ECT(0), ECN-capable)\n"
+"    --xdp-copy           bind the AF_XDP sockets in copy mode (XDP_COPY)\n"
+"                         even where the driver offers zero-copy: for\n"
+"                         comparing the two (roxectl status shows the mode)\n"
 "    --cnp-interval US    at most one CNP per QP per US microseconds, 1 to\n"
 "                         1000000 (default 50)\n"
 "    --cc SETTINGS        congestion control (DCQCN: the reaction to the\n"
@@ -892,7 +895,7 @@ static void deprecated(const char *old, const char *now)
 static int parse(int argc, char **argv, struct roxe_device_attr *da, const char **ifname,
 		 bool *foreground, bool *links, unsigned *link_id)
 {
-	enum { O_NETDEV = 256, O_DEVICE, O_NO_ECN, O_CNP, O_CC, O_LINK };
+	enum { O_NETDEV = 256, O_DEVICE, O_NO_ECN, O_CNP, O_CC, O_LINK, O_XDP_COPY };
 	static const struct option opts[] = {
 		{ "netdev", required_argument, NULL, O_NETDEV },
 		{ "device", required_argument, NULL, O_DEVICE },	/* deprecated */
@@ -900,6 +903,7 @@ static int parse(int argc, char **argv, struct roxe_device_attr *da, const char 
 		{ "rt-priority", required_argument, NULL, 'r' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "no-ecn", no_argument, NULL, O_NO_ECN },
+		{ "xdp-copy", no_argument, NULL, O_XDP_COPY },
 		{ "cnp-interval", required_argument, NULL, O_CNP },
 		{ "cc", required_argument, NULL, O_CC },
 		{ "links", no_argument, NULL, 'L' },
@@ -938,6 +942,9 @@ static int parse(int argc, char **argv, struct roxe_device_attr *da, const char 
 			break;
 		case O_NO_ECN:
 			da->no_ecn = true;
+			break;
+		case O_XDP_COPY:
+			da->xdp_copy = true;
 			break;
 		case O_CNP:
 			err = tool_uint("--cnp-interval", optarg, 1, ROXE_CNP_INTERVAL_MAX_US,

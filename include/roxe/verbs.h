@@ -83,6 +83,9 @@ struct roxe_device_attr {
 	 * of keeping copies past it (up to 2 MiB per engine, taken on the first
 	 * gap) until the gap fills: for comparing, or to save the memory. */
 	bool			no_ooo_stash;
+	/* AFXDP: bind the AF_XDP sockets in copy mode (XDP_COPY) even where
+	 * the driver offers zero-copy: for comparing the two. */
+	bool			xdp_copy;
 	/* Frame tracing, for debugging; NULL: none. Each engine calls
 	 * trace(trace_arg, line) with one line (no newline) per frame it sends
 	 * and receives, from the thread that runs it, as it happens. With

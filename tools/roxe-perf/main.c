@@ -78,6 +78,8 @@ static void usage(FILE *f, const char *argv0)
 "      --umem-mr          this end's buffers in the device's UMEM\n"
 "                         (roxe_alloc_umem_mr): RC frames from them leave\n"
 "                         without the copy into the UMEM (afxdp)\n"
+"      --xdp-copy         bind AF_XDP in copy mode (XDP_COPY) even where the\n"
+"                         driver offers zero-copy: for comparing the two\n"
 "      --verify           payloads carry a pattern the receiving end checks\n"
 "                         byte for byte (SEND: every message; WRITE: every slot\n"
 "                         of the target buffer at the end; READ: every message;\n"
@@ -133,7 +135,8 @@ int perf_fit_depths(struct perf_opts *o, bool tx_set, bool rx_set)
 	return 0;
 }
 
-enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC, O_UMEM_MR };
+enum { O_NETDEV = 256, O_VERIFY, O_JSON, O_PERFTEST, O_GBITS, O_PROGRESS, O_CC, O_UMEM_MR,
+       O_XDP_COPY };
 
 static const char short_opts[] = "d:p:s:an:D:q:m:t:r:Q:u:I:A:ePE:B:x:i:UFhV";
 static const struct option long_opts[] = {
@@ -152,6 +155,7 @@ static const struct option long_opts[] = {
 	{ "report-unsorted", 0, NULL, 'U' },
 	{ "ib-port", 1, NULL, 'i' }, { "help", 0, NULL, 'h' }, { "cc", 1, NULL, O_CC },
 	{ "version", 0, NULL, 'V' }, { "umem-mr", 0, NULL, O_UMEM_MR },
+	{ "xdp-copy", 0, NULL, O_XDP_COPY },
 	{ 0 },
 };
 
@@ -163,7 +167,7 @@ struct given {
 /* An option group's answer for an option of another group. */
 #define NOT_MINE (-1)
 
-/* --netdev -d -B -E -P --cc --umem-mr -x -i -F: the device this end opens. */
+/* --netdev -d -B -E -P --cc --umem-mr --xdp-copy -x -i -F: the device this end opens. */
 static int opt_device(int opt, const char *arg, struct perf_opts *o, struct given *g)
 {
 	unsigned one;
@@ -177,6 +181,7 @@ static int opt_device(int opt, const char *arg, struct perf_opts *o, struct give
 	case 'P': o->polled = true; return 0;
 	case O_CC: o->cc = arg; return 0;	/* checked by roxe_device_open */
 	case O_UMEM_MR: o->umem_mr = true; return 0;
+	case O_XDP_COPY: o->xdp_copy = true; return 0;
 	case 'x': return tool_int("-x/--gid-index", arg, 0, 255, &o->gid_index);
 	case 'i': return tool_uint("-i/--ib-port (roxe devices have one port)", arg, 1, 1, &one);
 	case 'F': return 0;

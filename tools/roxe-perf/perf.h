@@ -44,6 +44,7 @@ struct perf_opts {
 	const char	*cc;		/* --cc: congestion control (roxe_device_attr) */
 	bool		polled;		/* no engine threads (run-to-completion) */
 	bool		umem_mr;	/* --umem-mr: buffers in the UMEM (roxe_alloc_umem_mr) */
+	bool		xdp_copy;	/* --xdp-copy: AF_XDP copy mode (roxe_device_attr) */
 	bool		events;		/* -e: sleep on CQ events */
 	uint32_t	size;
 	bool		sweep;		/* -a */

@@ -130,7 +130,7 @@ int perf_open(struct perf_ctx *c, const struct perf_opts *o)
 {
 	struct roxe_device_attr da = {
 		.ifname = o->ifname, .backend = o->backend, .engines = o->engines,
-		.polled = o->polled, .cc = o->cc,
+		.polled = o->polled, .cc = o->cc, .xdp_copy = o->xdp_copy,
 	};
 	uint32_t max_size = o->sweep ? PERF_SWEEP_MAX : o->test == TEST_ATOMIC ? 8 : o->size;
 	struct ibv_device_attr dattr;

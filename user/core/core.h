@@ -197,6 +197,7 @@ struct roxe_device {
 	bool			polled;		/* no engine threads: poll_cq drives */
 	unsigned		rt_priority;	/* engine threads' SCHED_FIFO priority; 0 none */
 	bool			ooo_stash;	/* responders keep frames past a gap (stash.c) */
+	bool			xdp_copy;	/* AF_XDP sockets in copy mode even where zero-copy is */
 	/* frame tracing (transport/trace.c), as the attributes set it */
 	void			(*trace)(void *arg, const char *line);
 	void			*trace_arg;

@@ -366,7 +366,7 @@ static int open_afxdp(struct roxe_device *dev, unsigned n, struct roxe_port **po
 	struct roxe_xdp_attach_opts o = { .engines = n, .no_pin = true, .owned = true };
 	struct roxe_afxdp_config c = { .ifname = dev->ifname, .engines = n,
 				       .reserve_bytes = dev->umem_mr_bytes,
-				       .report = &r->afxdp };
+				       .force_copy = dev->xdp_copy, .report = &r->afxdp };
 	/* what set the engine count (engines_of), which the sockets' own plan
 	 * (for the count it is given) does not know; and the queues it saw
 	 * then: a driver may add some with XDP (virtio_net: a queue pair per
@@ -527,6 +527,7 @@ static int dev_init(struct roxe_device *dev, const struct roxe_device_attr *attr
 	dev->polled = attr->polled;
 	dev->umem_mr_bytes = attr->umem_mr_bytes;
 	dev->rt_priority = attr->rt_priority;
+	dev->xdp_copy = attr->xdp_copy;
 	dev->ooo_stash = !attr->no_ooo_stash;
 	dev->trace = attr->trace;
 	dev->trace_arg = attr->trace_arg;
