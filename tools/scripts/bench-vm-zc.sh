@@ -97,7 +97,7 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 		return 1
 	}
 	# has_socks IF FILE: roxectl status in FILE lists sockets on IF
-	has_socks() { awk -v i="$1" '$1 == i && NF == 5 && $2 ~ /^[0-9]+$/' "$2" | grep -q .; }
+	has_socks() { awk -v i="$1" '$1 == i && NF == 5 && $2 ~ /^[0-9]+$/ { n++ } END { exit !n }' "$2"; }
 
 	# record KIND MODE TEST SIZE N C0 C1 F0 F1 T0 T1
 	record() {
