@@ -329,7 +329,9 @@ awk -F'\t' '
 	function fpc(k) { return d(c, k) > 0 ? d(f, k) / d(c, k) : -1 }
 	function spg(k) { return d(c, k) / (msgs(k) * sz[k] / 1e9) }
 	function goal(what, r, want, cmp,   met) {
-		if (r < 0) { printf "goal %-52s missing figures: MISSED\n", what; return }
+		# a case missing, or its N run no dearer than its N/10 run (noise
+		# above the work: raise N)
+		if (r < 0) { printf "goal %-52s no figure: MISSED\n", what; return }
 		met = cmp == ">=" ? r >= want : r <= want
 		printf "goal %-52s %5.2f (want %s %.1f): %s\n", what, r, cmp, want, met ? "met" : "MISSED"
 	}
