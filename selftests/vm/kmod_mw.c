@@ -98,21 +98,7 @@ static int connect_qps(void)
 /* One completion on e's CQ within 5 s: its status, -1 if none. */
 static int one_wc(struct end *e, struct ibv_wc *wc)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(e->cq, 1, wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1)
-			return (int)wc->status;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 5)
-			return -1;
-		usleep(100);
-	}
+	return wc_within(e->cq, wc, 5);
 }
 
 /* The peer's READ or WRITE of len bytes (p.buf) at raddr through rkey. */

@@ -90,21 +90,7 @@ static int end_open(struct end *e, const char *name)
 /* One completion on e's CQ within 10 s: its status, -1 if none. */
 static int one_wc(struct end *e, struct ibv_wc *wc)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(e->cq, 1, wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1)
-			return (int)wc->status;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 10)
-			return -1;
-		usleep(100);
-	}
+	return wc_within(e->cq, wc, 10);
 }
 
 static const char *st(int s)

@@ -3,13 +3,14 @@
  * The VM guest programs' small verbs helpers: a check that prints one
  * "ok:"/"FAIL:" line (flushed, so the host sees it even if the program
  * dies next) and remembers a failure, opening a device by name, finding
- * its IPv4 RoCE v2 GID and connecting an RC QP.
+ * its IPv4 RoCE v2 GID, connecting an RC QP and waiting for a completion.
  */
 #ifndef ROXE_VM_VERBS_UTIL_H
 #define ROXE_VM_VERBS_UTIL_H
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -62,9 +63,10 @@ static inline int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 }
 
 /* An RC QP through INIT (remote access) and RTR to RTS, towards QP dest at
- * gid, from GID index gidx; 0 or the failing modify's error. */
-static inline int rc_connect(struct ibv_qp *qp, unsigned int access, uint32_t dest,
-			     const union ibv_gid *gid, int gidx)
+ * gid, from GID index gidx, resending after 4.096 us * 2^timeout without an
+ * ACK; 0 or the failing modify's error. */
+static inline int rc_connect_timeout(struct ibv_qp *qp, unsigned int access, uint32_t dest,
+				     const union ibv_gid *gid, int gidx, uint8_t timeout)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access,
@@ -92,12 +94,40 @@ static inline int rc_connect(struct ibv_qp *qp, unsigned int access, uint32_t de
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* rc_connect_timeout with perftest's default timeout (14: 67 ms). */
+static inline int rc_connect(struct ibv_qp *qp, unsigned int access, uint32_t dest,
+			     const union ibv_gid *gid, int gidx)
+{
+	return rc_connect_timeout(qp, access, dest, gid, gidx, 14);
+}
+
+/* One completion from cq within secs seconds, polled: its status, -1 if
+ * none came (or the poll failed). */
+static inline int wc_within(struct ibv_cq *cq, struct ibv_wc *wc, int secs)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			return -1;
+		if (n == 1)
+			return (int)wc->status;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > secs)
+			return -1;
+		usleep(100);
+	}
 }
 
 #endif
