@@ -353,25 +353,24 @@ static bool fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe
 			return false;
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);
 	} else if (payload) {
-		const uint8_t *host;
-		bool umem = false;
-
-		bool try = roxe_engine_tx_inplace_ok(qp->eng, qp, b);
-
 		crc = roxe_icrc_begin(b->data, pkt);
 		/* from a UMEM MR: left where it is, CRCed where it is; else
 		 * only told whether it was one (counted) */
-		if (qp->dev->umem_mr_bytes &&
-		    roxe_sge_inplace(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
-				     roxe_wqe_num_sge(qp, w), off, payload, &host,
-				     try ? &crc : NULL, &umem) == 1 &&
-		    roxe_engine_tx_inplace(qp->eng, b, pkt, host, crc)) {
-			roxe_sq_inplace_sent(qp, w);
-			return true;
+		if (qp->dev->umem_mr_bytes) {
+			bool try = roxe_engine_tx_inplace_ok(qp->eng, qp, b), umem = false;
+			const uint8_t *host;
+
+			if (roxe_sge_inplace(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
+					     roxe_wqe_num_sge(qp, w), off, payload, &host,
+					     try ? &crc : NULL, &umem) == 1 &&
+			    roxe_engine_tx_inplace(qp->eng, b, pkt, host, crc)) {
+				roxe_sq_inplace_sent(qp, w);
+				return true;
+			}
+			if (umem)
+				qp->eng->stats->tx_umem_copied++;
+			crc = roxe_icrc_begin(b->data, pkt);
 		}
-		if (umem)
-			qp->eng->stats->tx_umem_copied++;
-		crc = roxe_icrc_begin(b->data, pkt);
 		/* copied from the MR and CRCed in one pass */
 		if (roxe_sge_copy_icrc(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
 				       roxe_wqe_num_sge(qp, w), off, dst, payload, &crc))
