@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# bookworm-backports' QEMU for the VM guests that need a device Debian
-# 12's QEMU 7.2 lacks: the emulated 82576 (`-device igb`, QEMU 8.0 on),
+# bookworm-backports' QEMU for the VM guests that Debian 12's QEMU 7.2
+# cannot run: those with the emulated 82576 (`-device igb`, QEMU 8.0 on),
 # on which igb's AF_XDP zero-copy (Linux 6.14 on) was developed (issue
-# #37). Fetched and unpacked, never installed: the host keeps its own QEMU
-# 7.2, which every other VM run uses.
+# #37), and those with more than one vCPU (7.2's multi-threaded TCG runs
+# stale kernel text after another vCPU patched it: run.sh). Fetched and
+# unpacked, never installed: the host keeps its own QEMU 7.2, which every
+# other VM run uses.
 #
 #   tools/vm/fetch-qemu.sh [-u]       prints the unpacked tree's root
 #

@@ -45,9 +45,12 @@
 #                   when missing), as Debian 12's QEMU 7.2 has no igb; the
 #                   guest's queues: `ethtool -L`, as many as it has vCPUs
 #                   (--queues is virtio-net's, --dma-api too). --nic virtio,
-#                   the default, runs the host's QEMU
+#                   the default, runs the host's QEMU (one vCPU)
 #   --smp N         N vCPUs (default 1, 1..4): under TCG one is faster for
-#                   the tests; the benchmarks compare with more
+#                   the tests; the benchmarks compare with more. More than
+#                   one: run by bookworm-backports' QEMU (as --nic igb):
+#                   Debian 12's QEMU 7.2 runs stale kernel text on one vCPU
+#                   after another patched it (multi-threaded TCG)
 #   --pcap FILE     record every frame between the guest's eth0 and tap0 in
 #                   FILE (QEMU's filter-dump: AF_XDP traffic on tap0 bypasses
 #                   the host's packet sockets, so tcpdump there misses it)
@@ -168,8 +171,8 @@ parse_faults() {
 check_host() {
 	[ "$(id -u)" = 0 ] || die "needs root (network namespace, tap)"
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tools/scripts/install-deps.sh"
-	if [ "$nic" = igb ]; then
-		qroot=$("$here/fetch-qemu.sh") || die "no QEMU with igb (tools/vm/fetch-qemu.sh)"
+	if [ "$nic" = igb ] || [ "$smp" -gt 1 ]; then
+		qroot=$("$here/fetch-qemu.sh") || die "no bookworm-backports QEMU (tools/vm/fetch-qemu.sh)"
 	fi
 	[ -c /dev/net/tun ] || die "/dev/net/tun missing"
 	if [ "$middle" = faultwire ]; then
@@ -346,12 +349,18 @@ qemu_cmd() {
 	# either, so the guest sends whole frames with their checksums done.
 	[ -z "$pcap$middle" ] || net+=,vnet_hdr=off
 	local dev=virtio-net-pci nicopt='' bin=qemu-system-x86_64 fw=()
-	# igb: bookworm-backports' QEMU with its own firmware (pvh.bin,
-	# SeaBIOS); it loads no module here (no display, no audio)
-	if [ "$nic" = igb ]; then
-		dev=igb bin=$qroot/usr/bin/qemu-system-x86_64
+	# igb, and any guest with more than one vCPU: bookworm-backports' QEMU
+	# with its own firmware (pvh.bin, SeaBIOS); it loads no module here
+	# (no display, no audio). QEMU 7.2's multi-threaded TCG lets a vCPU
+	# run its stale translation of kernel text that another vCPU has just
+	# patched: the int3 of a static key's flip, after the patching CPU has
+	# put the instruction back, oopses 6.12 and 7.3 ("Oops: int3") and
+	# locks 6.1 up (selftests/vm/vm_smp.sh)
+	if [ -n "$qroot" ]; then
+		bin=$qroot/usr/bin/qemu-system-x86_64
 		fw=(-L "$qroot/usr/share/qemu" -L "$qroot/usr/share/seabios")
 	fi
+	[ "$nic" != igb ] || dev=igb
 	local nic=$dev,netdev=net0,mac=$guest_mac,romfile= addr1=''
 	# the 82576 is an SR-IOV PF: its VFs take the slots 16 and 17 above
 	# its own (no ARI on the i440FX's bus), where QEMU would put the
