@@ -36,6 +36,10 @@
 #     mid-stream and frames for its QP sent until the kernel counts its
 #     fill ring empty (roxectl status --json: fill_ring_empty grew), then
 #     resumed: the stream completes, verified;
+#   - queue reset (2 queues): the WRITE server's rings halved and restored
+#     mid-stream (ethtool -G: virtio_net resets each virtqueue, igb
+#     restarts its rings), each size as asked; the stream completes,
+#     verified, its sockets as before (zerocopy);
 #   - the SEND server's NIC down for 2 s and up again mid-stream: carrier
 #     again, its sockets as before (zerocopy), the stream completes,
 #     verified;
@@ -277,6 +281,34 @@ flap() {
 	check_status "$o/flap.status" eth0 "$NICQ" "$(live_queues A eth0)" zerocopy
 }
 
+# ring_size NS IF RX|TX: IF's ring size now (ethtool -g)
+ring_size() { nsx "$1" ethtool -g "$2" | awk -v k="$3:" '/^Current/ { c = 1 } c && $1 == k { print $2; exit }'; }
+
+# resize PID: the WRITE server's NIC (eth1 in B) with its rings halved
+# and then restored while the client streams. Each resize resets every
+# queue under roxe's bound zero-copy sockets: virtio_net resets each
+# virtqueue (VIRTIO_F_RING_RESET) and refills it from the socket's pool,
+# igb takes the interface down and up with the pool still assigned. Then
+# the server's sockets are as before.
+resize() {
+	local rx tx half o=$ROXE_VM_OUT
+	rx=$(ring_size B eth1 RX) tx=$(ring_size B eth1 TX)
+	[ -n "$rx" ] && [ -n "$tx" ] || { log "resize: eth1's ring sizes unknown"; return 1; }
+	sleep 1
+	for half in 1 0; do
+		local r=$rx t=$tx
+		[ $half = 0 ] || r=$((rx / 2)) t=$((tx / 2))
+		nsx B ethtool -G eth1 rx $r tx $t || { log "resize: ethtool -G eth1 rx $r tx $t failed"; return 1; }
+		[ "$(ring_size B eth1 RX) $(ring_size B eth1 TX)" = "$r $t" ] ||
+			{ log "resize: eth1's rings $(ring_size B eth1 RX) $(ring_size B eth1 TX), want $r $t"; return 1; }
+		sleep 2
+	done
+	vm_wait_for 20 carrier B eth1 || { log "resize: no carrier on eth1 20 s after"; return 1; }
+	log "eth1's rings resized mid-stream, rx $rx tx $tx to $((rx / 2)) $((tx / 2)) and back"
+	nsx B "$ROXE_TOP/build/bin/roxectl" status >"$o/resize.status" 2>&1 || return 1
+	check_status "$o/resize.status" eth1 "$NICQ" "$(live_queues B eth1)" zerocopy
+}
+
 guest_main() {
 	local o=$ROXE_VM_OUT q bind zc_sg before after
 	. "$ROXE_TOP/selftests/vm/vm_lib.sh"
@@ -324,6 +356,10 @@ guest_main() {
 	# The receiver stopped mid-stream: its fill ring runs dry, then it
 	# must get the driver going again. Resends 2 s apart (-u 19), 7 of them.
 	PERF_DURING=starve perf "WRITE fill ring starved q$NICQ" B eth1 A eth0 $B_ADDR "$NICQ" zerocopy \
+		write bw -m 1024 -s 65536 -D 8 -u 19
+	# The receiver's queues reset mid-stream (ring resizes): resends 2 s
+	# apart (-u 19)
+	PERF_DURING=resize perf "WRITE queue reset q$NICQ" B eth1 A eth0 $B_ADDR "$NICQ" zerocopy \
 		write bw -m 1024 -s 65536 -D 8 -u 19
 	# The receiver's NIC down and up mid-stream: resends 2 s apart (-u 19)
 	PERF_DURING=flap perf "SEND link down and up q$NICQ" A eth0 B eth1 $A_ADDR "$NICQ" zerocopy \
