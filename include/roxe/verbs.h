@@ -140,7 +140,9 @@ struct roxe_mr {
 	unsigned	access;		/* IBV_ACCESS_* */
 };
 /* access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC,
- * MW_BIND (memory windows may be bound to it), ROXE_ACCESS_FLUSH_GLOBAL;
+ * MW_BIND (memory windows may be bound to it), ROXE_ACCESS_FLUSH_GLOBAL,
+ * ON_DEMAND (taken and kept: no MR of the embedded API is pinned, the
+ * engine faults the pages in as it touches them, in the caller's process);
  * remote write or atomic access requires local write (-EINVAL otherwise).
  * ROXE_ACCESS_FLUSH_PERSISTENT is -EINVAL: no memory roxe registers is
  * persistent (kernel rxe refuses it on DRAM). */

@@ -340,6 +340,41 @@ TEST_F(rc, responder_errors_raise_their_events)
 	EXPECT_EQ(-EAGAIN, settled_event(&self->p, b->dev, &ev));
 }
 
+/* A QP takes the access flags the verbs define for MRs too, as rxe and
+ * mlx5 do (pyverbs' ODP tests give their QPs the MR's flags, ON_DEMAND
+ * included): only the remote ones (and FLUSH's) mean anything for a QP.
+ * A bit no verbs header defines is refused.
+ */
+TEST_F(rc, qp_takes_the_mr_access_flags)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_qp_attr at;
+	struct ibv_wc wc;
+
+	at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
+			     IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING;
+	ASSERT_EQ(0, roxe_modify_qp(b->qp, &at, IBV_QP_ACCESS_FLAGS));
+	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | (1u << 15);
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(b->qp, &at, IBV_QP_ACCESS_FLAGS));
+	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | (1u << 30);
+	EXPECT_EQ(-EINVAL, roxe_modify_qp(b->qp, &at, IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, roxe_query_qp(b->qp, &at, IBV_QP_ACCESS_FLAGS, NULL));
+	EXPECT_TRUE(at.qp_access_flags & IBV_ACCESS_ON_DEMAND);
+	EXPECT_FALSE(at.qp_access_flags & IBV_ACCESS_REMOTE_WRITE);
+	memset(a->buf, 0x5a, 64);
+	/* READ is open, WRITE still not, whatever else the flags say */
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 1, a->buf + 4096, 64, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 2, a->buf, 64, a->mr->lkey,
+				(uintptr_t)b->buf, b->mr->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
+	EXPECT_NE(0x5a, ((uint8_t *)b->buf)[0]);
+}
+
 static uint64_t rnr_naks(struct roxe_qp *qp)
 {
 	return __atomic_load_n(&qp->stats->rnr_nak_rcvd, __ATOMIC_RELAXED);

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
@@ -106,6 +107,46 @@ TEST_F(rc, write_and_read)
 		EXPECT_EQ(0, memcmp(a->buf, back, len)) TH_LOG("read %u", len);
 		EXPECT_EQ(0, back[len]);
 	}
+}
+
+/* An ON_DEMAND MR of the embedded API over pages nobody has touched yet
+ * (mincore: none resident): the engine faults them in as the WRITE lands,
+ * and a READ takes them out again. The MR keeps the flag. */
+TEST_F(rc, on_demand_mr_over_untouched_pages)
+{
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	const size_t len = 256 * 1024;
+	unsigned char resident[64];
+	struct roxe_mr *odp;
+	struct ibv_wc wc;
+	uint8_t *mem;
+
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	ASSERT_EQ(0, mincore(mem, len, resident));
+	for (size_t i = 0; i < len / 4096; i++)
+		ASSERT_EQ(0, resident[i] & 1);
+	ASSERT_EQ(0, roxe_reg_mr(b->pd, mem, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ON_DEMAND, &odp));
+	EXPECT_TRUE(odp->access & IBV_ACCESS_ON_DEMAND);
+	ASSERT_EQ(0, mincore(mem, len, resident));
+	for (size_t i = 0; i < len / 4096; i++) {
+		ASSERT_EQ(0, resident[i] & 1) TH_LOG("page %zu resident after the registration", i);
+	}
+	fill_pattern(a->buf, len - 100, 31);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_WRITE, 1, a->buf, len - 100, a->mr->lkey,
+				(uintptr_t)mem + 100, odp->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(a->buf, mem + 100, len - 100));
+	memset(a->buf + BUF / 2, 0, len);
+	ASSERT_EQ(0, post_send1(a->qp, IBV_WR_RDMA_READ, 2, a->buf + BUF / 2, len, a->mr->lkey,
+				(uintptr_t)mem, odp->rkey, IBV_SEND_SIGNALED));
+	ASSERT_EQ(1, poll_n(a->cq, &wc, 1, 5000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(mem, a->buf + BUF / 2, len));
+	EXPECT_EQ(0, roxe_dereg_mr(odp));
+	munmap(mem, len);
 }
 
 TEST_F(rc, write_with_imm_and_send_with_imm)

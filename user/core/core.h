@@ -34,6 +34,13 @@
 #define ROXE_KNOWN_ACCESS	(IBV_ACCESS_LOCAL_WRITE | ROXE_REMOTE_ACCESS)
 /* What an MR may grant: also the binding of memory windows to it. */
 #define ROXE_MR_ACCESS		(ROXE_KNOWN_ACCESS | IBV_ACCESS_MW_BIND)
+/* What a QP's qp_access_flags may hold: every access bit the verbs define,
+ * as rxe and mlx5 take them (programs hand a QP their MR's flags: pyverbs'
+ * ODP tests do); only the remote ones mean anything to a QP. */
+#define ROXE_QP_ACCESS		(ROXE_KNOWN_ACCESS | ROXE_ACCESS_FLUSH_PERSISTENT | \
+				 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | \
+				 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB | \
+				 IBV_ACCESS_OPTIONAL_RANGE)
 
 /* struct roxe_cq.armed */
 enum { ROXE_ARM_NONE = 0, ROXE_ARM_ANY = 1, ROXE_ARM_SOLICITED = 2 };

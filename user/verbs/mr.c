@@ -82,7 +82,11 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 	struct roxe_mr_priv *mr;
 	int err;
 
-	if (!pd || !out || (!host && length) || (access & ~ROXE_MR_ACCESS))
+	/* An embedded MR pins nothing: the engine touches the application's
+	 * pages in its own process and faults them in as it goes. ON_DEMAND
+	 * asks for what it already is, and is kept in mr->access. */
+	if (!pd || !out || (!host && length) ||
+	    (access & ~(unsigned)(ROXE_MR_ACCESS | IBV_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	/* IBA 10.6.3.1: remote write or atomic needs local write. */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&

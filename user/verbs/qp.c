@@ -432,11 +432,7 @@ static int check_attrs(struct roxe_qp *qp, const struct ibv_qp_attr *a, int mask
 		return -EINVAL;
 	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
-	if ((mask & IBV_QP_ACCESS_FLAGS) &&
-	    (a->qp_access_flags & ~(unsigned)(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-					      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE |
-					      ROXE_ACCESS_FLUSH_GLOBAL |
-					      ROXE_ACCESS_FLUSH_PERSISTENT)))
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~(unsigned)ROXE_QP_ACCESS))
 		return -EINVAL;
 	if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED)
 		return -EINVAL;	/* no alternate path */
