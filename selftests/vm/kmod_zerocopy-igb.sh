@@ -1,0 +1,1 @@
+kmod_zerocopy.sh
