@@ -113,7 +113,7 @@ guest_main() {
 	if [ -n "$x" ]; then
 		bad "on roxe0, failed or in error:"
 		sed 's/^/    /' <<<"$x"
-		grep -a -E -A25 '^(FAIL|ERROR): ' "$o/roxe0.log" | head -n 150 | sed 's/^/    /'
+		grep -a -E -A25 '^(FAIL|ERROR): ' "$o/roxe0.log" | sed -n '1,150s/^/    /p'
 	else
 		ok "roxe0: no test failed"
 	fi
@@ -122,7 +122,7 @@ guest_main() {
 	if [ -n "$x" ]; then
 		bad "passed on rxe0, skipped on roxe0:"
 		while read -r t; do
-			sed 's/^/    /' <<<"$t: $(grep -a -F "(${t})" "$o/roxe0.log" | grep -a -o "skipped.*" | head -n 1)"
+			sed 's/^/    /' <<<"$t: $(grep -a -F "(${t})" "$o/roxe0.log" | grep -a -m 1 -o "skipped.*")"
 		done <<<"$x"
 	else
 		ok "no test that passed on rxe0 was skipped on roxe0"
