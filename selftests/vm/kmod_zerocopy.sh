@@ -69,15 +69,6 @@ run() {
 	vm_run_pair "$name rxe0 server" vm_listening $PORT "$prog" rxe0 "$GX" roxe0 "$GR" $A "$gopt" "$@" || true
 }
 
-carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
-
-# carriers: both NICs have carrier (igb's comes with its watchdog, a
-# second or two after a reset)
-carriers() {
-	vm_wait_for 20 carrier eth0 && vm_wait_for 20 carrier eth1 ||
-		{ bad "no carrier on eth0 or eth1 within 20 s"; return 1; }
-}
-
 guest_main() {
 	local after=$ROXE_VM_OUT/rxe-after
 	# QPs with a local ACK timeout of 1 s at least (kmod_interop.sh)
@@ -85,7 +76,7 @@ guest_main() {
 	log "NIC $NIC: $(ethtool -i eth1 | awk '/^driver:/ { print $2 }')"
 	/usr/sbin/ip addr flush dev eth0
 	/usr/sbin/ip link set eth0 up && /usr/sbin/ip link set eth1 up
-	carriers || return 1
+	vm_carriers eth0 eth1 || { bad "no carrier on eth0 or eth1 within 20 s"; return 1; }
 	vm_face_pair eth0 $A eth1 $B || { bad "eth0 and eth1 do not face each other"; return 1; }
 	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	rdma link add rxe0 type rxe netdev eth0 || { bad "rdma link add rxe0"; return 1; }
@@ -95,7 +86,7 @@ guest_main() {
 	vm_wait_for 10 vm_gid_index rxe0 $A && vm_wait_for 10 vm_gid_index roxe0 $B ||
 		{ bad "no RoCE v2 GIDs"; return 1; }
 	# roxed's program and pool reset igb
-	carriers || return 1
+	vm_carriers eth0 eth1 || { bad "no carrier on eth0 or eth1 within 20 s after roxed"; return 1; }
 	vm_wait_for 10 ping -c 1 -W 1 $B >/dev/null || { bad "no IP path $A -> $B after roxed"; return 1; }
 	GX=$(vm_gid_index rxe0 $A)
 	GR=$(vm_gid_index roxe0 $B)

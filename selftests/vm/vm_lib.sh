@@ -214,6 +214,17 @@ vm_wait_for() {
 	done
 }
 
+# vm_carrier IF: IF has carrier now
+vm_carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
+
+# vm_carriers IF...: each IF has carrier within 20 s (igb's comes with its
+# watchdog, a second or two after the reset an XDP program or an AF_XDP
+# pool makes); 1 if one never did
+vm_carriers() {
+	local i
+	for i in "$@"; do vm_wait_for 20 vm_carrier "$i" || return 1; done
+}
+
 # vm_gid_index DEV ADDR: the RoCE v2 GID index of IPv4 ADDR on DEV. rxe has
 # hundreds of table slots and sysfs reads are slow under TCG: only the first
 # few are looked at.

@@ -74,11 +74,7 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 	now() { cut -d' ' -f1 /proc/uptime; }
 	# igb resets itself when an XDP program or an AF_XDP pool comes or
 	# goes: carrier again a second or two later, with its watchdog
-	carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
-	carriers() {
-		vm_wait_for 20 carrier eth0 && vm_wait_for 20 carrier eth1 ||
-			{ bad "eth0/eth1: no carrier for 20 s"; return 1; }
-	}
+	carriers() { vm_carriers eth0 eth1 || { bad "eth0/eth1: no carrier for 20 s"; return 1; }; }
 	port_active() { grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"; }
 
 	# mode_is LABEL IF WANT [FILE]: roxectl status (or FILE, its output): IF's AF_XDP sockets, at
