@@ -1093,6 +1093,55 @@ TEST_F(rec, tail_loss_on_a_clean_path_goes_back_on_the_configured_timer)
 	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
 }
 
+/* The go-back's ACK lost too: the last PSN's first ACK is lost, the
+ * requester's timer sends the message again, and the ACK of that resend is
+ * lost as well. The responder sends it again ROXE_REACK_NS after the last
+ * duplicate, and the requester completes on that, long before its next
+ * timeout. Kernel rxe 6.12's requester, which can be left with no timer at
+ * all there, depends on that repeat (responder.c: reack_arm). */
+TEST_F(rec, the_go_backs_lost_ack_is_sent_again_while_the_requester_is_quiet)
+{
+	enum { LEN = 4096 };	/* 4 packets */
+	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	uint64_t t_back;
+
+	ASSERT_EQ(0, fpair_open(&self->p, self->f, 0));
+	ASSERT_EQ(0, pair_connect(&self->p, IBV_QPT_RC, IBV_MTU_1024, PSN_A, PSN_B, 14, 7, 7));
+	ASSERT_EQ(0, warm_up(&self->p, &self->f[0], LEN, 7, -1));
+	self->f[1].drop_psn = PSN_A + 8 * 4 + 3;	/* the next message's ACK */
+	self->f[1].drop_kind = 1;
+	self->f[1].drop_copies = 2;			/* and its go-back's */
+	ASSERT_EQ(0, write1(&self->p, 8, 8 * LEN, LEN));
+	ASSERT_EQ(0, vc_settle(&self->p));
+	ASSERT_EQ(0, roxe_poll_cq(a->cq, 1, &wc));
+	/* the timer's go-back: four duplicates at b, their ACK lost */
+	ASSERT_EQ(0, vc_advance(&self->p, a->qp->comp.deadline - vc_now()));
+	ASSERT_EQ(0, vc_settle(&self->p));
+	t_back = vc_now();
+	EXPECT_EQ(1u, qstats(a)->timeouts);
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
+	EXPECT_EQ(2u, self->f[1].dropped);
+	ASSERT_EQ(0, roxe_poll_cq(a->cq, 1, &wc));
+	/* a nanosecond short of the repeat: nothing */
+	ASSERT_EQ(0, vc_advance(&self->p, ROXE_REACK_NS - 1));
+	ASSERT_EQ(0, roxe_poll_cq(a->cq, 1, &wc));
+	/* on it: the ACK again, and the WRITE completes on it */
+	ASSERT_EQ(0, vc_advance(&self->p, 1));
+	ASSERT_EQ(1, roxe_poll_cq(a->cq, 1, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(t_back + ROXE_REACK_NS, vc_now());
+	EXPECT_EQ(0, memcmp(a->buf, b->buf, 9 * LEN));
+	EXPECT_EQ(1u, qstats(a)->timeouts);
+	EXPECT_EQ(2u, self->f[0].sent[8 * 4 + 3]);
+	/* the repeats end when the requester moves on: a request in
+	 * sequence, and no ACK of the old PSN follows it */
+	ASSERT_EQ(0, write1(&self->p, 9, 9 * LEN, LEN));
+	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 0, NULL));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0u, b->qp->resp.reack_left);
+}
+
 /* A host that stalls (a scheduler holding the engine, a loaded guest) for
  * longer than twice the RTT, on a path that has lost nothing: the ACK comes
  * late, and neither a probe nor a go-back may go out for it (the

@@ -228,10 +228,12 @@ counter() { awk -v n="$1" '$1 == n { print $2 }' "$2" 2>/dev/null; }
 # nonzero counters of FILE as "name value, ..."
 nonzero() { awk '$2 != 0 { printf "%s%s %s", n++ ? ", " : "", $1, $2 }' "$1" 2>/dev/null; }
 
-# check_case DIR NAME PROGRAM SERVER OPTIONS...: 0 = pass
+# check_case DIR NAME PROGRAM SERVER OPTIONS...: 0 = pass; WHY: the
+# failures in a few words, for the boot's last line (all a CI log may show)
 check_case() {
 	local d=$1 name=$2 prog=$3 server=$4 bad=0 grc hrc rr xr f c n res need
 	shift 4
+	WHY=
 	grc=$(cat "$d/$name.guest-rc" 2>/dev/null || echo none)
 	hrc=$(cat "$d/$name.host-rc" 2>/dev/null || echo none)
 	rr=$(counter retransmits "$d/$name.roxe.txt")
@@ -249,20 +251,24 @@ check_case() {
 	log "$name: rxe0: $(nonzero "$d/$name.rxe.txt")"
 	if [ "$grc" != 0 ] || [ "$hrc" != 0 ] || [ -z "$res" ]; then
 		log "$name: FAIL: $prog (guest) exit $grc, roxe (host) exit $hrc"
+		WHY+="${WHY:+, }exit $grc/$hrc"
 		bad=1
 	fi
 	if [[ " $need " == *" roxe "* ]] && [ "${rr:-0}" -le 0 ]; then
 		log "$name: FAIL: roxe never retransmitted: the faults did not hit"
+		WHY+="${WHY:+, }roxe never retransmitted"
 		bad=1
 	fi
 	if [[ " $need " == *" rxe "* ]] && [ "${xr:-0}" -le 0 ]; then
 		log "$name: FAIL: rxe never retried: the faults did not hit"
+		WHY+="${WHY:+, }rxe never retried"
 		bad=1
 	fi
 	for c in $err_counters; do
 		n=$(counter "$c" "$d/$name.rxe.txt")
 		if [ -n "$n" ] && [ "$n" != 0 ]; then
 			log "$name: FAIL: rxe counter $c = $n"
+			WHY+="${WHY:+, }$c $n"
 			bad=1
 		fi
 	done
@@ -309,7 +315,8 @@ check_boot() {
 # faults_boot FAULTS DIR: one boot, every case, through faultwire with
 # FAULTS (a seed=N in it); 0 = pass
 faults_boot() {
-	local faults=$1 d=$2 fail=0 rc=0 t0=$SECONDS line
+	local faults=$1 d=$2 fail=0 rc=0 t0=$SECONDS line what=
+	local -a f
 	rm -rf "$d"
 	mkdir -p "$d"
 	log "$n cases, link mtu $LINK_MTU, faults $faults (each way, RoCE v2 frames only)"
@@ -328,15 +335,19 @@ faults_boot() {
 		log "FAIL: VM run exited with $rc; console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 		fail=1
+		what="the VM exited $rc"
 	fi
 	while read -r line; do
 		# shellcheck disable=SC2086 # the case's fields
-		check_case "$d" $line || fail=1
+		check_case "$d" $line && continue
+		fail=1
+		read -ra f <<<"$line"
+		what+="${what:+; }${f[0]} (the ${f[2]} the server: $WHY)"
 	done <<<"$(run_cases)"
-	check_boot "$d" || fail=1
+	check_boot "$d" || { fail=1; what+="${what:+; }the boot's own checks"; }
 	log "$((SECONDS - t0)) s"
 	if [ $fail != 0 ]; then
-		log "FAIL: results in $d/ (ROXE_FAULTS=$faults repeats faultwire's choices)"
+		log "FAIL: $what; results in $d/ (ROXE_FAULTS=$faults repeats faultwire's choices)"
 		return 1
 	fi
 	log "PASS: $n cases with $faults; capture in $d/wire.pcap"

@@ -173,24 +173,12 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 	}
 }
 
-/* The QP's earliest armed deadline; 0: none. */
-static inline uint64_t qp_next_deadline(const struct roxe_qp *qp, uint64_t next)
-{
-	if (qp->comp.deadline && (!next || qp->comp.deadline < next))
-		next = qp->comp.deadline;
-	if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
-		next = qp->req.rnr_deadline;
-	if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
-		next = qp->req.pace_deadline;
-	return next;
-}
-
 uint64_t roxe_engine_next_deadline(const struct roxe_engine *e)
 {
 	uint64_t next = 0;
 
 	for (const struct roxe_qp *qp = e->timers; qp; qp = qp->timer_next)
-		next = qp_next_deadline(qp, next);
+		next = roxe_timer_next(qp, next);
 	return next;
 }
 
@@ -212,11 +200,13 @@ static uint64_t timers_turn(struct roxe_engine *e)
 			qp->req.pace_wait = false;	/* the pacer lets it go */
 			roxe_engine_ready(e, qp);
 		}
-		if (!qp->comp.deadline && !qp->req.rnr_wait && !qp->req.pace_wait) {
+		if (qp->resp.reack_left && e->now >= qp->resp.reack_at)
+			roxe_responder_reack(qp);
+		if (!roxe_timer_next(qp, 0)) {
 			roxe_timer_disarm(qp);
 			continue;
 		}
-		next = qp_next_deadline(qp, next);
+		next = roxe_timer_next(qp, next);
 		qfine = roxe_timer_fine(qp);
 		if (qfine && (!fine || qfine < fine))
 			fine = qfine;

@@ -77,6 +77,7 @@ static void flush(struct roxe_qp *qp)
 	qp->resp.read.active = false;
 	qp->resp.out_len = 0;
 	qp->resp.ack_pending = false;
+	qp->resp.reack_left = 0;
 }
 
 static void reset(struct roxe_qp *qp)

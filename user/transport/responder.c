@@ -7,7 +7,8 @@
  *           is kept aside (stash.c) or dropped
  *   p < e   duplicate: SEND/WRITE are re-acknowledged with p, or the PSN
  *           of a stash run's ACK (rc_duplicate_ack: no ACK runs ahead of
- *           a go-back requester), READs are answered
+ *           a go-back requester), and that ACK again while the requester
+ *           stays quiet after it (reack_arm), READs are answered
  *           again from the recorded request (from the PSN asked for: a
  *           restarted READ), ATOMICs get their recorded reply: nothing is
  *           executed twice
@@ -538,6 +539,43 @@ static void rc_back(struct roxe_qp *qp, uint32_t psn)
  * opposite, so a roxe requester that once went back (a timeout, a lost
  * repair) gets its runs acknowledged again after its next repair.
  */
+/*
+ * The ACK a duplicate got, sent again while the requester stays quiet
+ * after it. A go-back pass ends with the ACK of the last PSN resent, and
+ * a requester may depend on that one frame: kernel rxe 6.12's, having
+ * taken an earlier ACK of that PSN mid-resend (below), arms no timer and
+ * waits for an ACK of exactly that PSN; lost on the wire, the QP waits
+ * forever (interop_faults-6.12). An ACK of a PSN the requester has
+ * already sent again never runs ahead of its resend, and any requester
+ * takes it as a duplicate ACK or, when the first was lost, as the ACK
+ * that spares it a retransmit timeout. A request in sequence ends it
+ * (rc_request): the requester is not waiting.
+ */
+static void reack_arm(struct roxe_qp *qp, uint32_t psn)
+{
+	qp->resp.reack_left = ROXE_REACKS;
+	qp->resp.reack_psn = psn;
+	qp->resp.reack_at = qp->eng->now + ROXE_REACK_NS;
+	roxe_timer_arm(qp);
+}
+
+void roxe_responder_reack(struct roxe_qp *qp)
+{
+	int st = qp->eng_state;
+
+	if (!qp->resp.reack_left)
+		return;
+	qp->resp.reack_left--;
+	qp->resp.reack_at = qp->eng->now +
+			    (ROXE_REACK_NS << (ROXE_REACKS - qp->resp.reack_left));
+	if (st < IBV_QPS_RTR || st == IBV_QPS_ERR) {
+		qp->resp.reack_left = 0;
+		return;
+	}
+	if (!qp->resp.ack_pending)	/* else one goes anyway */
+		owe_ack(qp, qp->resp.reack_psn);
+}
+
 static void rc_duplicate_ack(struct roxe_qp *qp, uint32_t psn)
 {
 	uint32_t ack = psn;
@@ -565,6 +603,7 @@ static void rc_duplicate_ack(struct roxe_qp *qp, uint32_t psn)
 		owe_ack(qp, ack);
 	else if (repeat && ack == qp->resp.ack_psn && qp->resp.ack_copies < ROXE_ACK_COPIES)
 		qp->resp.ack_copies++;	/* not coalesced: one frame per duplicate */
+	reack_arm(qp, ack);
 }
 
 static void rc_duplicate(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
@@ -901,6 +940,7 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 		return;
 	}
 	qp->resp.nak_sent = false;
+	qp->resp.reack_left = 0;
 	if (qp->resp.ran_open) {
 		/* past the last stash run before any resend of it */
 		qp->resp.ran_open = false;

@@ -13,5 +13,6 @@
 
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_responder_send(struct roxe_qp *qp);			/* ACKs, READ responses */
+void roxe_responder_reack(struct roxe_qp *qp);			/* its timer: reack_at */
 
 #endif /* ROXE_TRANSPORT_RESPONDER_H */

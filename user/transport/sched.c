@@ -60,12 +60,8 @@ uint64_t roxe_timer_fine(const struct roxe_qp *qp)
 void roxe_timer_arm(struct roxe_qp *qp)
 {
 	struct roxe_engine *e = qp->eng;
-	uint64_t due = qp->comp.deadline, fine = roxe_timer_fine(qp);
+	uint64_t due = roxe_timer_next(qp, 0), fine = roxe_timer_fine(qp);
 
-	if (qp->req.rnr_wait && (!due || qp->req.rnr_deadline < due))
-		due = qp->req.rnr_deadline;
-	if (qp->req.pace_wait && (!due || qp->req.pace_deadline < due))
-		due = qp->req.pace_deadline;
 	if (fine && (!e->next_fine || fine < e->next_fine))
 		e->next_fine = fine;
 	if (due && e->next_timer && due < e->next_timer)

@@ -16,6 +16,20 @@ void roxe_engine_ready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_timer_arm(struct roxe_qp *qp);
 void roxe_timer_disarm(struct roxe_qp *qp);
+/* The earlier of next and the QP's earliest armed deadline (retransmit,
+ * RNR wait, pacer, repeated ACK); 0: none. */
+static inline uint64_t roxe_timer_next(const struct roxe_qp *qp, uint64_t next)
+{
+	if (qp->comp.deadline && (!next || qp->comp.deadline < next))
+		next = qp->comp.deadline;
+	if (qp->req.rnr_wait && (!next || qp->req.rnr_deadline < next))
+		next = qp->req.rnr_deadline;
+	if (qp->req.pace_wait && (!next || qp->req.pace_deadline < next))
+		next = qp->req.pace_deadline;
+	if (qp->resp.reack_left && (!next || qp->resp.reack_at < next))
+		next = qp->resp.reack_at;
+	return next;
+}
 /* The QP's earliest deadline that wants the engine awake to the nanosecond
  * (a pacer's, a stall probe's; the others keep a sleeping engine's
  * millisecond); 0: none. */

@@ -103,6 +103,15 @@ struct roxe_read_out {
  * holding the QP's turn. */
 #define ROXE_ACK_COPIES		16
 
+/* A duplicate's ACK is sent again this many times while the requester
+ * stays quiet after it, the first ROXE_REACK_NS after the duplicate and
+ * each later one twice as long after the one before (responder.c:
+ * reack_arm): 4, 8 and 16 ms, all before a requester's shortest
+ * retransmit timeout that a timeout field of 14 (67 ms, rxe's and
+ * perftest's) gives. */
+#define ROXE_REACKS		3
+#define ROXE_REACK_NS		4000000ull
+
 struct roxe_resp_info {
 	uint32_t	psn;		/* next PSN expected */
 	uint32_t	msn;
@@ -136,6 +145,11 @@ struct roxe_resp_info {
 	bool		ran_open;
 	bool		goes_back;
 	uint32_t	ran_from, ran_to;
+	/* the last duplicate's ACK, owed again at reack_at while reack_left
+	 * (reack_arm); a request in sequence ends it */
+	uint8_t		reack_left;
+	uint32_t	reack_psn;
+	uint64_t	reack_at;
 	struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
 	unsigned	res_next;
 	/* READ/ATOMIC replies owed, in PSN order; the head is being
