@@ -1434,6 +1434,44 @@ TEST_F(served, cq_resize)
 	free(old);
 }
 
+/* A resize counts what the doorbells rung before it make: the engine
+ * takes them first. pyverbs' test_resize_cq posts UD SENDs and at once
+ * asks for a CQ too small for their completions, which rxe's post_send
+ * has made by then. Here 6 WQEs posted to the QP in ERR, each flushed by
+ * the engine on the doorbell: a ring of 3 is refused, and the 6 come. */
+TEST_F(served, cq_resize_counts_what_was_posted_before_it)
+{
+	struct side *s1 = &self->p.s[1];
+	struct app *a = &self->a;
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	uint8_t sgid[16] = { 0 }, dmac[6] = { 0x02, 0, 0, 0, 0, 1 };
+	struct rxe_queue_buf *small;
+	struct roxe_queue_geom sg;
+	struct ib_uverbs_wc uwc;
+
+	ASSERT_EQ(0, roxe_served_modify_qp(a->qp, &at, IBV_QP_STATE, sgid, dmac));
+	small = roxe_queue_buf_alloc(2, sizeof(struct ib_uverbs_wc), &sg);
+	ASSERT_TRUE(small);
+	ASSERT_EQ(3u, sg.mask);
+	for (unsigned i = 0; i < 6; i++) {
+		app_wqe(a, IBV_WR_SEND, 70 + i, APP_IOVA, 64, 0, 0);
+		roxe_queue_produce(&a->r.sq_prod);
+	}
+	/* asleep, then roxe.ko's doorbell: an engine that only looked
+	 * asleep with no doorbell of the application's queued would be
+	 * taken for idle (roxe_dev_quiesce looks at roxe.ko's ring too) */
+	ASSERT_TRUE(wait_until(atomic_load(&s1->dev->engines[0].sleeping), 2000));
+	ASSERT_TRUE(app_doorbell(&a->r, s1->dev, APP_QPN));
+	EXPECT_EQ(-EINVAL, roxe_served_cq_resize(a->cq, small, sg));
+	for (unsigned i = 0; i < 6; i++) {
+		ASSERT_EQ(1, app_poll(&a->r.cq_cons, &uwc, 2000));
+		EXPECT_EQ(70u + i, uwc.wr_id);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, uwc.status);
+	}
+	EXPECT_EQ(0u, __atomic_load_n(&small->producer_index, __ATOMIC_RELAXED));
+	free(small);
+}
+
 /* The embedded API's roxe_resize_cq: up and down, completions kept in
  * order, fewer entries than outstanding refused, traffic goes on. */
 TEST_F(served, embedded_cq_resize)

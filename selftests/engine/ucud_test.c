@@ -296,4 +296,36 @@ TEST_F(ud, srq_shared_by_two_qps_with_limit_event)
 	EXPECT_EQ(0, roxe_destroy_srq(srq));
 }
 
+/* A resize counts the completions of the sends posted before it: UD
+ * SENDs complete in the turn that sends them, and rxe's post_send has
+ * made them before it returns, so pyverbs' test_resize_cq posts 6 and at
+ * once wants a CQ of 1 refused. On a polled device nobody turns the
+ * engine but the resize itself (roxe_dev_quiesce); without that turn it
+ * counted none of them and shrank the CQ below what was coming. */
+TEST(ud_sends_count_in_a_resize_that_follows_them)
+{
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	struct pair p;
+	struct side *a = &p.s[0], *b = &p.s[1];
+	struct ibv_ah *ah;
+	struct ibv_wc wc[6];
+
+	ASSERT_EQ(0, pair_open_polled(&p, 1024, BUF, 3));
+	ASSERT_EQ(0, pair_connect(&p, IBV_QPT_UD, IBV_MTU_1024, 1, 2, 0, 0, 0));
+	roxe_query_gid(b->dev, 0, &aa.grh.dgid);
+	ASSERT_EQ(0, roxe_create_ah(a->pd, &aa, &ah));
+	for (unsigned i = 0; i < 6; i++)
+		ASSERT_EQ(0, ud_send(a->qp, ah, roxe_qp_num(b->qp), 0x11111111, a->buf, 64,
+				     a->mr->lkey, false));
+	EXPECT_EQ(-EINVAL, roxe_resize_cq(a->cq, 3));
+	ASSERT_EQ(6, roxe_poll_cq(a->cq, 6, wc));
+	for (unsigned i = 0; i < 6; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(IBV_WC_SEND, wc[i].opcode);
+	}
+	EXPECT_EQ(0, roxe_destroy_ah(ah));
+	pair_close(&p);
+	EXPECT_EQ(0, leak_check());
+}
+
 TEST_HARNESS_MAIN

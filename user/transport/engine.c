@@ -148,6 +148,8 @@ void roxe_engine_doorbell(struct roxe_qp *qp)
 		roxe_engine_kick(e);
 }
 
+static bool kdb_pending(struct roxe_engine *e);
+
 void roxe_dev_quiesce(struct roxe_device *dev)
 {
 	unsigned long start[ROXE_MAX_ENGINES];
@@ -157,13 +159,16 @@ void roxe_dev_quiesce(struct roxe_device *dev)
 	for (unsigned i = 0; i < dev->nengines; i++) {
 		struct roxe_engine *e = &dev->engines[i];
 
-		/* Two whole turns, or asleep with nothing queued, or exited
-		 * (not merely told to stop: its last turn may still run): the
-		 * engine holds no pointer it read before we started. Bounded
-		 * (100 s at least) against an engine that never turns. */
+		/* Two whole turns, or asleep with no doorbell queued (the
+		 * application's or roxe.ko's), or exited (not merely told to
+		 * stop: its last turn may still run): the engine holds no
+		 * pointer it read before we started, and has taken every
+		 * doorbell rung before. Bounded (100 s at least) against an
+		 * engine that never turns. */
 		for (long waited = 0; waited < 10000000 &&
 		     atomic_load(&e->epoch) < start[i] + 2 &&
-		     !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head)) &&
+		     !(atomic_load(&e->sleeping) && !atomic_load(&e->db_head) &&
+		       !kdb_pending(e)) &&
 		     !atomic_load(&e->exited); waited++) {
 			if (dev->polled)
 				roxe_engine_poll(e);	/* or another poller turns it */

@@ -132,7 +132,12 @@ uint32_t roxe_served_cq_id(const struct roxe_cq *cq)
  * up to the producer's) in order to slots 0.. of the empty ring buf, and
  * produce into buf from then on. Engines produce only under cq->lock, so
  * none writes the old ring once this returns 0. -EINVAL when more than
- * limit CQEs are outstanding (the old ring stays).
+ * limit CQEs are outstanding (the old ring stays). Outstanding includes
+ * what the engines make of the doorbells rung before the resize (a UD
+ * SEND's completion, a flush): they turn first (roxe_dev_quiesce), as
+ * rxe's post_send has done that work before it returns; a resize that
+ * counted without them would shrink the CQ below what is coming
+ * (pyverbs' test_resize_cq).
  */
 static int cq_move(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_queue_geom g,
 		   uint32_t cons, uint32_t limit)
@@ -140,6 +145,7 @@ static int cq_move(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct roxe_qu
 	struct roxe_queue old, nq;
 	uint32_t n;
 
+	roxe_dev_quiesce(cq->dev);
 	pthread_spin_lock(&cq->lock);
 	old = cq->prod;
 	cons &= old.mask;
