@@ -87,10 +87,12 @@ guest_case() {
 	# completions on one channel, and ib_send_lat then sleeps for good when
 	# the peer's reply comes before its ACK of the request (perftest's
 	# commit e2eac0f, "Use separate completion channels for send and
-	# receive", 23.07). roxe sends in that order on purpose (sched.c: a
-	# ping-pong's held ACK leaves right after the reply); rxe ACKs first, so
-	# rxe to rxe never shows it. Seen here: about 1 run in 3 of
-	# send_lat_hsrv stopped after rxe ACKed roxe's reply.
+	# receive", 23.07). The embedded engine (roxe-perf, the host side here)
+	# sends in that order on purpose (sched.c: a ping-pong's held ACK
+	# leaves right after the reply); rxe and roxe0 ACK first, so rxe to rxe
+	# never shows it (kmod_interop runs ib_send_lat -e on roxe0). Seen
+	# here: about 1 run in 3 of send_lat_hsrv stopped after rxe ACKed
+	# roxe's reply.
 	case "$prog" in ib_write_bw | *_lat) ;; *) args+=(-e) ;; esac
 	if [ "$server" = guest ]; then
 		timeout "$t" "$prog" "${args[@]}" >"$o/$name.guest.log" 2>&1 &
