@@ -498,6 +498,43 @@ static void rc_back(struct roxe_qp *qp, uint32_t psn)
 }
 
 /*
+ * The ACK a duplicate got, sent again while the requester stays quiet
+ * after it. A go-back pass ends with the ACK of the last PSN resent, and
+ * a requester may depend on that one frame: kernel rxe 6.12's, having
+ * taken an earlier ACK of that PSN mid-resend (below), arms no timer and
+ * waits for an ACK of exactly that PSN; lost on the wire, the QP waits
+ * forever (interop_faults-6.12). An ACK of a PSN the requester has
+ * already sent again never runs ahead of its resend, and any requester
+ * takes it as a duplicate ACK or, when the first was lost, as the ACK
+ * that spares it a retransmit timeout. A request in sequence ends it
+ * (rc_request): the requester is not waiting.
+ */
+static void reack_arm(struct roxe_qp *qp, uint32_t psn)
+{
+	qp->resp.reack_left = ROXE_REACKS;
+	qp->resp.reack_psn = psn;
+	qp->resp.reack_at = qp->eng->now + ROXE_REACK_NS;
+	roxe_timer_arm(qp);
+}
+
+void roxe_responder_reack(struct roxe_qp *qp)
+{
+	int st = qp->eng_state;
+
+	if (!qp->resp.reack_left)
+		return;
+	qp->resp.reack_left--;
+	qp->resp.reack_at = qp->eng->now +
+			    (ROXE_REACK_NS << (ROXE_REACKS - qp->resp.reack_left));
+	if (st < IBV_QPS_RTR || st == IBV_QPS_ERR) {
+		qp->resp.reack_left = 0;
+		return;
+	}
+	if (!qp->resp.ack_pending)	/* else one goes anyway */
+		owe_ack(qp, qp->resp.reack_psn);
+}
+
+/*
  * A duplicate SEND or WRITE packet: its ACK was lost, or the requester went
  * back (go-back-N after a NAK or a timeout, a probe). It is acknowledged
  * with its own PSN or, if that is more, the PSN of a stash run's ACK that
@@ -539,43 +576,6 @@ static void rc_back(struct roxe_qp *qp, uint32_t psn)
  * opposite, so a roxe requester that once went back (a timeout, a lost
  * repair) gets its runs acknowledged again after its next repair.
  */
-/*
- * The ACK a duplicate got, sent again while the requester stays quiet
- * after it. A go-back pass ends with the ACK of the last PSN resent, and
- * a requester may depend on that one frame: kernel rxe 6.12's, having
- * taken an earlier ACK of that PSN mid-resend (below), arms no timer and
- * waits for an ACK of exactly that PSN; lost on the wire, the QP waits
- * forever (interop_faults-6.12). An ACK of a PSN the requester has
- * already sent again never runs ahead of its resend, and any requester
- * takes it as a duplicate ACK or, when the first was lost, as the ACK
- * that spares it a retransmit timeout. A request in sequence ends it
- * (rc_request): the requester is not waiting.
- */
-static void reack_arm(struct roxe_qp *qp, uint32_t psn)
-{
-	qp->resp.reack_left = ROXE_REACKS;
-	qp->resp.reack_psn = psn;
-	qp->resp.reack_at = qp->eng->now + ROXE_REACK_NS;
-	roxe_timer_arm(qp);
-}
-
-void roxe_responder_reack(struct roxe_qp *qp)
-{
-	int st = qp->eng_state;
-
-	if (!qp->resp.reack_left)
-		return;
-	qp->resp.reack_left--;
-	qp->resp.reack_at = qp->eng->now +
-			    (ROXE_REACK_NS << (ROXE_REACKS - qp->resp.reack_left));
-	if (st < IBV_QPS_RTR || st == IBV_QPS_ERR) {
-		qp->resp.reack_left = 0;
-		return;
-	}
-	if (!qp->resp.ack_pending)	/* else one goes anyway */
-		owe_ack(qp, qp->resp.reack_psn);
-}
-
 static void rc_duplicate_ack(struct roxe_qp *qp, uint32_t psn)
 {
 	uint32_t ack = psn;
