@@ -106,7 +106,7 @@ struct roxe_read_out {
 /* A duplicate's ACK is sent again this many times while the requester
  * stays quiet after it, the first ROXE_REACK_NS after the duplicate and
  * each later one twice as long after the one before (responder.c:
- * reack_arm): 4, 8 and 16 ms, all before a requester's shortest
+ * reack_arm): 4, 12 and 28 ms after it, all before a requester's shortest
  * retransmit timeout that a timeout field of 14 (67 ms, rxe's and
  * perftest's) gives. */
 #define ROXE_REACKS		3
