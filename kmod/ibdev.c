@@ -179,8 +179,8 @@ static int roxe_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_total_mcast_qp_attach = ROXE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 #ifdef ROXE_ODP
-	/* as 7.3's rxe: explicit ODP MRs (mr.c), no implicit ones; only
-	 * with odp=1 (mr.c: why it is off by default) */
+	/* as 7.3's rxe: explicit ODP MRs (mr.c), no implicit ones; not
+	 * with odp=0 */
 	if (!rdev->odp)
 		return 0;
 	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;

@@ -47,32 +47,26 @@
  *
  * On-demand paging MRs (IB_ACCESS_ON_DEMAND, where compat.h has ROXE_ODP)
  * pin nothing: ib_umem_odp watches the application's range with an MMU
- * interval notifier. roxed's fault on such an MR faults the application's
- * pages in (hmm_range_fault in ib_umem_odp_map_dma_and_lock) and, under
- * umem_mutex, inserts their PFNs; the notifier's invalidation takes
- * umem_mutex, zaps roxed's PTEs of the range and only then lets the
- * application's pages go. Lock order: roxed's mmap_lock (or VMA lock, the
- * fault's), map_sem, the application's mmap_lock (taken and dropped inside
- * hmm_range_fault), umem_mutex, roxed's page-table locks; the invalidation
- * runs under the application's mmap_lock and takes umem_mutex and the
- * mapping's i_mmap_rwsem, never roxed's mmap_lock. The two mm are always
- * different: an MR of roxed's own mm would nest its mmap_lock, so that
- * fault maps scrap. An owning process or mm that is gone, or an address
- * it does not map, maps the device's scrap page (a WRITE goes nowhere, a
- * READ returns zeros), as above: never SIGBUS to roxed; that page stays
- * scrap for roxed until the application's range changes again (an mmap
- * into a hole invalidates nothing). A read-only
- * page (an MR without write access) is mapped read-only; roxed writing
- * there (its bug) gets scrap.
- *
- * Off unless roxe.ko is loaded with odp=1, for two reasons. The fault
- * runs in roxed's engine thread, which serves every tenant on it: a page
- * whose fault blocks (userfaultfd, a FUSE file mapped into the MR) stalls
- * them all, where a pinned MR's faults happen at registration, in the
- * application's own thread. And an address the application does not map
- * reads as zeros (scrap) where rxe's responder would answer with an
- * access error. Both go when faults move out of the engine (roxed asks,
- * the module faults in a worker, the request waits or is NAKed).
+ * interval notifier. roxed's fault on such an MR never waits for the
+ * application's memory, which the application controls (a FUSE file
+ * mapped into the MR can block a fault for good), since one engine
+ * thread serves every tenant on it: it maps what is present (a snapshot
+ * with hmm_range_fault(), the application's mmap_lock tried, not taken,
+ * PFNs inserted under umem_mutex) and otherwise raises SIGBUS in roxed
+ * while a work on the MR's context's own ordered queue faults the range
+ * in (roxe_odp_work: ib_umem_odp_map_dma_and_lock); roxed catches it and
+ * tries again later (user/core/odp.c). A page that work found unmapped
+ * raises SIGSEGV, once: roxed answers an access error, as rxe does. The
+ * notifier's invalidation takes umem_mutex, zaps roxed's PTEs of the
+ * range and only then lets the application's pages go. Lock order:
+ * roxed's mmap_lock (or VMA lock, the fault's), map_sem, the
+ * application's mmap_lock (tried), umem_mutex, roxed's page-table locks;
+ * the invalidation runs under the application's mmap_lock and takes
+ * umem_mutex and the mapping's i_mmap_rwsem, never roxed's mmap_lock.
+ * The two mm are always different: an MR of roxed's own mm would nest its
+ * mmap_lock, so that fault maps scrap, as does one of an owning mm that
+ * is gone. A read-only page (an MR without write access) is mapped
+ * read-only; roxed writing there (its bug) gets scrap.
  */
 #include <rdma/ib_umem.h>
 #include <rdma/ib_umem_odp.h>
@@ -82,10 +76,9 @@
 #include "roxe.h"
 
 #ifdef ROXE_ODP
-/* see the top: why off by default */
-bool roxe_odp;
+bool roxe_odp = true;
 module_param_named(odp, roxe_odp, bool, 0444);
-MODULE_PARM_DESC(odp, "offer on-demand paging MRs (IB_ACCESS_ON_DEMAND), as rxe does; off by default: a blocking page fault stalls roxed's engine for every tenant");
+MODULE_PARM_DESC(odp, "offer on-demand paging MRs (IB_ACCESS_ON_DEMAND), as rxe does (default: yes)");
 #endif
 
 /* MRs by the id in their token, across every device and daemon file: all
@@ -244,9 +237,138 @@ static int odp_pt_noop(pte_t *pte, unsigned long addr, void *data)
 	return 0;
 }
 
-/* roxed touched page idx of an ODP MR: fault the application's pages
- * [idx, end) in and map what is there (the faulting page at least), else
- * scrap. Under map_sem (read), the MR not revoked.
+/* pages one look at an ODP MR's range maps at most (an array on the stack) */
+#define ROXE_ODP_SNAP_PAGES	32
+
+/*
+ * The background fault of an ODP MR: pages [odp_idx, odp_end) faulted into
+ * the application's mm (hmm_range_fault, which may sleep on the disk, on
+ * a FUSE server, on anything the application mapped there), on its
+ * context's ordered queue; roxed's next touch finds them present. A range
+ * that reaches a page the application does not map is tried again as its
+ * first page alone; that one not mapped either is recorded (odp_bad) for
+ * roxed's next fault there. The work holds the MR (a reference) and
+ * map_sem: a dereg waits for it, roxed's faults do not (a trylock).
+ */
+static void roxe_odp_work(struct work_struct *work)
+{
+	struct roxe_mr *mr = container_of(work, struct roxe_mr, odp_work);
+	struct ib_umem_odp *odp = mr->odp;
+	u64 access = odp->umem.writable ? HMM_PFN_WRITE : 0;
+	unsigned long idx, end;
+	int np;
+
+	spin_lock(&mr->odp_lock);
+	idx = mr->odp_idx;
+	end = mr->odp_end;
+	mr->odp_queued = false;		/* a request from now on queues again */
+	spin_unlock(&mr->odp_lock);
+	down_read(&mr->map_sem);	/* dereg releases the umem after revoked */
+	if (!mr->revoked) {
+		u64 va = ib_umem_start(odp) + ((u64)idx << PAGE_SHIFT);
+
+		np = ib_umem_odp_map_dma_and_lock(odp, va, (u64)(end - idx) << PAGE_SHIFT,
+						  access, true);
+		if (np < 0 && end > idx + 1)
+			np = ib_umem_odp_map_dma_and_lock(odp, va, PAGE_SIZE, access, true);
+		if (np >= 0)
+			mutex_unlock(&odp->umem_mutex);
+		else if (np == -EFAULT)	/* no VMA there, or not one we may use */
+			WRITE_ONCE(mr->odp_bad, idx + 1);
+	}
+	up_read(&mr->map_sem);
+	roxe_mr_put(mr);
+}
+
+/* Ask for pages [idx, end) of an ODP MR in the background. One request
+ * per MR is queued at a time: one while it waits widens it (within a
+ * window), one while it runs queues it again after. */
+static void odp_fault_queue(struct roxe_mr *mr, unsigned long idx, unsigned long end)
+{
+	bool queue = false;
+
+	spin_lock(&mr->odp_lock);
+	if (!mr->odp_queued) {
+		mr->odp_idx = idx;
+		mr->odp_end = end;
+		mr->odp_queued = queue = true;
+	} else if (max(end, mr->odp_end) - min(idx, mr->odp_idx) <= ROXE_MR_FAULT_PAGES) {
+		mr->odp_idx = min(idx, mr->odp_idx);
+		mr->odp_end = max(end, mr->odp_end);
+	}	/* else: that touch fails again after this run, and asks then */
+	spin_unlock(&mr->odp_lock);
+	if (!queue)
+		return;
+	kref_get(&mr->ref);		/* the work's */
+	if (!queue_work(mr->odp_wq, &mr->odp_work))
+		roxe_mr_put(mr);	/* still queued from before odp_queued cleared */
+}
+
+/*
+ * Map what of pages [idx, end) the application has present, from idx on,
+ * without waiting for its memory: its mmap_lock tried, not taken, and
+ * hmm_range_fault() asked to fault nothing (a snapshot). write: the page
+ * at idx must be writable there. Returns how many pages it mapped from
+ * idx, or -ENOENT: the application's mm is gone.
+ */
+static int odp_map_present(struct vm_fault *vmf, struct roxe_mr *mr, unsigned long idx,
+			   unsigned long end, unsigned long addr, bool write)
+{
+	struct ib_umem_odp *odp = mr->odp;
+	struct mm_struct *mm = odp->umem.owning_mm;
+	unsigned long pfns[ROXE_ODP_SNAP_PAGES] = {};
+	struct hmm_range range = {
+		.notifier = &odp->notifier,
+		.start = ib_umem_start(odp) + (idx << PAGE_SHIFT),
+		.hmm_pfns = pfns,
+	};
+	unsigned long i, n = min(end - idx, (unsigned long)ROXE_ODP_SNAP_PAGES);
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+	int err;
+
+	range.end = range.start + (n << PAGE_SHIFT);
+	if (!mmget_not_zero(mm))
+		return -ENOENT;
+	range.notifier_seq = mmu_interval_read_begin(&odp->notifier);
+	if (!mmap_read_trylock(mm)) {
+		mmput_async(mm);
+		return 0;
+	}
+	err = hmm_range_fault(&range);
+	mmap_read_unlock(mm);
+	mmput_async(mm);
+	if (err)
+		return 0;
+	mutex_lock(&odp->umem_mutex);
+	/* an invalidation since the snapshot: those PFNs may be gone */
+	if (mmu_interval_read_retry(&odp->notifier, range.notifier_seq)) {
+		mutex_unlock(&odp->umem_mutex);
+		return 0;
+	}
+	for (i = 0; i < n; i++, addr += PAGE_SIZE) {
+		if (!(pfns[i] & HMM_PFN_VALID) ||
+		    (i == 0 && write && !(pfns[i] & HMM_PFN_WRITE)))
+			break;
+		ret = mr_insert(vmf->vma, addr, page_to_pfn(hmm_pfn_to_page(pfns[i])),
+				pfns[i] & HMM_PFN_WRITE);
+		if (ret != VM_FAULT_NOPAGE)
+			break;
+	}
+	mutex_unlock(&odp->umem_mutex);
+	if (i == 0 && ret == VM_FAULT_OOM)
+		return -ENOMEM;
+	return i;
+}
+
+/*
+ * roxed touched page idx of an ODP MR (under map_sem, the MR not
+ * revoked). It never waits for the application's memory, which the
+ * application controls: what is present is mapped; otherwise SIGBUS, and
+ * the page (with the window behind it) is faulted in in the background
+ * (roxe_odp_work), so roxed's next touch finds it; a page that fault
+ * found nothing at is SIGSEGV, once. roxed catches both where it touches
+ * such an MR (user/core/odp.c: the engine answers RNR NAK, or tries again
+ * later; SIGSEGV: an access error, as rxe answers).
  */
 static vm_fault_t roxe_odp_fault(struct vm_fault *vmf, struct roxe_mr *mr,
 				 unsigned long idx, unsigned long end,
@@ -254,10 +376,8 @@ static vm_fault_t roxe_odp_fault(struct vm_fault *vmf, struct roxe_mr *mr,
 {
 	struct ib_umem_odp *odp = mr->odp;
 	struct vm_area_struct *vma = vmf->vma;
-	vm_fault_t ret = VM_FAULT_NOPAGE;
-	unsigned long i, va;
-	u64 access = odp->umem.writable ? HMM_PFN_WRITE : 0;
-	int np;
+	bool write = vmf->flags & FAULT_FLAG_WRITE;
+	int n;
 
 	/* the application's mmap_lock inside roxed's own: a deadlock */
 	if (odp->umem.owning_mm == vma->vm_mm)
@@ -265,48 +385,50 @@ static vm_fault_t roxe_odp_fault(struct vm_fault *vmf, struct roxe_mr *mr,
 	if (apply_to_page_range(vma->vm_mm, addr, (end - idx) << PAGE_SHIFT,
 				odp_pt_noop, NULL))
 		return VM_FAULT_OOM;
-	va = ib_umem_start(odp) + (idx << PAGE_SHIFT);
-	/* umem_mutex held from here on success; the window may reach pages
-	 * the application does not map: then the faulting page alone
-	 */
-	np = ib_umem_odp_map_dma_and_lock(odp, va, (end - idx) << PAGE_SHIFT,
-					  access, true);
-	if (np < 0) {
-		end = idx + 1;
-		np = ib_umem_odp_map_dma_and_lock(odp, va, PAGE_SIZE, access, true);
-	}
-	if (np < 0)	/* gone, or not mapped there: scrap */
+	n = odp_map_present(vmf, mr, idx, end, addr, write);
+	if (n == -ENOENT)	/* the application is gone: scrap */
 		return mr_fault_scrap(vmf, mr->rdev, NULL);
-	for (i = idx; i < end; i++, addr += PAGE_SIZE) {
-		unsigned long pfn = odp->map.pfn_list[i];
-
-		if (!(pfn & HMM_PFN_VALID))
-			break;
-		ret = mr_insert(vma, addr, page_to_pfn(hmm_pfn_to_page(pfn)),
-				pfn & HMM_PFN_WRITE);
-		if (ret != VM_FAULT_NOPAGE)
-			break;
-	}
-	mutex_unlock(&odp->umem_mutex);
-	/* the faulting page is what counts; the rest is the next fault's */
-	if (i > idx)
+	if (n == -ENOMEM)
+		return VM_FAULT_OOM;
+	if (n > 0)
 		return VM_FAULT_NOPAGE;
-	if (ret == VM_FAULT_OOM)
-		return ret;
-	return mr_fault_scrap(vmf, mr->rdev, NULL);
+	if (READ_ONCE(mr->odp_bad) == idx + 1 && cmpxchg(&mr->odp_bad, idx + 1, 0) == idx + 1)
+		return VM_FAULT_SIGSEGV;
+	/* a write to a writable MR's page that is not writable yet (COW, the
+	 * zero page) asks the same: the background fault writes */
+	odp_fault_queue(mr, idx, end);
+	return VM_FAULT_SIGBUS;
 }
 
-/* roxed wrote to a read-only page of an ODP MR (one without write access,
- * which roxed must not write): the page goes from its mapping and the
- * write to scrap.
+/* roxed wrote to a page of an ODP MR mapped read-only: one of an MR
+ * without write access, which roxed must not write (the write goes to
+ * scrap), or one not yet writable in the application's mm (COW, the zero
+ * page): that one goes from roxed's mapping, is faulted in for writing in
+ * the background, and the write raises SIGBUS as a fault would.
  */
 static vm_fault_t roxe_odp_pfn_mkwrite(struct vm_fault *vmf)
 {
 	struct roxe_mr *mr = vmf->vma->vm_private_data;
+	unsigned long idx = vmf->pgoff - (mr->token >> PAGE_SHIFT);
 
 	unmap_mapping_range(mr->rdev->daemon_mapping, (u64)vmf->pgoff << PAGE_SHIFT,
 			    PAGE_SIZE, 1);
-	return mr_fault_scrap(vmf, mr->rdev, NULL);
+	if (!mr->odp->umem.writable)
+		return mr_fault_scrap(vmf, mr->rdev, NULL);
+	if (!down_read_trylock(&mr->map_sem))
+		return VM_FAULT_SIGBUS;
+	if (!mr->revoked && idx < mr->npages)
+		odp_fault_queue(mr, idx, idx + 1);
+	up_read(&mr->map_sem);
+	return VM_FAULT_SIGBUS;
+}
+
+/* No background fault runs or waits for mr any more (after revocation:
+ * none can be queued), its reference given back. */
+static void mr_odp_stop(struct roxe_mr *mr)
+{
+	if (mr->odp && mr->odp_wq && cancel_work_sync(&mr->odp_work))
+		roxe_mr_put(mr);
 }
 
 /* The application's range changes (munmap, madvise, migration, COW...):
@@ -352,7 +474,14 @@ static vm_fault_t roxe_mr_fault(struct vm_fault *vmf)
 	unsigned long first, idx, end, addr, npages;
 	vm_fault_t ret;
 
-	down_read(&mr->map_sem);
+#ifdef ROXE_ODP
+	/* roxed waits for nothing of an ODP MR's: a dereg in progress
+	 * (waiting out a background fault) is a fault to try again later */
+	if (mr->odp && !down_read_trylock(&mr->map_sem))
+		return VM_FAULT_SIGBUS;
+	if (!mr->odp)
+#endif
+		down_read(&mr->map_sem);
 	/* a kernel QP's bounce region grows under its queue's lock, not
 	 * map_sem: its pages are there before the count (kverbs.c)
 	 */
@@ -510,13 +639,38 @@ static void mr_umem_release(struct roxe_mr *mr)
 }
 
 #ifdef ROXE_ODP
+/* The queue of uctx's background faults, made with its first ODP MR. */
+static struct workqueue_struct *odp_wq_get(struct roxe_ucontext *uctx)
+{
+	struct workqueue_struct *wq = READ_ONCE(uctx->odp_wq), *old;
+
+	if (wq)
+		return wq;
+	wq = alloc_ordered_workqueue("roxe_odp", 0);
+	if (!wq)
+		return NULL;
+	old = cmpxchg(&uctx->odp_wq, NULL, wq);
+	if (!old)
+		return wq;
+	destroy_workqueue(wq);	/* another registration made it first */
+	return old;
+}
+
 /* An ODP MR's umem: nothing pinned, no page list (the fault asks). */
 static int mr_odp_get(struct roxe_mr *mr, struct ib_device *dev, u64 start,
-		      u64 length, int access)
+		      u64 length, int access, struct ib_udata *udata)
 {
-	struct ib_umem_odp *odp = ib_umem_odp_get(dev, start, length, access,
-						  &roxe_odp_ops);
+	struct roxe_ucontext *uctx = rdma_udata_to_drv_context(udata, struct roxe_ucontext, ibuc);
+	struct ib_umem_odp *odp;
 
+	if (!uctx)
+		return -EINVAL;
+	mr->odp_wq = odp_wq_get(uctx);
+	if (!mr->odp_wq)
+		return -ENOMEM;
+	INIT_WORK(&mr->odp_work, roxe_odp_work);
+	spin_lock_init(&mr->odp_lock);
+	odp = ib_umem_odp_get(dev, start, length, access, &roxe_odp_ops);
 	if (IS_ERR(odp))
 		return PTR_ERR(odp);
 	mr->odp = odp;
@@ -566,7 +720,7 @@ struct ib_mr *roxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = -EOPNOTSUPP;	/* ib_core refuses it first */
 		if (!rdev->odp)
 			goto free_idx;
-		err = mr_odp_get(mr, ibpd->device, start, length, access);
+		err = mr_odp_get(mr, ibpd->device, start, length, access, udata);
 		if (err && !mr->odp)
 			goto free_idx;
 		if (err)
@@ -596,7 +750,6 @@ token:
 		mutex_unlock(&mr->odp->umem_mutex);
 	}
 #endif
-	/* how roxed's mapping gets its pages is the module's business */
 	access &= ~ROXE_IB_ACCESS_ON_DEMAND;
 	mr->access = access;
 	mr->ibmr.lkey = key;
@@ -606,7 +759,8 @@ token:
 	cmd.op = ROXE_KOP_REG_MR;
 	cmd.mr.key = key;
 	cmd.mr.pdn = roxe_pdn(ibpd);
-	cmd.mr.access = access;
+	/* ON_DEMAND: roxed must catch its faults there (kabi.h) */
+	cmd.mr.access = access | (mr->odp ? ROXE_IB_ACCESS_ON_DEMAND : 0);
 	cmd.mr.page_off = mr->page_off;
 	cmd.mr.iova = iova;
 	cmd.mr.length = length;
@@ -618,6 +772,9 @@ token:
 	err = roxe_chan_call_undo(&rdev->chan, &cmd, ROXE_KOP_DEREG_MR, key, true);
 	if (err) {
 		roxe_mr_revoke(rdev, mr);
+#ifdef ROXE_ODP
+		mr_odp_stop(mr);
+#endif
 		goto release;
 	}
 #ifdef ROXE_ODP
@@ -656,6 +813,9 @@ int roxe_dereg_user_mr(struct roxe_dev *rdev, struct roxe_mr *mr)
 	/* advise_mr and faults check revoked under map_sem: none uses the
 	 * umem after this */
 	roxe_mr_revoke(rdev, mr);
+#ifdef ROXE_ODP
+	mr_odp_stop(mr);
+#endif
 	kvfree(mr->pages);
 	mr_umem_release(mr);
 	roxe_key_free(rdev, mr->ibmr.lkey);

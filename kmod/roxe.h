@@ -256,6 +256,16 @@ struct roxe_mr {
 	bool			revoked;
 	struct page		*scrap;		/* revoked: what roxed's faults map */
 	struct kref		ref;		/* the MR, faults in progress */
+#ifdef ROXE_ODP
+	/* an ODP MR's background fault (mr.c), one at a time: pages
+	 * [odp_idx, odp_end) faulted in on its context's queue */
+	struct workqueue_struct	*odp_wq;
+	struct work_struct	odp_work;
+	spinlock_t		odp_lock;
+	bool			odp_queued;
+	unsigned long		odp_idx, odp_end;
+	unsigned long		odp_bad;	/* 1 + a page nothing maps; 0: none */
+#endif
 	/* fast registration (fastreg.c): ib_map_mr_sg()'s pages, which
 	 * ROXE_IOC_MR_WINDOW puts behind the window (pages, npages)
 	 */
@@ -275,6 +285,9 @@ struct roxe_ah {
 
 struct roxe_ucontext {
 	struct ib_ucontext	ibuc;
+	/* its ODP MRs' background faults (mr.c), in turn: one that blocks
+	 * (a FUSE file mapped into an MR) holds up this context alone */
+	struct workqueue_struct	*odp_wq;	/* made with the first ODP MR */
 };
 
 struct roxe_pd {

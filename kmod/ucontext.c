@@ -23,7 +23,11 @@ int roxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 void roxe_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct roxe_dev *rdev = to_rdev(ibuc->device);
+	struct roxe_ucontext *uctx = container_of(ibuc, struct roxe_ucontext, ibuc);
 
+	/* its MRs are gone, and each dereg cancelled its background fault */
+	if (uctx->odp_wq)
+		destroy_workqueue(uctx->odp_wq);
 	atomic64_dec(&rdev->ucontexts);
 }
 

@@ -62,13 +62,8 @@ why max_qp_rd_atom "ROXE_MAX_RD_ATOMIC (16) READs/atomics in flight per QP each 
 why max_qp_init_rd_atom "ROXE_MAX_RD_ATOMIC (16), as max_qp_rd_atom"
 why max_res_rd_atom "ROXE_MAX_RD_ATOMIC x max_qp, as rxe computes it from its own"
 why max_fast_reg_page_list_len "ROXE_MAX_FAST_REG_PAGES (4096, 16 MiB of 4 KiB pages) against rxe's 512"
-# ODP: rxe's from 6.15; roxe0's where compat.h has ROXE_ODP (7.3's guest),
-# offered only with roxe.ko's odp=1 (kmod_odp loads it so: the caps are
-# then rxe's), not in this test, which loads the default
-odp="roxe.ko offers ODP only with odp=1 (kmod/mr.c: a fault that blocks would stall roxed's engine for every tenant); rxe has it from 6.15"
-for k in general_odp_caps rc_odp_caps ud_odp_caps; do WHY[u:$k]=$odp; done
-for k in odp_caps.general_caps odp_caps.per_transport_caps.{rc,ud}_odp_caps; do WHY[k:$k]=$odp; done
-WHY[k:kernel_cap_flags]="$odp (IBK_ON_DEMAND_PAGING); both have IBK_ALLOW_USER_UNREG"
+# ODP: rxe's from 6.15, roxe0's where compat.h has ROXE_ODP (7.3's guest),
+# offered by default: the caps and IBK_ON_DEMAND_PAGING must be rxe's
 WHY[u:port.max_msg_sz]="ROXE_MAX_MSG_SZ: IBA's 2^31 bytes, where rxe stops at 8 MiB"
 WHY[u:port.active_speed]="roxe0 reports EDR without asking ethtool (that takes RTNL, which callers of query_port may hold); rxe asks the netdev (veth: 10 Gb/s)"
 

@@ -27,6 +27,8 @@
  *               provider has no advise_mr op): PREFETCH_NO_FAULT faults
  *               nothing, PREFETCH_WRITE and PREFETCH fault the range in
  *               (mincore), an unknown lkey is EINVAL, then traffic
+ *   unmapped    PEER's READ of a range OWNER unmapped: a remote access
+ *               error, as rxe answers (last: the QPs end in error)
  * Exit 0 when every check passed, 4 when OWNER has no ODP (then the error
  * of an ODP registration is printed: rxe's and roxe's must be the same).
  */
@@ -552,6 +554,14 @@ int main(int argc, char **argv)
 	memset(p.buf, 0, PLEN);
 	s = rdma(&p, IBV_WR_RDMA_READ, p.buf, p.mr->lkey, ALEN, (uintptr_t)ab, am->rkey);
 	CHECK(s == 0 && bad_byte(p.buf, ALEN, 10) < 0, "advise: READ it back: %s", st(s));
+
+	/* unmapped: a range of the MR the application unmapped is an access
+	 * error, not bytes of nobody's (the QPs end in error: last) */
+	r = ob + 992 * 1024;
+	CHECK(!munmap(r, 32 * 1024), "unmapped: munmap of 32 KiB of the MR");
+	s = rdma(&p, IBV_WR_RDMA_READ, p.buf, p.mr->lkey, 4096, (uintptr_t)r + 4096, o.mr->rkey);
+	printf("case unmapped: READ of it: %s\n", st(s));
+	CHECK(s == IBV_WC_REM_ACCESS_ERR, "unmapped: READ of it: %s (remote access error)", st(s));
 
 	CHECK(!ibv_dereg_mr(rom) && !ibv_dereg_mr(am) && !ibv_dereg_mr(o.mr),
 	      "ODP MRs deregistered");

@@ -8,7 +8,8 @@
 # kmod_odp.c (every byte checked; its header lists the cases: untouched
 # pages faulted on first use, READ, SEND/RECV both ways, the requester's
 # WRITE and READ, atomics, madvise(MADV_DONTNEED) and munmap + mmap of
-# used ranges rewritten, ibv_advise_mr's verb) runs three times:
+# used ranges rewritten, ibv_advise_mr's verb, a READ of an unmapped range
+# an access error) runs three times:
 #   - roxe0's ODP MRs, rxe0 the peer: every check must pass;
 #   - rxe1's ODP MRs, rxe2 the peer: the control, in the same boot; its
 #     failures are rxe's, printed as XFAIL (7.3.4's rxe moves wrong bytes
@@ -51,9 +52,14 @@ guest_main() {
 	local rc=0 crc=0 prc=0
 	vm_veth_pair rxa $A rxb $B || { bad "veth pair rxa/rxb"; return 1; }
 	vm_veth_pair rxc $C rxd $D || { bad "veth pair rxc/rxd"; return 1; }
-	# ODP is offered only with odp=1 (mr.c: why not by default; kmod_attrs
-	# checks the default); a kernel without it has no such parameter
-	insmod "$KO" odp=1 2>/dev/null || insmod "$KO" || { bad "insmod $KO"; return 1; }
+	# ODP is offered by default where the kernel has it (roxe.ko's odp
+	# parameter, Y; kmod_attrs checks the caps against rxe's); a kernel
+	# without it has no such parameter
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
+	if [ -e /sys/module/roxe/parameters/odp ]; then
+		[ "$(cat /sys/module/roxe/parameters/odp)" = Y ] && ok "roxe.ko offers ODP by default (odp=Y)" ||
+			bad "roxe.ko's odp parameter is $(cat /sys/module/roxe/parameters/odp), want Y by default"
+	fi
 	"$ROXED" --netdev rxb --foreground 2>>"$ROXE_VM_OUT/roxed.log" &
 	vm_wait_for 20 vm_have_dev roxe0 && vm_wait_for 10 vm_verbs_dev roxe0 ||
 		{ bad "roxed --netdev rxb registered no roxe0"; cat "$ROXE_VM_OUT/roxed.log"; return 1; }

@@ -6,8 +6,8 @@
 # are QPs of one device), issue #39:
 #   rxa (10.77.9.1, rxe0)   <-- veth -->  rxb (10.77.9.2, roxe0)
 # On 6.1 (pyverbs.sh), 6.12 (pyverbs-6.12.sh) and trixie-backports' 7.3
-# (pyverbs-trixie-bpo.sh), where rxe has ODP and roxe.ko is loaded with
-# odp=1: test_odp's traffic tests must run there (not skip) and pass on
+# (pyverbs-trixie-bpo.sh), where rxe has ODP and so has roxe.ko by
+# default: test_odp's traffic tests must run there (not skip) and pass on
 # roxe0. PYVERBS_TESTS names test modules to run instead of the whole
 # suite (tests.test_odp, tests.test_cq...).
 # Checks, per test, as unittest reports it:
@@ -97,7 +97,7 @@ guest_main() {
 	# ODP where the kernel has it (kmod/mr.c: why not by default). A
 	# roxe.ko without the parameter loads anyway (the kernel ignores an
 	# unknown one): the module's own parameter says whether it is on
-	insmod "$KO" odp=1 || { bad "insmod $KO"; return 1; }
+	insmod "$KO" || { bad "insmod $KO"; return 1; }
 	[ "$(cat /sys/module/roxe/parameters/odp 2>/dev/null)" != Y ] || odp=1
 	"$ROXED" --netdev rxb --foreground 2>>"$o/roxed.log" &
 	vm_wait_for 20 vm_have_dev roxe0 && vm_wait_for 10 vm_verbs_dev roxe0 ||

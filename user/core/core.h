@@ -80,6 +80,8 @@ struct roxe_mr_priv {
 	/* a fast-registration MR (REG_MR WQEs register it): its window */
 	uint8_t			*window;	/* NULL: an ordinary MR */
 	bool			umem;		/* in the UMEM's reserve (roxe_alloc_umem_mr) */
+	/* roxe.ko's on-demand paging: touched only under odp.c's guard */
+	bool			odp;
 	uint64_t		window_bytes;
 	roxe_mr_window_fn	*window_fn;
 	void			*window_ctx;
@@ -275,6 +277,16 @@ struct roxe_device {
 	uint64_t		window_wait_ns;
 };
 
+/* --- odp.c: touching roxe.ko's on-demand paging MRs --- */
+/* Install the guard's signal handlers (once per process); 0 or -errno. */
+int roxe_odp_init(void);
+typedef void roxe_odp_fn(void *arg);
+/* fn(arg), which touches [p, p+len) of such an MR (and nothing else that
+ * can fault): 0; -EAGAIN: a page is not present yet (the module faults it
+ * in meanwhile: try again later), -EFAULT: the application maps nothing
+ * there. Nothing after the faulting instruction ran. */
+int roxe_odp_touch(const void *p, size_t len, roxe_odp_fn *fn, void *arg);
+
 /* --- mr.c: MRs as engines use them --- */
 /* Which way bytes go between a buffer and an MR, or the MRs an SGE list's
  * lkeys name (rxe's enum rxe_mr_copy_dir). */
@@ -322,8 +334,17 @@ void roxe_mr_access_end(const struct roxe_mr_access *acc);
  */
 void roxe_mr_turn_begin(struct roxe_device *dev, unsigned engine);
 void roxe_mr_turn_end(void);
+/* The 64-bit atomics of a responder on p, mapped by acc (aligned):
+ * CMP_SWAP (a: compare, b: swap), FETCH_ADD (a: add), WRITE (a: the value,
+ * a release store); *orig: the value before. 0, or an ODP MR's -EAGAIN
+ * or -EACCES (odp.c; nothing done). acc is the caller's to end. */
+enum roxe_atomic_op { ROXE_ATOMIC_CMP_SWAP, ROXE_ATOMIC_FETCH_ADD, ROXE_ATOMIC_WRITE };
+int roxe_mr_atomic(const struct roxe_mr_access *acc, uint64_t *p, enum roxe_atomic_op op,
+		   uint64_t a, uint64_t b, uint64_t *orig);
 /* Copy len bytes between buf and [va, va+len) of what rkey names, with
- * roxe_mr_map()'s checks; 0 or -EACCES. */
+ * roxe_mr_map()'s checks; 0 or -EACCES; an ODP MR's page not present yet,
+ * -EAGAIN (odp.c: nothing copied from it on; try again later). The same
+ * for the copies below. */
 int roxe_mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		 uint64_t va, void *buf, uint32_t len, unsigned access, enum roxe_copy_dir dir);
 /* From the MR into a frame's payload, *crc (the ICRC so far) updated over

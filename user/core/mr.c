@@ -308,6 +308,85 @@ void roxe_mr_access_end(const struct roxe_mr_access *acc)
 	window_access_end(acc->mr);
 }
 
+/* n bytes between buf and host, an MR's (ROXE_FROM_MR with crc: *crc
+ * updated over them as they are copied) */
+struct mr_bytes {
+	uint8_t			*host, *buf;
+	uint32_t		n;
+	enum roxe_copy_dir	dir;
+	uint32_t		*crc;
+};
+
+static void bytes_run(void *arg)
+{
+	struct mr_bytes *b = arg;
+
+	if (b->dir == ROXE_TO_MR)
+		memcpy(b->host, b->buf, b->n);
+	else if (b->crc)
+		*b->crc = roxe_icrc_update_copy(*b->crc, b->buf, b->host, b->n);
+	else
+		memcpy(b->buf, b->host, b->n);
+}
+
+/* An ODP MR's under the guard (odp.c): 0, -EAGAIN (not present yet) or
+ * -EACCES (not mapped); any other MR's, 0. */
+static int mr_bytes(const struct roxe_mr_priv *mr, void *host, void *buf, uint32_t n,
+		    enum roxe_copy_dir dir, uint32_t *crc)
+{
+	struct mr_bytes b = { .host = host, .buf = buf, .n = n, .dir = dir, .crc = crc };
+	int err;
+
+	if (!mr->odp) {
+		bytes_run(&b);
+		return 0;
+	}
+	err = roxe_odp_touch(host, n, bytes_run, &b);
+	return err == -EFAULT ? -EACCES : err;
+}
+
+struct mr_atomic {
+	uint64_t		*p;
+	enum roxe_atomic_op	op;
+	uint64_t		a, b, orig;
+};
+
+/* Atomic against every engine and the local CPU alike. */
+static void atomic_run(void *arg)
+{
+	struct mr_atomic *m = arg;
+
+	switch (m->op) {
+	case ROXE_ATOMIC_CMP_SWAP:
+		m->orig = m->a;
+		__atomic_compare_exchange_n(m->p, &m->orig, m->b, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		break;
+	case ROXE_ATOMIC_FETCH_ADD:
+		m->orig = __atomic_fetch_add(m->p, m->a, __ATOMIC_SEQ_CST);
+		break;
+	case ROXE_ATOMIC_WRITE:
+		__atomic_store_n(m->p, m->a, __ATOMIC_RELEASE);
+		break;
+	}
+}
+
+int roxe_mr_atomic(const struct roxe_mr_access *acc, uint64_t *p, enum roxe_atomic_op op,
+		   uint64_t a, uint64_t b, uint64_t *orig)
+{
+	struct mr_atomic m = { .p = p, .op = op, .a = a, .b = b };
+	int err = 0;
+
+	if (!acc->mr->odp)
+		atomic_run(&m);
+	else
+		err = roxe_odp_touch(p, sizeof(*p), atomic_run, &m);
+	if (err)
+		return err == -EFAULT ? -EACCES : err;
+	*orig = m.orig;
+	return 0;
+}
+
 /* crc: from the MR only; updated over what lands in buf */
 static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t qpn, uint32_t rkey,
 		   uint64_t va, void *buf, uint32_t len, unsigned access, enum roxe_copy_dir dir,
@@ -315,18 +394,18 @@ static int mr_copy(struct roxe_device *dev, const struct roxe_pd *pd, uint32_t q
 {
 	struct roxe_mr_access acc;
 	void *host;
+	int err;
 
 	if (!len)
 		return 0;
 	host = roxe_mr_map(dev, pd, qpn, rkey, va, len, access, &acc);
 	if (!host)
 		return -EACCES;
-	if (dir == ROXE_TO_MR)
-		memcpy(host, buf, len);
-	else if (crc)
-		*crc = roxe_icrc_update_copy(*crc, buf, host, len);
-	else
-		memcpy(buf, host, len);
+	err = mr_bytes(acc.mr, host, buf, len, dir, crc);
+	if (err) {
+		roxe_mr_access_end(&acc);
+		return err;
+	}
 	return roxe_mr_access_ok(&acc) ? 0 : -EACCES;
 }
 
@@ -369,6 +448,7 @@ static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rx
 		struct roxe_mr_priv *mr;
 		uint8_t *host;
 		uint32_t n;
+		int err;
 
 		if (offset >= sge.length) {	/* whole SGEs before offset */
 			offset -= sge.length;
@@ -383,12 +463,11 @@ static int sge_copy(struct roxe_device *dev, struct roxe_pd *pd, const struct rx
 		host = mr_map(mr, pd, sge.addr + offset, n, access, &acc);
 		if (!host)
 			return roxe_mr_check(mr, pd, sge.addr + offset, n, access) ?: -EACCES;
-		if (dir == ROXE_TO_MR)
-			memcpy(host, p, n);
-		else if (crc)
-			*crc = roxe_icrc_update_copy(*crc, p, host, n);
-		else
-			memcpy(p, host, n);
+		err = mr_bytes(mr, host, p, n, dir, crc);
+		if (err) {
+			roxe_mr_access_end(&acc);
+			return err;
+		}
 		if (!roxe_mr_access_ok(&acc))
 			return -EACCES;
 		p += n;

@@ -30,6 +30,7 @@
  * go-back. What it acknowledges gives the engine's PSN credit back
  * (credit.c).
  */
+#include <errno.h>
 #include <string.h>
 #include "transport/transport.h"
 #include "transport/completer.h"
@@ -252,11 +253,24 @@ static bool h_opcode_only(const struct roxe_pkt *pkt)
 	return (pkt->flags & ROXE_OPF_ONLY) == ROXE_OPF_ONLY;
 }
 
+/* The response at psn must land in a page of an ODP MR that is not
+ * present yet (core/odp.c: roxe.ko faults it in meanwhile): it is dropped,
+ * and the requester asks again from psn after its wait, as after an RNR
+ * NAK but spending no retry; an ATOMIC asked again is a duplicate, which
+ * the responder answers from its result. */
+static void page_wait(struct roxe_qp *qp, uint32_t psn)
+{
+	roxe_requester_retry(qp, psn);
+	roxe_requester_page_wait(qp);
+	qp->comp.deadline = 0;	/* the wait replaces the ACK timer */
+}
+
 static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 			     const struct roxe_pkt *pkt, uint32_t psn)
 {
 	struct rxe_send_wqe *w;
 	uint32_t offset, part_end;
+	int err = 0;
 
 	if (!ack_below(qp, psn))
 		return;
@@ -297,9 +311,15 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		fatal(qp, w, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (pkt->payload_len &&
-	    roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), offset,
-			  (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR)) {
+	if (pkt->payload_len)
+		err = roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
+				    roxe_wqe_num_sge(qp, w), offset,
+				    (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR);
+	if (err == -EAGAIN) {
+		page_wait(qp, psn);
+		return;
+	}
+	if (err) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -314,6 +334,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 {
 	struct rxe_send_wqe *w;
+	int err;
 
 	if (!ack_below(qp, psn))
 		return;
@@ -321,8 +342,13 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 	if (!w || (w->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   w->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) || psn != w->first_psn)
 		return;
-	if (roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), 0,
-			  &orig, 8, ROXE_TO_MR)) {
+	err = roxe_sge_copy(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge, roxe_wqe_num_sge(qp, w), 0,
+			    &orig, 8, ROXE_TO_MR);
+	if (err == -EAGAIN) {
+		page_wait(qp, psn);	/* the atomic's repeat is answered from its result */
+		return;
+	}
+	if (err) {
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

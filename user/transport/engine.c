@@ -207,6 +207,8 @@ static uint64_t timers_turn(struct roxe_engine *e)
 		}
 		if (qp->resp.reack_left && e->now >= qp->resp.reack_at)
 			roxe_responder_reack(qp);
+		if (qp->resp.page_wait && e->now >= qp->resp.page_at)
+			roxe_responder_page_retry(qp);
 		if (!roxe_timer_next(qp, 0)) {
 			roxe_timer_disarm(qp);
 			continue;
@@ -378,6 +380,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_credit_drop(qp);	/* nothing of it is outstanding */
 			roxe_stash_drop(qp);
 			roxe_sq_held_drop(qp);
+			roxe_responder_page_drop(qp);
 			atomic_store(&qp->detached, true);
 			continue;
 		}

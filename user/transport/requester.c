@@ -34,6 +34,7 @@
  * that fails locally (an lkey that does not cover the data) stops the send
  * queue: RC goes to ERR, UC and UD to SQE (roxe_qp_send_error).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -338,19 +339,21 @@ static void pace_ackreq(struct roxe_qp *qp, struct roxe_frame_hdr *h, uint8_t *f
 }
 
 /* The payload of w's packet at offset off into the frame b (headers
- * written: pkt), and the ICRC; false: the WQE fails locally. */
-static bool fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe_buf *b,
-			 const struct roxe_pkt *pkt, uint32_t off)
+ * written: pkt), and the ICRC: 0; -EAGAIN: a page of an ODP MR is not
+ * present yet (core/odp.c); else the WQE fails locally. */
+static int fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe_buf *b,
+			const struct roxe_pkt *pkt, uint32_t off)
 {
 	uint8_t *dst = b->data + pkt->payload_off;
 	uint32_t payload = pkt->payload_len, crc;
+	int err;
 
 	if (w->wr.opcode == ROXE_UWR_ATOMIC_WRITE) {
 		/* dma.atomic_wr: within the slot (roxe_qp_check_send_wqe) */
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data, ROXE_ATOMIC_WRITE_LEN);
 	} else if (payload && (w->wr.send_flags & IBV_SEND_INLINE)) {
 		if (off + payload > qp->sq_slot_inline)
-			return false;
+			return -EINVAL;
 		memcpy(dst, roxe_sq_dma(qp, w)->inline_data + off, payload);
 	} else if (payload) {
 		crc = roxe_icrc_begin(b->data, pkt);
@@ -365,21 +368,29 @@ static bool fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe
 					     try ? &crc : NULL, &umem) == 1 &&
 			    roxe_engine_tx_inplace(qp->eng, b, pkt, host, crc)) {
 				roxe_sq_inplace_sent(qp, w);
-				return true;
+				return 0;
 			}
 			if (umem)
 				qp->eng->stats->tx_umem_copied++;
 			crc = roxe_icrc_begin(b->data, pkt);
 		}
 		/* copied from the MR and CRCed in one pass */
-		if (roxe_sge_copy_icrc(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
-				       roxe_wqe_num_sge(qp, w), off, dst, payload, &crc))
-			return false;
+		err = roxe_sge_copy_icrc(qp->dev, qp->pd, roxe_sq_dma(qp, w)->sge,
+					 roxe_wqe_num_sge(qp, w), off, dst, payload, &crc);
+		if (err)
+			return err;
 		b->len = roxe_frame_seal_icrc(b->data, pkt, crc);
-		return true;
+		return 0;
 	}
 	b->len = roxe_frame_seal(b->data, pkt);
-	return true;
+	return 0;
+}
+
+void roxe_requester_page_wait(struct roxe_qp *qp)
+{
+	qp->req.rnr_wait = true;
+	qp->req.rnr_deadline = qp->eng->now + ROXE_ODP_RETRY_NS;
+	roxe_timer_arm(qp);
 }
 
 /* w's packet at offset off (payload bytes, AckReq as asked) is queued:
@@ -407,7 +418,8 @@ static void packet_sent(struct roxe_qp *qp, const struct rxe_send_wqe *w, uint32
 }
 
 /* Build and queue the next packet of w. Returns false when no transmit
- * buffer is free (try again next turn) or the WQE failed locally. */
+ * buffer is free (try again next turn), a page of an ODP MR is not
+ * present yet (rnr_wait: its timer) or the WQE failed locally. */
 static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 {
 	struct roxe_engine *e = qp->eng;
@@ -419,6 +431,7 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	struct roxe_frame_addr ud;
 	struct roxe_pkt pkt;
 	struct roxe_buf *b;
+	int err;
 
 	if (qp->type == IBV_QPT_UD) {
 		w->status = ud_addr(qp, w, &ud);
@@ -434,7 +447,13 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	if (roxe_engine_tx_hdrs(b, a, &h, payload, &pkt))
 		goto local_error;
 	pace_ackreq(qp, &h, b->data, &pkt);
-	if (!fill_payload(qp, w, b, &pkt, off))
+	err = fill_payload(qp, w, b, &pkt, off);
+	if (err == -EAGAIN) {	/* an ODP page: the packet waits for it */
+		roxe_port_tx_free(e->port, b, 1);
+		roxe_requester_page_wait(qp);
+		return false;
+	}
+	if (err)
 		goto local_error;
 	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
 		roxe_mcast_loop(e, b, &pkt);	/* this host's members */
@@ -596,7 +615,9 @@ void roxe_requester(struct roxe_qp *qp)
 				roxe_qp_send_error(qp);
 				return;
 			}
-			roxe_engine_ready(qp->eng, qp);	/* out of buffers */
+			/* out of buffers; or an ODP page: its timer */
+			if (!qp->req.rnr_wait)
+				roxe_engine_ready(qp->eng, qp);
 			return;
 		}
 		if (roxe_wqe_is_read_or_atomic(op))

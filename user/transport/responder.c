@@ -42,6 +42,8 @@
  * GRH placed first in the receive buffer (an IPv4 header sits in its last
  * 20 bytes), the source QP, flags and the packet type (sl) in the completion.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "transport/transport.h"
 #include "transport/responder.h"
@@ -225,6 +227,36 @@ static void fail(struct roxe_qp *qp, uint8_t code, uint32_t psn, enum ibv_wc_sta
 			     IBV_EVENT_QP_FATAL);
 }
 
+/* Receiver not ready for psn: the requester sends it again after timer
+ * (IBA's RNR timer code); e does not move. */
+static void rnr_nak(struct roxe_qp *qp, uint32_t psn, uint8_t timer)
+{
+	qp->stats->rnr_nak_sent++;
+	send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | timer, psn, 0);
+}
+
+/* A page of an ODP MR the request needs is not present yet (core/odp.c:
+ * roxe.ko faults it in meanwhile): RNR NAK, as a NIC answers its ODP page
+ * faults, with the QP's RNR timer, never one longer than
+ * ROXE_ODP_RNR_TIMER. Nothing of the request took effect. */
+static void page_rnr(struct roxe_qp *qp, uint32_t psn)
+{
+	uint8_t t = qp->attr.min_rnr_timer;
+
+	if (t == 0 || t > ROXE_ODP_RNR_TIMER)	/* 0: 655 ms, the longest */
+		t = ROXE_ODP_RNR_TIMER;
+	rnr_nak(qp, psn, t);
+}
+
+/* Something of the responder's own (a READ response, a UD datagram) waits
+ * for a page of an ODP MR: it runs again ROXE_ODP_RETRY_NS from now. */
+static void page_wait(struct roxe_qp *qp)
+{
+	qp->resp.page_wait = true;
+	qp->resp.page_at = qp->eng->now + ROXE_ODP_RETRY_NS;
+	roxe_timer_arm(qp);
+}
+
 static void owe_ack(struct roxe_qp *qp, uint32_t psn)
 {
 	qp->resp.ack_pending = true;
@@ -321,7 +353,12 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 		struct roxe_pkt pkt;
 		struct roxe_buf *b;
 		uint32_t crc;
+		int err;
 
+		if (qp->resp.page_wait) {
+			*held = true;
+			return false;
+		}
 		if (qp->req.cc.limited && !roxe_pace_ok(qp)) {
 			*held = true;
 			return false;
@@ -350,9 +387,15 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 				qp->eng->stats->tx_umem_copied++;
 			crc = roxe_icrc_begin(b->data, &pkt);
 		}
-		if (roxe_mr_read_icrc(qp->dev, qp->pd, qp->qpn, r->rkey, r->va, b->data + pkt.payload_off,
-				      len, IBV_ACCESS_REMOTE_READ, &crc)) {
+		err = roxe_mr_read_icrc(qp->dev, qp->pd, qp->qpn, r->rkey, r->va,
+					b->data + pkt.payload_off, len, IBV_ACCESS_REMOTE_READ, &crc);
+		if (err) {
 			roxe_port_tx_free(qp->eng->port, b, 1);
+			if (err == -EAGAIN) {	/* an ODP page: this response waits */
+				page_wait(qp);
+				*held = true;
+				return false;
+			}
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
 			return false;
 		}
@@ -655,9 +698,7 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	int err;
 
 	if (!take_rwqe(qp)) {
-		qp->stats->rnr_nak_sent++;
-		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
-			 h->psn, 0);
+		rnr_nak(qp, h->psn, qp->attr.min_rnr_timer);
 		return;
 	}
 	if (rw->offset + pkt->payload_len > rw->length) {
@@ -666,6 +707,10 @@ static void rc_send(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_
 	}
 	err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
 			    (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR);
+	if (err == -EAGAIN) {
+		page_rnr(qp, h->psn);
+		return;
+	}
 	if (err) {
 		fail(qp, ROXE_NAK_REMOTE_OP_ERR, h->psn, IBV_WC_LOC_PROT_ERR);
 		return;
@@ -698,12 +743,11 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		     const struct roxe_frame_hdr *h)
 {
 	bool imm = pkt->flags & ROXE_HDR_IMMDT;
+	int err;
 
 	/* A receive WQE for the immediate must exist before data lands. */
 	if (imm && !take_rwqe(qp)) {
-		qp->stats->rnr_nak_sent++;
-		send_ack(qp, ROXE_OP_RC_ACKNOWLEDGE, ROXE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
-			 h->psn, 0);
+		rnr_nak(qp, h->psn, qp->attr.min_rnr_timer);
 		return;
 	}
 	if (pkt->flags & ROXE_OPF_FIRST) {
@@ -726,9 +770,14 @@ static void rc_write(struct roxe_qp *qp, const uint8_t *frame, const struct roxe
 		return;
 	}
 	/* Looked up again per packet: the MR may have gone meanwhile. */
-	if (roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
-			 (void *)(frame + pkt->payload_off), pkt->payload_len,
-			 IBV_ACCESS_REMOTE_WRITE, ROXE_TO_MR)) {
+	err = roxe_mr_copy(qp->dev, qp->pd, qp->qpn, qp->resp.wr_rkey, qp->resp.wr_va,
+			   (void *)(frame + pkt->payload_off), pkt->payload_len,
+			   IBV_ACCESS_REMOTE_WRITE, ROXE_TO_MR);
+	if (err == -EAGAIN) {
+		page_rnr(qp, h->psn);
+		return;
+	}
+	if (err) {
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
 	}
@@ -801,12 +850,27 @@ static uint64_t *atomic_word(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
 	return p;
 }
 
+/* An atomic's roxe_mr_atomic() failed (err): the access ended, and
+ * answered: an ODP page not present yet, RNR NAK; else an access error.
+ * Always false (the request is done with). */
+static bool atomic_failed(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
+			  const struct roxe_mr_access *acc, int err)
+{
+	roxe_mr_access_end(acc);
+	if (err == -EAGAIN)
+		page_rnr(qp, h->psn);
+	else
+		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
+	return false;
+}
+
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 {
 	struct roxe_mr_access acc;
 	struct roxe_rd_res *r;
 	uint64_t *p;
 	uint64_t orig;
+	int err;
 
 	if (h->va & 7) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
@@ -819,14 +883,11 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	p = atomic_word(qp, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &acc);
 	if (!p)
 		return;
-	/* Atomic against every engine and the local CPU alike. */
-	if (h->opcode == ROXE_OP_RC_COMPARE_SWAP) {
-		orig = h->compare;
-		__atomic_compare_exchange_n(p, &orig, h->swap_add, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(p, h->swap_add, __ATOMIC_SEQ_CST);
-	}
+	err = h->opcode == ROXE_OP_RC_COMPARE_SWAP ?
+		roxe_mr_atomic(&acc, p, ROXE_ATOMIC_CMP_SWAP, h->compare, h->swap_add, &orig) :
+		roxe_mr_atomic(&acc, p, ROXE_ATOMIC_FETCH_ADD, h->swap_add, 0, &orig);
+	if (err && !atomic_failed(qp, h, &acc, err))
+		return;
 	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
@@ -862,6 +923,7 @@ static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const stru
 {
 	struct roxe_mr_access acc;
 	uint64_t *p, value;
+	int err;
 
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) {
 		fail(qp, ROXE_NAK_INVALID_REQUEST, h->psn, IBV_WC_LOC_QP_OP_ERR);
@@ -879,7 +941,9 @@ static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const stru
 	memcpy(&value, frame + pkt->payload_off, sizeof(value));
 	/* One aligned 64-bit store (IBA A19.4.2), ordered after every
 	 * earlier write of this QP: a reader sees all of them first. */
-	__atomic_store_n(p, value, __ATOMIC_RELEASE);
+	err = roxe_mr_atomic(&acc, p, ROXE_ATOMIC_WRITE, value, 0, &value);
+	if (err && !atomic_failed(qp, h, &acc, err))
+		return;
 	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
@@ -1010,11 +1074,17 @@ static void uc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 	}
 	if (info->kind == ROXE_OPK_SEND) {
 		struct roxe_rwqe *rw = &qp->resp.rwqe;
+		int err = -ERANGE;
 
-		if (rw->offset + pkt->payload_len > rw->length ||
-		    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
-				  (void *)(frame + pkt->payload_off), pkt->payload_len,
-				  ROXE_TO_MR)) {
+		if (rw->offset + pkt->payload_len <= rw->length)
+			err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, rw->offset,
+					    (void *)(frame + pkt->payload_off), pkt->payload_len,
+					    ROXE_TO_MR);
+		/* an ODP page not present yet: the message is lost, as UC
+		 * may lose any; its receive WQE stays */
+		if (err == -EAGAIN)
+			goto drop;
+		if (err) {
 			complete_rwqe(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL, 0);
 			goto drop;
 		}
@@ -1055,30 +1125,38 @@ drop:
 }
 
 /* --- UD ------------------------------------------------------------------------------ */
-static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
-		       const struct roxe_frame_hdr *h)
+/* -EAGAIN: a page of the receive buffer (an ODP MR's) is not present yet;
+ * the receive WQE stays. Else 0: delivered, or dropped. */
+static int ud_deliver(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		      const struct roxe_frame_hdr *h)
 {
 	struct roxe_rwqe *rw = &qp->resp.rwqe;
 	uint8_t grh[40] = { 0 };
 	const uint8_t *ip = frame + pkt->l3_off;
+	int err;
 
 	if (roxe_opcode_info(h->opcode)->qpt != ROXE_WQPT_UD || h->qkey != qp->attr.qkey)
-		return;
+		return 0;
 	if (!take_rwqe(qp))
-		return;		/* UD has no RNR: the datagram is lost */
+		return 0;	/* UD has no RNR: the datagram is lost */
 	if (40 + pkt->payload_len > rw->length) {
 		complete_rwqe(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, h, 0);
-		return;
+		return 0;
 	}
 	if (pkt->ip_version == 6)
 		memcpy(grh, ip, 40);
 	else
 		memcpy(grh + 20, ip, 20);
-	if (roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 0, grh, 40, ROXE_TO_MR) ||
-	    roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 40,
-			  (void *)(frame + pkt->payload_off), pkt->payload_len, ROXE_TO_MR)) {
+	err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 0, grh, 40, ROXE_TO_MR);
+	if (!err)
+		err = roxe_sge_copy(qp->dev, qp->pd, rw->sge, rw->num_sge, 40,
+				    (void *)(frame + pkt->payload_off), pkt->payload_len,
+				    ROXE_TO_MR);
+	if (err == -EAGAIN)
+		return err;
+	if (err) {
 		complete_rwqe(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, h, 0);
-		return;
+		return 0;
 	}
 	/* the completion says which header the GRH area holds (the first 20
 	 * bytes carry nothing for IPv4): UCX's UD transport finds the
@@ -1087,6 +1165,61 @@ static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 			 ROXE_UWC_GRH | ((pkt->flags & ROXE_HDR_IMMDT) ? ROXE_UWC_WITH_IMM : 0),
 			 ROXE_UWC_SL_ROCE_V2 |
 			 (pkt->ip_version == 6 ? ROXE_UWC_SL_IPV6 : ROXE_UWC_SL_IPV4));
+	return 0;
+}
+
+/*
+ * A datagram whose receive buffer waits for an ODP page is held, one per
+ * QP (a copy), and delivered when the page comes (roxe_responder_page_retry),
+ * or dropped after ROXE_ODP_HOLD_NS, as a lost one. What comes for the
+ * QP meanwhile is dropped (UD may lose any), so nothing overtakes it.
+ */
+static void ud_request(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt,
+		       const struct roxe_frame_hdr *h)
+{
+	struct roxe_ud_held *u;
+
+	if (qp->resp.ud_held || ud_deliver(qp, frame, pkt, h) != -EAGAIN)
+		return;
+	u = malloc(sizeof(*u) + pkt->frame_len);
+	if (!u)
+		return;
+	u->since = qp->eng->now;
+	u->pkt = *pkt;
+	memcpy(u->frame, frame, pkt->frame_len);
+	qp->resp.ud_held = u;
+	page_wait(qp);
+}
+
+void roxe_responder_page_retry(struct roxe_qp *qp)
+{
+	struct roxe_ud_held *u = qp->resp.ud_held;
+	int st = qp->eng_state;
+	struct roxe_frame_hdr h;
+
+	qp->resp.page_wait = false;
+	if (!u) {			/* a READ response: its turn again */
+		roxe_engine_ready(qp->eng, qp);
+		return;
+	}
+	qp->resp.ud_held = NULL;
+	if ((st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE)) {
+		roxe_frame_hdr_get(u->frame, &u->pkt, &h);
+		if (ud_deliver(qp, u->frame, &u->pkt, &h) == -EAGAIN &&
+		    qp->eng->now - u->since < ROXE_ODP_HOLD_NS) {
+			qp->resp.ud_held = u;
+			page_wait(qp);
+			return;
+		}
+	}
+	free(u);
+}
+
+void roxe_responder_page_drop(struct roxe_qp *qp)
+{
+	free(qp->resp.ud_held);
+	qp->resp.ud_held = NULL;
+	qp->resp.page_wait = false;
 }
 
 /*

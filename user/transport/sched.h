@@ -17,7 +17,7 @@ void roxe_engine_unready(struct roxe_engine *e, struct roxe_qp *qp);
 void roxe_timer_arm(struct roxe_qp *qp);
 void roxe_timer_disarm(struct roxe_qp *qp);
 /* The earlier of next and the QP's earliest armed deadline (retransmit,
- * RNR wait, pacer, repeated ACK); 0: none. */
+ * RNR or ODP page wait, pacer, repeated ACK); 0: none. */
 static inline uint64_t roxe_timer_next(const struct roxe_qp *qp, uint64_t next)
 {
 	if (qp->comp.deadline && (!next || qp->comp.deadline < next))
@@ -28,6 +28,8 @@ static inline uint64_t roxe_timer_next(const struct roxe_qp *qp, uint64_t next)
 		next = qp->req.pace_deadline;
 	if (qp->resp.reack_left && (!next || qp->resp.reack_at < next))
 		next = qp->resp.reack_at;
+	if (qp->resp.page_wait && (!next || qp->resp.page_at < next))
+		next = qp->resp.page_at;
 	return next;
 }
 /* The QP's earliest deadline that wants the engine awake to the nanosecond

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "roxe/limits.h"
 #include "roxe/maps.h"
+#include "roxe/parse.h"
 #include "roxe/queue.h"
 #include "roxe/wire.h"
 #include "transport/recovery.h"
@@ -33,7 +34,8 @@ struct roxe_req_info {
 	bool		credit_lapsed;	/* PSNs before credit_from not charged */
 	unsigned	since_ackreq;
 	bool		fenced;		/* waiting for READ/ATOMIC to finish */
-	bool		rnr_wait;	/* paused by an RNR NAK until rnr_deadline */
+	bool		rnr_wait;	/* paused by an RNR NAK, or for an ODP page
+					 * (roxe_requester_page_wait), until rnr_deadline */
 	uint64_t	rnr_deadline;
 	bool		probe;		/* the packet built is a tail probe: AckReq */
 	/* RTT: one PSN timed at a time, sent once (Karn) */
@@ -112,6 +114,27 @@ struct roxe_read_out {
 #define ROXE_REACKS		3
 #define ROXE_REACK_NS		4000000ull
 
+/*
+ * A page of roxe.ko's on-demand paging MR that is not present yet
+ * (core/odp.c): the module faults it in, in the background, and what
+ * needed it waits. The responder answers a request with an RNR NAK whose
+ * timer is the QP's, never longer than ROXE_ODP_RNR_TIMER (0.64 ms: the
+ * QP's 0 would mean 655 ms); what waits on this side (the requester's
+ * packet, a completion's bytes, a READ response, a held UD datagram) is
+ * tried again every ROXE_ODP_RETRY_NS, a held datagram for at most
+ * ROXE_ODP_HOLD_NS before it is dropped, as a lost one.
+ */
+#define ROXE_ODP_RNR_TIMER	12
+#define ROXE_ODP_RETRY_NS	50000ull
+#define ROXE_ODP_HOLD_NS	1000000000ull
+
+/* A UD datagram held for such a page (responder.c: ud_request). */
+struct roxe_ud_held {
+	uint64_t	since;		/* first tried (engine time) */
+	struct roxe_pkt	pkt;
+	uint8_t		frame[];
+};
+
 struct roxe_resp_info {
 	uint32_t	psn;		/* next PSN expected */
 	uint32_t	msn;
@@ -150,6 +173,10 @@ struct roxe_resp_info {
 	uint8_t		reack_left;
 	uint32_t	reack_psn;
 	uint64_t	reack_at;
+	/* a READ response or ud_held waits for an ODP page until page_at */
+	bool		page_wait;
+	uint64_t	page_at;
+	struct roxe_ud_held *ud_held;
 	struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
 	unsigned	res_next;
 	/* READ/ATOMIC replies owed, in PSN order; the head is being

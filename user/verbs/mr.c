@@ -74,10 +74,15 @@ static int mr_publish(struct roxe_pd *pd, struct roxe_mr_priv *mr, uint32_t key)
 	return 0;
 }
 
-/* umem: in the UMEM's reserve (roxe_alloc_umem_mr), set before engines
- * can see it */
+/* What engines must know of an MR before they can see it. */
+enum mr_kind {
+	MR_PLAIN,
+	MR_UMEM,	/* in the UMEM's reserve (roxe_alloc_umem_mr) */
+	MR_ODP,		/* roxe.ko's on-demand paging (core/odp.c) */
+};
+
 static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, size_t length,
-		  unsigned access, bool umem, struct roxe_mr **out)
+		  unsigned access, enum mr_kind kind, struct roxe_mr **out)
 {
 	struct roxe_mr_priv *mr;
 	int err;
@@ -103,7 +108,8 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 	mr->pub.access = access;
 	mr->iova = iova;
 	mr->host = host;
-	mr->umem = umem;
+	mr->umem = kind == MR_UMEM;
+	mr->odp = kind == MR_ODP;
 	atomic_store(&mr->valid, true);
 	pthread_spin_init(&mr->write_lock, PTHREAD_PROCESS_PRIVATE);
 	err = mr_publish(pd, mr, key);
@@ -119,7 +125,7 @@ static int mr_new(struct roxe_pd *pd, uint32_t key, uint64_t iova, void *host, s
 int roxe_reg_mr(struct roxe_pd *pd, void *addr, size_t length, unsigned access,
 		struct roxe_mr **out)
 {
-	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, false, out);
+	return mr_new(pd, 0, (uintptr_t)addr, addr, length, access, MR_PLAIN, out);
 }
 
 int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
@@ -139,7 +145,7 @@ int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
 		return -errno;
 	/* a chunk may come back with an earlier MR's bytes */
 	memset(p, 0, length);
-	err = mr_new(pd, 0, (uintptr_t)p, p, length, access, true, out);
+	err = mr_new(pd, 0, (uintptr_t)p, p, length, access, MR_UMEM, out);
 	if (err)
 		roxe_afxdp_reserve_free(dev->afxdp, p, length);
 	return err;
@@ -148,9 +154,15 @@ int roxe_alloc_umem_mr(struct roxe_pd *pd, size_t length, unsigned access,
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **out)
 {
+	int err;
+
 	if (!key)
 		return -EINVAL;
-	return mr_new(pd, key, iova, host, length, access, false, out);
+	/* roxe.ko's ODP: its pages raise signals roxed must catch */
+	if ((access & IBV_ACCESS_ON_DEMAND) && (err = roxe_odp_init()))
+		return err;
+	return mr_new(pd, key, iova, host, length, access,
+		      (access & IBV_ACCESS_ON_DEMAND) ? MR_ODP : MR_PLAIN, out);
 }
 
 int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t window_bytes,
@@ -161,7 +173,7 @@ int roxe_served_mr_fast(struct roxe_pd *pd, uint32_t key, void *window, uint64_t
 
 	if (!key || !window || !window_bytes || !fn)
 		return -EINVAL;
-	err = mr_new(pd, key, 0, window, 0, 0, false, out);
+	err = mr_new(pd, key, 0, window, 0, 0, MR_PLAIN, out);
 	if (err)
 		return err;
 	mr = (struct roxe_mr_priv *)*out;

@@ -62,7 +62,9 @@ int roxe_served_cq_resize(struct roxe_cq *cq, struct rxe_queue_buf *buf, struct 
 int roxe_served_srq_create(struct roxe_pd *pd, uint32_t id, struct rxe_queue_buf *buf,
 			   struct roxe_queue_geom g, uint32_t max_sge, uint32_t limit,
 			   uint64_t tenant, struct roxe_srq **srq);
-/* An MR at the module's key; byte iova of it is at host. */
+/* An MR at the module's key; byte iova of it is at host. With
+ * IBV_ACCESS_ON_DEMAND, one of the module's on-demand paging MRs:
+ * engines touch it only under core/odp.c's guard. */
 int roxe_served_mr_add(struct roxe_pd *pd, uint32_t key, uint64_t iova, size_t length,
 		       unsigned access, void *host, struct roxe_mr **mr);
 /* A fast-registration MR at the module's key, invalid until a REG_MR WQE

@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 #include "roxe/limits.h"
 
-#define ROXE_KABI_VERSION	12
+#define ROXE_KABI_VERSION	13
 #define ROXE_KABI_DEVNAME	"roxe"		/* /dev/roxe */
 #define ROXE_KABI_NAME_MAX	64		/* IB_DEVICE_NAME_MAX */
 
@@ -262,11 +262,19 @@ struct roxe_kabi_qp_attr {
  * mapping + page_off + i. The module revokes the mapping (it faults from
  * then on) when the MR is deregistered, after roxed answered DEREG_MR or
  * its timeout passed: roxed must stop touching it before answering.
+ *
+ * v13: an on-demand paging MR (access has IB_ACCESS_ON_DEMAND) pins
+ * nothing, and roxed's fault on it never waits for the application's
+ * memory: a page that is present is mapped; one that is not raises SIGBUS
+ * in roxed while the module faults it in, in the background, for the next
+ * touch; one the application does not map (that background fault found
+ * nothing there) raises SIGSEGV, once. So roxed touches such an MR only
+ * where it catches both (user/core/odp.c).
  */
 struct roxe_kabi_mr {
 	__u32	key;			/* lkey == rkey */
 	__u32	pdn;
-	__u32	access;
+	__u32	access;			/* IB_ACCESS_* */
 	__u32	page_off;		/* of the MR's first byte in its page */
 	__u64	iova;
 	__u64	length;
