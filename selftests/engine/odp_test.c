@@ -182,8 +182,8 @@ TEST_F(odp, send_into_a_receive_buffer_not_present)
 }
 
 /* The peer READs pages not present: no NAK (a READ is answered or not),
- * the response waits, ROXE_ODP_RETRY_NS at a time, and goes once they
- * come. */
+ * the response waits (ROXE_ODP_RETRY_NS, then twice that) and goes once
+ * they come. */
 TEST_F(odp, read_of_pages_not_present_waits)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
@@ -203,13 +203,14 @@ TEST_F(odp, read_of_pages_not_present_waits)
 	fill_pattern(pg->p, len, 4);
 	ASSERT_EQ(1, vc_poll(&self->p, a->cq, &wc, 1, 1, NULL));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(t0 + 2 * ROXE_ODP_RETRY_NS, vc_now());
+	/* the second miss in a row waited twice as long */
+	EXPECT_EQ(t0 + 3 * ROXE_ODP_RETRY_NS, vc_now());
 	EXPECT_EQ(0, memcmp(a->buf, pg->p, len));
 }
 
 /* The requester's own SEND from pages not present: nothing leaves until
- * they come (the QP waits ROXE_ODP_RETRY_NS at a time, no error, no
- * retry spent), then the message goes whole. */
+ * they come (the QP waits, no error, no retry spent), then the message
+ * goes whole. */
 TEST_F(odp, send_from_pages_not_present_waits)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
@@ -227,8 +228,9 @@ TEST_F(odp, send_from_pages_not_present_waits)
 	ASSERT_EQ(0, paged_come(pg, PG));
 	fill_pattern(pg->p, PG, 5);
 	/* the first packet (1024 bytes, 2000 before the page's end) is in
-	 * the page that came; the second reaches the next page: waits */
-	EXPECT_EQ(ROXE_ODP_RETRY_NS, vc_step(&self->p));
+	 * the page that came (after the second miss's wait, twice the
+	 * first); the second reaches the next page: waits */
+	EXPECT_EQ(2 * ROXE_ODP_RETRY_NS, vc_step(&self->p));
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, &wc));
 	ASSERT_EQ(0, paged_come(pg, PAGES * PG));
 	fill_pattern(pg->p + PG, PG, 6);
@@ -436,17 +438,29 @@ TEST_F(odp_ud, datagram_waits_for_its_receive_buffer)
 	EXPECT_EQ(0, roxe_poll_cq(b->cq, 1, wc));	/* the second was dropped */
 }
 
-/* A page that never comes: the datagram is dropped after ROXE_ODP_HOLD_NS,
- * its receive WQE kept for the next. */
+/* A page that never comes: tried again at waits that double up to 3.2 ms
+ * (one touch per 3.2 ms, not per 50 us, for a page the application keeps
+ * away), the datagram dropped at the first try past ROXE_ODP_HOLD_NS, its
+ * receive WQE kept for the next. */
 TEST_F(odp_ud, datagram_dropped_when_the_page_never_comes)
 {
 	struct side *a = &self->p.s[0], *b = &self->p.s[1];
+	uint64_t t0, most = ROXE_ODP_RETRY_NS << ROXE_ODP_BACKOFF;
+	unsigned tries = 0;
 	struct ibv_wc wc[2];
 
 	ASSERT_EQ(0, post_recv1(b->qp, 1, self->pg.p, 40 + 1000, self->pg.mr->lkey));
 	ASSERT_EQ(0, ud_send(self, 1, 1000));
 	ASSERT_EQ(1, vc_poll(&self->p, a->cq, wc, 1, 0, NULL));
-	ASSERT_EQ(0, vc_advance(&self->p, ROXE_ODP_HOLD_NS + ROXE_ODP_RETRY_NS));
+	ASSERT_EQ(0, vc_settle(&self->p));
+	t0 = vc_now();
+	while (vc_step(&self->p))
+		ASSERT_GT(2 * ROXE_ODP_HOLD_NS / most, ++tries);
+	/* the waits doubled up to 3.2 ms: 7 tries in the first 6.35 ms, then
+	 * one per 3.2 ms, until the first past the hold dropped it */
+	EXPECT_EQ(7 + (ROXE_ODP_HOLD_NS - 127 * ROXE_ODP_RETRY_NS + most - 1) / most, tries);
+	EXPECT_LE(t0 + ROXE_ODP_HOLD_NS, vc_now());
+	EXPECT_GT(t0 + ROXE_ODP_HOLD_NS + most, vc_now());
 	EXPECT_EQ(0, vc_next_deadline(&self->p));	/* nothing waits any more */
 	ASSERT_EQ(0, paged_come(&self->pg, PG));
 	fill_pattern(a->buf, 1000, 10);

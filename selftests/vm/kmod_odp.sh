@@ -30,6 +30,7 @@ A=10.77.9.1 B=10.77.9.2 C=10.77.10.1 D=10.77.10.2
 KO=${ROXE_TOP:-}/build/kmod/$(uname -r)/roxe.ko
 ROXED=${ROXE_TOP:-}/build/bin/roxed
 ODP=${ROXE_TOP:-}/build/vm/kmod_odp
+BLOCK=${ROXE_TOP:-}/build/vm/kmod_odp_block
 fail=0
 
 log() { echo "kmod_odp: $*"; }
@@ -113,6 +114,21 @@ guest_main() {
 	fi
 	[ $crc = 0 ] || { log "the control's failures (rxe-to-rxe, rxe's ODP in this kernel):"
 		sed 's/^/    /' "$ROXE_VM_OUT/fails-control"; }
+
+	# a fault the application blocks: roxe0's ODP MR over a file of a FUSE
+	# server that holds its READs; another tenant's traffic must go on
+	log "a page fault the application blocks (kmod_odp_block), roxe0's ODP MR, rxe0 the peer:"
+	modprobe fuse 2>/dev/null || true
+	rc=0
+	timeout 120 "$BLOCK" roxe0 rxe0 >"$ROXE_VM_OUT/block.log" 2>&1 || rc=$?
+	sed 's/^/    /' "$ROXE_VM_OUT/block.log"
+	[ $rc = 0 ] && ok "a blocked fault held up no other tenant of roxe0" ||
+		bad "kmod_odp_block roxe0 rxe0 exited $rc"
+	log "the same on rxe1's ODP MR, rxe2 the peer (the control, shown):"
+	rc=0
+	timeout 120 "$BLOCK" rxe1 rxe2 >"$ROXE_VM_OUT/block-control.log" 2>&1 || rc=$?
+	sed 's/^/    /' "$ROXE_VM_OUT/block-control.log"
+	log "the control exited $rc"
 	dmesg | grep -i 'roxe' | tail -n 5 | sed 's/^/    dmesg: /'
 	vm_check_dmesg
 	return $fail
@@ -130,9 +146,11 @@ host_main() {
 	vm_need_kmod "$top"
 	[ -x "$top/build/bin/roxed" ] || host_missing "build/bin/roxed missing (make)"
 	vm_build_prog kmod_odp "$top" kmod_odp
-	vm_run_guest kmod_odp "$out" 240 \
+	vm_build_prog kmod_odp "$top" kmod_odp_block
+	vm_run_guest kmod_odp "$out" 480 \
 		--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
-		--add "$top/build/vm/kmod_odp" --add "$top/selftests/vm/vm_lib.sh"
+		--add "$top/build/vm/kmod_odp" --add "$top/build/vm/kmod_odp_block" \
+		--add "$top/selftests/vm/vm_lib.sh"
 	echo "kmod_odp: PASS"
 	exit $KSFT_PASS
 }

@@ -323,6 +323,7 @@ static void on_read_response(struct roxe_qp *qp, const uint8_t *frame,
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	qp->req.page_misses = 0;
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	if ((pkt->flags & ROXE_OPF_LAST) && part_end == w->dma.length)
 		roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
@@ -352,6 +353,7 @@ static void on_atomic_ack(struct roxe_qp *qp, uint64_t orig, uint32_t psn)
 		fatal(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	qp->req.page_misses = 0;
 	qp->comp.psn = roxe_psn_add(psn, 1);
 	roxe_complete_wqe(qp, w, IBV_WC_SUCCESS);
 	rearm(qp);

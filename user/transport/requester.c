@@ -389,7 +389,7 @@ static int fill_payload(struct roxe_qp *qp, struct rxe_send_wqe *w, struct roxe_
 void roxe_requester_page_wait(struct roxe_qp *qp)
 {
 	qp->req.rnr_wait = true;
-	qp->req.rnr_deadline = qp->eng->now + ROXE_ODP_RETRY_NS;
+	qp->req.rnr_deadline = qp->eng->now + roxe_odp_wait_ns(&qp->req.page_misses);
 	roxe_timer_arm(qp);
 }
 
@@ -455,6 +455,7 @@ static bool send_packet(struct roxe_qp *qp, struct rxe_send_wqe *w)
 	}
 	if (err)
 		goto local_error;
+	qp->req.page_misses = 0;
 	if (qp->type == IBV_QPT_UD && roxe_gid_is_mcast(ud.dgid))
 		roxe_mcast_loop(e, b, &pkt);	/* this host's members */
 	roxe_pace_sent_frame(qp, b->len);

@@ -15,7 +15,7 @@ void roxe_requester_retry(struct roxe_qp *qp, uint32_t psn);	/* go back to psn *
 void roxe_requester_probe(struct roxe_qp *qp);	/* the tail probe: recovery.h */
 bool roxe_requester_repair(struct roxe_qp *qp, uint32_t psn);	/* psn alone: recovery.h */
 /* A page of an ODP MR (core/odp.c) is not present yet: the requester
- * waits ROXE_ODP_RETRY_NS (rnr_wait), its retries spent on nothing. */
+ * waits (rnr_wait: roxe_odp_wait_ns), its retries spent on nothing. */
 void roxe_requester_page_wait(struct roxe_qp *qp);
 uint32_t roxe_qp_send_wqe_psns(const struct roxe_qp *qp, const struct rxe_send_wqe *w);
 

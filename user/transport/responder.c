@@ -238,22 +238,25 @@ static void rnr_nak(struct roxe_qp *qp, uint32_t psn, uint8_t timer)
 /* A page of an ODP MR the request needs is not present yet (core/odp.c:
  * roxe.ko faults it in meanwhile): RNR NAK, as a NIC answers its ODP page
  * faults, with the QP's RNR timer, never one longer than
- * ROXE_ODP_RNR_TIMER. Nothing of the request took effect. */
+ * ROXE_ODP_RNR_TIMER, a code longer for each further miss in a row
+ * (stages.h). Nothing of the request took effect. */
 static void page_rnr(struct roxe_qp *qp, uint32_t psn)
 {
 	uint8_t t = qp->attr.min_rnr_timer;
 
 	if (t == 0 || t > ROXE_ODP_RNR_TIMER)	/* 0: 655 ms, the longest */
 		t = ROXE_ODP_RNR_TIMER;
-	rnr_nak(qp, psn, t);
+	rnr_nak(qp, psn, t + qp->resp.page_naks);
+	if (qp->resp.page_naks < ROXE_ODP_BACKOFF)
+		qp->resp.page_naks++;
 }
 
 /* Something of the responder's own (a READ response, a UD datagram) waits
- * for a page of an ODP MR: it runs again ROXE_ODP_RETRY_NS from now. */
+ * for a page of an ODP MR: it runs again later (roxe_odp_wait_ns). */
 static void page_wait(struct roxe_qp *qp)
 {
 	qp->resp.page_wait = true;
-	qp->resp.page_at = qp->eng->now + ROXE_ODP_RETRY_NS;
+	qp->resp.page_at = qp->eng->now + roxe_odp_wait_ns(&qp->resp.page_misses);
 	roxe_timer_arm(qp);
 }
 
@@ -399,6 +402,7 @@ static bool send_read_responses(struct roxe_qp *qp, unsigned *budget, bool *held
 			fail(qp, ROXE_NAK_REMOTE_ACCESS, r->psn, IBV_WC_LOC_ACCESS_ERR);
 			return false;
 		}
+		qp->resp.page_misses = 0;
 		b->len = roxe_frame_seal_icrc(b->data, &pkt, crc);
 sealed:
 		roxe_pace_sent_frame(qp, b->len);
@@ -1043,6 +1047,8 @@ static void rc_request(struct roxe_qp *qp, const uint8_t *frame, const struct ro
 	default:
 		break;
 	}
+	if (qp->resp.psn != h->psn)	/* it ran: no page missed in a row */
+		qp->resp.page_naks = 0;
 }
 
 /* --- UC --------------------------------------------------------------------------- */
@@ -1212,6 +1218,7 @@ void roxe_responder_page_retry(struct roxe_qp *qp)
 			return;
 		}
 	}
+	qp->resp.page_misses = 0;
 	free(u);
 }
 

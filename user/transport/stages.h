@@ -37,6 +37,7 @@ struct roxe_req_info {
 	bool		rnr_wait;	/* paused by an RNR NAK, or for an ODP page
 					 * (roxe_requester_page_wait), until rnr_deadline */
 	uint64_t	rnr_deadline;
+	uint8_t		page_misses;	/* ODP pages missed in a row */
 	bool		probe;		/* the packet built is a tail probe: AckReq */
 	/* RTT: one PSN timed at a time, sent once (Karn) */
 	bool		rtt_timing;
@@ -121,12 +122,27 @@ struct roxe_read_out {
  * timer is the QP's, never longer than ROXE_ODP_RNR_TIMER (0.64 ms: the
  * QP's 0 would mean 655 ms); what waits on this side (the requester's
  * packet, a completion's bytes, a READ response, a held UD datagram) is
- * tried again every ROXE_ODP_RETRY_NS, a held datagram for at most
- * ROXE_ODP_HOLD_NS before it is dropped, as a lost one.
+ * tried again ROXE_ODP_RETRY_NS later, a held datagram for at most
+ * ROXE_ODP_HOLD_NS before it is dropped, as a lost one. Each further miss
+ * in a row doubles the wait (and steps the RNR timer code up by one), at
+ * most ROXE_ODP_BACKOFF times: a page whose fault the application blocks
+ * costs its QP's engine one touch per 3.2 ms (RNR NAK: per 5.12 ms at
+ * most), not one per 50 us.
  */
 #define ROXE_ODP_RNR_TIMER	12
 #define ROXE_ODP_RETRY_NS	50000ull
 #define ROXE_ODP_HOLD_NS	1000000000ull
+#define ROXE_ODP_BACKOFF	6
+
+/* The wait after misses misses in a row (then one more is counted). */
+static inline uint64_t roxe_odp_wait_ns(uint8_t *misses)
+{
+	uint64_t ns = ROXE_ODP_RETRY_NS << *misses;
+
+	if (*misses < ROXE_ODP_BACKOFF)
+		(*misses)++;
+	return ns;
+}
 
 /* A UD datagram held for such a page (responder.c: ud_request). */
 struct roxe_ud_held {
@@ -173,10 +189,12 @@ struct roxe_resp_info {
 	uint8_t		reack_left;
 	uint32_t	reack_psn;
 	uint64_t	reack_at;
-	/* a READ response or ud_held waits for an ODP page until page_at */
+	/* a READ response or ud_held waits for an ODP page until page_at;
+	 * ODP pages missed in a row by them, and by requests (page_naks) */
 	bool		page_wait;
 	uint64_t	page_at;
 	struct roxe_ud_held *ud_held;
+	uint8_t		page_misses, page_naks;
 	struct roxe_rd_res *res;	/* max_dest_rd_atomic slots */
 	unsigned	res_next;
 	/* READ/ATOMIC replies owed, in PSN order; the head is being
