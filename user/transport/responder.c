@@ -855,9 +855,8 @@ static uint64_t *atomic_word(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
 }
 
 /* An atomic's roxe_mr_atomic() failed (err): the access ended, and
- * answered: an ODP page not present yet, RNR NAK; else an access error.
- * Always false (the request is done with). */
-static bool atomic_failed(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
+ * answered: an ODP page not present yet, RNR NAK; else an access error. */
+static void atomic_failed(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
 			  const struct roxe_mr_access *acc, int err)
 {
 	roxe_mr_access_end(acc);
@@ -865,7 +864,6 @@ static bool atomic_failed(struct roxe_qp *qp, const struct roxe_frame_hdr *h,
 		page_rnr(qp, h->psn);
 	else
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
-	return false;
 }
 
 static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
@@ -890,8 +888,10 @@ static void rc_atomic(struct roxe_qp *qp, const struct roxe_frame_hdr *h)
 	err = h->opcode == ROXE_OP_RC_COMPARE_SWAP ?
 		roxe_mr_atomic(&acc, p, ROXE_ATOMIC_CMP_SWAP, h->compare, h->swap_add, &orig) :
 		roxe_mr_atomic(&acc, p, ROXE_ATOMIC_FETCH_ADD, h->swap_add, 0, &orig);
-	if (err && !atomic_failed(qp, h, &acc, err))
+	if (err) {
+		atomic_failed(qp, h, &acc, err);
 		return;
+	}
 	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
@@ -946,8 +946,10 @@ static void rc_atomic_write(struct roxe_qp *qp, const uint8_t *frame, const stru
 	/* One aligned 64-bit store (IBA A19.4.2), ordered after every
 	 * earlier write of this QP: a reader sees all of them first. */
 	err = roxe_mr_atomic(&acc, p, ROXE_ATOMIC_WRITE, value, 0, &value);
-	if (err && !atomic_failed(qp, h, &acc, err))
+	if (err) {
+		atomic_failed(qp, h, &acc, err);
 		return;
+	}
 	if (!roxe_mr_access_ok(&acc)) {	/* invalidated under us */
 		fail(qp, ROXE_NAK_REMOTE_ACCESS, h->psn, IBV_WC_LOC_ACCESS_ERR);
 		return;
