@@ -380,7 +380,7 @@ static bool doorbell_turn(struct roxe_engine *e)
 			roxe_credit_drop(qp);	/* nothing of it is outstanding */
 			roxe_stash_drop(qp);
 			roxe_sq_held_drop(qp);
-			roxe_responder_page_drop(qp);
+			roxe_resp_page_drop(&qp->resp);
 			atomic_store(&qp->detached, true);
 			continue;
 		}

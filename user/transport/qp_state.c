@@ -8,7 +8,6 @@
  */
 #include "transport/transport.h"
 #include "transport/qp_state.h"
-#include "transport/responder.h"
 #include "transport/credit.h"
 #include "transport/sched.h"
 #include "transport/sendctl.h"
@@ -75,7 +74,7 @@ static void flush(struct roxe_qp *qp)
 	}
 	roxe_timer_disarm(qp);
 	roxe_stash_drop(qp);
-	roxe_responder_page_drop(qp);
+	roxe_resp_page_drop(&qp->resp);
 	qp->resp.read.active = false;
 	qp->resp.out_len = 0;
 	qp->resp.ack_pending = false;
@@ -90,7 +89,7 @@ static void reset(struct roxe_qp *qp)
 	roxe_credit_drop(qp);	/* before its count is wiped */
 	roxe_stash_drop(qp);	/* so is the stash's */
 	roxe_sq_held_drop(qp);	/* RESET: nothing posted shows */
-	roxe_responder_page_drop(qp);
+	roxe_resp_page_drop(&qp->resp);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));

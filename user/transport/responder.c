@@ -1224,13 +1224,6 @@ void roxe_responder_page_retry(struct roxe_qp *qp)
 	free(u);
 }
 
-void roxe_responder_page_drop(struct roxe_qp *qp)
-{
-	free(qp->resp.ud_held);
-	qp->resp.ud_held = NULL;
-	qp->resp.page_wait = false;
-}
-
 /*
  * After a request in sequence: run what the stash holds from the expected
  * PSN on (stash.c), each through rc_request as if it came now, until a

@@ -14,9 +14,7 @@
 void roxe_responder(struct roxe_qp *qp, const uint8_t *frame, const struct roxe_pkt *pkt);
 void roxe_responder_send(struct roxe_qp *qp);			/* ACKs, READ responses */
 void roxe_responder_reack(struct roxe_qp *qp);			/* its timer: reack_at */
-/* An ODP page waited for (page_wait): its timer, page_at; and what waits
- * dropped (the QP flushes, resets or goes). */
+/* An ODP page waited for (page_wait): its timer, page_at. */
 void roxe_responder_page_retry(struct roxe_qp *qp);
-void roxe_responder_page_drop(struct roxe_qp *qp);
 
 #endif /* ROXE_TRANSPORT_RESPONDER_H */

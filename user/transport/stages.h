@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "roxe/limits.h"
 #include "roxe/maps.h"
 #include "roxe/parse.h"
@@ -203,6 +204,15 @@ struct roxe_resp_info {
 	unsigned	out_head, out_len;
 	struct roxe_read_out read;
 };
+
+/* What of the responder waits for an ODP page, dropped: the QP flushes,
+ * resets or goes. */
+static inline void roxe_resp_page_drop(struct roxe_resp_info *resp)
+{
+	free(resp->ud_held);
+	resp->ud_held = NULL;
+	resp->page_wait = false;
+}
 
 /* Count a NAK sent or received, by NAK code, in the QP's roxe_qp_stats. */
 static inline void roxe_count_nak(struct roxe_qp_stats *st, uint8_t code, bool sent)
