@@ -329,20 +329,28 @@ static void bytes_run(void *arg)
 		memcpy(b->buf, b->host, b->n);
 }
 
-/* An ODP MR's under the guard (odp.c): 0, -EAGAIN (not present yet) or
- * -EACCES (not mapped); any other MR's, 0. */
+/* fn(arg), which touches [p, p+len) of mr: an ODP MR's under the guard
+ * (odp.c): 0, -EAGAIN (not present yet) or -EACCES (not mapped); any
+ * other MR's, 0 (inlined: fn is each caller's own). */
+static inline int mr_touch(const struct roxe_mr_priv *mr, const void *p, size_t len,
+			   roxe_odp_fn *fn, void *arg)
+{
+	int err;
+
+	if (!mr->odp) {
+		fn(arg);
+		return 0;
+	}
+	err = roxe_odp_touch(p, len, fn, arg);
+	return err == -EFAULT ? -EACCES : err;
+}
+
 static int mr_bytes(const struct roxe_mr_priv *mr, void *host, void *buf, uint32_t n,
 		    enum roxe_copy_dir dir, uint32_t *crc)
 {
 	struct mr_bytes b = { .host = host, .buf = buf, .n = n, .dir = dir, .crc = crc };
-	int err;
 
-	if (!mr->odp) {
-		bytes_run(&b);
-		return 0;
-	}
-	err = roxe_odp_touch(host, n, bytes_run, &b);
-	return err == -EFAULT ? -EACCES : err;
+	return mr_touch(mr, host, n, bytes_run, &b);
 }
 
 struct mr_atomic {
@@ -375,16 +383,11 @@ int roxe_mr_atomic(const struct roxe_mr_access *acc, uint64_t *p, enum roxe_atom
 		   uint64_t a, uint64_t b, uint64_t *orig)
 {
 	struct mr_atomic m = { .p = p, .op = op, .a = a, .b = b };
-	int err = 0;
+	int err = mr_touch(acc->mr, p, sizeof(*p), atomic_run, &m);
 
-	if (!acc->mr->odp)
-		atomic_run(&m);
-	else
-		err = roxe_odp_touch(p, sizeof(*p), atomic_run, &m);
-	if (err)
-		return err == -EFAULT ? -EACCES : err;
-	*orig = m.orig;
-	return 0;
+	if (!err)
+		*orig = m.orig;
+	return err;
 }
 
 /* crc: from the MR only; updated over what lands in buf */
