@@ -965,11 +965,11 @@ TEST_F(served, doorbell_signals_only_a_sleeping_engine)
 	EXPECT_EQ(3, atomic_load(&a->ring_in_turn));
 }
 
-/* roxe0's QPs answer in rxe's order: a request's ACK goes before the
- * reply the application posts on seeing the request, as with rxe and a
- * NIC, which ACK before the application can see it. Debian 12's perftest
- * (4.5) waits for both completions on one channel and sleeps for good
- * when the reply comes first (ib_send_lat -e). Here the application posts
+/* roxe0's QPs answer in a NIC's order: a request's ACK goes before the
+ * reply the application posts on seeing the request (a NIC ACKs before
+ * the application can see it). Debian 12's perftest (4.5) waits for both
+ * completions on one channel and sleeps for good when the reply comes
+ * first (ib_send_lat -e; kmod_loopback.sh). Here the application posts
  * its reply from the turn of the receive CQE itself, while the ACK is
  * held (sched.c): the peer sees its SEND complete before the reply. */
 TEST_F(served, reply_goes_behind_the_requests_ack)

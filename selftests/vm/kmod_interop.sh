@@ -8,8 +8,7 @@
 #   - ibv_rc_pingpong -c (data checked), polling, with CQ events (-e) and
 #     with the new post-send API (-N); 1 packet and 16 packets a message;
 #   - ibv_uc_pingpong -c, ibv_ud_pingpong -c;
-#   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, and
-#     ib_send_lat with completion events (-e);
+#   - perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw;
 #   - IBA 1.5's ATOMIC WRITE and FLUSH through ibv_qp_ex (iba15_verbs.c):
 #     roxe0 -> rxe0, rxe0 -> roxe0 and roxe0 -> roxe0 beside rxe0 -> rxe0;
 #     on 6.12 every case answers as rxe's own (values checked at the
@@ -425,11 +424,19 @@ guest_main() {
 	run "ib_read_bw" ib_read_bw -s 65536 -n 200 -o 2
 	run "ib_send_bw" ib_send_bw -s 65536 -n 200
 	run "ib_atomic_bw" ib_atomic_bw -n 200
-	# completion events (-e): Debian 12's perftest (4.5) waits for send
-	# and receive completions on one channel and sleeps for good when a
-	# reply comes before the ACK of the request it answers; roxe0 ACKs
-	# first, as rxe does (user/transport/sched.c: roxe_engine_tx_commit)
-	run "ib_send_lat events" ib_send_lat -e -s 8 -n 300
+	# Not here: ib_send_lat -e. Debian 12's perftest (4.5) waits for send
+	# and receive completions on one channel and then polls the CQ it
+	# expects, so it needs each request's send completion before the
+	# receive completion of the reply to it. IBA orders no completions of
+	# two CQs, and rxe does not keep that order: its responder completes
+	# a receive before it sends the ACK, and its completer runs apart
+	# from its responder. rxe against rxe (rxe1 <-> rxe2, in the guests
+	# of 2026-11-30) failed 8 of 10 runs on 7.3 and 5 of 7 on 6.12 (rxe's
+	# "rxe_cq_post: queue full" in perftest's one-entry send CQ, or both
+	# sides asleep for good). roxe0 keeps the order (sched.c:
+	# roxe_engine_tx_commit), but against rxe0 the run still hangs when
+	# rxe0 does not (1 of 34 in the same boots). kmod_loopback.sh runs
+	# it with roxe0 at both ends, where it must pass every time.
 	vm_rxe_counters rxe0 >"$after"
 	vm_roxe_stats_fresh roxe0 || bad "roxed stored no counters"
 	vm_rxe_counters roxe0 >"$ROXE_AFTER"

@@ -287,13 +287,14 @@ bool roxe_engine_tx_inplace(struct roxe_engine *e, struct roxe_buf *b, const str
 
 void roxe_engine_tx_commit(struct roxe_engine *e, struct roxe_qp *qp, struct roxe_buf *b)
 {
-	/* roxe0's QPs (served) keep rxe's order: a request's held ACK goes
-	 * before whatever the QP sends next, the reply the application
-	 * posted on seeing the request included, as rxe and a NIC ACK
-	 * before the application can see it. Debian 12's perftest (4.5)
+	/* roxe0's QPs (served) keep a NIC's order: a request's held ACK
+	 * goes before whatever the QP sends next, the reply the application
+	 * posted on seeing the request included. Debian 12's perftest (4.5)
 	 * waits for both completions on one channel and sleeps for good when
-	 * the reply comes first (ib_send_lat -e). The embedded engine keeps
-	 * the reply first (above: its one way 2.4 us, not 3.3). */
+	 * the reply comes first (ib_send_lat -e; rxe, which completes a
+	 * receive before it ACKs, fails it against itself: kmod_interop.sh).
+	 * The embedded engine keeps the reply first (above: its one way
+	 * 2.4 us, not 3.3). */
 	if (qp && qp->served && qp->held_ack_slot >= 0)
 		held_release(e, (unsigned)qp->held_ack_slot);
 	if (tx_looped(e, qp, b))
