@@ -174,12 +174,18 @@ smb() {
 # client that is cifs' bug: after the core's ib_drain_rq failed (no room,
 # post_verdict) smbd_destroy destroys the QP and then waits, without end,
 # for the receives it posted to come back, whose flush it never polled.
-# XFAIL where that is what its stack and the case's posts show; anything
-# else (and any client on roxe0, whose drain needs no room) is a failure.
+# XFAIL where that is what its stack and the case's posts show. The
+# control (case 4, rxe against rxe: no roxe in it) also hangs now and then
+# in the drain itself, ib_drain_rq's receive posted but never flushed by
+# rxe (CI, 6.1: cifsd in __ib_drain_rq for good): XFAIL where its stack
+# shows that. Anything else (and any client on roxe0, whose drain needs no
+# room) is a failure.
 stuck() {
 	local st
 	st=$(tr '\n' ' ' <"/proc/$3/stack" 2>/dev/null || true)
-	if [[ $1 != *"client on roxe0" && $st == *smbd_destroy* ]] &&
+	if [ "$2" = 4 ] && [[ $st == *__ib_drain_rq*smbd_destroy* ]]; then
+		log "XFAIL: $1 (the control, no roxe in it): cifsd ($3) waits for ever in ib_drain_rq for the drain receive rxe never flushed (stack: ${st:0:160})"
+	elif [[ $1 != *"client on roxe0" && $st == *smbd_destroy* ]] &&
 	   grep -q ' __ib_drain_rq -12$' <<<"$(post_sites /tmp/posts-$2)"; then
 		log "XFAIL: $1: cifsd ($3) waits for ever in smbd_destroy for the receives its failed ib_drain_rq did not flush (stack: ${st:0:160})"
 	else
