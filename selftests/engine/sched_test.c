@@ -11,12 +11,17 @@
  *
  * And its ACK hold: a plain ACK waits to be coalesced, but leaves right
  * after the reply of a ping-pong.
+ *
+ * And its idle spin (spin.h): it doubles while a longer spin would have
+ * caught the work a sleep waited for, halves to none while no spin would
+ * have, and stays while it catches the work.
  */
 #include <arpa/inet.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
 #include "transport/sched.h"
+#include "transport/spin.h"
 #include "transport/sendctl.h"
 
 FIXTURE(sched) {
@@ -178,6 +183,86 @@ TEST(held_ack_leaves_with_the_reply)
 		EXPECT_EQ(1, recvs) TH_LOG("exchange %d: no reply", i);
 		ASSERT_EQ(1, sends) TH_LOG("exchange %d: the reply came without the ACK", i);
 	}
+	pair_close(&p);
+	EXPECT_EQ(0, leak_check());
+}
+
+TEST(spin_grows_while_a_longer_spin_would_have_caught_the_work)
+{
+	EXPECT_EQ(ROXE_SPIN_GROW_NS, roxe_spin_next(0, 8000));
+	EXPECT_EQ(ROXE_SPIN_GROW_NS, roxe_spin_next(3000, 4000));
+	EXPECT_EQ(10000u, roxe_spin_next(ROXE_SPIN_GROW_NS, 8000));
+	EXPECT_EQ(40000u, roxe_spin_next(20000, 21000));
+	EXPECT_EQ(ROXE_SPIN_MAX_NS, roxe_spin_next(40000, 45000));	/* at most the most */
+	EXPECT_EQ(ROXE_SPIN_MAX_NS, roxe_spin_next(40000, ROXE_SPIN_MAX_NS));
+}
+
+TEST(spin_halves_to_none_while_no_spin_would_have_caught_the_work)
+{
+	uint64_t spin = ROXE_SPIN_MAX_NS;
+	const uint64_t want[] = { 25000, 12500, 6250, 0, 0 };
+
+	for (unsigned i = 0; i < 5; i++) {
+		spin = roxe_spin_next(spin, ROXE_SPIN_MAX_NS + 1);
+		EXPECT_EQ(want[i], spin) TH_LOG("sleep %u", i);
+	}
+}
+
+TEST(spin_stays_while_it_catches_the_work)
+{
+	EXPECT_EQ(20000u, roxe_spin_next(20000, 15000));
+	EXPECT_EQ(20000u, roxe_spin_next(20000, 20000));
+	EXPECT_EQ(0u, roxe_spin_next(0, 0));
+}
+
+/* A ping-pong whose round trip is longer than the most an engine spins (a
+ * TCG guest: 100 us and more) stops the spin after four sleeps; once its
+ * round trip is 12 us, three sleeps bring the spin to 20 us, and from then
+ * on the spin catches every reply. */
+TEST(spin_follows_the_round_trip)
+{
+	uint64_t spin = ROXE_SPIN_MAX_NS;
+	unsigned sleeps = 0;
+
+	while (spin && sleeps < 10) {
+		spin = roxe_spin_next(spin, 120000);
+		sleeps++;
+	}
+	EXPECT_EQ(4u, sleeps);
+	for (sleeps = 0; spin < 12000 && sleeps < 10; sleeps++)
+		spin = roxe_spin_next(spin, 12000);
+	EXPECT_EQ(3u, sleeps);
+	EXPECT_EQ(20000u, spin);
+	EXPECT_EQ(20000u, roxe_spin_next(spin, 12000));
+}
+
+/* The engine thread adapts its spin from the gaps it sees: a receiver whose
+ * SENDs come 2 ms apart (its application posts nothing) sleeps through
+ * every gap, and each halves its spin: after eight, none is left. Before,
+ * every engine spun 50 us after its last work whatever came. */
+TEST(engine_whose_work_comes_later_stops_spinning)
+{
+	struct pair p = { 0 };
+	struct roxe_engine *rx_eng;
+	struct ibv_wc wc[4];
+
+	ASSERT_EQ(0, pair_open(&p, 1024, 4096));
+	ASSERT_EQ(0, pair_connect(&p, IBV_QPT_RC, IBV_MTU_1024, 100, 200, 14, 7, 7));
+	rx_eng = &p.s[1].dev->engines[0];
+	for (int i = 0; i < 8; i++)	/* (a post may ring the receiver's engine) */
+		ASSERT_EQ(0, post_recv1(p.s[1].qp, i, p.s[1].buf, 64, p.s[1].mr->lkey));
+	for (int i = 0; i < 8; i++) {
+		struct timespec gap = { .tv_nsec = 2000000 };
+
+		ASSERT_EQ(0, post_send1(p.s[0].qp, IBV_WR_SEND, i, p.s[0].buf, 8, p.s[0].mr->lkey,
+					0, 0, IBV_SEND_SIGNALED));
+		ASSERT_EQ(1, poll_n(p.s[1].cq, wc, 1, 2000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		ASSERT_EQ(1, poll_n(p.s[0].cq, wc, 1, 2000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		nanosleep(&gap, NULL);
+	}
+	EXPECT_EQ(0u, atomic_load(&rx_eng->spin_ns));
 	pair_close(&p);
 	EXPECT_EQ(0, leak_check());
 }

@@ -10,10 +10,11 @@
  *      requests, a bounded budget per turn so QPs share the wire fairly;
  *   4. fires due timers (retransmit, RNR wait), wakes the QPs that wait for
  *      PSN credit if it is free (credit.c), flushes its transmit batch.
- * Idle, it spins a little (latency), then sleeps in poll() on the port and
- * its doorbell eventfd until traffic, a post, or the next timer. On a
- * test's virtual clock (engine.h) it sleeps at once and with no timeout:
- * only the test's roxe_clock_advance brings a deadline.
+ * Idle, it spins a little (latency; as long as spinning catches work:
+ * spin.h), then sleeps in poll() on the port and its doorbell eventfd
+ * until traffic, a post, or the next timer. On a test's virtual clock
+ * (engine.h) it sleeps at once and with no timeout: only the test's
+ * roxe_clock_advance brings a deadline.
  *
  * A polled device (roxe_device_attr.polled) has no engine threads: the
  * application's roxe_poll_cq() calls run the turns (run-to-completion), so
@@ -40,13 +41,11 @@
 #include "transport/requester.h"
 #include "transport/responder.h"
 #include "transport/sched.h"
+#include "transport/spin.h"
 #include "transport/sq.h"
 #include "transport/stash.h"
 #include "transport/trace.h"
 
-/* Idle, an engine spins this long before it sleeps: long enough to catch
- * the next packet of a ping-pong, short enough to leave an idle core idle. */
-#define SPIN_NS		50000
 /* Spinning, a turn costs less than a clock read where the clock is a
  * system call (no vDSO clocksource: TCG guests, some VMs); the spin's end
  * is late by at most this many idle turns. */
@@ -641,7 +640,9 @@ static bool engine_turn(struct roxe_engine *e, bool clock)
 static void *engine_main(void *arg)
 {
 	struct roxe_engine *e = arg;
-	uint64_t idle_since = 0;
+	/* idle since (the first idle turn); the gap's start once a spin
+	 * ended in a sleep (0: no sleep since the last work); the spin */
+	uint64_t idle_since = 0, gap_from = 0, spin = ROXE_SPIN_MAX_NS;
 	unsigned idle_turns = 0;
 
 	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
@@ -651,6 +652,11 @@ static void *engine_main(void *arg)
 		bool clock = !idle_turns || e->next_fine || !(idle_turns % SPIN_CLOCK_TURNS);
 
 		if (engine_turn(e, clock)) {
+			if (gap_from) {		/* work after a sleep: adapt (spin.h) */
+				spin = roxe_spin_next(spin, e->now - gap_from);
+				atomic_store_explicit(&e->spin_ns, spin, memory_order_relaxed);
+				gap_from = 0;
+			}
 			idle_since = 0;
 			idle_turns = 0;
 			continue;
@@ -658,9 +664,11 @@ static void *engine_main(void *arg)
 		idle_turns++;
 		if (!idle_since && !vclock_on) {
 			idle_since = e->now;
-		} else if (vclock_on || e->now - idle_since >= SPIN_NS) {
+		} else if (vclock_on || e->now - idle_since >= spin) {
 			/* (a virtual clock stands still: no spin, sleep) */
 			roxe_engine_tx_flush(e);		/* held ACKs leave before we sleep */
+			if (!gap_from && !vclock_on)
+				gap_from = idle_since;
 			sleep_until_work(e, e->timers ? e->next_timer : 0);
 			idle_since = 0;
 			idle_turns = 0;
@@ -714,6 +722,7 @@ int roxe_engine_start(struct roxe_engine *e)
 		return 0;
 	if (vclock_on)
 		vclock_join(e);
+	atomic_store_explicit(&e->spin_ns, ROXE_SPIN_MAX_NS, memory_order_relaxed);
 	err = engine_thread_create(e);
 	if (err && vclock_on)
 		vclock_leave(e);

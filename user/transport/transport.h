@@ -179,6 +179,9 @@ struct roxe_engine {
 	uint64_t		next_fine;
 	/* the last nap taken with frames pending in the port; 0: none */
 	uint64_t		tx_nap_ns;
+	/* how long it spins idle before it sleeps (spin.h): the engine
+	 * thread's, published for tests */
+	_Atomic uint64_t	spin_ns;
 	atomic_ulong		epoch;		/* advances every loop turn */
 	_Atomic(struct roxe_qp *) db_head;	/* doorbell list (push by CAS, take all) */
 	/* roxed: roxe.ko's doorbell ring for this engine (kabi.h) */
