@@ -20,6 +20,12 @@
 # engine threads at SCHED_FIFO, woken at once as rxe's softirq work is,
 # where perftest spins on every vCPU), ROXE_BENCH_VM_SIZE (65536), ROXE_BENCH_VM_BW_ITERS (2000),
 # ROXE_BENCH_VM_LAT_SIZE (8), ROXE_BENCH_VM_LAT_ITERS (2000), KVER (6.1).
+# The guest's shape (issue #38: roxed given a vCPU of its own):
+# ROXE_BENCH_VM_ROXED_CPUS, a CPU list (taskset -c) for every thread of
+# both roxeds; ROXE_BENCH_VM_PERFTEST_CPUS, "SERVER CLIENT": a CPU list
+# each for perftest's two ends (rxe's runs too). E.g. ROXE_BENCH_VM_SMP=3
+# ROXE_BENCH_VM_ROXED_CPUS=2 ROXE_BENCH_VM_PERFTEST_CPUS="0 1"
+# ROXE_BENCH_VM_ROXED="-r 10 -E 1". Default: none (the scheduler's).
 set -euo pipefail
 
 size=${ROXE_BENCH_VM_SIZE:-65536}
@@ -28,6 +34,8 @@ lat_size=${ROXE_BENCH_VM_LAT_SIZE:-8}
 lat_iters=${ROXE_BENCH_VM_LAT_ITERS:-2000}
 smp=${ROXE_BENCH_VM_SMP:-2}
 roxed_opts=${ROXE_BENCH_VM_ROXED--r 10}
+roxed_cpus=${ROXE_BENCH_VM_ROXED_CPUS:-}
+pt_cpus=${ROXE_BENCH_VM_PERFTEST_CPUS:-}
 A=10.96.0.1 B=10.96.0.2
 
 # ============================ guest side ==================================
@@ -58,12 +66,15 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 		shift 8
 		local label=$t${*:+ $*}
 		local logf=$ROXE_VM_OUT/$kind-$t$(printf '%s' "$*" | tr -c 'A-Za-z0-9' _)
-		$t -d "$sdev" -x "$sg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" >"$logf.srv" 2>&1 &
+		local on_s=() on_c=()
+		# shellcheck disable=SC2206 # "SERVER CLIENT"
+		[ -z "$pt_cpus" ] || { local l=($pt_cpus); on_s=(taskset -c "${l[0]}"); on_c=(taskset -c "${l[1]}"); }
+		"${on_s[@]}" $t -d "$sdev" -x "$sg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" >"$logf.srv" 2>&1 &
 		sp=$!
 		vm_wait_for 20 vm_listening 18515 || { bad "$kind $t: server did not listen"; return 1; }
 		cost_on
 		c0=$(cpu_busy)
-		timeout 300 $t -d "$cdev" -x "$cg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" $B \
+		timeout 300 "${on_c[@]}" $t -d "$cdev" -x "$cg" $PERFTEST_OPTS "$@" -F -s "$sz" -n "$n" $B \
 			>"$logf.cli" 2>&1 || rc=$?
 		# a server whose client failed may wait for it for ever
 		[ $rc = 0 ] || { sleep 5; kill "$sp" 2>/dev/null; pkill -x "$t"; }
@@ -163,6 +174,13 @@ if [ -n "${ROXE_VM_GUEST:-}" ]; then
 	: >"$cost"
 	# shellcheck disable=SC2086 # options, split
 	vm_roxe_roxe_pair $A $B "$(nproc)" $roxed_opts || exit 1
+	if [ -n "$roxed_cpus" ]; then
+		taskset -a -p -c "$roxed_cpus" "$ROXED_PID" >/dev/null &&
+			taskset -a -p -c "$roxed_cpus" "$ROXED1_PID" >/dev/null ||
+			{ bad "taskset -a -p -c $roxed_cpus (roxed)"; exit 1; }
+		ok "roxed's threads on CPUs $roxed_cpus: $(ls /proc/$ROXED_PID/task | wc -l) + $(ls /proc/$ROXED1_PID/task | wc -l)"
+	fi
+	[ -z "$pt_cpus" ] || ok "perftest's server on CPUs ${pt_cpus% *}, client on ${pt_cpus#* }"
 	suite roxe roxe1 "$GB" roxe0 "$GA" || true
 	kill "$ROXED_PID" "$ROXED1_PID"
 	wait "$ROXED_PID" "$ROXED1_PID" || true
@@ -186,13 +204,14 @@ export KVER
 mkdir -p "$out"
 vmout=$out/vm
 echo "bench-vm: guest $KVER (TCG, $smp vCPUs); ib_write_bw/ib_send_bw $size B x $bw_iters," \
-	"ib_send_lat $lat_size B x $lat_iters; roxed ${roxed_opts:-(no options)}"
+	"ib_send_lat $lat_size B x $lat_iters; roxed ${roxed_opts:-(no options)}" \
+	"${roxed_cpus:+on CPUs $roxed_cpus}${pt_cpus:+; perftest on CPUs $pt_cpus}"
 rc=0
 "$top/tools/vm/run.sh" --quiet --timeout 900 --out "$vmout" --smp "$smp" \
 	--add "$top/build/kmod/$KVER/roxe.ko" --add "$top/build/bin/roxed" \
 	--add "$top/selftests/vm/vm_lib.sh" \
 	--env ROXE_BENCH_VM_SIZE="$size" --env ROXE_BENCH_VM_BW_ITERS="$bw_iters" \
-	--env ROXE_BENCH_VM_PERFTEST="${ROXE_BENCH_VM_PERFTEST:-}" --env ROXE_BENCH_VM_ROXED="$roxed_opts" --env ROXE_BENCH_VM_LAT_SIZE="$lat_size" --env ROXE_BENCH_VM_LAT_ITERS="$lat_iters" \
+	--env ROXE_BENCH_VM_PERFTEST="${ROXE_BENCH_VM_PERFTEST:-}" --env ROXE_BENCH_VM_ROXED="$roxed_opts" --env ROXE_BENCH_VM_ROXED_CPUS="$roxed_cpus" --env ROXE_BENCH_VM_PERFTEST_CPUS="$pt_cpus" --env ROXE_BENCH_VM_LAT_SIZE="$lat_size" --env ROXE_BENCH_VM_LAT_ITERS="$lat_iters" \
 	--script "$(readlink -f "$0")" || rc=$?
 grep -a "^bench-vm:\|^    " "$vmout/console.log" 2>/dev/null || true
 [ -s "$vmout/vm.tsv" ] || { echo "bench-vm: no results (guest exit $rc)" >&2; exit 1; }

@@ -21,12 +21,16 @@
 # marking queue, congestion control on and off, rate against time); then
 # the per-frame budget (bench-budget.sh: perf profiles of both ends, CPU ns
 # per frame by stage, roxe beside raw AF_XDP).
-# Results: tables on stdout, build/bench/results.json, sweep.tsv,
+# Results: tables on stdout, build/bench/results.json, sweep.tsv (medians), rounds.tsv,
 # loss.tsv, manyqp.tsv, cc.tsv, budget.tsv and bandwidth.png / msgrate.png /
 # loss.png / manyqp.png / cc.png (gnuplot).
 #
 # ROXE_BENCH_SECONDS (default 1) per bandwidth point; ROXE_BENCH_LAT_ITERS
-# (default 20000) per latency figure.
+# (default 20000) per latency figure; ROXE_BENCH_ROUNDS (default 3): the
+# bandwidth sweep and the latency table run that many times, interleaved
+# (every point once a round), and print each point's median, with the range
+# of the rounds beside it (issue #38: a figure quoted is the median of at
+# least 3 interleaved runs, with its range).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,6 +40,7 @@ name=roxebench
 a=$name-a b=$name-b
 secs=${ROXE_BENCH_SECONDS:-1}
 lat_iters=${ROXE_BENCH_LAT_ITERS:-20000}
+rounds=${ROXE_BENCH_ROUNDS:-3}
 sizes="64 256 1024 4096 16384 65536"
 raw_sizes="64 256 1024 4096"		# one frame each: payload up to the path MTU
 
@@ -105,30 +110,68 @@ echo "roxe bench: $(uname -r), $(nproc) cores, veth MTU 9000, roxe path MTU 4096
 	"${secs}s per bandwidth point; machine ${busy}% busy before the run"
 [ "$busy" -lt 10 ] || echo "bench: the machine is busy: figures will be low and noisy" >&2
 
-# --- bandwidth sweep -------------------------------------------------------
-tsv=$out/sweep.tsv
-declare -A bw
-for size in $sizes; do
-	for s in write:afxdp write:udp read:afxdp send:afxdp; do
-		t=${s%:*} be=${s#*:}
-		r=$(perf_bw "$t" "$be" "$size") || continue
-		bw[roxe-$t-$be,$size]=$r
-		printf 'roxe-%s-%s\t%s\t%s\t%s\n' "$t" "$be" "$size" "${r% *}" "${r#* }" >> "$tsv"
+# --- bandwidth sweep and latency, ROUNDS times interleaved -----------------
+# Every round's figures of a point, ';'-separated ("gbps mpps" or "median
+# p99"); then bw[] and lat[] hold the round whose first figure is the
+# median (the lower middle of an even count), bwr[] and latr[] "min max"
+# of that first figure over the rounds. Every round's figures go to
+# rounds.tsv (round, series, bytes, gbps, mpps; round, lat-KEY, 8, median,
+# p99), and bwat[] keeps them by round for the ratios a goal takes within
+# each round.
+declare -A bw lat bwr latr bwall latall bwat latat
+tsv=$out/sweep.tsv rtsv=$out/rounds.tsv
+: > "$rtsv"
+bw_add() {	# ROUND KEY "gbps mpps"
+	bwall[$2]+="$3;"
+	bwat[$2,$1]=$3
+	printf '%s\t%s\t%s\t%s\n' "$1" "${2%,*}" "${2#*,}" "${3// /$'\t'}" >> "$rtsv"
+}
+lat_add() {	# ROUND KEY "median p99"
+	latall[$2]+="$3;"
+	latat[$2,$1]=$3
+	printf '%s\tlat-%s\t8\t%s\n' "$1" "$2" "${3// /$'\t'}" >> "$rtsv"
+}
+lat_keys="roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp"	# table order
+median_of() {	# "x y;x y;..." -> "x y" of the median x, then "min max" of x
+	tr ';' '\n' <<< "$1" | awk 'NF == 2' | sort -g -k1,1 |
+		awk '{ r[NR] = $0 } END { if (!NR) exit 1; split(r[1], lo, " "); split(r[NR], hi, " ")
+			print r[int((NR + 1) / 2)]; print lo[1], hi[1] }'
+}
+for round in $(seq "$rounds"); do
+	for size in $sizes; do
+		for s in write:afxdp write:udp read:afxdp send:afxdp; do
+			t=${s%:*} be=${s#*:}
+			r=$(perf_bw "$t" "$be" "$size") && bw_add "$round" "roxe-$t-$be,$size" "$r"
+		done
 	done
-done
-for be in afxdp udp; do
-	for size in $raw_sizes; do
-		r=$(raw_bw "$be" "$size") || continue
-		bw[raw-$be,$size]=$r
-		printf 'raw-%s\t%s\t%s\t%s\n' "$be" "$size" "${r% *}" "${r#* }" >> "$tsv"
+	for be in afxdp udp; do
+		for size in $raw_sizes; do
+			r=$(raw_bw "$be" "$size") && bw_add "$round" "raw-$be,$size" "$r"
+		done
 	done
+	while IFS=$'\t' read -r _ size g m; do
+		bw_add "$round" "tcp,$size" "$g $m"
+	done < <(tcp_sweep "$b" "$a" 10.99.0.2 $sizes || true)
+	r=$(perf_lat afxdp 8 -t 1) && lat_add "$round" roxe-afxdp "$r"
+	r=$(perf_lat afxdp 8 -t 16) && lat_add "$round" roxe-afxdp-reply "$r"
+	r=$(perf_lat udp 8 -t 1) && lat_add "$round" roxe-udp "$r"
+	r=$(raw_lat afxdp 8) && lat_add "$round" raw-afxdp "$r"
+	# the frames of ib_send_lat's exchange: each one way a message and an ACK
+	r=$(raw_lat afxdp 8 "$lat_iters" -k 2) && lat_add "$round" raw-afxdp-2 "$r"
+	r=$(raw_lat udp 8) && lat_add "$round" raw-udp "$r"
+	r=$(tcp_latency_spin "$b" "$a" 10.99.0.2 14 2>/dev/null) && lat_add "$round" tcp "$r"
 done
-tcp_sweep "$b" "$a" 10.99.0.2 $sizes >> "$tsv" || true
-while IFS=$'\t' read -r series size g m; do
-	[ "$series" = tcp ] && bw[tcp,$size]="$g $m"
-done < "$tsv"
+for k in "${!bwall[@]}"; do
+	{ read -r "bw[$k]"; read -r "bwr[$k]"; } < <(median_of "${bwall[$k]}") || continue
+	printf '%s\t%s\t%s\t%s\n' "${k%,*}" "${k#*,}" "${bw[$k]% *}" "${bw[$k]#* }" >> "$tsv"
+done
+for k in $lat_keys; do
+	{ read -r "lat[$k]"; read -r "latr[$k]"; } < <(median_of "${latall[$k]:-}") ||
+		{ lat[$k]="- -"; latr[$k]="- -"; }
+done
 
-printf '\nBandwidth, Gb/s of message bytes (Mpps in brackets); one QP, one stream\n'
+printf '\nBandwidth, Gb/s of message bytes (Mpps in brackets); one QP, one stream;\n'
+printf 'the median of %s interleaved rounds\n' "$rounds"
 printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' bytes "roxe WRITE" "roxe WRITE udp" \
 	"roxe READ" "roxe SEND" "raw AF_XDP" "raw UDP" "kernel TCP"
 cell() { local v=${bw[$1,$2]:-}; [ -n "$v" ] && printf '%.2f [%.3f]' ${v% *} ${v#* } || printf '-'; }
@@ -138,29 +181,30 @@ for size in $sizes; do
 		"$(cell roxe-read-afxdp "$size")" "$(cell roxe-send-afxdp "$size")" \
 		"$(cell raw-afxdp "$size")" "$(cell raw-udp "$size")" "$(cell tcp "$size")"
 done
+printf '\nThe range of the %s rounds, Gb/s (min-max)\n' "$rounds"
+printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' bytes "roxe WRITE" "roxe WRITE udp" \
+	"roxe READ" "roxe SEND" "raw AF_XDP" "raw UDP" "kernel TCP"
+span() { local v=${bwr[$1,$2]:-}; [ -n "$v" ] && printf '%.2f-%.2f' ${v% *} ${v#* } || printf '-'; }
+for size in $sizes; do
+	printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' "$size" \
+		"$(span roxe-write-afxdp "$size")" "$(span roxe-write-udp "$size")" \
+		"$(span roxe-read-afxdp "$size")" "$(span roxe-send-afxdp "$size")" \
+		"$(span raw-afxdp "$size")" "$(span raw-udp "$size")" "$(span tcp "$size")"
+done
 
-# --- latency ---------------------------------------------------------------
-declare -A lat
-lat_keys="roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp"	# table order
-lat[roxe-afxdp]=$(perf_lat afxdp 8 -t 1) || lat[roxe-afxdp]="- -"
-lat[roxe-afxdp-reply]=$(perf_lat afxdp 8 -t 16) || lat[roxe-afxdp-reply]="- -"
-lat[roxe-udp]=$(perf_lat udp 8 -t 1) || lat[roxe-udp]="- -"
-lat[raw-afxdp]=$(raw_lat afxdp 8) || lat[raw-afxdp]="- -"
-# the frames of ib_send_lat's exchange: each one way a message and an ACK
-lat[raw-afxdp-2]=$(raw_lat afxdp 8 "$lat_iters" -k 2) || lat[raw-afxdp-2]="- -"
-lat[raw-udp]=$(raw_lat udp 8) || lat[raw-udp]="- -"
-lat[tcp]=$(tcp_latency_spin "$b" "$a" 10.99.0.2 14 2>/dev/null) || lat[tcp]="- -"
 printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half); roxe as\n'
-printf 'ib_send_lat: each send also waits for its completion (the ACK), but "reply only"\n'
-printf '  %-34s %10s %10s %12s\n' path median p99 "one way"
+printf 'ib_send_lat: each send also waits for its completion (the ACK), but "reply only";\n'
+printf 'the round with the median median of %s, and the range of the medians\n' "$rounds"
+printf '  %-34s %10s %10s %12s %16s\n' path median p99 "one way" range
 for k in $lat_keys; do
 	v=${lat[$k]}
-	printf '  %-34s %10s %10s %12s\n' \
+	printf '  %-34s %10s %10s %12s %16s\n' \
 		"$(case $k in roxe-afxdp) echo "roxe RC SEND, AF_XDP";; roxe-udp) echo "roxe RC SEND, UDP";;
 		roxe-afxdp-reply) echo "roxe RC SEND, AF_XDP, reply only";;
 		raw-afxdp) echo "raw AF_XDP frames";; raw-udp) echo "raw UDP datagrams";;
 		raw-afxdp-2) echo "raw AF_XDP, 2 frames each way";;
-		tcp) echo "kernel TCP (sockperf spin, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")"
+		tcp) echo "kernel TCP (sockperf spin, 14 B)";; esac)" "${v% *}" "${v#* }" "$(half "${v% *}")" \
+		"${latr[$k]% *}-${latr[$k]#* }"
 done
 
 # against the recorded baseline (bench-baseline.tsv): the ratio, and the
@@ -196,37 +240,65 @@ bench_plot "$tsv" "$out" 2>/dev/null || echo "bench: gnuplot failed" >&2
 manyqp_bench "$name"
 
 # --- the targets ---------------------------------------------------------------
-w64k=${bw[roxe-write-afxdp,65536]:-0 0} raw4k=${bw[raw-afxdp,4096]:-0 0}
+# Each goal is taken within each round (the machine's speed moves between
+# rounds; a round runs every path once), and the median round's verdict is
+# printed, with the range of the rounds' margins.
 m64x=${bw[roxe-write-afxdp,64]:-0 0} m64u=${bw[roxe-write-udp,64]:-0 0}
-lat_roxe=$(half "${lat[roxe-afxdp]% *}") lat_raw=$(half "${lat[raw-afxdp]% *}")
-lat_raw2=$(half "${lat[raw-afxdp-2]% *}")
-lat_reply=$(half "${lat[roxe-afxdp-reply]% *}") lat_tcp=$(half "${lat[tcp]% *}")
-lat_goal() {	# ROXE RAW: the goal's verdict
-	awk -v r="$1" -v x="$2" 'BEGIN { if (r == "-" || x == "-") print "not measured"; else if (r <= x + 0.5) printf "met (%.2f us to spare)", x + 0.5 - r; else printf "missed by %.2f us", r - x - 0.5 }'
+# per_round KEY_A KEY_B AWK: for each round with both figures, the line
+# AWK prints from a and b (the "x y" figures: a[1], a[2], b[1], b[2]), its
+# first field the margin (<= 0: met); then the median line and the range
+# of the margins, or "not measured"
+per_round() {
+	local at bt
+	for round in $(seq "$rounds"); do
+		at=${atround[$1,$round]:-} bt=${atround[$2,$round]:-}
+		[ -n "$at" ] && [ -n "$bt" ] || continue
+		awk -v x="$at" -v y="$bt" "BEGIN { split(x, a, \" \"); split(y, b, \" \"); $3 }"
+	done | sort -g | awk '{ l[++n] = $0; m[n] = $1 }
+		END { if (!n) { print "not measured"; exit }
+		      print l[int((n + 1) / 2)]; printf "%+.2f to %+.2f\n", m[1], m[n] }'
 }
-w_ratio=$(ratio "${w64k% *}" "${raw4k% *}")
-# a path's tail: its p99 over its median (issue #38: roxe's no worse than
-# raw AF_XDP's, in the same run)
-tail_of() { ratio "${lat[$1]#* }" "${lat[$1]% *}"; }
-tail_goal() {	# ROXE RAW: the goal's verdict
-	awk -v r="$1" -v x="$2" 'BEGIN { if (r == "-" || x == "-") print "not measured"; else if (r <= x) print "met"; else printf "missed by %.2f", r - x }'
+declare -A atround
+for k in "${!bwat[@]}"; do atround[$k]=${bwat[$k]}; done
+for k in "${!latat[@]}"; do atround[lat-$k]=${latat[$k]}; done
+# goal NAME UNIT WANT_TEXT: reads per_round's output ("margin shown..." and
+# the range) and prints the line
+goal() {
+	local name=$1 l range
+	read -r l || l="not measured"
+	read -r range || range=
+	if [ "$l" = "not measured" ]; then
+		printf '  %-58s not measured\n' "$name"
+		return
+	fi
+	set -- $l
+	printf '  %-58s %s: %s (rounds %s)\n' "$name" "${*:2}" \
+		"$(awk -v m="$1" 'BEGIN { if (m <= 0) printf "met (%.2f to spare)", -m; else printf "missed by %.2f", m }')" \
+		"$range"
 }
-printf '\nTargets (tools issue; performance issue #19: WRITE >= 0.90, SEND <= raw + 0.5 us)\n'
+# one way (half the round trip) against another's + 0.5 us
+ow='printf "%.2f %.2f vs %.2f + 0.5 us\n", a[1] / 2 - b[1] / 2 - 0.5, a[1] / 2, b[1] / 2'
+# p99/median against another's
+tl='printf "%.2f %.2f vs %.2f\n", a[2] / a[1] - b[2] / b[1], a[2] / a[1], b[2] / b[1]'
+printf '\nTargets (tools issue; performance issue #19: WRITE >= 0.90, SEND <= raw + 0.5 us),\n'
+printf 'each within a round; the median round, and the range of the margins\n'
+per_round roxe-write-afxdp,65536 raw-afxdp,4096 \
+	'printf "%.2f %.2f (%.2f vs %.2f Gb/s)\n", 0.9 - a[1] / b[1], a[1] / b[1], a[1], b[1]' |
+	goal "RC WRITE 64 KiB vs raw AF_XDP, same frames (>= 0.90)"
+per_round lat-roxe-afxdp lat-raw-afxdp "$ow" |
+	goal "RC SEND 8 B one way <= raw one way + 0.5 us (as ib_send_lat)"
+per_round lat-roxe-afxdp lat-raw-afxdp-2 "$ow" |
+	goal "RC SEND 8 B as ib_send_lat <= raw, same frames, + 0.5 us"
+per_round lat-roxe-afxdp-reply lat-raw-afxdp "$ow" |
+	goal "RC SEND 8 B one way <= raw one way + 0.5 us (reply only)"
+per_round lat-roxe-afxdp lat-raw-afxdp-2 "$tl" |
+	goal "RC SEND 8 B p99/median <= raw's, same frames (as ib_send_lat)"
+per_round lat-roxe-afxdp-reply lat-raw-afxdp "$tl" |
+	goal "RC SEND 8 B p99/median <= raw AF_XDP's (reply only)"
+per_round lat-roxe-afxdp-reply lat-tcp \
+	'printf "%.2f %.2f vs %.2f us\n", a[1] / 2 - b[1] / 2, a[1] / 2, b[1] / 2' |
+	goal "RC SEND 8 B one way below kernel TCP (reply only, as TCP)"
 printf '  %-58s %s\n' \
-	"RC WRITE 64 KiB vs raw AF_XDP, same frames (>= 0.90)" \
-	"$w_ratio  (${w64k% *} vs ${raw4k% *} Gb/s): $(awk -v r="$w_ratio" 'BEGIN { if (r == "-") print "not measured"; else if (r >= 0.9) print "met"; else printf "missed by %.2f", 0.9 - r }')" \
-	"RC SEND 8 B one way <= raw one way + 0.5 us (as ib_send_lat)" \
-	"$lat_roxe vs $lat_raw + 0.5 us: $(lat_goal "$lat_roxe" "$lat_raw")" \
-	"RC SEND 8 B as ib_send_lat <= raw, same frames, + 0.5 us" \
-	"$lat_roxe vs $lat_raw2 + 0.5 us: $(lat_goal "$lat_roxe" "$lat_raw2")" \
-	"RC SEND 8 B one way <= raw one way + 0.5 us (reply only)" \
-	"$lat_reply vs $lat_raw + 0.5 us: $(lat_goal "$lat_reply" "$lat_raw")" \
-	"RC SEND 8 B p99/median <= raw AF_XDP's (as ib_send_lat)" \
-	"$(tail_of roxe-afxdp) vs $(tail_of raw-afxdp): $(tail_goal "$(tail_of roxe-afxdp)" "$(tail_of raw-afxdp)")" \
-	"RC SEND 8 B p99/median <= raw AF_XDP's (reply only)" \
-	"$(tail_of roxe-afxdp-reply) vs $(tail_of raw-afxdp): $(tail_goal "$(tail_of roxe-afxdp-reply)" "$(tail_of raw-afxdp)")" \
-	"RC SEND 8 B one way below kernel TCP (reply only, as TCP)" \
-	"$lat_reply vs $lat_tcp us: $(awk -v r="$lat_reply" -v t="$lat_tcp" 'BEGIN { print r < t ? "met" : "missed" }')" \
 	"64 B message rate, AF_XDP vs UDP backend (>= 1.30)" \
 	"$(ratio "${m64x#* }" "${m64u#* }")  (${m64x#* } vs ${m64u#* } Mpps)" \
 	"idle engine, % of a core (< 1)" "$idle" \
@@ -248,8 +320,8 @@ if [ "${ROXE_BENCH_BUDGET:-1}" != 0 ] && command -v perf > /dev/null; then
 fi
 
 {
-	printf '{\n  "kernel": "%s", "cores": %s, "seconds_per_point": %s, "busy_before": %s,\n' \
-		"$(uname -r)" "$(nproc)" "$secs" "$busy"
+	printf '{\n  "kernel": "%s", "cores": %s, "seconds_per_point": %s, "busy_before": %s, "rounds": %s,\n' \
+		"$(uname -r)" "$(nproc)" "$secs" "$busy" "$rounds"
 	printf '  "bandwidth": ['
 	sep=''
 	while IFS=$'\t' read -r series size g m; do
@@ -261,7 +333,8 @@ fi
 	sep=''
 	for k in $lat_keys; do
 		v=${lat[$k]}
-		printf '%s\n    "%s": {"median": "%s", "p99": "%s"}' "$sep" "$k" "${v% *}" "${v#* }"
+		printf '%s\n    "%s": {"median": "%s", "p99": "%s", "median_min": "%s", "median_max": "%s"}' \
+			"$sep" "$k" "${v% *}" "${v#* }" "${latr[$k]% *}" "${latr[$k]#* }"
 		sep=,
 	done
 	printf '\n  },\n  "loss": ['
