@@ -170,27 +170,27 @@ for k in $lat_keys; do
 		{ lat[$k]="- -"; latr[$k]="- -"; }
 done
 
+cell() { local v=${bw[$1,$2]:-}; [ -n "$v" ] && printf '%.2f [%.3f]' ${v% *} ${v#* } || printf '-'; }
+span() { local v=${bwr[$1,$2]:-}; [ -n "$v" ] && printf '%.2f-%.2f' ${v% *} ${v#* } || printf '-'; }
+# bw_table CELL: a line per size, CELL SERIES SIZE printing each cell
+bw_table() {
+	local f='  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n'
+	# shellcheck disable=SC2059 # the format, once for all lines
+	printf "$f" bytes "roxe WRITE" "roxe WRITE udp" "roxe READ" "roxe SEND" "raw AF_XDP" \
+		"raw UDP" "kernel TCP"
+	for size in $sizes; do
+		# shellcheck disable=SC2059
+		printf "$f" "$size" \
+			"$($1 roxe-write-afxdp "$size")" "$($1 roxe-write-udp "$size")" \
+			"$($1 roxe-read-afxdp "$size")" "$($1 roxe-send-afxdp "$size")" \
+			"$($1 raw-afxdp "$size")" "$($1 raw-udp "$size")" "$($1 tcp "$size")"
+	done
+}
 printf '\nBandwidth, Gb/s of message bytes (Mpps in brackets); one QP, one stream;\n'
 printf 'the median of %s interleaved rounds\n' "$rounds"
-printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' bytes "roxe WRITE" "roxe WRITE udp" \
-	"roxe READ" "roxe SEND" "raw AF_XDP" "raw UDP" "kernel TCP"
-cell() { local v=${bw[$1,$2]:-}; [ -n "$v" ] && printf '%.2f [%.3f]' ${v% *} ${v#* } || printf '-'; }
-for size in $sizes; do
-	printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' "$size" \
-		"$(cell roxe-write-afxdp "$size")" "$(cell roxe-write-udp "$size")" \
-		"$(cell roxe-read-afxdp "$size")" "$(cell roxe-send-afxdp "$size")" \
-		"$(cell raw-afxdp "$size")" "$(cell raw-udp "$size")" "$(cell tcp "$size")"
-done
+bw_table cell
 printf '\nThe range of the %s rounds, Gb/s (min-max)\n' "$rounds"
-printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' bytes "roxe WRITE" "roxe WRITE udp" \
-	"roxe READ" "roxe SEND" "raw AF_XDP" "raw UDP" "kernel TCP"
-span() { local v=${bwr[$1,$2]:-}; [ -n "$v" ] && printf '%.2f-%.2f' ${v% *} ${v#* } || printf '-'; }
-for size in $sizes; do
-	printf '  %-8s %-16s %-16s %-16s %-16s %-16s %-16s %-16s\n' "$size" \
-		"$(span roxe-write-afxdp "$size")" "$(span roxe-write-udp "$size")" \
-		"$(span roxe-read-afxdp "$size")" "$(span roxe-send-afxdp "$size")" \
-		"$(span raw-afxdp "$size")" "$(span raw-udp "$size")" "$(span tcp "$size")"
-done
+bw_table span
 
 printf '\nRound trip, 8 B messages, both ends spinning (us; one way is half); roxe as\n'
 printf 'ib_send_lat: each send also waits for its completion (the ACK), but "reply only";\n'
