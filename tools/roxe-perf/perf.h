@@ -117,6 +117,10 @@ struct perf_result {
 	/* lat, microseconds */
 	double		lat_min, lat_max, lat_typical, lat_avg, lat_stdev, lat_p99, lat_p999;
 	const char	*lat_what;	/* "half round trip" or "round trip" */
+	/* lat: page faults this process took while the exchanges ran (a
+	 * fault inside the timed loop is a few microseconds of latency that
+	 * is the tool's, not the path's) */
+	uint64_t	minor_faults, major_faults;
 };
 
 extern volatile sig_atomic_t perf_interrupted;

@@ -180,6 +180,8 @@ void perf_json_row(const struct perf_ctx *c, const struct perf_result *r, bool f
 		json_kv(", ", "max", "%.3f", r->lat_max);
 		printf("}, \"what\": ");
 		tool_json_str(stdout, r->lat_what);
+		printf(", \"minor_faults\": %llu, \"major_faults\": %llu",
+		       (unsigned long long)r->minor_faults, (unsigned long long)r->major_faults);
 	}
 	printf("}");
 	fflush(stdout);		/* a sweep's rows as they come */
