@@ -116,19 +116,19 @@ echo "roxe bench: $(uname -r), $(nproc) cores, veth MTU 9000, roxe path MTU 4096
 # median (the lower middle of an even count), bwr[] and latr[] "min max"
 # of that first figure over the rounds. Every round's figures go to
 # rounds.tsv (round, series, bytes, gbps, mpps; round, lat-KEY, 8, median,
-# p99), and bwat[] keeps them by round for the ratios a goal takes within
-# each round.
-declare -A bw lat bwr latr bwall latall bwat latat
+# p99), and at[] keeps them by KEY (lat-KEY for a latency) and round for
+# the goals, which are taken within each round.
+declare -A bw lat bwr latr bwall latall at
 tsv=$out/sweep.tsv rtsv=$out/rounds.tsv
 : > "$rtsv"
 bw_add() {	# ROUND KEY "gbps mpps"
 	bwall[$2]+="$3;"
-	bwat[$2,$1]=$3
+	at[$2,$1]=$3
 	printf '%s\t%s\t%s\t%s\n' "$1" "${2%,*}" "${2#*,}" "${3// /$'\t'}" >> "$rtsv"
 }
 lat_add() {	# ROUND KEY "median p99"
 	latall[$2]+="$3;"
-	latat[$2,$1]=$3
+	at[lat-$2,$1]=$3
 	printf '%s\tlat-%s\t8\t%s\n' "$1" "$2" "${3// /$'\t'}" >> "$rtsv"
 }
 lat_keys="roxe-afxdp roxe-afxdp-reply roxe-udp raw-afxdp raw-afxdp-2 raw-udp tcp"	# table order
@@ -249,20 +249,17 @@ m64x=${bw[roxe-write-afxdp,64]:-0 0} m64u=${bw[roxe-write-udp,64]:-0 0}
 # first field the margin (<= 0: met); then the median line and the range
 # of the margins, or "not measured"
 per_round() {
-	local at bt
+	local round x y
 	for round in $(seq "$rounds"); do
-		at=${atround[$1,$round]:-} bt=${atround[$2,$round]:-}
-		[ -n "$at" ] && [ -n "$bt" ] || continue
-		awk -v x="$at" -v y="$bt" "BEGIN { split(x, a, \" \"); split(y, b, \" \"); $3 }"
+		x=${at[$1,$round]:-} y=${at[$2,$round]:-}
+		[ -n "$x" ] && [ -n "$y" ] || continue
+		awk -v x="$x" -v y="$y" "BEGIN { split(x, a, \" \"); split(y, b, \" \"); $3 }"
 	done | sort -g | awk '{ l[++n] = $0; m[n] = $1 }
 		END { if (!n) { print "not measured"; exit }
 		      print l[int((n + 1) / 2)]; printf "%+.2f to %+.2f\n", m[1], m[n] }'
 }
-declare -A atround
-for k in "${!bwat[@]}"; do atround[$k]=${bwat[$k]}; done
-for k in "${!latat[@]}"; do atround[lat-$k]=${latat[$k]}; done
-# goal NAME UNIT WANT_TEXT: reads per_round's output ("margin shown..." and
-# the range) and prints the line
+# goal NAME: reads per_round's output (its median line, "margin what...",
+# and the range of the margins) and prints the goal's line
 goal() {
 	local name=$1 l range
 	read -r l || l="not measured"
