@@ -168,10 +168,10 @@ static void tx_flush_unheld(struct roxe_engine *e, bool acks_too)
  * latency tests) then gets the ACK with the reply, not a hold after. In
  * the reply's kick, behind it: on veth the peer's receive runs inside our
  * sendto(), so the reply reaches the peer first, and one system call
- * carries both (RC SEND 8 B one way, as ib_send_lat: 5.45 -> 4.37 us;
- * reply only 3.2 -> 2.9, where the ACK had a kick of its own; ahead of
- * the reply in its kick: 5.8). roxe0's QPs send it ahead all the same
- * (roxe_engine_tx_commit). A stream's receiver sends nothing else: its
+ * carries both. RC SEND 8 B one way, as ib_send_lat, 4.37 us against
+ * 5.45 with the ACK in a kick of its own; reply only 2.9 against 3.2,
+ * and 5.8 with the ACK ahead of the reply in its kick. roxe0's QPs send
+ * it ahead all the same (roxe_engine_tx_commit). A stream's receiver sends nothing else: its
  * ACKs still wait to be coalesced. */
 void roxe_engine_tx_turn_end(struct roxe_engine *e, bool rx_idle)
 {
