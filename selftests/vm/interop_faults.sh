@@ -315,7 +315,7 @@ check_boot() {
 # faults_boot FAULTS DIR: one boot, every case, through faultwire with
 # FAULTS (a seed=N in it); 0 = pass
 faults_boot() {
-	local faults=$1 d=$2 fail=0 rc=0 t0=$SECONDS line what=
+	local faults=$1 d=$2 fail=0 rc=0 t0=$SECONDS line what= v
 	local -a f
 	rm -rf "$d"
 	mkdir -p "$d"
@@ -332,10 +332,12 @@ faults_boot() {
 	RUN_PID=
 	grep -a '^interop-faults:' "$d/console.log" 2>/dev/null | sed 's/^/    guest: /' || true
 	if [ $rc != 0 ]; then
-		log "FAIL: VM run exited with $rc; console tail:"
+		# run.sh's verdict: why, with the console's telling line
+		v=$(cat "$d/vm-verdict.txt" 2>/dev/null || true)
+		log "FAIL: VM run exited with $rc${v:+ ($v)}; console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 		fail=1
-		what="the VM exited $rc"
+		what="the VM exited $rc${v:+ ($v)}"
 	fi
 	while read -r line; do
 		# shellcheck disable=SC2086 # the case's fields

@@ -22,7 +22,7 @@ find_top() {
 # "NAME:" lines and their indented details; returns when the guest passed,
 # else shows the console's tail and exits with KSFT_FAIL.
 vm_run_guest() {
-	local name=$1 out=$2 timeout=$3 pid rc=0
+	local name=$1 out=$2 timeout=$3 pid rc=0 v
 	shift 3
 	rm -rf "$out"
 	"$(find_top)/tools/vm/run.sh" --quiet --timeout "$timeout" --out "$out" "$@" \
@@ -33,7 +33,10 @@ vm_run_guest() {
 	trap - TERM INT
 	grep -a "^$name:\|^    " "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
 	if [ $rc != 0 ]; then
-		echo "$name: FAIL: guest exited with $rc; console tail:"
+		# run.sh's verdict, with the console's telling line: a CI log
+		# that keeps only this line still says why
+		v=$(cat "$out/vm-verdict.txt" 2>/dev/null || true)
+		echo "$name: FAIL: guest exited with $rc${v:+ ($v)}; console tail:"
 		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
 		exit $KSFT_FAIL
 	fi

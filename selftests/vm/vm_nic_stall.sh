@@ -10,6 +10,12 @@
 #   - once: one boot, exit 125, the stall said on stderr;
 #   - once, with roxed in the image: the same, and said that roxe was in
 #     the guest.
+# A guest that dies leaves no exit code: run.sh's verdict (stderr and
+# OUT/vm-verdict.txt, which tests quote in their last line, often all a CI
+# log keeps) names the console's telling line:
+#   - panic: the guest crashes its kernel (sysrq c), one boot, exit 125,
+#     the verdict quotes the panic;
+#   - once: the verdict quotes the watchdog's line.
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
 
@@ -24,6 +30,9 @@ if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
 	once)
 		echo "<2>virtio_net virtio0 eth0: NETDEV WATCHDOG: CPU: 0: transmit queue 0 timed out 5148 ms" >/dev/kmsg
 		sleep 1 ;;	# on the console before the guest powers off
+	panic)
+		echo c >/proc/sysrq-trigger
+		sleep 10 ;;	# not reached: panic=-1 and -no-reboot end QEMU
 	esac
 	exit 0
 fi
@@ -39,6 +48,7 @@ case_run() {
 	local stall=$1 want_rc=$2 out=$top/build/vm/vm_nic_stall-$1${3:+-roxe} rc=0 boots
 	shift 2
 	rm -rf "$out"
+	mkdir -p "${out%/*}"
 	"$top/tools/vm/run.sh" --quiet --timeout 120 --out "$out" --env VM_NIC_STALL="$stall" \
 		"$@" --script "$(readlink -f "$0")" 2>"$out.log" || rc=$?
 	sed 's/^/    /' "$out.log"
@@ -46,14 +56,25 @@ case_run() {
 		bad "$stall${1:+ $*}: run.sh exit $rc, want $want_rc"
 	boots=$(grep -ac '^vm_nic_stall: guest:' "$out/console.log" 2>/dev/null || true)
 	[ "$boots" = 1 ] && ok "$stall: one boot, never a rerun" || bad "$stall: $boots boots, want 1"
-	if [ "$stall" = once ]; then
+	case $stall in
+	once)
 		grep -q "^vm: the guest's NIC stopped transmitting" "$out.log" &&
 			ok "$stall: the stall said on stderr" || bad "$stall: the stall not said"
+		grep -q "; console: .*NETDEV WATCHDOG: CPU: 0: transmit queue 0" "$out/vm-verdict.txt" &&
+			ok "$stall: the verdict quotes the watchdog" ||
+			bad "$stall: the verdict does not quote the watchdog: $(cat "$out/vm-verdict.txt")"
 		if [ $# -gt 0 ]; then
 			grep -q "roxe in the guest" "$out.log" && ok "$stall: said roxe was in the guest" ||
 				bad "$stall: roxe in the guest not said"
-		fi
-	fi
+		fi ;;
+	panic)
+		grep -q "^vm: no result from the guest, qemu exited with 0 .*; console: .*Kernel panic - not syncing" \
+			"$out/vm-verdict.txt" && ok "$stall: the verdict quotes the panic" ||
+			bad "$stall: the verdict does not quote the panic: $(cat "$out/vm-verdict.txt" 2>&1)" ;;
+	never)
+		[ ! -e "$out/vm-verdict.txt" ] && ok "$stall: no verdict" ||
+			bad "$stall: a verdict on a run that passed: $(cat "$out/vm-verdict.txt")" ;;
+	esac
 	rm -f "$out.log"
 }
 
@@ -62,6 +83,7 @@ top=$(find_top) || host_missing "cannot find the roxe tree (tools/vm/run.sh)"
 vm_host_ready
 case_run never 0
 case_run once 125
+case_run panic 125
 [ -x "$top/build/bin/roxed" ] || bad "build/bin/roxed missing (make)"
 case_run once 125 --add "$top/build/bin/roxed"
 [ $fail = 0 ] && { echo "vm_nic_stall: PASS"; exit $KSFT_PASS; }

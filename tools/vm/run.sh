@@ -225,7 +225,8 @@ prepare_out() {
 	fi
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
-	rm -f "$out/exit-code" "$out/console.log" "$out/host-cmd.log" "$out/faultwire.log"
+	rm -f "$out/exit-code" "$out/console.log" "$out/host-cmd.log" "$out/faultwire.log" \
+		"$out/vm-verdict.txt"
 }
 
 # The per-run overlay (/roxe/env, /roxe/test.sh) is a second gzip'd cpio
@@ -419,6 +420,23 @@ nic_stalled() {
 	[ "$shell" = 0 ] && grep -aq 'NETDEV WATCHDOG' "$out/console.log" 2>/dev/null
 }
 
+# The console's first line that says why a guest died or stopped: a panic,
+# an oops, a kernel BUG or WARN, the OOM killer, a lockup or a stalled NIC.
+# A run's last line is often all a CI log keeps, so the verdict quotes it.
+console_cause() {
+	local pat='Kernel panic|BUG:|Oops|general protection fault|kernel BUG at|WARNING: CPU'
+	pat+='|Out of memory|soft lockup|hard LOCKUP|blocked for more than|NETDEV WATCHDOG'
+	grep -a -m1 -E "$pat" "$out/console.log" 2>/dev/null | tr -d '\r' | cut -c1-200
+}
+
+# verdict TEXT: run.sh's last word on a run that failed, on stderr and in
+# OUT/vm-verdict.txt for the test to quote in its own last line
+verdict() {
+	local cause
+	cause=$(console_cause)
+	echo "vm: $*${cause:+; console: $cause}" | tee "$out/vm-verdict.txt" >&2
+}
+
 # roxed or roxe.ko is in the image: roxe may drive the guest's NIC
 roxe_in_guest() {
 	local a
@@ -466,18 +484,19 @@ main() {
 	if [ -n "$rc" ]; then
 		echo "vm: guest script exited with $rc after $((SECONDS - t0)) s (results in $out)" >&2
 	elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-		echo "vm: timed out after $timeout s (console: $out/console.log)" >&2
+		verdict "timed out after $timeout s (console: $out/console.log)"
 		rc=124
 	elif [ "$shell" = 1 ] && [ -z "$script" ]; then
 		rc=$qrc
 	else
-		echo "vm: no result from the guest, qemu exited with $qrc (console: $out/console.log)" >&2
+		verdict "no result from the guest, qemu exited with $qrc after $((SECONDS - t0)) s" \
+			"(console: $out/console.log)"
 		rc=125
 	fi
 	if nic_stalled; then
 		# roxe on either side may be what stopped it: never void
-		echo "vm: the guest's NIC stopped transmitting (NETDEV WATCHDOG on its console):" \
-			"failing$(roxe_in_guest && echo ', roxe in the guest') (console: $out/console.log)" >&2
+		verdict "the guest's NIC stopped transmitting (NETDEV WATCHDOG on its console):" \
+			"failing$(roxe_in_guest && echo ', roxe in the guest') (console: $out/console.log)"
 		rc=125
 	fi
 	exit "$rc"
