@@ -71,7 +71,9 @@
 # Exit: the guest script's code; 124 timeout; 125 harness or boot failure.
 # A run whose guest NIC stopped transmitting (the guest kernel's NETDEV
 # WATCHDOG on its console) fails (125) and says so; it is never run again:
-# a rerun would turn a failure into a pass.
+# a rerun would turn a failure into a pass. A failed run's last word, with
+# the console's first line that says why (a panic, an oops, ...), goes to
+# stderr and OUT/vm-verdict.txt, for the test to quote.
 # Namespace, tap, QEMU and the host command are torn down on every exit.
 set -euo pipefail
 
