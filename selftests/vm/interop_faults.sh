@@ -332,12 +332,11 @@ faults_boot() {
 	RUN_PID=
 	grep -a '^interop-faults:' "$d/console.log" 2>/dev/null | sed 's/^/    guest: /' || true
 	if [ $rc != 0 ]; then
-		# run.sh's verdict: why, with the console's telling line
-		v=$(cat "$d/vm-verdict.txt" 2>/dev/null || true)
-		log "FAIL: VM run exited with $rc${v:+ ($v)}; console tail:"
+		v=$(vm_verdict "$d")
+		log "FAIL: VM run exited with $rc$v; console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 		fail=1
-		what="the VM exited $rc${v:+ ($v)}"
+		what="the VM exited $rc$v"
 	fi
 	while read -r line; do
 		# shellcheck disable=SC2086 # the case's fields

@@ -15,6 +15,15 @@ find_top() {
 	return 1
 }
 
+# vm_verdict OUT: " (run.sh's verdict on the failed run in OUT)", or
+# nothing: why it failed, with the console's telling line, for a test's
+# FAIL line (a CI log cut short often keeps only that)
+vm_verdict() {
+	local v
+	v=$(cat "$1/vm-verdict.txt" 2>/dev/null || true)
+	echo "${v:+ ($v)}"
+}
+
 # vm_run_guest NAME OUT TIMEOUT [run.sh options...]: boot the VM with the
 # calling script as its guest part (run.sh --script), results in OUT
 # (emptied first). kselftest's runner times out with SIGTERM: it is passed
@@ -22,7 +31,7 @@ find_top() {
 # "NAME:" lines and their indented details; returns when the guest passed,
 # else shows the console's tail and exits with KSFT_FAIL.
 vm_run_guest() {
-	local name=$1 out=$2 timeout=$3 pid rc=0 v
+	local name=$1 out=$2 timeout=$3 pid rc=0
 	shift 3
 	rm -rf "$out"
 	"$(find_top)/tools/vm/run.sh" --quiet --timeout "$timeout" --out "$out" "$@" \
@@ -33,10 +42,7 @@ vm_run_guest() {
 	trap - TERM INT
 	grep -a "^$name:\|^    " "$out/console.log" 2>/dev/null | grep -av '^    .*roxe-vm' || true
 	if [ $rc != 0 ]; then
-		# run.sh's verdict, with the console's telling line: a CI log
-		# that keeps only this line still says why
-		v=$(cat "$out/vm-verdict.txt" 2>/dev/null || true)
-		echo "$name: FAIL: guest exited with $rc${v:+ ($v)}; console tail:"
+		echo "$name: FAIL: guest exited with $rc$(vm_verdict "$out"); console tail:"
 		tail -n 40 "$out/console.log" 2>/dev/null | sed 's/^/    /'
 		exit $KSFT_FAIL
 	fi

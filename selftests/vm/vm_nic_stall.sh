@@ -15,6 +15,8 @@
 # log keeps) names the console's telling line:
 #   - panic: the guest crashes its kernel (sysrq c), one boot, exit 125,
 #     the verdict quotes the panic;
+#   - oops: the guest logs an oops's first line and its script fails:
+#     the script's exit code (1), the verdict quotes the oops;
 #   - once: the verdict quotes the watchdog's line.
 # Exit: 0 pass, 1 fail, 4 skip (kselftest).
 set -euo pipefail
@@ -33,6 +35,10 @@ if [ "${ROXE_VM_GUEST:-}" = 1 ]; then
 	panic)
 		echo c >/proc/sysrq-trigger
 		sleep 10 ;;	# not reached: panic=-1 and -no-reboot end QEMU
+	oops)
+		echo "<1>BUG: kernel NULL pointer dereference, address: 0000000000000008" >/dev/kmsg
+		sleep 1
+		exit 1 ;;
 	esac
 	exit 0
 fi
@@ -71,6 +77,10 @@ case_run() {
 		grep -q "^vm: no result from the guest, qemu exited with 0 .*; console: .*Kernel panic - not syncing" \
 			"$out/vm-verdict.txt" && ok "$stall: the verdict quotes the panic" ||
 			bad "$stall: the verdict does not quote the panic: $(cat "$out/vm-verdict.txt" 2>&1)" ;;
+	oops)
+		grep -q "^vm: guest script exited with 1 .*; console: .*BUG: kernel NULL pointer dereference" \
+			"$out/vm-verdict.txt" && ok "$stall: the verdict quotes the oops" ||
+			bad "$stall: the verdict does not quote the oops: $(cat "$out/vm-verdict.txt" 2>&1)" ;;
 	never)
 		[ ! -e "$out/vm-verdict.txt" ] && ok "$stall: no verdict" ||
 			bad "$stall: a verdict on a run that passed: $(cat "$out/vm-verdict.txt")" ;;
@@ -84,6 +94,7 @@ vm_host_ready
 case_run never 0
 case_run once 125
 case_run panic 125
+case_run oops 1
 [ -x "$top/build/bin/roxed" ] || bad "build/bin/roxed missing (make)"
 case_run once 125 --add "$top/build/bin/roxed"
 [ $fail = 0 ] && { echo "vm_nic_stall: PASS"; exit $KSFT_PASS; }

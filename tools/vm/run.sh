@@ -485,6 +485,10 @@ main() {
 	rc=$(guest_rc)
 	if [ -n "$rc" ]; then
 		echo "vm: guest script exited with $rc after $((SECONDS - t0)) s (results in $out)" >&2
+		# a failure with an oops on the console: say so (the guest may
+		# live on after one)
+		[ "$rc" = 0 ] || [ -z "$(console_cause)" ] ||
+			verdict "guest script exited with $rc (console: $out/console.log)"
 	elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 		verdict "timed out after $timeout s (console: $out/console.log)"
 		rc=124
