@@ -226,7 +226,7 @@ run_boot() {
 	wait $RUN_PID || rc=$?
 	RUN_PID=
 	if [ $rc != 0 ]; then
-		log "mtu $mtu: FAIL: VM run exited with $rc; console tail:"
+		log "mtu $mtu: FAIL: VM run exited with $rc$(vm_verdict "$d"); console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 	fi
 	check_boot "$d" "$mtu" || rc=1

@@ -217,7 +217,7 @@ run_case() {
 	[ -s "$d/xdp-mode.txt" ] && log "$name: roxe on tap0: $(cat "$d/xdp-mode.txt")"
 	if [ $rc != 0 ] && [ $rc != 1 ]; then
 		# 124/125: timeout or harness failure, not the guest script's verdict
-		log "$name: FAIL: VM run exited with $rc; console tail:"
+		log "$name: FAIL: VM run exited with $rc$(vm_verdict "$d"); console tail:"
 		tail -n 20 "$d/console.log" 2>/dev/null | sed 's/^/    /'
 	fi
 	check_case "$name" "$d" "$mode" "$size" "$pmtu" "$iters" || rc=1

@@ -10,9 +10,9 @@
 #   - once: one boot, exit 125, the stall said on stderr;
 #   - once, with roxed in the image: the same, and said that roxe was in
 #     the guest.
-# A guest that dies leaves no exit code: run.sh's verdict (stderr and
-# OUT/vm-verdict.txt, which tests quote in their last line, often all a CI
-# log keeps) names the console's telling line:
+# A failed run ends with run.sh's verdict (stderr and OUT/vm-verdict.txt,
+# which tests quote in their last line, often all a CI log keeps), naming
+# the console's telling line:
 #   - panic: the guest crashes its kernel (sysrq c), one boot, exit 125,
 #     the verdict quotes the panic;
 #   - oops: the guest logs an oops's first line and its script fails:
