@@ -1152,6 +1152,75 @@ TEST(hop_limit_default)
 	}
 }
 
+/* The header checksum word by word against rfc1071() above, byte by
+ * byte: every even length to 60 (options included), content at random,
+ * and RFC 1071's own example (section 3). An odd length counts its last
+ * byte as the high half of a word padded with zero. */
+TEST(ipv4_csum_as_rfc1071)
+{
+	static const uint8_t rfc_example[8] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+	uint8_t h[61] __attribute__((aligned(8))), odd[4];
+	uint64_t rng = 1071;
+
+	EXPECT_EQ((uint16_t)~0xddf2, roxe_ipv4_csum(rfc_example, sizeof(rfc_example)));
+	for (int round = 0; round < 200; round++)
+		for (size_t len = 0; len <= 60; len += 2) {
+			/* any alignment: frames start where the port puts them */
+			size_t at = round % 2;
+
+			sample_bytes(&rng, h, sizeof(h));
+			ASSERT_EQ(rfc1071(h + at, len), roxe_ipv4_csum(h + at, len))
+				TH_LOG("length %zu at +%zu", len, at);
+		}
+	memcpy(odd, "\x12\x34\x56\x00", 4);
+	EXPECT_EQ(rfc1071(odd, 4), roxe_ipv4_csum(odd, 3));
+	/* all ones: the sum is 0xffff, its complement 0 */
+	memset(h, 0xff, 20);
+	EXPECT_EQ(0, roxe_ipv4_csum(h, 20));
+}
+
+/* The GIDs of a parsed frame: IPv4 addresses IPv4-mapped, IPv6 ones as they
+ * are, either pointer NULL, and -1 for a header past data_end. */
+TEST(pkt_gids)
+{
+	static uint8_t f[BUF_LEN];
+	uint64_t rng = 4791;
+	struct roxe_frame_addr a;
+	struct roxe_frame_hdr h;
+	struct roxe_pkt pkt;
+	uint8_t sgid[16], dgid[16];
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		sample_addr(&rng, v6, v6, &a);
+		sample_hdr(&rng, ROXE_OP_RC_SEND_ONLY, &h);
+		ASSERT_LT(0, roxe_frame_build(f, sizeof(f), &a, &h, NULL, 0, &pkt));
+		memset(sgid, 0xaa, 16);
+		memset(dgid, 0xaa, 16);
+		ASSERT_EQ(0, roxe_pkt_gids(f, f + pkt.frame_len, &pkt, sgid, dgid));
+		EXPECT_EQ(0, memcmp(a.sgid, sgid, 16));
+		EXPECT_EQ(0, memcmp(a.dgid, dgid, 16));
+		EXPECT_EQ(!v6, roxe_gid_is_v4(sgid));
+		EXPECT_TRUE(roxe_gid_eq(a.sgid, sgid));
+		EXPECT_FALSE(roxe_gid_eq(a.sgid, dgid));
+		memset(sgid, 0xaa, 16);
+		ASSERT_EQ(0, roxe_pkt_gids(f, f + pkt.frame_len, &pkt, NULL, sgid));
+		EXPECT_EQ(0, memcmp(a.dgid, sgid, 16));
+		memset(dgid, 0xaa, 16);
+		ASSERT_EQ(0, roxe_pkt_gids(f, f + pkt.frame_len, &pkt, dgid, NULL));
+		EXPECT_EQ(0, memcmp(a.sgid, dgid, 16));
+		EXPECT_EQ(-1, roxe_pkt_gids(f, f + pkt.l3_off + (v6 ? 39 : 19), &pkt, sgid, dgid));
+	}
+	/* one bit apart, in either word */
+	memcpy(dgid, sgid, 16);
+	dgid[3] ^= 0x10;
+	EXPECT_FALSE(roxe_gid_eq(sgid, dgid));
+	dgid[3] ^= 0x10;
+	dgid[15] ^= 1;
+	EXPECT_FALSE(roxe_gid_eq(sgid, dgid));
+	dgid[15] ^= 1;
+	EXPECT_TRUE(roxe_gid_eq(sgid, dgid));
+}
+
 TEST(flow_sport)
 {
 	int same = 0;

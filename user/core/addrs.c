@@ -9,7 +9,7 @@
 bool roxe_local_set_has(const struct roxe_local_set *l, const uint8_t gid[16])
 {
 	for (unsigned i = 0; i < l->n; i++)
-		if (!memcmp(l->gid[i], gid, 16))
+		if (roxe_gid_eq(l->gid[i], gid))
 			return true;
 	return false;
 }

@@ -83,7 +83,7 @@ struct roxe_device *roxe_loop_target_qp(struct roxe_qp *qp, const uint8_t dgid[1
 
 	if (qp->type == IBV_QPT_UD)
 		return roxe_loop_find(qp->eng->dev, dgid);
-	if (qp->loop_epoch != ep || memcmp(qp->loop_dgid, dgid, 16)) {
+	if (qp->loop_epoch != ep || !roxe_gid_eq(qp->loop_dgid, dgid)) {
 		memcpy(qp->loop_dgid, dgid, 16);
 		qp->loop_to = roxe_loop_find(qp->eng->dev, qp->loop_dgid);
 		qp->loop_epoch = ep;
