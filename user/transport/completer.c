@@ -85,7 +85,12 @@ static void rearm(struct roxe_qp *qp)
 	} else {
 		qp->comp.deadline = 0;
 	}
-	roxe_engine_ready(qp->eng, qp);		/* the window moved */
+	/* The window moved: the requester walks again if anything waits for
+	 * it (a message partly sent, a go-back-N, posts not taken); a turn
+	 * of a QP with nothing to send costs the application its reply's
+	 * time (a ping-pong's send completion comes in this turn). */
+	if (roxe_sq_untaken(qp))
+		roxe_engine_ready(qp->eng, qp);
 }
 
 /*

@@ -529,21 +529,6 @@ static bool may_start(struct roxe_qp *qp, const struct rxe_send_wqe *w)
 }
 
 /*
- * Slots the requester may walk this call: those posted when it starts
- * (one read of the application's producer index) and not taken yet. The
- * application may move its index at any time, backwards too; what it posts
- * later comes with its own doorbell, and a producer that appears behind
- * the requester (req.wqe - sq.index taken of the ring) posted nothing new.
- */
-static uint32_t sq_untaken(const struct roxe_qp *qp)
-{
-	uint32_t posted = (roxe_queue_producer_index(&qp->sq) - qp->sq.index) & qp->sq.mask;
-	uint32_t taken = (qp->req.wqe - qp->sq.index) & qp->sq.mask;
-
-	return posted > taken ? posted - taken : 0;
-}
-
-/*
  * Send what the QP has posted: every WQE costs the turn's budget, a local
  * one (BIND_MW, LOCAL_INV, REG_MR) that retires at once as much as a
  * packet, so one QP's ring never holds the engine longer than one budget
@@ -558,7 +543,7 @@ void roxe_requester(struct roxe_qp *qp)
 
 	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->req.rnr_wait)
 		return;
-	end = (qp->req.wqe + sq_untaken(qp)) & qp->sq.mask;
+	end = (qp->req.wqe + roxe_sq_untaken(qp)) & qp->sq.mask;
 	while (budget && qp->req.wqe != end) {
 		struct rxe_send_wqe *w = roxe_sq_take(qp, qp->req.wqe);
 		uint32_t op = w->wr.opcode, npsn;

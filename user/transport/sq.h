@@ -71,6 +71,21 @@ static inline struct rxe_send_wqe *roxe_sq_take(const struct roxe_qp *qp, uint32
 	return w;
 }
 
+/*
+ * Slots the requester may walk this call: those posted when it starts
+ * (one read of the application's producer index) and not taken yet. The
+ * application may move its index at any time, backwards too; what it posts
+ * later comes with its own doorbell, and a producer that appears behind
+ * the requester (req.wqe - sq.index taken of the ring) posted nothing new.
+ */
+static inline uint32_t roxe_sq_untaken(const struct roxe_qp *qp)
+{
+	uint32_t posted = (roxe_queue_producer_index(&qp->sq) - qp->sq.index) & qp->sq.mask;
+	uint32_t taken = (qp->req.wqe - qp->sq.index) & qp->sq.mask;
+
+	return posted > taken ? posted - taken : 0;
+}
+
 /* The ring slot behind the engine's copy w: its SGEs and inline data. */
 static inline const struct rxe_dma_info *roxe_sq_dma(const struct roxe_qp *qp,
 						    const struct rxe_send_wqe *w)
