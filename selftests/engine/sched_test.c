@@ -15,14 +15,21 @@
  * And its idle spin (spin.h): it doubles while a longer spin would have
  * caught the work a sleep waited for, halves to none while no spin would
  * have, and stays while it catches the work.
+ *
+ * And its clock (core/mono_clock.c): CLOCK_MONOTONIC, from the TSC where
+ * the kernel keeps time by it; never back, never apart from
+ * CLOCK_MONOTONIC by more than the rate's error over an interval.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <time.h>
 #include "kselftest_harness.h"
 #include "pair.h"
 #include "transport/transport.h"
 #include "transport/sched.h"
 #include "transport/spin.h"
 #include "transport/sendctl.h"
+#include "core/core.h"
 
 FIXTURE(sched) {
 	struct roxe_engine e;
@@ -275,6 +282,53 @@ TEST(engine_whose_work_comes_later_stops_spinning)
 	EXPECT_EQ(0u, atomic_load(&rx_eng->spin_ns));
 	pair_close(&p);
 	EXPECT_EQ(0, leak_check());
+}
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Every reading lies between CLOCK_MONOTONIC read just before and just
+ * after it, give or take 20 us (the rate is measured over each interval
+ * of 1 ms or more, to a few ns: its error there is below 1 us), and none is below the one before;
+ * over 300 ms, so that intervals of both lengths and their re-basing are
+ * crossed, and with the thread put to sleep now and then (a preempted
+ * reader only widens the bracket). */
+static void *clock_follows_monotonic(void *arg)
+{
+	uint64_t *bad = arg, last = 0, end = mono() + 300000000ull;
+	unsigned long n = 0;
+
+	while (mono() < end) {
+		uint64_t before = mono(), t = roxe_mono_ns(), after = mono();
+
+		if (t + 20000 < before || t > after + 20000 || t < last)
+			(*bad)++;
+		last = t;
+		if (!(++n % 100000))
+			usleep(1000);
+	}
+	return NULL;
+}
+
+TEST(clock_is_monotonic_and_never_apart)
+{
+	pthread_t th[2];
+	uint64_t bad[2] = { 0, 0 };
+
+	TH_LOG("clock: %s", roxe_mono_tsc() ? "TSC (the kernel's clocksource)" :
+	       "clock_gettime (no TSC clocksource)");
+	/* two threads: each scales the TSC on its own */
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, clock_follows_monotonic, &bad[i]));
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, bad[0]);
+	EXPECT_EQ(0, bad[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -436,4 +436,10 @@ bool roxe_dev_is_local(const struct roxe_device *dev, const uint8_t gid[16]);
 /* Does the engine count received frames itself? Not when XDP does. */
 bool roxe_dev_counts_rx(const struct roxe_device *dev);
 
+/* --- mono_clock.c --- */
+/* CLOCK_MONOTONIC in ns; from the TSC where the kernel keeps time by it
+ * (roxe_mono_tsc()), never backwards within a thread. */
+uint64_t roxe_mono_ns(void);
+bool roxe_mono_tsc(void);
+
 #endif /* ROXE_CORE_H */

@@ -68,12 +68,9 @@ static struct roxe_engine *vclock_engines;
 
 uint64_t roxe_now_ns(void)
 {
-	struct timespec ts;
-
 	if (__builtin_expect(vclock_on, 0))
 		return atomic_load_explicit(&vclock_ns, memory_order_acquire);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return roxe_mono_ns();
 }
 
 void roxe_clock_virtual(uint64_t start_ns)
@@ -251,7 +248,7 @@ static bool rx_addr_ok(const struct roxe_qp *qp, const uint8_t *f, const struct 
 								 ROXE_BTH_LEN)) == src_qpn);
 	if (looped && src_qpn != qp->attr.dest_qp_num)
 		return false;
-	return !memcmp(sgid, qp->path.dgid, 16) && !memcmp(dgid, qp->path.sgid, 16);
+	return roxe_gid_eq(sgid, qp->path.dgid) && roxe_gid_eq(dgid, qp->path.sgid);
 }
 
 /* Header validation (IBA 9.6.1.5): an opcode of another transport than
@@ -361,10 +358,13 @@ static bool rx_turn(struct roxe_engine *e)
 /* --- doorbells and the ready list ---------------------------------------------------- */
 static bool doorbell_turn(struct roxe_engine *e)
 {
-	struct roxe_qp *qp = atomic_exchange(&e->db_head, NULL), *n;
+	struct roxe_qp *qp, *n;
 
-	if (!qp)
+	/* a locked exchange only when there is something to take: this runs
+	 * every turn, a spinning engine's included */
+	if (!atomic_load_explicit(&e->db_head, memory_order_relaxed))
 		return false;
+	qp = atomic_exchange(&e->db_head, NULL);
 	for (; qp; qp = n) {
 		n = qp->db_next;
 		atomic_store(&qp->db_queued, false);
@@ -608,8 +608,15 @@ static bool engine_turn(struct roxe_engine *e, bool clock)
 	bool busy, rx;
 
 	roxe_mr_turn_begin(e->dev, e->id);
-	if (clock)
-		e->now = roxe_now_ns();
+	if (clock) {
+		/* never back: a polled engine's turns run on whichever thread
+		 * polls, and each thread scales the TSC on its own
+		 * (mono_clock.c) */
+		uint64_t now = roxe_now_ns();
+
+		if (now > e->now)
+			e->now = now;
+	}
 	e->tx_left = ROXE_TURN_TX_BUDGET;
 	if (e->port->tx_pending)
 		roxe_port_flush(e->port);	/* what it could not send last turn */
@@ -633,7 +640,10 @@ static bool engine_turn(struct roxe_engine *e, bool clock)
 	if (e->held_qps)
 		roxe_sq_held_turn(e);	/* completions that waited for in-place frames */
 	roxe_mr_turn_end();
-	atomic_fetch_add_explicit(&e->epoch, 1, memory_order_release);
+	/* The turn's one writer (the engine thread, or the poller holding
+	 * driving): a plain store, no locked add. */
+	atomic_store_explicit(&e->epoch, atomic_load_explicit(&e->epoch, memory_order_relaxed) + 1,
+			      memory_order_release);
 	return busy;
 }
 
