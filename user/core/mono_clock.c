@@ -18,6 +18,14 @@
 #include <time.h>
 #include "core/core.h"
 
+static uint64_t gettime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #if defined(__x86_64__)
 #include <x86intrin.h>
 
@@ -40,14 +48,6 @@ struct tsc_base {
 /* initial-exec: each reading would otherwise call __tls_get_addr() */
 static __thread struct tsc_base tb __attribute__((tls_model("initial-exec")));
 static _Atomic int tsc_state;		/* 0: not looked at, 1: usable, 2: not */
-
-static uint64_t gettime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Is the kernel's clocksource the TSC? Looked at once (threads that race
  * here read the same file). */
@@ -124,10 +124,7 @@ bool roxe_mono_tsc(void)
 #else
 uint64_t roxe_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return gettime_ns();
 }
 
 bool roxe_mono_tsc(void)
