@@ -242,6 +242,11 @@ ROXE_ALWAYS_INLINE int roxe_parse(const void *data, const void *data_end,
 	return ROXE_PKT_OK;
 }
 
+/* ::ffff:0:0/96, the prefix of a GID that carries an IPv4 address (an
+ * IPv4-mapped IPv6 address, RFC 4291 2.5.5.2): a 12-byte array's
+ * initializer, here and in user/wire/frame.c */
+#define ROXE_V4_MAPPED_PREFIX	{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }
+
 /*
  * The source and destination IP addresses of a frame roxe_parse() accepted
  * (or found malformed past its IP header), as GIDs: IPv4 addresses
@@ -252,9 +257,9 @@ ROXE_ALWAYS_INLINE int roxe_pkt_gids(const void *data, const void *data_end,
 				     const struct roxe_pkt *pkt, __u8 *sgid, __u8 *dgid)
 {
 	const __u8 *l3 = (const __u8 *)data + (pkt->l3_off & 0xff);
-	/* ::ffff:0:0/96, the IPv4-mapped prefix; whole words, not a byte
-	 * loop: this runs for every frame an engine takes */
-	static const __u8 v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	/* whole words, not a byte loop: this runs for every frame an engine
+	 * takes */
+	static const __u8 v4_mapped[12] = ROXE_V4_MAPPED_PREFIX;
 
 	if (pkt->ip_version == 4) {
 		const struct roxe_ipv4_hdr *ip = (const void *)l3;

@@ -7,9 +7,7 @@
 #include <arpa/inet.h>
 #include "roxe/frame.h"
 
-static const uint8_t v4_mapped_prefix[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-};
+static const uint8_t v4_mapped_prefix[12] = ROXE_V4_MAPPED_PREFIX;
 
 bool roxe_gid_is_v4(const uint8_t gid[16])
 {
