@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The VM harness (tools/vm/run.sh) runs a guest with more than one vCPU
-# under a QEMU whose multi-threaded TCG keeps the vCPUs' code coherent when
-# the kernel patches its own text. Debian 12's QEMU 7.2 does not: after a
-# static key flips, one vCPU may still run its translation of the int3
-# that the patching vCPU had put in and has taken out again, and the
-# kernel dies ("Oops: int3" on 6.12 and 7.3 within seconds, a soft lockup
-# on 6.1). That boot oops once failed zerocopy.sh (7.3, 2 vCPUs) in CI.
+# so that the vCPUs' code stays coherent when the kernel patches its own
+# text. Multi-threaded TCG does not keep it so: after a static key flips,
+# one vCPU may still run its translation of the int3 that the patching
+# vCPU had put in and has taken out again, and the kernel dies ("Oops:
+# int3"). Debian 12's QEMU 7.2 did within seconds (6.12, 7.3; a soft
+# lockup on 6.1), which once failed zerocopy.sh (7.3, 2 vCPUs) in CI;
+# bookworm-backports' 10.0.2 did once in this test's 400 flips on 7.3 in
+# CI (2026-11-30). So such guests run single-threaded TCG.
 #
 # Guest (2 vCPUs, each kernel the suite boots with more than one: 6.12 for
 # virtio_mq, trixie-backports' for zerocopy): kernel.sched_schedstats,
